@@ -1,0 +1,129 @@
+/**
+ * Dataset model shared by every loader: a dataset is a list of conversations, each an ordered list
+ * of turns. Loaders produce it; the prompt stage turns each {@link PromptSpec} into text lazily; the
+ * timing stage schedules turns by `timestampMs` / `delayMs`.
+ */
+
+/**
+ * How earlier turns of a conversation are carried into a later request.
+ * Source: AIPerf reference "conversation-context-mode".
+ * - `message_array_with_responses`: every turn is sent as stored, self-contained (Bailian, Mooncake `messages`).
+ * - `deltas_without_responses`: earlier turns plus the live assistant replies are prepended.
+ * - `deltas_with_responses`: earlier turns with their pre-recorded replies; live replies dropped.
+ */
+export type ContextMode = 'message_array_with_responses' | 'deltas_without_responses' | 'deltas_with_responses';
+
+/** One OpenAI chat message as it goes on the wire. */
+export interface ChatMessage {
+  role: string;
+  content: string | null;
+  [key: string]: unknown;
+}
+
+/**
+ * What a turn's prompt is made of.
+ * - `synthetic`: a prompt of exactly `inputLength` tokens built from KV-cache blocks named by
+ *   `hashIds` (`blockSize` tokens each; ids may be empty for a fully fresh prompt).
+ * - `text`: a literal prompt string (Mooncake `text_input`).
+ * - `messages`: a literal message array (Mooncake `messages`).
+ * - `payload`: a complete request body sent verbatim (Mooncake `payload`).
+ */
+export type PromptSpec =
+  | { kind: 'synthetic'; inputLength: number; hashIds: readonly number[]; blockSize: number }
+  | { kind: 'text'; text: string }
+  | { kind: 'messages'; messages: ChatMessage[] }
+  | { kind: 'payload'; payload: Record<string, unknown> };
+
+/** Where a turn came from, for error messages and records: file path and 1-based line number. */
+export interface SourceRef {
+  file: string;
+  line: number;
+}
+
+/** One request of a conversation. */
+export interface Turn {
+  /** 0-based position inside its conversation after sorting. */
+  index: number;
+  /**
+   * Scheduled arrival in trace milliseconds, already converted to ms and divided by the synthesis
+   * speedup ratio (Bailian seconds × 1000; Mooncake ms). Absent when the row has no timestamp.
+   */
+  timestampMs?: number;
+  /** Delay in ms after the previous turn completed (Mooncake `delay`); used when there is no timestamp. */
+  delayMs?: number;
+  prompt: PromptSpec;
+  /** Requested output tokens (`output_length`); becomes `max_completion_tokens` / `max_tokens`. */
+  maxTokens?: number;
+  /** Trace request type kept for records (Bailian `type`: text, search, image, file, …). */
+  requestType?: string;
+  /** Body fields merged last, after `--extra-inputs` (Mooncake `extra`). Shallow merge. */
+  extra?: Record<string, unknown>;
+  source: SourceRef;
+}
+
+/** A session: turns sent in order, one in flight at a time. */
+export interface Conversation {
+  /** Session id; for Bailian the root `chat_id` as a string (AIPerf semantics). */
+  id: string;
+  turns: Turn[];
+  contextMode: ContextMode;
+}
+
+/** Counts of rows a loader dropped, by reason, so nothing disappears silently. */
+export interface SkipCounts {
+  beforeStartOffset: number;
+  afterEndOffset: number;
+  badLines: number;
+}
+
+/** A loaded dataset. */
+export interface Dataset {
+  conversations: Conversation[];
+  /** Total number of turns across all conversations. */
+  turnCount: number;
+  /** KV-cache block size in tokens that `hashIds` refer to (16 Bailian, 512 Mooncake, or `--isl-block-size`). */
+  blockSize: number;
+  skipped: SkipCounts;
+  /** Path the dataset was read from. */
+  file: string;
+}
+
+/** Options every trace loader understands. Offsets are inclusive, in trace ms before speedup. */
+export interface LoadOptions {
+  startOffsetMs?: number;
+  endOffsetMs?: number;
+  /** Timestamps are divided by this (AIPerf `--synthesis-speedup-ratio`); default 1. */
+  speedupRatio?: number;
+  /** Overrides the loader's default block size (`--isl-block-size`). */
+  blockSize?: number;
+  /** Skip malformed lines (counted in `skipped.badLines`) instead of failing. */
+  skipBadLines?: boolean;
+}
+
+/** A loader for one custom dataset type, chosen from the typed registry in `dataset/registry.ts`. */
+export interface DatasetLoader {
+  /** Name as given to `--custom-dataset-type`. */
+  readonly name: string;
+  /** Block size in tokens of this format's `hash_ids`. */
+  readonly defaultBlockSize: number;
+  /** Whether rows carry timestamps, so a fixed schedule applies. */
+  readonly timestamped: boolean;
+  /**
+   * Reads and validates a file.
+   * @throws {DatasetError} naming file, line and field for a malformed row, or an empty offset window.
+   */
+  load(file: string, options: LoadOptions): Promise<Dataset>;
+}
+
+/** A bad input file: message names the file, the 1-based line and the field. */
+export class DatasetError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly line?: number,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'DatasetError';
+  }
+}

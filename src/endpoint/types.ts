@@ -1,0 +1,53 @@
+/**
+ * Endpoint adapters: one file per API (chat, completions, …), each a body builder plus a parser of
+ * one response JSON object (an SSE event's data or a whole non-streamed body). Chosen from the typed
+ * registry in `endpoint/registry.ts`.
+ */
+import type { ChatMessage } from '../dataset/types.js';
+import type { Usage } from '../record/types.js';
+
+/** Everything needed to build one request body. */
+export interface BodyInput {
+  model: string;
+  /** The messages to send (already resolved by the context mode). Completions joins their contents. */
+  messages: ChatMessage[];
+  stream: boolean;
+  /** Requested output tokens; omitted from the body when undefined. */
+  maxTokens?: number;
+  /** Send `max_tokens` instead of `max_completion_tokens` (chat only; completions always uses `max_tokens`). */
+  useLegacyMaxTokens: boolean;
+  /** Ask for `stream_options.continuous_usage_stats` (per-chunk usage). */
+  perChunkUsage: boolean;
+  /** `--extra-inputs`, shallow-merged onto the body. */
+  extraInputs: Record<string, unknown>;
+  /** Per-turn `extra`, shallow-merged after `extraInputs`. */
+  turnExtra?: Record<string, unknown>;
+}
+
+/** What one response object contributes. Strings are '' when absent. */
+export interface ParsedResponse {
+  /** Non-reasoning output text (content, tool-call names and arguments). */
+  text: string;
+  /** Reasoning text (`reasoning_content` or `reasoning`). */
+  reasoning: string;
+  /** `usage` if this object carries a non-null one. */
+  usage: Usage | null;
+  /** A `finish_reason` if any choice carries one. */
+  finishReason: string | null;
+  /** An in-band error (`{"error": …}` payload): its message and code, if any. */
+  error: { message: string; code: number | null; type: string | null } | null;
+}
+
+/** One endpoint type. */
+export interface EndpointAdapter {
+  /** `--endpoint-type` value. */
+  readonly name: string;
+  /** Default URL path, overridable by `--endpoint`. */
+  readonly defaultPath: string;
+  /** Whether the endpoint can stream. */
+  readonly streamable: boolean;
+  /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
+  buildBody(input: BodyInput): Record<string, unknown>;
+  /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */
+  parse(json: unknown, streaming: boolean): ParsedResponse;
+}

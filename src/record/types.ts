@@ -1,0 +1,113 @@
+/**
+ * Per-request records. The client fills a {@link RawRecord} as bytes arrive; the record stage turns it
+ * into a {@link ProcessedRecord} with token counts and per-record metrics; exporters stream those to
+ * `profile_export.jsonl` as each request completes.
+ *
+ * Time convention: every `*Ns` field is a monotonic timestamp in nanoseconds on the run's
+ * {@link TimeBase} (`performance.now() × 1e6` of the process that took it); convert to epoch ns with
+ * `TimeBase.toEpochNs` only when exporting.
+ */
+
+/**
+ * Why a request failed. Classification order follows the SSE fixture format (FORMAT.md §6.3):
+ * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
+ * connection_error (could not connect / send), cancelled (client cancellation or Ctrl-C, code 499),
+ * and client_error (a bug or bad body on our side; never hidden).
+ */
+export type ErrorKind =
+  | 'http_status'
+  | 'in_band_error'
+  | 'timeout'
+  | 'connection_reset'
+  | 'stream_incomplete'
+  | 'no_content'
+  | 'connection_error'
+  | 'cancelled'
+  | 'client_error';
+
+/** A failed request's cause. `code` is the HTTP status, or AIPerf's convention (502 in-band, 499 cancelled, 408 timeout). */
+export interface RecordError {
+  kind: ErrorKind;
+  code: number;
+  /** Short type name, e.g. the HTTP reason phrase or the error class (`Too Many Requests`, `TimeoutError`). */
+  type: string;
+  /** The server's own message where there is one, else a description of the failure. */
+  message: string;
+  /** Monotonic ns at which the client decided the request failed. */
+  failedAtNs: number;
+  /** `Retry-After` header of a 429/503, verbatim. */
+  retryAfter?: string;
+}
+
+/** The `usage` object of an OpenAI-compatible response, as far as we read it. Token counts. */
+export interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+}
+
+/** One content chunk: an SSE event (or non-streamed body) that carried non-empty text. */
+export interface ContentChunk {
+  /** Arrival (monotonic ns) of the network read that completed the event. */
+  atNs: number;
+  /** Non-reasoning text of the chunk ('' for a pure reasoning chunk). */
+  text: string;
+  /** Reasoning text (`delta.reasoning_content` / `delta.reasoning`), '' if none. */
+  reasoning: string;
+  /** Running `usage.completion_tokens` carried by this chunk (continuous usage stats), if any. */
+  usageCompletionTokens?: number;
+}
+
+/** What the client observed for one request, before token counting. */
+export interface RawRecord {
+  conversationId: string;
+  /** 0-based turn index within the conversation. */
+  turnIndex: number;
+  /** 0-based index of the conversation in dispatch order (AIPerf `session_num`). */
+  sessionNum: number;
+  xRequestId: string;
+  xCorrelationId: string;
+  model: string;
+  /** Trace request type (Bailian `type`), if the dataset has one. */
+  requestType?: string;
+  /** Monotonic ns the schedule intended this request to be sent at; null without a schedule. */
+  scheduledNs: number | null;
+  /** Monotonic ns taken immediately before the HTTP send (AIPerf `start_perf_ns`). */
+  startNs: number;
+  /** Monotonic ns when response status and headers arrived. */
+  ackNs: number | null;
+  /** Content chunks in arrival order (reasoning chunks included). */
+  chunks: ContentChunk[];
+  /** Monotonic ns of `[DONE]` or of the clean end of the body, whichever came first. */
+  streamEndNs: number | null;
+  /** Monotonic ns when the connection was released (body fully consumed, or failure). */
+  endNs: number;
+  /** Last non-null `usage` object the server sent; null if none. */
+  usage: Usage | null;
+  /** `finish_reason` of the last choice that had one. */
+  finishReason: string | null;
+  /** Prompt tokens as the client built them (exact for synthesized prompts); null if unknown. */
+  inputTokens: number | null;
+  /** `max_tokens` / `max_completion_tokens` sent, if any. */
+  requestedOutputTokens: number | null;
+  /** HTTP status, null if no response arrived. */
+  httpStatus: number | null;
+  /** SSE or JSON parse errors seen (the request may still succeed). */
+  parseErrors: number;
+  error: RecordError | null;
+  /** True when the client cancelled the request (cancellation rate, or Ctrl-C grace expiry). */
+  cancelled: boolean;
+}
+
+/** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */
+export type RecordMetrics = Record<string, number | number[]>;
+
+/** A record after token counting and per-record metric computation. Response text is dropped. */
+export interface ProcessedRecord {
+  raw: Omit<RawRecord, 'chunks'> & { chunkCount: number };
+  metrics: RecordMetrics;
+  /** True when the record has no error and counts in the success statistics. */
+  valid: boolean;
+}

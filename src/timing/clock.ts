@@ -1,0 +1,40 @@
+/**
+ * Time sources. Every timestamp in tokenload is a monotonic nanosecond count taken from
+ * `performance.now()` (sub-microsecond resolution, never steps back), kept as a JS number: it counts
+ * from process start, so doubles hold it exactly to well below a nanosecond for months of uptime.
+ * Schedulers receive a {@link Clock} so tests can run them in virtual time.
+ */
+
+/** A monotonic clock plus a way to wait for an absolute time on it. */
+export interface Clock {
+  /** Current monotonic time in ns. */
+  nowNs(): number;
+  /**
+   * Resolves at or after `targetNs` (absolute, never a relative sleep), or early if `signal` aborts.
+   * Resolves immediately when the target is already past.
+   */
+  sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Current monotonic time in ns (`performance.now()` × 1e6). */
+export function monotonicNowNs(): number {
+  return performance.now() * 1e6;
+}
+
+/**
+ * Maps this process's monotonic ns to wall-clock epoch ns, anchored once at construction.
+ * Epoch values exceed 2^53, so they are `bigint`.
+ */
+export class TimeBase {
+  private readonly epochNsAtOrigin: bigint;
+
+  constructor() {
+    // performance.timeOrigin is the epoch ms (µs precision) at which performance.now() was 0.
+    this.epochNsAtOrigin = BigInt(Math.round(performance.timeOrigin * 1e3)) * 1000n;
+  }
+
+  /** Epoch ns for a monotonic ns value of this process. */
+  toEpochNs(monoNs: number): bigint {
+    return this.epochNsAtOrigin + BigInt(Math.round(monoNs));
+  }
+}
