@@ -63,13 +63,18 @@ function resolveFiles(spec: string): { tokenizerJson: string; configJson: string
   }
   const cfg = join(dirname(spec), 'tokenizer_config.json');
   const isJson = basename(spec).endsWith('.json') || basename(spec).endsWith('.json.gz');
-  if (!isJson) throw new TokenizerLoadError(`--tokenizer ${spec}: expected a tokenizer.json file or a folder`);
+  if (!isJson)
+    throw new TokenizerLoadError(`--tokenizer ${spec}: expected a tokenizer.json file or a folder`);
   return { tokenizerJson: spec, configJson: existsSync(cfg) ? cfg : null, name: spec };
 }
 
 function specialTokenString(value: unknown): string | null {
   if (typeof value === 'string') return value;
-  if (value !== null && typeof value === 'object' && typeof (value as { content?: unknown }).content === 'string') {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { content?: unknown }).content === 'string'
+  ) {
     return (value as { content: string }).content;
   }
   return null;
@@ -88,7 +93,9 @@ export function loadTokenizer(spec: string = BUILTIN_TOKENIZER): TextTokenizer {
     json = readJson(files.tokenizerJson) as Record<string, unknown>;
     config = files.configJson === null ? {} : (readJson(files.configJson) as Record<string, unknown>);
   } catch (err) {
-    throw new TokenizerLoadError(`--tokenizer ${spec}: cannot read ${files.tokenizerJson}: ${(err as Error).message}`);
+    throw new TokenizerLoadError(
+      `--tokenizer ${spec}: cannot read ${files.tokenizerJson}: ${(err as Error).message}`,
+    );
   }
   const tok = new Tokenizer(json, config);
   let vocabMap: Map<string, number> | undefined;

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { before, test } from 'node:test';
+import { PromptSynthesisError, PromptSynthesizer } from '../../src/prompt/synthesizer.js';
+import { loadTokenizer, type TextTokenizer } from '../../src/prompt/tokenizer.js';
+
+interface Row {
+  input_length: number;
+  hash_ids: number[];
+}
+
+let tokenizer: TextTokenizer;
+let synth: PromptSynthesizer;
+
+before(() => {
+  tokenizer = loadTokenizer();
+  synth = PromptSynthesizer.create(tokenizer, 42);
+});
+
+function rows(file: string, limit = Number.POSITIVE_INFINITY): Row[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(0, limit)
+    .map((l) => JSON.parse(l) as Row);
+}
+
+for (const file of ['bailian_traceA_stratified_head24.jsonl', 'bailian_traceA_multiturn_head40.jsonl']) {
+  test(`every prompt of ${file} tokenizes to exactly input_length under Qwen3`, () => {
+    for (const [i, r] of rows(`examples/traces/${file}`).entries()) {
+      const p = synth.synthesize(r.input_length, r.hash_ids, 16, `row${i}`);
+      assert.equal(tokenizer.count(p.text), r.input_length, `row ${i + 1}`);
+      assert.equal(p.tokens, r.input_length);
+    }
+  });
+}
+
+test('Mooncake prompts (512-token blocks) are exact too', () => {
+  for (const [i, r] of rows('examples/traces/mooncake_conversation_trace.jsonl', 12).entries()) {
+    const p = synth.synthesize(r.input_length, r.hash_ids, 512, `m${i}`);
+    assert.equal(tokenizer.count(p.text), r.input_length, `row ${i + 1}`);
+  }
+});
+
+test('rows sharing leading hash_ids share their prompt prefix byte for byte', () => {
+  const a = synth.synthesize(40, [7, 8, 9], 16, 'a');
+  const b = synth.synthesize(48, [7, 8, 10], 16, 'b');
+  const shared = synth.blocks.block(7, 16) + synth.blocks.block(8, 16);
+  assert.ok(a.text.startsWith(shared));
+  assert.ok(b.text.startsWith(shared));
+  assert.notEqual(a.text.slice(shared.length), b.text.slice(shared.length));
+});
+
+test('layouts: partial last block, prefix plus fresh tail, and too many ids', () => {
+  const partial = synth.synthesize(20, [1, 2], 16, 'p');
+  assert.equal(tokenizer.count(partial.text), 20);
+  assert.ok(partial.text.startsWith(synth.blocks.block(1, 16)));
+  const tail1 = synth.synthesize(40, [1], 16, 'req-1');
+  const tail2 = synth.synthesize(40, [1], 16, 'req-2');
+  assert.equal(tokenizer.count(tail1.text), 40);
+  assert.notEqual(tail1.text, tail2.text, 'uncached tails differ between requests');
+  assert.throws(() => synth.synthesize(16, [1, 2], 16, 'x'), PromptSynthesisError);
+  const fresh = synth.synthesize(33, [], 16, 'nothing-cached');
+  assert.equal(tokenizer.count(fresh.text), 33);
+});
+
+test('block text depends only on (seed, hash id), not on order or instance', () => {
+  const other = PromptSynthesizer.create(tokenizer, 42);
+  other.synthesize(16, [99], 16, 'warm');
+  assert.equal(other.blocks.block(5, 16), synth.blocks.block(5, 16));
+  const reseeded = PromptSynthesizer.create(tokenizer, 43);
+  assert.notEqual(reseeded.blocks.block(5, 16), synth.blocks.block(5, 16));
+});
