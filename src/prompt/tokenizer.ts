@@ -35,13 +35,15 @@ export class TokenizerLoadError extends Error {
   override readonly name = 'TokenizerLoadError';
 }
 
-function readJson(path: string): unknown {
+/** Reads a JSON file, gunzipping it when the path ends in `.gz`. @throws on I/O or parse errors. */
+export function readJson(path: string): unknown {
   const bytes = readFileSync(path);
   const text = path.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
   return JSON.parse(text);
 }
 
-function resolveFiles(spec: string): { tokenizerJson: string; configJson: string | null; name: string } {
+/** Resolves a tokenizer spec to its tokenizer.json (+ optional config) path. @throws {TokenizerLoadError} */
+export function resolveFiles(spec: string): { tokenizerJson: string; configJson: string | null; name: string } {
   if (spec === BUILTIN_TOKENIZER || spec === 'builtin') {
     const dir = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
     return {
