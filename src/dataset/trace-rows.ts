@@ -1,0 +1,100 @@
+/**
+ * The part of loading every trace format shares: stream the JSONL file, validate each row with the
+ * format's parser, drop rows outside the offset window, count what was dropped, and apply the speedup
+ * ratio to the surviving rows. Grouping into sessions is the caller's job and runs on the rows this
+ * returns, so offset filtering always happens before grouping (AIPerf `BaseTraceDatasetLoader`).
+ */
+import { readJsonl } from './jsonl-reader.js';
+import type { ResolvedLoadOptions } from './load-options.js';
+import { DatasetError, type SkipCounts, type SourceRef, type Turn } from './types.js';
+
+/** A validated row. `turn.timestampMs` is in trace ms BEFORE speedup until {@link collectTraceRows} returns. */
+export interface TraceRow {
+  turn: Turn;
+}
+
+/**
+ * A format's row parser: validates one JSON value and builds its row (turn index left at 0).
+ * @throws {DatasetError} naming file, line and field for a malformed row.
+ */
+export type RowParser<R extends TraceRow> = (value: unknown, at: SourceRef, blockSize: number) => R;
+
+/** Rows that survived validation and the offset window, in file order, plus the drop counts. */
+export interface CollectedRows<R extends TraceRow> {
+  rows: R[];
+  skipped: SkipCounts;
+}
+
+function formatWindow(options: ResolvedLoadOptions): string {
+  const start = options.startOffsetMs === undefined ? 'none' : `${options.startOffsetMs} ms`;
+  const end = options.endOffsetMs === undefined ? 'none' : `${options.endOffsetMs} ms`;
+  return `start offset ${start}, end offset ${end}`;
+}
+
+function nothingLeftError(file: string, options: ResolvedLoadOptions, skipped: SkipCounts): DatasetError {
+  const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
+  if (filtered > 0) {
+    return new DatasetError(
+      `${file}: no rows inside the offset window (${formatWindow(options)}; inclusive, trace ms before ` +
+        `speedup): ${skipped.beforeStartOffset} rows before the start, ${skipped.afterEndOffset} after the end`,
+      file,
+    );
+  }
+  const bad = skipped.badLines > 0 ? ` (${skipped.badLines} malformed lines skipped)` : '';
+  return new DatasetError(`${file}: the trace has no usable rows${bad}`, file);
+}
+
+/** Returns which offset bound drops `tsMs`, or undefined when it is inside the window (or has no timestamp). */
+function outsideWindow(
+  tsMs: number | undefined,
+  options: ResolvedLoadOptions,
+): 'beforeStartOffset' | 'afterEndOffset' | undefined {
+  if (tsMs === undefined) return undefined;
+  if (options.startOffsetMs !== undefined && tsMs < options.startOffsetMs) return 'beforeStartOffset';
+  if (options.endOffsetMs !== undefined && tsMs > options.endOffsetMs) return 'afterEndOffset';
+  return undefined;
+}
+
+/**
+ * Reads, validates and filters a trace file.
+ *
+ * Rows without a timestamp are never dropped by the offsets (there is nothing to compare). After
+ * filtering, each surviving `turn.timestampMs` is divided by `options.speedupRatio`; `delayMs` is left
+ * unchanged.
+ * @throws {DatasetError} for a malformed row or non-JSON line (unless `skipBadLines`, which counts them
+ *   in `skipped.badLines`), for a Git LFS pointer file, or when no row is left (naming the offsets).
+ */
+export async function collectTraceRows<R extends TraceRow>(
+  file: string,
+  options: ResolvedLoadOptions,
+  parse: RowParser<R>,
+): Promise<CollectedRows<R>> {
+  const skipped: SkipCounts = { beforeStartOffset: 0, afterEndOffset: 0, badLines: 0 };
+  const countBadLine = (): void => {
+    skipped.badLines += 1;
+  };
+  const onBadJson = options.skipBadLines ? countBadLine : undefined;
+  const rows: R[] = [];
+  for await (const { line, value } of readJsonl(file, { onBadJson })) {
+    let row: R;
+    try {
+      row = parse(value, { file, line }, options.blockSize);
+    } catch (err) {
+      if (!(options.skipBadLines && err instanceof DatasetError)) throw err;
+      skipped.badLines += 1;
+      continue;
+    }
+    const dropReason = outsideWindow(row.turn.timestampMs, options);
+    if (dropReason !== undefined) skipped[dropReason] += 1;
+    else rows.push(row);
+  }
+  if (rows.length === 0) throw nothingLeftError(file, options, skipped);
+  if (options.speedupRatio !== 1) applySpeedup(rows, options.speedupRatio);
+  return { rows, skipped };
+}
+
+function applySpeedup(rows: readonly TraceRow[], speedupRatio: number): void {
+  for (const { turn } of rows) {
+    if (turn.timestampMs !== undefined) turn.timestampMs /= speedupRatio;
+  }
+}
