@@ -1,0 +1,146 @@
+/**
+ * Per-record latency metrics (AIPerf metric reference, "Streaming Metrics" and "Request Latency").
+ * Content chunks are the SSE events that carried text or reasoning; usage-only events and `[DONE]`
+ * are not content, so none of these metrics ends at them.
+ */
+import type { RecordMetricDef, RecordMetricInput } from '../types.js';
+
+const NS_PER_MS = 1e6;
+
+function firstChunkNs(input: RecordMetricInput): number | undefined {
+  return input.raw.chunks[0]?.atNs;
+}
+
+function lastChunkNs(input: RecordMetricInput): number | undefined {
+  return input.raw.chunks.at(-1)?.atNs;
+}
+
+function sinceStartMs(input: RecordMetricInput, atNs: number | undefined): number | undefined {
+  return atNs === undefined ? undefined : (atNs - input.raw.startNs) / NS_PER_MS;
+}
+
+/** Time to First Token, ms: first content chunk − request start. AIPerf `time_to_first_token`. */
+export const timeToFirstToken: RecordMetricDef = {
+  tag: 'time_to_first_token',
+  header: 'Time to First Token',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true },
+  displayOrder: 100,
+  compute: (input) => sinceStartMs(input, firstChunkNs(input)),
+};
+
+/** Time to Second Token, ms: second content chunk − first content chunk. AIPerf `time_to_second_token`. */
+export const timeToSecondToken: RecordMetricDef = {
+  tag: 'time_to_second_token',
+  header: 'Time to Second Token',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true },
+  displayOrder: 200,
+  compute: ({ raw }) => {
+    const [first, second] = raw.chunks;
+    return first === undefined || second === undefined ? undefined : (second.atNs - first.atNs) / NS_PER_MS;
+  },
+};
+
+/**
+ * Time to First Output Token, ms: first chunk with non-reasoning text − request start; equals TTFT
+ * for non-reasoning models. AIPerf `time_to_first_output_token`.
+ */
+export const timeToFirstOutputToken: RecordMetricDef = {
+  tag: 'time_to_first_output_token',
+  header: 'Time to First Output Token',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true },
+  displayOrder: 150,
+  compute: (input) => sinceStartMs(input, input.raw.chunks.find((c) => c.text !== '')?.atNs),
+};
+
+/**
+ * Request Latency, ms: last content chunk − request start. It ends at the last content chunk, not at
+ * the trailing usage chunk, `[DONE]` or connection close. AIPerf `request_latency`.
+ */
+export const requestLatency: RecordMetricDef = {
+  tag: 'request_latency',
+  header: 'Request Latency',
+  unit: 'ms',
+  kind: 'record',
+  flags: {},
+  displayOrder: 300,
+  compute: (input) => sinceStartMs(input, lastChunkNs(input)),
+};
+
+/**
+ * Number of tokens the decode phase spread over: OSL − 1, or OSL − (running completion tokens of
+ * the first content chunk) when per-chunk usage says the first chunk held several tokens and that
+ * count lies in (0, OSL). Undefined when OSL < 2.
+ */
+export function itlDivisor(input: RecordMetricInput): number | undefined {
+  const osl = input.tokens.osl;
+  if (osl === undefined || osl < 2) return undefined;
+  const firstTokens = input.raw.chunks[0]?.usageCompletionTokens;
+  if (firstTokens !== undefined && firstTokens > 0 && firstTokens < osl) return osl - firstTokens;
+  return osl - 1;
+}
+
+/**
+ * Inter Token Latency, ms: (request latency − TTFT) / divisor, divisor from {@link itlDivisor}.
+ * Omitted when OSL < 2. AIPerf `inter_token_latency`.
+ */
+export const interTokenLatency: RecordMetricDef = {
+  tag: 'inter_token_latency',
+  header: 'Inter Token Latency',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true },
+  displayOrder: 400,
+  compute: (input) => {
+    const divisor = itlDivisor(input);
+    const first = firstChunkNs(input);
+    const last = lastChunkNs(input);
+    if (divisor === undefined || first === undefined || last === undefined) return undefined;
+    return (last - first) / NS_PER_MS / divisor;
+  },
+};
+
+/**
+ * Inter Chunk Latency, ms (list): gaps between adjacent content chunks. Omitted with fewer than two
+ * chunks, or when arrival times go backwards. AIPerf `inter_chunk_latency`.
+ */
+export const interChunkLatency: RecordMetricDef = {
+  tag: 'inter_chunk_latency',
+  header: 'Inter Chunk Latency',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true, noConsole: true },
+  displayOrder: 450,
+  compute: ({ raw }) => {
+    if (raw.chunks.length < 2) return undefined;
+    const gapsMs: number[] = [];
+    for (let i = 1; i < raw.chunks.length; i++) {
+      const gapNs = raw.chunks[i]!.atNs - raw.chunks[i - 1]!.atNs;
+      if (gapNs < 0) return undefined;
+      gapsMs.push(gapNs / NS_PER_MS);
+    }
+    return gapsMs;
+  },
+};
+
+/**
+ * Output Token Throughput Per User, tokens/sec/user: 1000 / ITL in ms. Omitted when ITL is missing
+ * or zero. AIPerf `output_token_throughput_per_user`.
+ */
+export const outputTokenThroughputPerUser: RecordMetricDef = {
+  tag: 'output_token_throughput_per_user',
+  header: 'Output Token Throughput Per User',
+  unit: 'tokens/sec/user',
+  kind: 'record',
+  flags: { streamingOnly: true, largerIsBetter: true },
+  displayOrder: 500,
+  compute: (input) => {
+    const itlMs = interTokenLatency.compute(input);
+    return typeof itlMs === 'number' && itlMs > 0 ? 1000 / itlMs : undefined;
+  },
+};

@@ -1,0 +1,70 @@
+/**
+ * Per-record token metrics (AIPerf metric reference, "Token Based Metrics" and "Reasoning Metrics").
+ * Counts come from `record/tokens.ts` (`countTokens`), which states which source wins.
+ */
+import type { RecordMetricDef } from '../types.js';
+
+/** Input Sequence Length, tokens. AIPerf `input_sequence_length`. */
+export const inputSequenceLength: RecordMetricDef = {
+  tag: 'input_sequence_length',
+  header: 'Input Sequence Length',
+  unit: 'tokens',
+  kind: 'record',
+  flags: {},
+  displayOrder: 700,
+  compute: ({ tokens }) => tokens.isl,
+};
+
+/** Output Sequence Length, tokens: output plus reasoning tokens. AIPerf `output_sequence_length`. */
+export const outputSequenceLength: RecordMetricDef = {
+  tag: 'output_sequence_length',
+  header: 'Output Sequence Length',
+  unit: 'tokens',
+  kind: 'record',
+  flags: {},
+  displayOrder: 600,
+  compute: ({ tokens }) => tokens.osl,
+};
+
+/**
+ * Reasoning Token Count, tokens: reasoning part of OSL; omitted when the response had no reasoning.
+ * AIPerf `reasoning_token_count`.
+ */
+export const reasoningTokenCount: RecordMetricDef = {
+  tag: 'reasoning_token_count',
+  header: 'Reasoning Token Count',
+  unit: 'tokens',
+  kind: 'record',
+  flags: {},
+  displayOrder: 620,
+  compute: ({ tokens }) => tokens.reasoning,
+};
+
+/**
+ * Output Token Count, tokens: OSL − reasoning, clamped at 0; a 0 is treated as missing (AIPerf
+ * `output_token_count`).
+ */
+export const outputTokenCount: RecordMetricDef = {
+  tag: 'output_token_count',
+  header: 'Output Token Count',
+  unit: 'tokens',
+  kind: 'record',
+  flags: {},
+  displayOrder: 610,
+  compute: ({ tokens }) => {
+    if (tokens.osl === undefined) return undefined;
+    const output = Math.max(0, tokens.osl - (tokens.reasoning ?? 0));
+    return output === 0 ? undefined : output;
+  },
+};
+
+/** Error ISL, tokens: ISL of a failed request (only failed records get it). AIPerf `error_isl`. */
+export const errorIsl: RecordMetricDef = {
+  tag: 'error_isl',
+  header: 'Error Input Sequence Length',
+  unit: 'tokens',
+  kind: 'record',
+  flags: { errorOnly: true, noConsole: true },
+  displayOrder: 1300,
+  compute: ({ tokens }) => tokens.isl,
+};

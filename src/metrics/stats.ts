@@ -1,0 +1,79 @@
+/**
+ * Exact distribution statistics, as AIPerf computes them with numpy: percentiles with the "linear"
+ * method and the population standard deviation (AIPerf metric reference, "Statistics"; numpy
+ * `percentile(method="linear")`, `std(ddof=0)`). Values are sorted once, so memory is one copy.
+ */
+
+/** Percentiles reported for every distribution, in this order. */
+export const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99] as const;
+
+/** Keys of a statistics object, in AIPerf's CSV column order. */
+export const STAT_KEYS = [
+  'avg',
+  'min',
+  'max',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'std',
+] as const;
+
+/** One statistic name. */
+export type StatKey = (typeof STAT_KEYS)[number];
+
+/** Statistics of a non-empty distribution, in the values' own unit; `count` is the number of values. */
+export type Stats = Record<StatKey, number> & { count: number };
+
+/**
+ * numpy-linear percentile of ascending `sorted` values: idx = q/100 · (n − 1), interpolated between
+ * floor(idx) and ceil(idx). `q` in [0, 100]; `sorted` must be non-empty.
+ */
+export function percentileSorted(sorted: Float64Array, q: number): number {
+  const idx = (q / 100) * (sorted.length - 1);
+  const lo = Math.floor(idx);
+  const hi = Math.min(lo + 1, sorted.length - 1);
+  const low = sorted[lo]!;
+  return low + (sorted[hi]! - low) * (idx - lo);
+}
+
+function meanAndStd(values: Float64Array): { avg: number; std: number } {
+  let sum = 0;
+  for (const v of values) sum += v;
+  const avg = sum / values.length;
+  let squares = 0;
+  for (const v of values) squares += (v - avg) ** 2;
+  return { avg, std: Math.sqrt(squares / values.length) };
+}
+
+/**
+ * avg, min, max, p1…p99, population std and count of `values`; undefined for an empty array (empty
+ * distributions are omitted, never reported as 0). Does not modify `values`.
+ */
+export function computeStats(values: Float64Array): Stats | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = Float64Array.from(values).sort();
+  const { avg, std } = meanAndStd(sorted);
+  const pct = (q: number): number => percentileSorted(sorted, q);
+  return {
+    avg,
+    min: sorted[0]!,
+    max: sorted[sorted.length - 1]!,
+    p1: pct(1),
+    p5: pct(5),
+    p10: pct(10),
+    p25: pct(25),
+    p50: pct(50),
+    p75: pct(75),
+    p90: pct(90),
+    p95: pct(95),
+    p99: pct(99),
+    std,
+    count: values.length,
+  };
+}

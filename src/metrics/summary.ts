@@ -1,0 +1,101 @@
+/**
+ * Run summary: statistics of every per-record metric, the aggregate and derived metrics, the error
+ * summary and warnings. Exporters are pure functions of a {@link Summary}.
+ */
+import type { ProcessedRecord } from '../record/types.js';
+import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
+import type { Slo } from './goodput.js';
+import { type MetricTag, RECORD_METRICS, RUN_METRICS } from './registry.js';
+import { computeStats, type Stats } from './stats.js';
+import { addToTotals, emptyTotals } from './totals.js';
+import type { MetricUnit, RunTotals } from './types.js';
+import { runWarnings } from './warnings.js';
+
+/** Statistics of a per-record metric, in its display unit. */
+export type StatsSummary = { unit: MetricUnit } & Stats;
+
+/** Value of an aggregate or derived metric (AIPerf exports only `unit` and `avg` for these). */
+export interface ScalarSummary {
+  unit: MetricUnit;
+  avg: number;
+}
+
+/** Either kind of summarized metric. */
+export type MetricSummary = StatsSummary | ScalarSummary;
+
+/** Whether `m` holds a distribution (per-record metric) rather than a single value. */
+export function isStatsSummary(m: MetricSummary): m is StatsSummary {
+  return 'count' in m;
+}
+
+/** The summary of a run. */
+export interface Summary {
+  /** Metrics that have a value, keyed by tag; absent metrics are omitted, never 0-filled. */
+  metrics: Partial<Record<MetricTag, MetricSummary>>;
+  /** Failures grouped by (code, type), most frequent first. */
+  errorSummary: ErrorSummaryEntry[];
+  /** Human warnings (OSL mismatch, usage discrepancy). */
+  warnings: string[];
+  /** The sums the run-level metrics came from. */
+  totals: RunTotals;
+}
+
+/** Options of {@link summarize}. */
+export interface SummarizeOptions {
+  /** Goodput SLOs from `parseGoodput`; without them goodput metrics are omitted. */
+  slos?: readonly Slo[];
+}
+
+function collectValues(values: Map<string, number[]>, record: ProcessedRecord): void {
+  for (const [tag, value] of Object.entries(record.metrics)) {
+    let list = values.get(tag);
+    if (list === undefined) {
+      list = [];
+      values.set(tag, list);
+    }
+    if (typeof value === 'number') list.push(value);
+    else for (const v of value) list.push(v);
+  }
+}
+
+function recordSummaries(values: Map<string, number[]>): Partial<Record<MetricTag, MetricSummary>> {
+  const out: Partial<Record<MetricTag, MetricSummary>> = {};
+  for (const def of RECORD_METRICS) {
+    const list = values.get(def.tag);
+    const stats = list === undefined ? undefined : computeStats(Float64Array.from(list));
+    if (stats !== undefined) out[def.tag as MetricTag] = { unit: def.unit, ...stats };
+  }
+  return out;
+}
+
+function runSummaries(totals: RunTotals): Partial<Record<MetricTag, MetricSummary>> {
+  const out: Partial<Record<MetricTag, MetricSummary>> = {};
+  for (const def of RUN_METRICS) {
+    const avg = def.compute(totals);
+    if (avg !== undefined) out[def.tag as MetricTag] = { unit: def.unit, avg };
+  }
+  return out;
+}
+
+/**
+ * Summarizes processed records in one pass. Per-record metrics get exact statistics over all their
+ * values (list metrics such as inter_chunk_latency are flattened); run-level metrics follow
+ * `metrics/defs/counts.ts` and `metrics/defs/throughput.ts`.
+ */
+export function summarize(records: Iterable<ProcessedRecord>, opts: SummarizeOptions = {}): Summary {
+  const slos = opts.slos !== undefined && opts.slos.length > 0 ? opts.slos : null;
+  const totals = emptyTotals(slos !== null);
+  const values = new Map<string, number[]>();
+  const errors = new ErrorSummaryBuilder();
+  for (const record of records) {
+    addToTotals(totals, record, slos);
+    collectValues(values, record);
+    if (!record.valid && record.raw.error !== null) errors.add(record.raw.error);
+  }
+  return {
+    metrics: { ...recordSummaries(values), ...runSummaries(totals) },
+    errorSummary: errors.entries(),
+    warnings: runWarnings(totals),
+    totals,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Folds processed records into the {@link RunTotals} the aggregate and derived metrics need.
+ */
+import type { ProcessedRecord } from '../record/types.js';
+import { meetsSlos, type Slo } from './goodput.js';
+import type { RunTotals } from './types.js';
+
+/** Discrepancy threshold of the usage metrics, %. AIPerf: more than 10 % counts. */
+export const USAGE_DISCREPANCY_PCT = 10;
+
+/** Empty totals; `goodCount` is 0 when SLOs are given, null otherwise. */
+export function emptyTotals(hasSlos: boolean): RunTotals {
+  return {
+    validCount: 0,
+    errorCount: 0,
+    cancelledCount: 0,
+    totalIsl: 0,
+    totalOsl: 0,
+    totalErrorIsl: 0,
+    usageDiscrepancyCount: 0,
+    oslMismatchCount: 0,
+    goodCount: hasSlos ? 0 : null,
+    minStartNs: null,
+    maxResponseNs: null,
+  };
+}
+
+/** Whether |OSL − requested| > min(5 % · requested, 50 tokens) (AIPerf OSL mismatch rule). */
+export function isOslMismatch(osl: number, requested: number): boolean {
+  return Math.abs(osl - requested) > Math.min(0.05 * requested, 50);
+}
+
+function num(value: number | number[] | undefined): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** Response timestamp of a record (monotonic ns): start + request latency, else its end. */
+export function responseNs(record: ProcessedRecord): number {
+  const latencyMs = num(record.metrics.request_latency);
+  return latencyMs === undefined ? record.raw.endNs : record.raw.startNs + latencyMs * 1e6;
+}
+
+function addWindow(t: RunTotals, record: ProcessedRecord): void {
+  const end = responseNs(record);
+  t.minStartNs = t.minStartNs === null ? record.raw.startNs : Math.min(t.minStartNs, record.raw.startNs);
+  t.maxResponseNs = t.maxResponseNs === null ? end : Math.max(t.maxResponseNs, end);
+}
+
+function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
+  const m = record.metrics;
+  t.validCount++;
+  t.totalIsl += num(m.input_sequence_length) ?? 0;
+  const osl = num(m.output_sequence_length);
+  t.totalOsl += osl ?? 0;
+  const promptDiff = num(m.usage_prompt_tokens_diff_pct) ?? 0;
+  const completionDiff = num(m.usage_completion_tokens_diff_pct) ?? 0;
+  if (Math.max(promptDiff, completionDiff) > USAGE_DISCREPANCY_PCT) t.usageDiscrepancyCount++;
+  const requested = record.raw.requestedOutputTokens;
+  if (osl !== undefined && requested !== null && requested > 0 && isOslMismatch(osl, requested)) {
+    t.oslMismatchCount++;
+  }
+  if (slos !== null && t.goodCount !== null && meetsSlos(m, slos)) t.goodCount++;
+}
+
+/** Adds one record to `t` in place. Token sums and goodput use valid records; the window uses all. */
+export function addToTotals(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
+  addWindow(t, record);
+  if (record.valid) {
+    addValid(t, record, slos);
+    return;
+  }
+  t.errorCount++;
+  if (record.raw.cancelled || record.raw.error?.kind === 'cancelled') t.cancelledCount++;
+  t.totalErrorIsl += num(record.metrics.error_isl) ?? 0;
+}

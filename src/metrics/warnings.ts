@@ -1,0 +1,23 @@
+/**
+ * Run-level warnings shown under the console table and stored in the summary JSON.
+ */
+import type { RunTotals } from './types.js';
+
+/** Warning texts for OSL mismatches and usage discrepancies; empty when there is nothing to say. */
+export function runWarnings(t: RunTotals): string[] {
+  const warnings: string[] = [];
+  if (t.oslMismatchCount > 0) {
+    warnings.push(
+      `${t.oslMismatchCount} of ${t.validCount} requests returned an output length that differs from the ` +
+        'requested max tokens by more than min(5%, 50 tokens); the server probably stopped at EOS. To force ' +
+        'exact lengths pass --extra-inputs ignore_eos:true (or min_tokens:<n> if the server supports it).',
+    );
+  }
+  if (t.usageDiscrepancyCount > 0) {
+    warnings.push(
+      `${t.usageDiscrepancyCount} of ${t.validCount} requests have server usage token counts more than 10% ` +
+        'away from the client count; check that --tokenizer matches the served model.',
+    );
+  }
+  return warnings;
+}

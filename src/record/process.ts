@@ -1,0 +1,63 @@
+/**
+ * The record stage: turns what the client observed ({@link RawRecord}) into a {@link ProcessedRecord}
+ * with token counts and per-record metrics, dropping the response text.
+ */
+import { computeRecordMetrics } from '../metrics/record-metrics.js';
+import type { TextTokenizer } from '../prompt/tokenizer.js';
+import { countTokens } from './tokens.js';
+import type { ProcessedRecord, RawRecord, RecordError } from './types.js';
+
+/** Run settings the record stage needs. */
+export interface ProcessContext {
+  /** Client tokenizer for output text; null to count chunks instead (see `countTokens`). */
+  tokenizer: TextTokenizer | null;
+  /** `--use-server-token-count`. */
+  useServerTokenCount: boolean;
+  /** Whether the run streams; stream-only metrics are omitted otherwise. */
+  streaming: boolean;
+}
+
+/**
+ * The record's error, made explicit: a cancelled record without an error gets a 499
+ * `RequestCancellationError`, and an error-free record without any content chunk gets a 502
+ * `NoContentError`, so every invalid record carries an error for the error summary.
+ */
+export function effectiveError(raw: RawRecord): RecordError | null {
+  if (raw.error !== null) return raw.error;
+  const failedAtNs = raw.endNs;
+  if (raw.cancelled) {
+    return {
+      kind: 'cancelled',
+      code: 499,
+      type: 'RequestCancellationError',
+      message: 'request cancelled',
+      failedAtNs,
+    };
+  }
+  if (raw.chunks.length === 0) {
+    return {
+      kind: 'no_content',
+      code: 502,
+      type: 'NoContentError',
+      message: 'response had no content',
+      failedAtNs,
+    };
+  }
+  return null;
+}
+
+/**
+ * Processes one record. Valid = no error, not cancelled, at least one content chunk. Token counts
+ * follow `countTokens` (record/tokens.ts): ISL = server `prompt_tokens` with `--use-server-token-count`,
+ * else the client-built prompt length, else `prompt_tokens`; OSL = server `completion_tokens` when
+ * usage was sent, else tokenizer count of text + reasoning, else the number of content chunks.
+ * Never throws (except a tokenizer failure).
+ */
+export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRecord {
+  const error = effectiveError(raw);
+  const valid = error === null;
+  const tokens = countTokens(raw, ctx);
+  const metrics = computeRecordMetrics({ raw, tokens, streaming: ctx.streaming }, valid);
+  const { chunks, ...rest } = raw;
+  return { raw: { ...rest, error, chunkCount: chunks.length }, metrics, valid };
+}

@@ -1,0 +1,95 @@
+/**
+ * Token counting for one record. This is the single place that decides which count becomes ISL and
+ * OSL; the README quotes the rule from {@link countTokens}.
+ */
+import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { ContentChunk, RawRecord } from './types.js';
+
+/** Inputs to token counting that come from the run configuration. */
+export interface TokenContext {
+  /** Client tokenizer for output text; null to skip tokenizing (then chunks are counted). */
+  tokenizer: TextTokenizer | null;
+  /** `--use-server-token-count`: take ISL from `usage.prompt_tokens` before the client count. */
+  useServerTokenCount: boolean;
+}
+
+/** Token counts of one record. Every field is a token count; undefined means "not known". */
+export interface TokenCounts {
+  /** Input sequence length chosen by the rule in {@link countTokens}. */
+  isl?: number;
+  /** Output sequence length (reasoning included) chosen by the rule in {@link countTokens}. */
+  osl?: number;
+  /** Reasoning tokens inside `osl`; undefined when the response had no reasoning at all. */
+  reasoning?: number;
+  /** Client-side prompt length (`RawRecord.inputTokens`), kept for the usage discrepancy metric. */
+  clientIsl?: number;
+  /** Client tokenizer count of output text + reasoning text; only when a tokenizer was given. */
+  clientOsl?: number;
+}
+
+function joinText(chunks: readonly ContentChunk[], field: 'text' | 'reasoning'): string {
+  let out = '';
+  for (const chunk of chunks) out += chunk[field];
+  return out;
+}
+
+function pickIsl(raw: RawRecord, useServer: boolean): number | undefined {
+  const server = raw.usage?.prompt_tokens;
+  if (useServer && server !== undefined) return server;
+  return raw.inputTokens ?? server;
+}
+
+interface ClientOutput {
+  text: number;
+  reasoning: number;
+  hasReasoning: boolean;
+}
+
+function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer | null): ClientOutput {
+  const reasoningText = joinText(chunks, 'reasoning');
+  if (tokenizer !== null) {
+    return {
+      text: tokenizer.count(joinText(chunks, 'text')),
+      reasoning: reasoningText === '' ? 0 : tokenizer.count(reasoningText),
+      hasReasoning: reasoningText !== '',
+    };
+  }
+  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output.
+  const textChunks = chunks.filter((c) => c.text !== '').length;
+  return { text: textChunks, reasoning: chunks.length - textChunks, hasReasoning: reasoningText !== '' };
+}
+
+/**
+ * Counts a record's tokens.
+ *
+ * Rule (quoted by the README):
+ * - **ISL** = `usage.prompt_tokens` when `--use-server-token-count` is on and the server sent it;
+ *   otherwise the client-built prompt length (`RawRecord.inputTokens`); otherwise — the record holds no
+ *   prompt text to tokenize — `usage.prompt_tokens` as a fallback; otherwise unknown.
+ * - **OSL** = `usage.completion_tokens` when the server sent usage (it already includes reasoning, and
+ *   reasoning = `completion_tokens_details.reasoning_tokens`); otherwise the client tokenizer count of
+ *   all output text concatenated plus, counted separately, all reasoning text concatenated; otherwise
+ *   (no tokenizer) the number of content chunks, one token per chunk.
+ * - Client and server values are both kept where both exist, for the usage discrepancy metrics.
+ *
+ * Never throws; a tokenizer error propagates.
+ */
+export function countTokens(raw: RawRecord, ctx: TokenContext): TokenCounts {
+  const counts: TokenCounts = {};
+  const isl = pickIsl(raw, ctx.useServerTokenCount);
+  if (isl !== undefined) counts.isl = isl;
+  if (raw.inputTokens !== null) counts.clientIsl = raw.inputTokens;
+  const client = clientOutput(raw.chunks, ctx.tokenizer);
+  if (ctx.tokenizer !== null) counts.clientOsl = client.text + client.reasoning;
+  const serverOsl = raw.usage?.completion_tokens;
+  if (serverOsl !== undefined) {
+    counts.osl = serverOsl;
+    const serverReasoning = raw.usage?.completion_tokens_details?.reasoning_tokens ?? undefined;
+    const reasoning = serverReasoning ?? (client.hasReasoning ? client.reasoning : undefined);
+    if (reasoning !== undefined) counts.reasoning = Math.min(reasoning, serverOsl);
+    return counts;
+  }
+  counts.osl = client.text + client.reasoning;
+  if (client.hasReasoning) counts.reasoning = client.reasoning;
+  return counts;
+}
