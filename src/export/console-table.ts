@@ -1,0 +1,93 @@
+/**
+ * The console report (AIPerf console exporter layout): a metrics table, an error table when requests
+ * failed, warnings, and footer lines. Returns text; the CLI decides where it goes.
+ */
+import Table from 'cli-table3';
+import { metricByTag } from '../metrics/registry.js';
+import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
+import type { MetricDef } from '../metrics/types.js';
+import { formatConsoleNumber, metricLabel } from './format.js';
+
+/** Paths shown in the footer, when the files were written. */
+export interface ArtifactPaths {
+  json?: string;
+  csv?: string;
+  jsonl?: string;
+  inputs?: string;
+}
+
+/** What the console report needs. */
+export interface ConsoleContext {
+  summary: Summary;
+  /** Endpoint-specific title part; default `LLM Metrics`. */
+  title?: string;
+  artifacts?: ArtifactPaths;
+}
+
+const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
+const PLAIN_STYLE = { head: [], border: [], compact: true };
+
+/** Row label; the unit moves to a second line when the header is longer than 30 characters. */
+function rowLabel(def: MetricDef): string {
+  const text = metricLabel(def);
+  return def.header.length > 30 && text !== def.header ? `${def.header}\n(${def.unit})` : text;
+}
+
+function shown(tag: string): MetricDef | undefined {
+  const def = metricByTag(tag);
+  return def === undefined || def.flags.noConsole === true || def.flags.errorOnly === true ? undefined : def;
+}
+
+function rowCells(m: MetricSummary): string[] {
+  if (!isStatsSummary(m)) return COLUMNS.map((c) => (c === 'avg' ? formatConsoleNumber(m.avg) : 'N/A'));
+  return COLUMNS.map((c) => formatConsoleNumber(m[c]));
+}
+
+function metricsTable(summary: Summary, title: string): string {
+  const table = new Table({
+    head: ['Metric', ...COLUMNS],
+    colAligns: ['left', ...COLUMNS.map(() => 'right' as const)],
+    style: PLAIN_STYLE,
+  });
+  const rows = Object.entries(summary.metrics)
+    .flatMap(([tag, m]) => {
+      const def = shown(tag);
+      return def === undefined || m === undefined ? [] : [{ def, m }];
+    })
+    .sort((a, b) => a.def.displayOrder - b.def.displayOrder);
+  for (const { def, m } of rows) table.push([rowLabel(def), ...rowCells(m)]);
+  return `tokenload | ${title}\n${table.toString()}`;
+}
+
+function errorTable(summary: Summary): string | null {
+  if (summary.errorSummary.length === 0) return null;
+  const table = new Table({ head: ['Code', 'Type', 'Message', 'Count'], style: PLAIN_STYLE, wordWrap: true });
+  for (const e of summary.errorSummary) table.push([String(e.code), e.type, e.message, String(e.count)]);
+  return `tokenload | Error Summary\n${table.toString()}`;
+}
+
+function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
+  const duration = summary.metrics.benchmark_duration?.avg;
+  const lines = [
+    `Benchmark Duration: ${duration === undefined ? 'N/A' : `${formatConsoleNumber(duration)} sec`}`,
+  ];
+  if (artifacts.csv !== undefined) lines.push(`CSV Export: ${artifacts.csv}`);
+  if (artifacts.json !== undefined) lines.push(`JSON Export: ${artifacts.json}`);
+  if (artifacts.jsonl !== undefined) lines.push(`JSONL Export: ${artifacts.jsonl}`);
+  if (artifacts.inputs !== undefined) lines.push(`Inputs Export: ${artifacts.inputs}`);
+  return lines;
+}
+
+/**
+ * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
+ * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
+ * `Error Summary` table when requests failed, warnings, then footer lines. Ends with a newline.
+ */
+export function renderConsole(ctx: ConsoleContext): string {
+  const parts = [metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics')];
+  const errors = errorTable(ctx.summary);
+  if (errors !== null) parts.push(errors);
+  for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
+  parts.push(footer(ctx.summary, ctx.artifacts ?? {}).join('\n'));
+  return `${parts.join('\n\n')}\n`;
+}

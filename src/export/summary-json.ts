@@ -1,0 +1,66 @@
+/**
+ * `profile_export_aiperf.json`: the run summary, one top-level key per metric tag (AIPerf summary
+ * JSON layout), plus run information, the redacted input config, the error summary and warnings.
+ */
+import type { ErrorSummaryEntry } from '../metrics/error-summary.js';
+import type { MetricSummary, Summary } from '../metrics/summary.js';
+import { packageVersion } from '../util/package-root.js';
+import { redactConfig } from './redact.js';
+
+/** Default file name of the summary JSON. */
+export const SUMMARY_JSON_FILE_NAME = 'profile_export_aiperf.json';
+
+/** Version of the layout below; bump on any incompatible change. */
+export const SUMMARY_SCHEMA_VERSION = '1.0';
+
+/** What the summary exporters need besides the {@link Summary}. */
+export interface SummaryExportContext {
+  summary: Summary;
+  /** Resolved run configuration; secrets are redacted before writing. */
+  inputConfig: Record<string, unknown>;
+  /** Wall-clock start and end of the profiling phase. */
+  startTime: Date;
+  endTime: Date;
+  /** True when the run was interrupted (Ctrl-C) before all requests finished. */
+  wasCancelled: boolean;
+  /** tokenload version; defaults to package.json's. */
+  version?: string;
+}
+
+/** Top-level shape of the summary JSON; metric tags are the remaining keys. */
+export interface SummaryJson {
+  schema_version: string;
+  tokenload_version: string;
+  start_time: string;
+  end_time: string;
+  was_cancelled: boolean;
+  input_config: unknown;
+  error_summary: ErrorSummaryEntry[];
+  warnings: string[];
+  [tag: string]: MetricSummary | unknown;
+}
+
+/**
+ * Builds the summary JSON object: `schema_version`, `tokenload_version`, `start_time`/`end_time`
+ * (ISO 8601), `was_cancelled`, then each metric tag → `{unit, avg, min, max, p1…p99, std, count}` for
+ * per-record metrics or `{unit, avg}` for run-level ones, then `input_config` (redacted),
+ * `error_summary` (`[{code, type, message, count}]`) and `warnings`.
+ */
+export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
+  return {
+    schema_version: SUMMARY_SCHEMA_VERSION,
+    tokenload_version: ctx.version ?? packageVersion(),
+    start_time: ctx.startTime.toISOString(),
+    end_time: ctx.endTime.toISOString(),
+    was_cancelled: ctx.wasCancelled,
+    ...ctx.summary.metrics,
+    input_config: redactConfig(ctx.inputConfig),
+    error_summary: ctx.summary.errorSummary,
+    warnings: ctx.summary.warnings,
+  };
+}
+
+/** The summary JSON text (2-space indent, trailing newline). */
+export function renderSummaryJson(ctx: SummaryExportContext): string {
+  return `${JSON.stringify(buildSummaryJson(ctx), null, 2)}\n`;
+}
