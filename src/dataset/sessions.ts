@@ -6,6 +6,9 @@
 /** `parent_chat_id` of a root request. */
 export const NO_PARENT = -1;
 
+/** Marks a chat id whose root is being resolved (never a valid chat id). */
+const VISITING = Number.NaN;
+
 /**
  * For every row, the `chat_id` of the earliest ancestor present in the rows (AIPerf Bailian semantics).
  *
@@ -21,20 +24,20 @@ export const NO_PARENT = -1;
 export function findChainRoots(chatIds: readonly number[], parentIds: readonly number[]): number[] {
   const parentOf = new Map<number, number>();
   for (let i = 0; i < chatIds.length; i += 1) parentOf.set(chatIds[i]!, parentIds[i]!);
+  // rootOf holds VISITING for nodes on the current walk, so a cycle is seen without a separate set.
   const rootOf = new Map<number, number>();
   const path: number[] = [];
-  const onPath = new Set<number>();
 
   const resolve = (start: number): number => {
     let current = start;
     let root = start;
     for (;;) {
       const known = rootOf.get(current);
-      if (known !== undefined || onPath.has(current)) {
-        root = known ?? current;
+      if (known !== undefined) {
+        root = Number.isNaN(known) ? current : known;
         break;
       }
-      onPath.add(current);
+      rootOf.set(current, VISITING);
       path.push(current);
       const parent = parentOf.get(current)!;
       if (parent === NO_PARENT || parent === current || !parentOf.has(parent)) {
@@ -45,7 +48,6 @@ export function findChainRoots(chatIds: readonly number[], parentIds: readonly n
     }
     for (const id of path) rootOf.set(id, root);
     path.length = 0;
-    onPath.clear();
     return root;
   };
 

@@ -1,0 +1,152 @@
+/**
+ * Validation of one `mooncake_trace` row. Field rules follow AIPerf's `MooncakeTrace` model
+ * (`src/aiperf/dataset/loader/models.py`): exactly one input mode (`input_length`, `text_input`,
+ * `messages`, `payload`); optional `output_length`, `hash_ids` (with `input_length` only), `timestamp`
+ * and `delay` (ms), `session_id`, `extra`, and `tools` / `message_mode` (with `messages` only).
+ */
+import type { TraceRow } from './trace-rows.js';
+import { DatasetError, type PromptSpec, type SourceRef, type Turn } from './types.js';
+import {
+  asObject,
+  checkHashIdsFit,
+  fieldError,
+  type JsonObject,
+  optionalIntArray,
+  optionalNonNegative,
+  optionalObject,
+  optionalString,
+  requiredInt,
+} from './validate.js';
+
+/** The four input modes; a row must carry exactly one of them. */
+export const MOONCAKE_INPUT_FIELDS = ['input_length', 'text_input', 'messages', 'payload'] as const;
+
+/** Name of a Mooncake input mode field. */
+export type MooncakeInputField = (typeof MOONCAKE_INPUT_FIELDS)[number];
+
+/** One validated Mooncake row. */
+export interface MooncakeRow extends TraceRow {
+  /** `session_id` as a string (integers are converted); undefined when the row has none. */
+  sessionId: string | undefined;
+  /** Which input mode the row uses. */
+  inputField: MooncakeInputField;
+}
+
+function isPresent(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function findInputField(row: JsonObject, at: SourceRef): MooncakeInputField {
+  let found: MooncakeInputField | undefined;
+  for (const field of MOONCAKE_INPUT_FIELDS) {
+    if (!isPresent(row[field])) continue;
+    if (found !== undefined) {
+      const message = `${at.file}:${at.line}: field "${field}": a row takes exactly one of ${MOONCAKE_INPUT_FIELDS.join(', ')}; this row also has "${found}"`;
+      throw new DatasetError(message, at.file, at.line, field);
+    }
+    found = field;
+  }
+  if (found === undefined) {
+    const message = `${at.file}:${at.line}: field "input_length": a row needs exactly one of ${MOONCAKE_INPUT_FIELDS.join(', ')}; it has none`;
+    throw new DatasetError(message, at.file, at.line, 'input_length');
+  }
+  return found;
+}
+
+function parseMessages(value: unknown, at: SourceRef): PromptSpec {
+  if (!Array.isArray(value) || value.length === 0)
+    throw fieldError(at, 'messages', 'a non-empty array', value);
+  for (let i = 0; i < value.length; i += 1) {
+    const message: unknown = value[i];
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw fieldError(at, `messages[${i}]`, 'a message object', message);
+    }
+    const role = (message as JsonObject).role;
+    if (typeof role !== 'string') throw fieldError(at, `messages[${i}].role`, 'a string', role);
+  }
+  return { kind: 'messages', messages: value };
+}
+
+function parsePrompt(
+  row: JsonObject,
+  field: MooncakeInputField,
+  at: SourceRef,
+  blockSize: number,
+): PromptSpec {
+  if (field !== 'input_length' && isPresent(row.hash_ids)) {
+    throw fieldError(at, 'hash_ids', 'no hash_ids (allowed only with input_length)', row.hash_ids);
+  }
+  if (field !== 'messages') {
+    if (isPresent(row.tools))
+      throw fieldError(at, 'tools', 'no tools (allowed only with messages)', row.tools);
+    if (isPresent(row.message_mode)) {
+      throw fieldError(at, 'message_mode', 'no message_mode (allowed only with messages)', row.message_mode);
+    }
+  }
+  switch (field) {
+    case 'input_length': {
+      const inputLength = requiredInt(row, 'input_length', 1, at);
+      const hashIds = optionalIntArray(row, 'hash_ids', at);
+      checkHashIdsFit(hashIds.length, inputLength, blockSize, at);
+      return { kind: 'synthetic', inputLength, hashIds, blockSize };
+    }
+    case 'text_input': {
+      const text = optionalString(row, 'text_input', undefined, at);
+      return { kind: 'text', text: text ?? '' };
+    }
+    case 'messages':
+      return parseMessages(row.messages, at);
+    case 'payload':
+      return { kind: 'payload', payload: optionalObject(row, 'payload', at) ?? {} };
+  }
+}
+
+function parseSessionId(row: JsonObject, at: SourceRef): string | undefined {
+  const value = row.session_id;
+  if (!isPresent(value)) return undefined;
+  if (typeof value === 'string') return value;
+  if (Number.isSafeInteger(value)) return String(value);
+  throw fieldError(at, 'session_id', 'a string or an integer', value);
+}
+
+/**
+ * Body fields for the turn: `extra`, with a `messages` row's `tools` placed under it (the row's own
+ * `extra` keys win). Undefined when there is neither.
+ */
+function parseExtra(row: JsonObject, at: SourceRef): Record<string, unknown> | undefined {
+  const extra = optionalObject(row, 'extra', at);
+  const tools = row.tools;
+  if (!isPresent(tools)) return extra;
+  if (!Array.isArray(tools) || tools.length === 0) throw fieldError(at, 'tools', 'a non-empty array', tools);
+  return { tools, ...extra };
+}
+
+function checkMessageMode(row: JsonObject, at: SourceRef): void {
+  const mode = row.message_mode;
+  if (isPresent(mode) && mode !== 'history') {
+    throw fieldError(at, 'message_mode', '"history" ("delta" sessions are not supported yet)', mode);
+  }
+}
+
+/**
+ * Validates one Mooncake row and builds its turn (`timestampMs` in trace ms before speedup, index 0).
+ * @throws {DatasetError} naming file, line and field: not exactly one input mode, a field of the wrong
+ *   type or range, `hash_ids` without `input_length` or with too many ids for `blockSize`, `tools` /
+ *   `message_mode` without `messages`, or `message_mode` other than `history`.
+ */
+export function parseMooncakeRow(value: unknown, at: SourceRef, blockSize: number): MooncakeRow {
+  const row = asObject(value, at);
+  const inputField = findInputField(row, at);
+  const prompt = parsePrompt(row, inputField, at, blockSize);
+  checkMessageMode(row, at);
+  const turn: Turn = {
+    index: 0,
+    timestampMs: optionalNonNegative(row, 'timestamp', at),
+    delayMs: optionalNonNegative(row, 'delay', at),
+    prompt,
+    maxTokens: isPresent(row.output_length) ? requiredInt(row, 'output_length', 0, at) : undefined,
+    extra: parseExtra(row, at),
+    source: at,
+  };
+  return { turn, sessionId: parseSessionId(row, at), inputField };
+}

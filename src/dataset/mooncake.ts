@@ -1,0 +1,101 @@
+/**
+ * `mooncake_trace` loader: Mooncake (Kimi) FAST'25 traces and AIPerf's extended Mooncake JSONL. Rows
+ * carry a `timestamp` or `delay` in ms and one input mode; `hash_ids` name prefix-chained 512-token
+ * blocks. Rows sharing a `session_id` form one session in file order; a row without one is its own
+ * session. Source: AIPerf `src/aiperf/dataset/loader/mooncake_trace.py`.
+ */
+import { resolveLoadOptions } from './load-options.js';
+import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
+import { groupByKey } from './sessions.js';
+import { collectTraceRows } from './trace-rows.js';
+import {
+  type ContextMode,
+  type Conversation,
+  type Dataset,
+  DatasetError,
+  type DatasetLoader,
+  type LoadOptions,
+  type SkipCounts,
+  type Turn,
+} from './types.js';
+
+/** Tokens per `hash_ids` block in the Mooncake traces. */
+export const MOONCAKE_BLOCK_SIZE = 512;
+
+/** Prefix of the session id given to a row without `session_id`: `mooncake-<line>`. */
+export const GENERATED_SESSION_PREFIX = 'mooncake-';
+
+/**
+ * Context mode of a session by its input mode (AIPerf conversation-context-mode reference):
+ * synthetic and text rows are deltas (history and live replies accumulate); `messages` (history mode)
+ * and `payload` rows are sent as stored.
+ */
+export function mooncakeContextMode(inputField: MooncakeInputField): ContextMode {
+  return inputField === 'input_length' || inputField === 'text_input'
+    ? 'deltas_without_responses'
+    : 'message_array_with_responses';
+}
+
+function mixedSessionError(row: MooncakeRow, sessionId: string, first: MooncakeInputField): DatasetError {
+  const { file, line } = row.turn.source;
+  return new DatasetError(
+    `${file}:${line}: field "${row.inputField}": session "${sessionId}" mixes input modes; earlier rows use ` +
+      `"${first}", and a session's rows must all use the same one`,
+    file,
+    line,
+    row.inputField,
+  );
+}
+
+/**
+ * Groups validated rows into sessions (first appearance order; turns in file order) and sets each
+ * turn's `index`. A row whose input mode differs from its session's first row is an error, or with
+ * `skipBadLines` is dropped and counted in `skipped.badLines`.
+ * @throws {DatasetError} for a session mixing input modes (unless skipping).
+ */
+export function buildMooncakeConversations(
+  rows: readonly MooncakeRow[],
+  skipBadLines: boolean,
+  skipped: SkipCounts,
+): Conversation[] {
+  const keys = rows.map((r) => r.sessionId ?? `${GENERATED_SESSION_PREFIX}${r.turn.source.line}`);
+  const conversations: Conversation[] = [];
+  for (const group of groupByKey(keys)) {
+    const first = rows[group.rows[0]!]!.inputField;
+    const turns: Turn[] = [];
+    for (const rowIndex of group.rows) {
+      const row = rows[rowIndex]!;
+      if (row.inputField !== first) {
+        if (!skipBadLines) throw mixedSessionError(row, group.key, first);
+        skipped.badLines += 1;
+        continue;
+      }
+      row.turn.index = turns.length;
+      turns.push(row.turn);
+    }
+    conversations.push({ id: group.key, turns, contextMode: mooncakeContextMode(first) });
+  }
+  return conversations;
+}
+
+/**
+ * Loads a Mooncake trace.
+ * @throws {DatasetError} for a malformed row (file:line and field), a session mixing input modes, a
+ *   Git LFS pointer, bad options, or an offset window that leaves no rows.
+ */
+export async function loadMooncakeTrace(file: string, options: LoadOptions = {}): Promise<Dataset> {
+  const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
+  const { rows, skipped } = await collectTraceRows(file, resolved, parseMooncakeRow);
+  const conversations = buildMooncakeConversations(rows, resolved.skipBadLines, skipped);
+  let turnCount = 0;
+  for (const conversation of conversations) turnCount += conversation.turns.length;
+  return { conversations, turnCount, blockSize: resolved.blockSize, skipped, file };
+}
+
+/** The `mooncake_trace` dataset type (block size 512, timestamped). */
+export const mooncakeLoader: DatasetLoader = {
+  name: 'mooncake_trace',
+  defaultBlockSize: MOONCAKE_BLOCK_SIZE,
+  timestamped: true,
+  load: loadMooncakeTrace,
+};

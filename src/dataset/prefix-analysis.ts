@@ -1,0 +1,111 @@
+/**
+ * Ideal prefix-cache hit ratio of a trace: the share of prompt blocks (and tokens) an infinite,
+ * never-evicting prefix cache would serve, if requests arrived in timestamp order and each finished
+ * before the next arrived. It is an upper bound for a real server's cache hit rate on the trace.
+ *
+ * Definition. Block i of a request HITS when some earlier request had exactly the same ids at
+ * positions 0..i (a position-wise, chained match from block 0). Merely having seen id X somewhere
+ * before is not a hit: Bailian ids are per-block content hashes that recur at other positions and in
+ * unrelated tails; Mooncake ids are already prefix-chained, so both readings agree there. Block i
+ * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); tokens past
+ * the last id are fresh input and always miss. Source of the definition: trace-data.md §7 ("reuse_prefix").
+ */
+import type { Dataset } from './types.js';
+
+/** One request as the analysis sees it. */
+export interface PrefixRequest {
+  /** Block ids, block 0 first. */
+  hashIds: readonly number[];
+  /** Prompt tokens. */
+  inputLength: number;
+  /** Tokens per block. */
+  blockSize: number;
+  /** Arrival, ms; used for ordering when every request has one. */
+  timestampMs?: number;
+}
+
+/** Result of {@link idealPrefixHit}. Ratios are 0 when their denominator is 0. */
+export interface PrefixHitStats {
+  hitBlocks: number;
+  /** Σ number of ids over all requests. */
+  totalBlocks: number;
+  hitTokens: number;
+  /** Σ `inputLength` over all requests. */
+  totalTokens: number;
+  /** hitBlocks / totalBlocks. */
+  blockHitRatio: number;
+  /** hitTokens / totalTokens. */
+  tokenHitRatio: number;
+}
+
+function isDataset(source: Dataset | Iterable<PrefixRequest>): source is Dataset {
+  return 'conversations' in source && Array.isArray(source.conversations);
+}
+
+/** Synthetic turns of a dataset, conversation by conversation (turns of other prompt kinds are skipped). */
+function requestsOfDataset(dataset: Dataset): PrefixRequest[] {
+  const requests: PrefixRequest[] = [];
+  for (const conversation of dataset.conversations) {
+    for (const turn of conversation.turns) {
+      if (turn.prompt.kind !== 'synthetic') continue;
+      const { hashIds, inputLength, blockSize } = turn.prompt;
+      requests.push({ hashIds, inputLength, blockSize, timestampMs: turn.timestampMs });
+    }
+  }
+  return requests;
+}
+
+/** Stable sort by timestamp, only when every request has one; otherwise the given order is kept. */
+function arrivalOrder(requests: PrefixRequest[]): PrefixRequest[] {
+  if (requests.some((r) => r.timestampMs === undefined)) return requests;
+  return requests.sort((a, b) => a.timestampMs! - b.timestampMs!);
+}
+
+function blockTokens(request: PrefixRequest, block: number): number {
+  const remaining = request.inputLength - block * request.blockSize;
+  return Math.max(0, Math.min(request.blockSize, remaining));
+}
+
+/**
+ * Computes the ideal (infinite-cache) prefix hit figures of a trace; see the module comment for the
+ * exact definition.
+ * @param source a loaded dataset (its synthetic turns are used), or requests in any order.
+ * Requests are processed in timestamp order (stable: ties keep the given order, and for a dataset the
+ * given order is conversation by conversation); if any request lacks a timestamp, the given order is used.
+ */
+export function idealPrefixHit(source: Dataset | Iterable<PrefixRequest>): PrefixHitStats {
+  const requests = arrivalOrder(isDataset(source) ? requestsOfDataset(source) : [...source]);
+  // Trie of seen chains: key `${parentNode}/${id}` → node; node 0 is the empty prefix.
+  const children = new Map<string, number>();
+  let hitBlocks = 0;
+  let totalBlocks = 0;
+  let hitTokens = 0;
+  let totalTokens = 0;
+  for (const request of requests) {
+    totalBlocks += request.hashIds.length;
+    totalTokens += request.inputLength;
+    let node = 0;
+    let matching = true;
+    for (let i = 0; i < request.hashIds.length; i += 1) {
+      const key = `${node}/${request.hashIds[i]}`;
+      const child = matching ? children.get(key) : undefined;
+      if (child === undefined) {
+        matching = false;
+        node = children.size + 1;
+        children.set(key, node);
+        continue;
+      }
+      hitBlocks += 1;
+      hitTokens += blockTokens(request, i);
+      node = child;
+    }
+  }
+  return {
+    hitBlocks,
+    totalBlocks,
+    hitTokens,
+    totalTokens,
+    blockHitRatio: totalBlocks === 0 ? 0 : hitBlocks / totalBlocks,
+    tokenHitRatio: totalTokens === 0 ? 0 : hitTokens / totalTokens,
+  };
+}
