@@ -36,6 +36,12 @@ export interface ParsedResponse {
   finishReason: string | null;
   /** An in-band error (`{"error": …}` payload): its message and code, if any. */
   error: { message: string; code: number | null; type: string | null } | null;
+  /**
+   * Every choice of this object with its `index` and `finish_reason` (null when none), so a client
+   * can tell whether each choice finished (AIPerf: a stream without `[DONE]` is complete only when
+   * every choice has a finish reason). Optional: adapters without choices omit it.
+   */
+  choices?: ReadonlyArray<{ index: number; finishReason: string | null }>;
 }
 
 /** One endpoint type. */

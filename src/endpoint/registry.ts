@@ -1,0 +1,17 @@
+/**
+ * The endpoint adapters by `--endpoint-type` name, as a typed `as const` map (no registration side
+ * effects). CLI choices come from {@link EndpointTypeName}.
+ */
+import { chat } from './chat.js';
+import { completions } from './completions.js';
+
+/** Every endpoint adapter, keyed by its `--endpoint-type` value. */
+export const ENDPOINTS = { chat, completions } as const;
+
+/** An `--endpoint-type` value. */
+export type EndpointTypeName = keyof typeof ENDPOINTS;
+
+/** True when `name` is a known endpoint type. */
+export function isEndpointTypeName(name: string): name is EndpointTypeName {
+  return Object.hasOwn(ENDPOINTS, name);
+}
