@@ -28,6 +28,9 @@ export interface RecordLineMetadata {
   was_cancelled: boolean;
 }
 
+/** The part of {@link TimeBase} the writer needs: monotonic ns → epoch ns. */
+export type EpochConverter = Pick<TimeBase, 'toEpochNs'>;
+
 /** One line of the file: metrics as `{tag: {value, unit}}`; error with our `kind` added, or null. */
 export interface RecordLine {
   metadata: RecordLineMetadata;
@@ -35,7 +38,7 @@ export interface RecordLine {
   error: { code: number; type: string; message: string; kind: string } | null;
 }
 
-function metadataOf(record: ProcessedRecord, time: TimeBase): RecordLineMetadata {
+function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMetadata {
   const raw = record.raw;
   return {
     session_num: raw.sessionNum,
@@ -54,7 +57,7 @@ function metadataOf(record: ProcessedRecord, time: TimeBase): RecordLineMetadata
 }
 
 /** The {@link RecordLine} of a processed record. */
-export function toRecordLine(record: ProcessedRecord, time: TimeBase): RecordLine {
+export function toRecordLine(record: ProcessedRecord, time: EpochConverter): RecordLine {
   const metrics: RecordLine['metrics'] = {};
   for (const [tag, value] of Object.entries(record.metrics)) {
     metrics[tag] = { value, unit: metricByTag(tag)?.unit ?? '' };
@@ -65,7 +68,7 @@ export function toRecordLine(record: ProcessedRecord, time: TimeBase): RecordLin
 }
 
 /** The JSON text of one line, newline included; epoch ns are written as bare integers. */
-export function formatRecordLine(record: ProcessedRecord, time: TimeBase): string {
+export function formatRecordLine(record: ProcessedRecord, time: EpochConverter): string {
   return `${stringifyWithBigInt(toRecordLine(record, time))}\n`;
 }
 
@@ -79,7 +82,7 @@ export class RecordWriter {
   /** Opens (truncating) `path`; `time` converts monotonic ns to epoch ns. */
   constructor(
     path: string,
-    private readonly time: TimeBase,
+    private readonly time: EpochConverter,
   ) {
     this.sink = new LineSink(path);
   }

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { InputsWriter } from '../../src/export/inputs-json.js';
+import { stringifyWithBigInt } from '../../src/export/json-bigint.js';
+import { type EpochConverter, formatRecordLine, RecordWriter } from '../../src/export/jsonl-writer.js';
+import type { ProcessedRecord } from '../../src/record/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tokenload-export-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Epoch origin far above 2^53 (9,007,199,254,740,992) so Number would round it. */
+const ORIGIN = 1_700_000_000_000_000_123n;
+const time: EpochConverter = { toEpochNs: (ns) => ORIGIN + BigInt(Math.round(ns)) };
+
+function record(over: Partial<ProcessedRecord['raw']> = {}): ProcessedRecord {
+  return {
+    raw: {
+      conversationId: 'conv-1',
+      turnIndex: 2,
+      sessionNum: 7,
+      xRequestId: 'req-9',
+      xCorrelationId: 'corr-1',
+      model: 'm',
+      requestType: 'text',
+      scheduledNs: 999_000_000,
+      startNs: 1_000_000_000,
+      ackNs: 1_020_000_000,
+      chunkCount: 3,
+      streamEndNs: 1_300_000_000,
+      endNs: 1_300_000_001,
+      usage: null,
+      finishReason: 'stop',
+      inputTokens: 10,
+      requestedOutputTokens: 3,
+      httpStatus: 200,
+      parseErrors: 0,
+      error: null,
+      cancelled: false,
+      ...over,
+    },
+    metrics: { time_to_first_token: 20, inter_chunk_latency: [1, 2] },
+    valid: true,
+  };
+}
+
+test('JSONL line: metadata, epoch ns as exact JSON integers, metrics with units, null error', () => {
+  const text = formatRecordLine(record(), time);
+  assert.ok(text.endsWith('}\n'));
+  assert.equal(text.split('\n').length, 2); // one line
+  // start = origin + 1e9 ns = 1,700,000,001,000,000,123
+  const start = /"request_start_ns":(\d+)[,}]/.exec(text)?.[1];
+  assert.equal(BigInt(start!), 1_700_000_001_000_000_123n);
+  const end = /"request_end_ns":(\d+)[,}]/.exec(text)?.[1];
+  assert.equal(BigInt(end!), ORIGIN + 1_300_000_001n);
+  // origin + 999,000,000 = 1,700,000,000,999,000,123
+  assert.match(text, /"request_scheduled_ns":1700000000999000123[,}]/);
+  const line = JSON.parse(text);
+  assert.deepEqual(Object.keys(line), ['metadata', 'metrics', 'error']);
+  assert.equal(line.metadata.session_num, 7);
+  assert.equal(line.metadata.benchmark_phase, 'profiling');
+  assert.equal(line.metadata.request_type, 'text');
+  assert.equal(line.metadata.was_cancelled, false);
+  assert.deepEqual(line.metrics, {
+    time_to_first_token: { value: 20, unit: 'ms' },
+    inter_chunk_latency: { value: [1, 2], unit: 'ms' },
+  });
+  assert.equal(line.error, null);
+});
+
+test('JSONL line: error object with kind, null ack and schedule', () => {
+  const error = {
+    kind: 'timeout' as const,
+    code: 408,
+    type: 'TimeoutError',
+    message: 'took too long',
+    failedAtNs: 0,
+  };
+  const line = JSON.parse(formatRecordLine(record({ error, ackNs: null, scheduledNs: null }), time));
+  assert.deepEqual(line.error, {
+    code: 408,
+    type: 'TimeoutError',
+    message: 'took too long',
+    kind: 'timeout',
+  });
+  assert.equal(line.metadata.request_ack_ns, null);
+  assert.equal(line.metadata.request_scheduled_ns, null);
+});
+
+test('stringifyWithBigInt leaves look-alike user strings alone', () => {
+  const tricky = '\\u0000bigint:5';
+  assert.equal(
+    stringifyWithBigInt({ a: 12345678901234567890n, s: tricky }),
+    `{"a":12345678901234567890,"s":${JSON.stringify(tricky)}}`,
+  );
+});
+
+test('RecordWriter appends whole lines and survives backpressure', async () => {
+  const path = join(dir, 'profile_export.jsonl');
+  const writer = new RecordWriter(path, time);
+  const n = 3000; // ~1 MB, far over the 16 KiB stream buffer, so 'drain' is awaited
+  for (let i = 0; i < n; i++) await writer.write(record({ xRequestId: `req-${i}` }));
+  await writer.close();
+  await writer.close(); // idempotent
+  const lines = readFileSync(path, 'utf8').split('\n');
+  assert.equal(lines.pop(), ''); // file ends with a newline
+  assert.equal(lines.length, n);
+  assert.equal(JSON.parse(lines[n - 1]!).metadata.x_request_id, `req-${n - 1}`);
+});
+
+test('InputsWriter streams sessions into valid inputs.json', async () => {
+  const path = join(dir, 'inputs.json');
+  const writer = new InputsWriter(path);
+  await writer.add('s1', { messages: [{ role: 'user', content: 'a' }] });
+  await writer.add('s1', '{"pre":"serialized"}');
+  await writer.add('s2', { n: 3 });
+  await writer.close();
+  assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), {
+    data: [
+      { session_id: 's1', payloads: [{ messages: [{ role: 'user', content: 'a' }] }, { pre: 'serialized' }] },
+      { session_id: 's2', payloads: [{ n: 3 }] },
+    ],
+  });
+  const emptyPath = join(dir, 'empty-inputs.json');
+  const empty = new InputsWriter(emptyPath);
+  await empty.close();
+  assert.deepEqual(JSON.parse(readFileSync(emptyPath, 'utf8')), { data: [] });
+});
+
+test('writers report file errors instead of hanging', async () => {
+  const writer = new RecordWriter(join(dir, 'missing-dir', 'x.jsonl'), time);
+  await assert.rejects(async () => {
+    await writer.write(record());
+    await writer.close();
+  }, /ENOENT/);
+});

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GoodputParseError, meetsSlos, parseGoodput } from '../../src/metrics/goodput.js';
+import { METRICS } from '../../src/metrics/registry.js';
+import { isStatsSummary, type MetricSummary, summarize } from '../../src/metrics/summary.js';
+import { processRecord } from '../../src/record/process.js';
+import type { ProcessedRecord, RawRecord } from '../../src/record/types.js';
+
+const MS = 1e6;
+const close = (a: number | undefined, b: number): void => {
+  assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${a} ≈ ${b}`);
+};
+
+function raw(over: Partial<RawRecord>): RawRecord {
+  return {
+    conversationId: 'c0',
+    turnIndex: 0,
+    sessionNum: 0,
+    xRequestId: 'r',
+    xCorrelationId: 'x',
+    model: 'm',
+    scheduledNs: null,
+    startNs: 0,
+    ackNs: null,
+    chunks: [],
+    streamEndNs: null,
+    endNs: 0,
+    usage: null,
+    finishReason: 'stop',
+    inputTokens: null,
+    requestedOutputTokens: null,
+    httpStatus: 200,
+    parseErrors: 0,
+    error: null,
+    cancelled: false,
+    ...over,
+  };
+}
+
+function ok(startMs: number, chunkMs: number[], isl: number, requested: number): ProcessedRecord {
+  const chunks = chunkMs.map((t) => ({ atNs: t * MS, text: 'x', reasoning: '' }));
+  const r = raw({ startNs: startMs * MS, chunks, endNs: (chunkMs.at(-1)! + 5) * MS, inputTokens: isl });
+  r.requestedOutputTokens = requested;
+  return processRecord(r, { tokenizer: null, useServerTokenCount: false, streaming: true });
+}
+
+function fixture(): ProcessedRecord[] {
+  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true };
+  const error = {
+    kind: 'http_status' as const,
+    code: 500,
+    type: 'Internal Server Error',
+    message: 'boom',
+    failedAtNs: 0,
+  };
+  return [
+    ok(1000, [1100, 1200], 10, 2), // TTFT 100, OSL 2, response at 1200
+    ok(1500, [1550, 1600, 1650, 1700], 30, 100), // TTFT 50, OSL 4, response at 1700, OSL mismatch
+    processRecord(raw({ startNs: 1200 * MS, endNs: 1900 * MS, error, inputTokens: 20 }), ctx),
+    processRecord(raw({ startNs: 1300 * MS, endNs: 1400 * MS, cancelled: true }), ctx),
+  ];
+}
+
+function avg(m: MetricSummary | undefined): number | undefined {
+  return m?.avg;
+}
+
+test('throughputs divide by the window max(response) − min(start) over all records', () => {
+  const s = summarize(fixture());
+  // window: earliest start 1000 ms, latest response = failed record's end 1900 ms → 0.9 s
+  close(avg(s.metrics.benchmark_duration), 0.9);
+  close(avg(s.metrics.output_token_throughput), 6 / 0.9); // Σ OSL = 2 + 4
+  close(avg(s.metrics.input_token_throughput), 40 / 0.9); // Σ ISL = 10 + 30 (errors excluded)
+  close(avg(s.metrics.total_token_throughput), 46 / 0.9);
+  close(avg(s.metrics.request_throughput), 2 / 0.9); // 2 valid records
+  assert.equal(avg(s.metrics.request_count), 2);
+  assert.equal(avg(s.metrics.error_request_count), 2); // 500 and the cancellation
+  assert.equal(avg(s.metrics.cancelled_request_count), 1);
+  assert.equal(avg(s.metrics.total_error_isl), 20);
+});
+
+test('per-record stats over valid records; list metrics flattened', () => {
+  const s = summarize(fixture());
+  const ttft = s.metrics.time_to_first_token;
+  assert.ok(ttft !== undefined && isStatsSummary(ttft));
+  assert.equal(ttft.count, 2);
+  assert.equal(ttft.avg, 75); // (100 + 50)/2
+  assert.equal(ttft.unit, 'ms');
+  const icl = s.metrics.inter_chunk_latency;
+  assert.ok(icl !== undefined && isStatsSummary(icl));
+  assert.equal(icl.count, 4); // [100] + [50, 50, 50]
+  assert.equal(icl.avg, 62.5); // 250/4
+});
+
+test('goodput: all SLOs must hold, fraction counts errors in the denominator', () => {
+  const slos = parseGoodput('time_to_first_token:60 request_latency:250');
+  const s = summarize(fixture(), { slos });
+  // record 1: TTFT 100 > 60 fails; record 2: TTFT 50 ≤ 60 and latency 200 ≤ 250 → good
+  assert.equal(avg(s.metrics.good_request_count), 1);
+  close(avg(s.metrics.goodput), 1 / 0.9);
+  close(avg(s.metrics.good_request_fraction), 0.25); // 1/(2 valid + 2 errors)
+  assert.equal(summarize(fixture()).metrics.goodput, undefined); // no SLOs, no goodput
+});
+
+test('parseGoodput: direction from the metric, errors for bad items, missing value fails', () => {
+  assert.deepEqual(parseGoodput('time_to_first_token:300 inter_token_latency:20'), [
+    { tag: 'time_to_first_token', threshold: 300, largerIsBetter: false },
+    { tag: 'inter_token_latency', threshold: 20, largerIsBetter: false },
+  ]);
+  const [perUser] = parseGoodput('output_token_throughput_per_user:100');
+  assert.equal(perUser?.largerIsBetter, true);
+  assert.equal(meetsSlos({ output_token_throughput_per_user: 100 }, [perUser!]), true); // ≥
+  assert.equal(meetsSlos({ output_token_throughput_per_user: 99 }, [perUser!]), false);
+  assert.equal(meetsSlos({}, [perUser!]), false);
+  assert.throws(() => parseGoodput('nope:1'), GoodputParseError);
+  assert.throws(() => parseGoodput('time_to_first_token:abc'), GoodputParseError);
+  assert.throws(() => parseGoodput('request_throughput:5'), GoodputParseError);
+  assert.throws(() => parseGoodput('  '), GoodputParseError);
+});
+
+test('OSL mismatch count and warning; error summary grouped by code and type', () => {
+  const s = summarize(fixture());
+  // record 2: |4 − 100| = 96 > min(5 % of 100, 50) = 5; record 1: |2 − 2| = 0
+  assert.equal(avg(s.metrics.osl_mismatch_count), 1);
+  assert.equal(s.warnings.length, 1);
+  assert.match(s.warnings[0]!, /--extra-inputs ignore_eos:true/);
+  assert.deepEqual(
+    s.errorSummary.map((e) => [e.code, e.type, e.count]),
+    [
+      [499, 'RequestCancellationError', 1],
+      [500, 'Internal Server Error', 1],
+    ],
+  );
+});
+
+test('usage discrepancy counts records more than 10 % off', () => {
+  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true };
+  const chunks = [{ atNs: 10 * MS, text: 'x', reasoning: '' }];
+  const rec = (prompt: number) =>
+    processRecord(raw({ chunks, endNs: 20 * MS, inputTokens: 100, usage: { prompt_tokens: prompt } }), ctx);
+  // 111 is 11 % off (counted), 110 is exactly 10 % (not counted)
+  const s = summarize([rec(111), rec(110)]);
+  assert.equal(avg(s.metrics.usage_discrepancy_count), 1);
+  assert.equal(s.warnings.length, 1);
+});
+
+test('registry keys equal tags', () => {
+  for (const [key, def] of Object.entries(METRICS)) assert.equal(def.tag, key);
+});
