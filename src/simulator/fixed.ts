@@ -1,0 +1,88 @@
+/**
+ * Fixed-mode scheduler: no batching and no queueing. Token i of a request is emitted at
+ * `arrival + ttftMs + ttftPerUncachedTokenMs·uncachedPromptTokens + i·itlMs`, on absolute
+ * timestamps. The prefix cache is still consulted so `cached_tokens` is reported; when the pool
+ * cannot hold a request its prompt is simply treated as uncached.
+ */
+import { monotonicNowNs } from '../timing/clock.js';
+import type { KvPool } from './kv-pool.js';
+import type { Scheduler, Sequence } from './sequence.js';
+
+/** Fixed-mode latencies (ms). */
+export interface FixedParams {
+  ttftMs: number;
+  itlMs: number;
+  ttftPerUncachedTokenMs: number;
+}
+
+/** Per-request timers on absolute targets. */
+export class FixedScheduler implements Scheduler {
+  private readonly timers = new Map<Sequence, NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(
+    private readonly params: FixedParams,
+    private readonly pool: KvPool,
+  ) {}
+
+  submit(seq: Sequence): void {
+    if (this.closed) return;
+    const arrivalNs = monotonicNowNs();
+    const total = this.pool.blocksFor(seq.promptTokens + seq.outputTokens);
+    seq.alloc = this.pool.allocate(seq.blockKeys, seq.promptTokens, total);
+    seq.cachedTokens = seq.alloc === null ? 0 : seq.alloc.hitKeys.length * this.pool.blockSize;
+    const uncached = seq.promptTokens - seq.cachedTokens;
+    const firstNs = arrivalNs + (this.params.ttftMs + this.params.ttftPerUncachedTokenMs * uncached) * 1e6;
+    this.schedule(seq, firstNs);
+  }
+
+  private schedule(seq: Sequence, targetNs: number): void {
+    const delayMs = Math.max(0, (targetNs - monotonicNowNs()) / 1e6);
+    this.timers.set(
+      seq,
+      setTimeout(() => this.fire(seq, targetNs), delayMs),
+    );
+  }
+
+  private fire(seq: Sequence, targetNs: number): void {
+    this.timers.delete(seq);
+    if (seq.finished) return;
+    if (seq.generated === 0) {
+      seq.prefillRemaining = 0;
+      if (seq.alloc !== null) this.pool.commitPrompt(seq.alloc, seq.blockKeys);
+    }
+    const index = seq.generated++;
+    seq.sink.onToken(index, targetNs, 1);
+    if (seq.finished) return;
+    if (seq.generated >= seq.outputTokens) {
+      this.cancel(seq);
+      seq.sink.onDone(targetNs);
+      return;
+    }
+    this.schedule(seq, targetNs + this.params.itlMs * 1e6);
+  }
+
+  cancel(seq: Sequence): void {
+    if (seq.finished) return;
+    seq.finished = true;
+    const t = this.timers.get(seq);
+    if (t !== undefined) clearTimeout(t);
+    this.timers.delete(seq);
+    if (seq.alloc !== null) this.pool.release(seq.alloc);
+    seq.alloc = null;
+  }
+
+  running(): number {
+    return this.timers.size;
+  }
+
+  waiting(): number {
+    return 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}

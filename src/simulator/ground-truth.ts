@@ -1,0 +1,67 @@
+/**
+ * Ground-truth log: one JSONL line per finished request with the server's own timings, so a
+ * benchmark's client-side measurements can be checked against what the server actually did.
+ * Times are wall-clock epoch nanoseconds written as decimal strings (they exceed 2^53).
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { TimeBase } from '../timing/clock.js';
+
+/** Server-side timeline of one request (monotonic ns of this process until written). */
+export interface RequestTimeline {
+  id: string;
+  endpoint: string;
+  status: number;
+  fault: string;
+  arrivalNs: number;
+  /** Scheduler time of the first output token (end of its step in engine mode), or null. */
+  firstTokenStepNs: number | null;
+  /** Actual write of the first token-carrying chunk, or null. */
+  firstTokenWriteNs: number | null;
+  chunkWriteNs: number[];
+  endNs: number | null;
+  promptTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  /** Sequences in the step that produced the first token (1 in fixed mode). */
+  batchSizeAtFirstToken: number | null;
+}
+
+/** Appends timelines to a JSONL file. */
+export class GroundTruthLog {
+  private readonly out: WriteStream;
+  private readonly base = new TimeBase();
+
+  /** @param path file to create (truncated if it exists). */
+  constructor(path: string) {
+    this.out = createWriteStream(path, { flags: 'w' });
+  }
+
+  private epoch(ns: number | null): string | null {
+    return ns === null ? null : this.base.toEpochNs(ns).toString();
+  }
+
+  /** Writes one line. */
+  write(t: RequestTimeline): void {
+    const line = {
+      id: t.id,
+      endpoint: t.endpoint,
+      status: t.status,
+      fault: t.fault,
+      arrival_ns: this.epoch(t.arrivalNs),
+      first_token_step_ns: this.epoch(t.firstTokenStepNs),
+      first_token_write_ns: this.epoch(t.firstTokenWriteNs),
+      chunk_write_ns: t.chunkWriteNs.map((n) => this.epoch(n)),
+      end_ns: this.epoch(t.endNs),
+      prompt_tokens: t.promptTokens,
+      cached_tokens: t.cachedTokens,
+      output_tokens: t.outputTokens,
+      batch_size_at_first_token: t.batchSizeAtFirstToken,
+    };
+    this.out.write(`${JSON.stringify(line)}\n`);
+  }
+
+  /** Flushes and closes the file. */
+  close(): Promise<void> {
+    return new Promise((resolve) => this.out.end(resolve));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The simulator's HTTP server (plain `node:http`): OpenAI-compatible `POST /v1/chat/completions`
+ * and `POST /v1/completions`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EngineScheduler } from './engine.js';
+import { FaultPicker } from './faults.js';
+import { FixedScheduler } from './fixed.js';
+import { GroundTruthLog } from './ground-truth.js';
+import { type HandlerContext, handleGenerate, sendError } from './handler.js';
+import { KvPool } from './kv-pool.js';
+import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInput } from './options.js';
+import { createPromptTokenizer } from './prompt-tokenizer.js';
+import type { Scheduler } from './sequence.js';
+import { newCounters, renderMetrics, type SimulatorStats } from './stats.js';
+
+export type { SimulatorStats } from './stats.js';
+
+/** A running in-process simulator. */
+export interface RunningSimulator {
+  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
+  url: string;
+  port: number;
+  /** Stops listening, drops open requests and flushes the ground-truth log. */
+  close(): Promise<void>;
+  /** Counter snapshot. */
+  stats(): SimulatorStats;
+}
+
+/** Default name listed by `/v1/models` when no model names are configured. */
+export const DEFAULT_MODEL_NAME = 'tokenload-sim';
+
+function makeScheduler(opts: SimulatorOptions, pool: KvPool): { scheduler: Scheduler; steps: () => number } {
+  if (opts.mode === 'fixed') return { scheduler: new FixedScheduler(opts, pool), steps: () => 0 };
+  const engine = new EngineScheduler(opts, pool);
+  return { scheduler: engine, steps: () => engine.stepCount() };
+}
+
+function snapshot(ctx: HandlerContext, steps: number): SimulatorStats {
+  const cache = ctx.pool.stats();
+  return {
+    ...ctx.counters,
+    running: ctx.scheduler.running(),
+    waiting: ctx.scheduler.waiting(),
+    steps,
+    tokenizerEngine: ctx.tokenizer.engine,
+    cache: { ...cache, hitRatio: cache.queryTokens === 0 ? 0 : cache.hitTokens / cache.queryTokens },
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, obj: unknown, type = 'application/json'): void {
+  const body = typeof obj === 'string' ? obj : JSON.stringify(obj);
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function modelList(opts: SimulatorOptions): unknown {
+  const names = opts.models.length > 0 ? opts.models : [DEFAULT_MODEL_NAME];
+  const created = Math.floor(Date.now() / 1000);
+  return {
+    object: 'list',
+    data: names.map((id) => ({ id, object: 'model', created, owned_by: 'tokenload' })),
+  };
+}
+
+function serveMetrics(ctx: HandlerContext, steps: number, res: ServerResponse): void {
+  const name = ctx.opts.models[0] ?? DEFAULT_MODEL_NAME;
+  sendJson(res, 200, renderMetrics(snapshot(ctx, steps), name), 'text/plain; version=0.0.4');
+}
+
+function route(ctx: HandlerContext, steps: () => number, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const key = `${req.method ?? ''} ${path}`;
+  if (key === 'POST /v1/chat/completions') void handleGenerate(ctx, 'chat', req, res);
+  else if (key === 'POST /v1/completions') void handleGenerate(ctx, 'completion', req, res);
+  else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
+  else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
+  else if (key === 'GET /metrics') serveMetrics(ctx, steps(), res);
+  else {
+    req.resume();
+    sendError(res, 404, `no route for ${key}`);
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/**
+ * Starts the simulator in this process.
+ * @param input options (defaults from {@link SimulatorOptionsSchema}).
+ * @returns the bound URL and port, `close()` and `stats()`.
+ * @throws {z.ZodError} on invalid options; {@link TokenizerLoadError} when the tokenizer is
+ *   missing; the listen error (e.g. EADDRINUSE) when the port cannot be bound.
+ */
+export async function startSimulator(input: SimulatorOptionsInput = {}): Promise<RunningSimulator> {
+  const opts = parseSimulatorOptions(input);
+  const pool = new KvPool(opts.cacheCapacityBlocks, opts.blockSize, opts.prefixCache);
+  const { scheduler, steps } = makeScheduler(opts, pool);
+  const ctx: HandlerContext = {
+    opts,
+    tokenizer: createPromptTokenizer(opts.tokenizer),
+    pool,
+    scheduler,
+    faults: new FaultPicker(opts),
+    counters: newCounters(),
+    log: opts.groundTruthLog === undefined ? null : new GroundTruthLog(opts.groundTruthLog),
+    open: new Set(),
+  };
+  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => route(ctx, steps, req, res));
+  const port = await listen(server, opts.host, opts.port);
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    stats: () => snapshot(ctx, steps()),
+    close: async () => {
+      scheduler.close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await ctx.log?.close();
+    },
+  };
+}
