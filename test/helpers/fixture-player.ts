@@ -227,3 +227,28 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
     },
   };
 }
+
+/** A fixture built in a test: chat streaming by default, no `expect`. */
+export function inlineFixture(
+  name: string,
+  response: FixtureResponse,
+  request?: Partial<Fixture['request']>,
+): Fixture {
+  return {
+    formatVersion: 1,
+    name,
+    case: name,
+    about: name,
+    model: 'test-model',
+    request: { endpoint: 'chat', stream: true, ...request },
+    response,
+    expect: {},
+  };
+}
+
+/** `data: <json>\n\n` of a chat chunk carrying `content` (null for a finish-only chunk). */
+export function chatChunk(content: string | null, finishReason: string | null = null): string {
+  const delta = content === null ? {} : { content };
+  const choice = { index: 0, delta, finish_reason: finishReason };
+  return `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [choice] })}\n\n`;
+}

@@ -1,0 +1,164 @@
+/** Successful exchanges beyond the fixture set: CRLF, split bytes, completions, whole bodies, reasoning. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sendOnce } from '../../src/client/send-once.js';
+import { packageVersion } from '../../src/util/package-root.js';
+import {
+  chatChunk,
+  type FixturePlayer,
+  inlineFixture,
+  startFixturePlayer,
+} from '../helpers/fixture-player.js';
+
+const SSE = { 'content-type': 'text/event-stream' };
+const crlf = (text: string) => text.replaceAll('\n', '\r\n');
+const fixtures = [
+  inlineFixture('crlf-split', {
+    status: 200,
+    headers: SSE,
+    writes: [
+      { atMs: 0, data: crlf(chatChunk('caf')).slice(0, -1) },
+      { atMs: 20, hex: '0a' },
+      { atMs: 40, data: crlf(chatChunk('é ')).slice(0, 40) },
+      { atMs: 60, data: crlf(chatChunk('é ')).slice(40) },
+      {
+        atMs: 80,
+        hex: Buffer.from(crlf(chatChunk('🙂')))
+          .subarray(0, 45)
+          .toString('hex'),
+      },
+      {
+        atMs: 100,
+        hex: Buffer.from(crlf(chatChunk('🙂')))
+          .subarray(45)
+          .toString('hex'),
+      },
+      { atMs: 120, data: crlf(chatChunk(null, 'stop')) + 'data: [DONE]\r\n\r\n' },
+    ],
+    end: 'close',
+  }),
+  inlineFixture(
+    'completions-finish-no-done',
+    {
+      status: 200,
+      headers: SSE,
+      writes: [
+        { atMs: 0, data: 'data: {"object":"text_completion","choices":[{"index":0,"text":"A"}]}\n\n' },
+        {
+          atMs: 20,
+          data: 'data: {"object":"text_completion","choices":[{"index":0,"text":"B","finish_reason":"stop"}]}\n\n',
+        },
+      ],
+      end: 'close',
+    },
+    { endpoint: 'completions' },
+  ),
+  inlineFixture(
+    'whole-chat-body',
+    {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: {
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 2 },
+      },
+      delayMs: 30,
+    },
+    { stream: false },
+  ),
+  inlineFixture('reasoning-then-text', {
+    status: 200,
+    headers: SSE,
+    writes: [
+      {
+        atMs: 0,
+        data: 'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}\n\n',
+      },
+      { atMs: 30, data: chatChunk('ok') },
+      { atMs: 31, data: 'data: not json\n\n' },
+      { atMs: 32, data: `${chatChunk(null, 'stop')}data: [DONE]\n\n` },
+    ],
+    end: 'close',
+  }),
+];
+
+let player: FixturePlayer;
+before(async () => {
+  player = await startFixturePlayer(fixtures);
+});
+after(async () => {
+  await player.close();
+});
+
+const send = (name: string, over: Partial<Parameters<typeof sendOnce>[0]> = {}) =>
+  sendOnce({
+    url: player.origin,
+    endpoint: 'chat',
+    model: 'test-model',
+    messages: [{ role: 'user', content: 'x' }],
+    stream: true,
+    headers: { 'x-fixture': name },
+    ...over,
+  });
+
+test('CRLF stream with \\r\\n and UTF-8 characters split across writes', async () => {
+  const raw = await send('crlf-split');
+  assert.equal(raw.error, null);
+  assert.deepEqual(
+    raw.chunks.map((c) => c.text),
+    ['caf', 'é ', '🙂'],
+  );
+  assert.equal(raw.parseErrors, 0);
+  assert.equal(raw.finishReason, 'stop');
+  // Each event is stamped by the read that completed it, which the player never sends early.
+  const arrivalsMs = raw.chunks.map((chunk) => (chunk.atNs - raw.startNs) / 1e6);
+  for (const [i, scriptedMs] of [20, 60, 100].entries())
+    assert.ok((arrivalsMs[i] ?? 0) >= scriptedMs, `chunk ${i}`);
+});
+
+test('completions stream: finish_reason on every choice and a clean end is complete without [DONE]', async () => {
+  const raw = await send('completions-finish-no-done', { endpoint: 'completions', maxTokens: 2 });
+  assert.equal(raw.error, null);
+  assert.equal(raw.chunks.map((c) => c.text).join(''), 'AB');
+  assert.notEqual(raw.streamEndNs, null);
+  const sent = player.log.find((entry) => entry.fixture === 'completions-finish-no-done');
+  assert.equal(sent?.path, '/v1/completions');
+  assert.equal(sent?.body.max_tokens, 2);
+});
+
+test('non-streamed chat body: one chunk stamped when the body has been read', async () => {
+  const raw = await send('whole-chat-body', { stream: false });
+  assert.equal(raw.error, null);
+  assert.equal(raw.chunks.length, 1);
+  assert.equal(raw.chunks[0]?.text, 'Hi!');
+  assert.equal(raw.usage?.completion_tokens, 2);
+  assert.ok((raw.chunks[0]?.atNs ?? 0) - raw.startNs >= 30e6);
+  const sent = player.log.find((entry) => entry.fixture === 'whole-chat-body');
+  assert.equal(sent?.headers.accept, 'application/json');
+  assert.equal(sent?.body.stream_options, undefined);
+});
+
+test('reasoning chunk counts for TTFT; a bad JSON event is a parse error, not a failure', async () => {
+  const raw = await send('reasoning-then-text');
+  assert.equal(raw.error, null);
+  assert.deepEqual(
+    raw.chunks.map((c) => [c.reasoning, c.text]),
+    [
+      ['hmm', ''],
+      ['', 'ok'],
+    ],
+  );
+  assert.equal(raw.parseErrors, 1);
+});
+
+test('request headers: content type, accept, user agent, caller headers', async () => {
+  await send('crlf-split', {
+    headers: { 'x-fixture': 'crlf-split', 'X-Request-ID': 'abc', 'Content-Type': 'text/plain' },
+  });
+  const sent = player.log.filter((entry) => entry.fixture === 'crlf-split').at(-1);
+  assert.equal(sent?.headers['content-type'], 'application/json');
+  assert.equal(sent?.headers.accept, 'text/event-stream');
+  assert.equal(sent?.headers['user-agent'], `tokenload/${packageVersion()}`);
+  assert.equal(sent?.headers['x-request-id'], 'abc');
+});
