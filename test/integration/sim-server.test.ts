@@ -2,6 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 
+/** Parses a response body as JSON (untyped, like the wire). */
+async function jsonOf(res: Response | Promise<Response>): Promise<ReturnType<typeof JSON.parse>> {
+  return JSON.parse(await (await res).text());
+}
+
 let sim: RunningSimulator;
 
 before(async () => {
@@ -72,12 +77,12 @@ test('continuous_usage_stats puts running usage on every chunk', async () => {
 });
 
 test('non-streaming chat and completions bodies', async () => {
-  const c = await (await post('/v1/chat/completions', { ...chat, max_tokens: 4 })).json();
+  const c = await jsonOf(post('/v1/chat/completions', { ...chat, max_tokens: 4 }));
   assert.equal(c.object, 'chat.completion');
   assert.equal(c.choices[0].message.role, 'assistant');
   assert.equal(c.choices[0].finish_reason, 'length');
   assert.equal(c.usage.completion_tokens, 4);
-  const p = await (await post('/v1/completions', { model: 'm', prompt: [1, 2, 3, 4, 5] })).json();
+  const p = await jsonOf(post('/v1/completions', { model: 'm', prompt: [1, 2, 3, 4, 5] }));
   assert.equal(p.usage.prompt_tokens, 5, 'token-id prompts are used as-is');
   assert.equal(p.usage.completion_tokens, 16, 'default output length');
 });
@@ -85,16 +90,16 @@ test('non-streaming chat and completions bodies', async () => {
 test('bad JSON and missing messages give 400 with an OpenAI error body', async () => {
   const bad = await post('/v1/chat/completions', '{not json');
   assert.equal(bad.status, 400);
-  assert.equal(typeof (await bad.json()).error.message, 'string');
+  assert.equal(typeof (await jsonOf(bad)).error.message, 'string');
   const missing = await post('/v1/chat/completions', { model: 'm' });
   assert.equal(missing.status, 400);
-  assert.equal((await missing.json()).error.code, 400);
+  assert.equal((await jsonOf(missing)).error.code, 400);
   assert.equal((await post('/v1/nope', {})).status, 404);
 });
 
 test('/health, /v1/models and /metrics with vLLM names', async () => {
   assert.equal((await fetch(`${sim.url}/health`)).status, 200);
-  const models = await (await fetch(`${sim.url}/v1/models`)).json();
+  const models = await jsonOf(fetch(`${sim.url}/v1/models`));
   assert.equal(models.object, 'list');
   assert.equal(models.data.length, 1);
   const text = await (await fetch(`${sim.url}/metrics`)).text();
