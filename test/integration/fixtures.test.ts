@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sendOnce } from '../../src/client/send-once.js';
 import { oslFromRecord } from '../../src/client/token-source.js';
 import { createHttpClient } from '../../src/client/undici-client.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
@@ -11,6 +12,7 @@ import type { RawRecord } from '../../src/record/types.js';
 import {
   type Fixture,
   type FixturePlayer,
+  inlineFixture,
   loadFixtures,
   startFixturePlayer,
 } from '../helpers/fixture-player.js';
@@ -19,8 +21,24 @@ type Range = [number, number];
 const fixtures = loadFixtures();
 let player: FixturePlayer;
 
+const warmup = inlineFixture(
+  'warmup',
+  { status: 200, headers: {}, body: '{"choices":[]}' },
+  { stream: false },
+);
+
 before(async () => {
-  player = await startFixturePlayer(fixtures);
+  player = await startFixturePlayer([...fixtures, warmup]);
+  // The first request of a process pays one-off costs (undici's llhttp WASM compile, lazy module
+  // code) inside its own measured time; warm them up so fixture ranges measure steady-state work.
+  await sendOnce({
+    url: player.origin,
+    endpoint: 'chat',
+    model: 'm',
+    messages: [],
+    stream: false,
+    headers: { 'x-fixture': 'warmup' },
+  });
 });
 after(async () => {
   await player.close();
