@@ -16,7 +16,13 @@ async function stream(url: string, prompt: number[] | string, maxTokens = 2): Pr
   const t0 = performance.now();
   const res = await fetch(`${url}/v1/completions`, {
     method: 'POST',
-    body: JSON.stringify({ model: 'm', prompt, stream: true, max_tokens: maxTokens, stream_options: { include_usage: true } }),
+    body: JSON.stringify({
+      model: 'm',
+      prompt,
+      stream: true,
+      max_tokens: maxTokens,
+      stream_options: { include_usage: true },
+    }),
   });
   assert.equal(res.status, 200);
   let ttftMs = -1;
@@ -108,12 +114,18 @@ interface LogLine {
   batch_size_at_first_token: number;
 }
 
-async function meanStepTtftMs(concurrency: number, dir: string): Promise<{ ttftMs: number; maxBatch: number }> {
+async function meanStepTtftMs(
+  concurrency: number,
+  dir: string,
+): Promise<{ ttftMs: number; maxBatch: number }> {
   const log = join(dir, `gt-${concurrency}.jsonl`);
   const sim = await startSimulator({ groundTruthLog: log });
   await Promise.all(Array.from({ length: concurrency }, (_, i) => stream(sim.url, ids(i * 100_000, 4000))));
   await sim.close();
-  const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as LogLine);
+  const lines = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as LogLine);
   assert.equal(lines.length, concurrency);
   const ttfts = lines.map((l) => Number(BigInt(l.first_token_step_ns) - BigInt(l.arrival_ns)) / 1e6);
   return {
