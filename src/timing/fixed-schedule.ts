@@ -8,7 +8,7 @@
  */
 import type { Conversation, Turn } from '../dataset/types.js';
 import { Semaphore } from './semaphore.js';
-import type { DispatchItem, LoadStrategy, StrategyInput, StrategyResult } from './types.js';
+import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
 
 /** Options of the fixed schedule. */
 export interface FixedScheduleOptions {
@@ -70,20 +70,26 @@ async function runFixedSchedule(
   const slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
   const running: Promise<void>[] = [];
   let issued = 0;
-  const send = async (item: DispatchItem): Promise<void> => {
+  const send = async (prepared: PreparedSend): Promise<void> => {
     issued++;
-    await input.dispatch(item);
+    await prepared.send();
   };
   for (let sessionNum = 0; sessionNum < order.length; sessionNum++) {
     const entry = order[sessionNum];
     if (entry === undefined) break;
-    await clock.sleepUntil(targetNs(entry.ts), signal);
+    const first = entry.c.turns[0];
+    if (first === undefined) continue;
+    const scheduledNs = targetNs(entry.ts);
+    const prepared = input.dispatch.prepare({ conversation: entry.c, turn: first, sessionNum, scheduledNs });
+    await clock.sleepUntil(scheduledNs, signal);
     if (slots !== null) await slots.acquire();
     if (signal.aborted) {
       slots?.release();
       break;
     }
-    const session = runSession(entry.c, sessionNum, targetNs, input, send).finally(() => slots?.release());
+    const session = runSession(entry.c, sessionNum, prepared, targetNs, input, send).finally(() =>
+      slots?.release(),
+    );
     running.push(session);
   }
   await Promise.all(running);
@@ -93,18 +99,20 @@ async function runFixedSchedule(
 async function runSession(
   conversation: Conversation,
   sessionNum: number,
+  firstPrepared: PreparedSend,
   targetNs: (ts: number) => number,
   input: StrategyInput,
-  send: (item: DispatchItem) => Promise<void>,
+  send: (prepared: PreparedSend) => Promise<void>,
 ): Promise<void> {
   const { clock, signal } = input;
-  for (const turn of conversation.turns) {
+  await send(firstPrepared);
+  for (const turn of conversation.turns.slice(1)) {
     if (signal.aborted) return;
-    const scheduledNs =
-      turn.index === 0 ? targetNs(turn.timestampMs ?? 0) : laterTurnTarget(turn, clock.nowNs(), targetNs);
-    if (turn.index > 0) await clock.sleepUntil(scheduledNs, signal);
+    const scheduledNs = laterTurnTarget(turn, clock.nowNs(), targetNs);
+    const prepared = input.dispatch.prepare({ conversation, turn, sessionNum, scheduledNs });
+    await clock.sleepUntil(scheduledNs, signal);
     if (signal.aborted) return;
-    await send({ conversation, turn, sessionNum, scheduledNs });
+    await send(prepared);
   }
 }
 

@@ -15,8 +15,19 @@ export interface DispatchItem {
   scheduledNs: number | null;
 }
 
-/** Sends one turn; resolves when its response has completed or failed (never rejects). */
-export type Dispatch = (item: DispatchItem) => Promise<void>;
+/** A request built ahead of its send time (prompt synthesized, body serialized). */
+export interface PreparedSend {
+  /** Sends it; resolves when its response has completed or failed (never rejects). */
+  send(): Promise<void>;
+}
+
+/**
+ * The sender, in two steps so that building a large prompt never delays a send: strategies call
+ * `prepare` before waiting for the target time and `send` when it is due.
+ */
+export interface Dispatch {
+  prepare(item: DispatchItem): PreparedSend;
+}
 
 /** What every strategy receives. */
 export interface StrategyInput {

@@ -40,16 +40,20 @@ async function replay(
   const sent: Sent[] = [];
   const strategy = createFixedSchedule({ zeroMs, ...(concurrency === undefined ? {} : { concurrency }) });
   const start = clock.nowNs();
-  const dispatch = async (item: DispatchItem): Promise<void> => {
-    const sentNs = clock.nowNs();
-    await clock.sleepUntil(sentNs + durationMs(item.conversation.id, item.turn.index) * MS);
-    sent.push({
-      id: item.conversation.id,
-      turn: item.turn.index,
-      scheduledMs: ((item.scheduledNs ?? Number.NaN) - start) / MS,
-      sentMs: (sentNs - start) / MS,
-      doneMs: (clock.nowNs() - start) / MS,
-    });
+  const dispatch = {
+    prepare: (item: DispatchItem) => ({
+      send: async (): Promise<void> => {
+        const sentNs = clock.nowNs();
+        await clock.sleepUntil(sentNs + durationMs(item.conversation.id, item.turn.index) * MS);
+        sent.push({
+          id: item.conversation.id,
+          turn: item.turn.index,
+          scheduledMs: ((item.scheduledNs ?? Number.NaN) - start) / MS,
+          sentMs: (sentNs - start) / MS,
+          doneMs: (clock.nowNs() - start) / MS,
+        });
+      },
+    }),
   };
   const done = strategy.run({ conversations, clock, dispatch, signal: new AbortController().signal });
   await clock.runUntilIdle(done);

@@ -1,0 +1,83 @@
+/**
+ * Wires `tokenload profile` to {@link runProfile}: parses flags, installs Ctrl-C / SIGTERM
+ * handling (first: stop issuing and drain for the grace period; second: cancel in-flight now),
+ * prints the console report, and maps failures to exit codes.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { DatasetError } from '../dataset/types.js';
+import { GoodputParseError } from '../metrics/goodput.js';
+import { PromptSynthesisError } from '../prompt/synthesizer.js';
+import { TokenizerLoadError } from '../prompt/tokenizer.js';
+import { runProfile } from '../run/profile.js';
+import type { Logger } from '../run/progress.js';
+import { ScheduleError } from '../timing/fixed-schedule.js';
+import { defineProfileOptions, type ProfileFlags, resolveProfileConfig } from './profile-command.js';
+
+/** Logger on stderr, so stdout carries only the report. */
+export const stderrLogger: Logger = {
+  info: (m) => process.stderr.write(`[tokenload] ${m}\n`),
+  warn: (m) => process.stderr.write(`[tokenload] warning: ${m}\n`),
+};
+
+/** Errors that are the user's input, reported as one line with exit code 1 (no stack trace). */
+function isInputError(err: unknown): err is Error {
+  return (
+    err instanceof DatasetError ||
+    err instanceof TokenizerLoadError ||
+    err instanceof ScheduleError ||
+    err instanceof GoodputParseError ||
+    err instanceof PromptSynthesisError
+  );
+}
+
+/** Registers `profile` on `program`; `setExit` receives the exit code. */
+export function registerProfileCommand(program: Command, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('profile')
+    .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
+  defineProfileOptions(cmd).action(async (flags: ProfileFlags) => {
+    let config: ReturnType<typeof resolveProfileConfig>;
+    try {
+      config = resolveProfileConfig(flags, ['tokenload', ...process.argv.slice(2)].join(' '));
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      process.stderr.write(`error: ${err.message}\n`);
+      setExit(2);
+      return;
+    }
+    setExit(await runWithSignals(config));
+  });
+}
+
+async function runWithSignals(config: ReturnType<typeof resolveProfileConfig>): Promise<number> {
+  const stop = new AbortController();
+  const force = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (!stop.signal.aborted) {
+      stderrLogger.warn(`${sig}: stopping; press Ctrl-C again to cancel in-flight requests`);
+      stop.abort();
+    } else {
+      force.abort();
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const outcome = await runProfile(config, {
+      log: stderrLogger,
+      stopSignal: stop.signal,
+      forceSignal: force.signal,
+    });
+    process.stdout.write(`${outcome.consoleText}\n`);
+    return outcome.wasCancelled ? 130 : 0;
+  } catch (err) {
+    if (isInputError(err)) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

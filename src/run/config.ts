@@ -1,0 +1,71 @@
+/**
+ * The resolved configuration of one `tokenload profile` run, after CLI parsing and validation.
+ * Field names follow the AIPerf flags they come from; units are in the names.
+ */
+import type { TimingPrecision } from '../timing/real-clock.js';
+
+/** Everything a profile run needs. */
+export interface ProfileConfig {
+  /** `-m/--model`: one or more model names; requests round-robin over them. */
+  models: string[];
+  /** `-u/--url`: server origin, `http://` implied (AIPerf default `localhost:8000`). */
+  url: string;
+  /** `--endpoint-type`. */
+  endpointType: string;
+  /** `--endpoint`: URL path override. */
+  endpointPath?: string;
+  /** `--streaming`. */
+  streaming: boolean;
+  /** `--input-file`. */
+  inputFile: string;
+  /** `--custom-dataset-type`. */
+  customDatasetType: string;
+  /** `--fixed-schedule` (also implied by a timestamped trace type). */
+  fixedSchedule: boolean;
+  /** `--fixed-schedule-auto-offset` (default true here; AIPerf's default is false). */
+  fixedScheduleAutoOffset: boolean;
+  /** `--fixed-schedule-start-offset`, trace ms, inclusive. */
+  fixedScheduleStartOffsetMs?: number;
+  /** `--fixed-schedule-end-offset`, trace ms, inclusive. */
+  fixedScheduleEndOffsetMs?: number;
+  /** `--synthesis-speedup-ratio`: trace timestamps are divided by it. */
+  synthesisSpeedupRatio: number;
+  /** `--isl-block-size`: tokens per hash id (default from the dataset type). */
+  islBlockSize?: number;
+  /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
+  tokenizer: string;
+  /** `--random-seed` (a random seed is drawn and recorded when not given). */
+  randomSeed: number;
+  /** `--request-timeout-seconds`. */
+  requestTimeoutSeconds: number;
+  /** `--extra-inputs`, merged into every body. */
+  extraInputs: Record<string, unknown>;
+  /** `-H/--header` values, name → value. */
+  headers: Record<string, string>;
+  /** `--api-key`, sent as `Authorization: Bearer`. */
+  apiKey?: string;
+  /** `--use-legacy-max-tokens`. */
+  useLegacyMaxTokens: boolean;
+  /** `--use-server-token-count`. */
+  useServerTokenCount: boolean;
+  /** `--per-chunk-usage`. */
+  perChunkUsage: boolean;
+  /** `--goodput` SLO string, e.g. `time_to_first_token:300 inter_token_latency:20`. */
+  goodput?: string;
+  /** `--concurrency`: session-slot ceiling (with a fixed schedule: optional cap). */
+  concurrency?: number;
+  /** Resolved artifact directory. */
+  artifactDir: string;
+  /** `--simulator`: start the built-in simulator in a child process and target it. */
+  simulator: boolean;
+  /** `--skip-bad-lines`: count and skip malformed trace lines instead of failing. */
+  skipBadLines: boolean;
+  /** `--timing-precision`. */
+  timingPrecision: TimingPrecision;
+  /** `--benchmark-grace-period` after Ctrl-C / duration end before in-flight requests are cancelled, s. */
+  gracePeriodSeconds: number;
+  /** `--ui`: `none` | `simple`. */
+  ui: 'none' | 'simple';
+  /** The command line as typed, for the console footer. */
+  commandLine: string;
+}

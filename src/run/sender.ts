@@ -1,0 +1,174 @@
+/**
+ * The dispatch function the load strategy calls for each turn: build the prompt lazily, apply the
+ * context mode, build the body, send, then hand the record on. A failure anywhere in one request
+ * becomes that request's recorded error; it never escapes into the scheduler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { HttpClient } from '../client/types.js';
+import type { ChatMessage } from '../dataset/types.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
+import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { RawRecord } from '../record/types.js';
+import { monotonicNowNs } from '../timing/clock.js';
+import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
+import type { ProfileConfig } from './config.js';
+import { ConversationContext } from './conversation-context.js';
+import { resolveTurnPrompt, type TurnPrompt } from './turn-prompt.js';
+
+/** What the sender needs. */
+export interface SenderDeps {
+  config: ProfileConfig;
+  client: HttpClient;
+  adapter: EndpointAdapter;
+  /** Full URL path of the endpoint (base path + endpoint path). */
+  path: string;
+  synthesizer: PromptSynthesizer;
+  tokenizer: TextTokenizer;
+  /** Aborts in-flight requests (recorded as cancelled). */
+  cancelSignal: AbortSignal;
+  /** Called with each built body (serialized JSON), before sending (for inputs.json). */
+  onBody(conversationId: string, turnIndex: number, body: string): void;
+  /** Called with each finished record. */
+  onRecord(raw: RawRecord): Promise<void> | void;
+}
+
+/** Creates the dispatcher: `prepare` builds the body ahead of time, `send` sends it. */
+export function createSender(deps: SenderDeps): Dispatch {
+  const context = new ConversationContext();
+  let requestNum = 0;
+  return {
+    prepare: (item: DispatchItem): PreparedSend => {
+      const model = deps.config.models[requestNum++ % deps.config.models.length] as string;
+      const built = prepareOne(deps, context, item, model);
+      return {
+        send: async () => {
+          const raw = await built.send();
+          await deps.onRecord(raw);
+        },
+      };
+    },
+  };
+}
+
+function prepareOne(
+  deps: SenderDeps,
+  context: ConversationContext,
+  item: DispatchItem,
+  model: string,
+): { send(): Promise<RawRecord> } {
+  const { conversation, turn } = item;
+  const identity = {
+    conversationId: conversation.id,
+    turnIndex: turn.index,
+    sessionNum: item.sessionNum,
+    xRequestId: randomUUID(),
+    xCorrelationId: `${conversation.id}`,
+    model,
+    ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
+    scheduledNs: item.scheduledNs,
+    inputTokens: null as number | null,
+    requestedOutputTokens: turn.maxTokens ?? null,
+  };
+  let prompt: TurnPrompt;
+  let body: Record<string, unknown>;
+  try {
+    prompt = resolveTurnPrompt(turn, `${conversation.id}:${turn.index}`, deps.synthesizer, deps.tokenizer);
+    identity.inputTokens = prompt.inputTokens;
+    const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
+    body = prompt.payload ?? buildBody(deps, model, messages, turn.maxTokens, turn.extra);
+  } catch (err) {
+    const failed = clientErrorRecord(identity, err);
+    return { send: () => Promise.resolve(failed) };
+  }
+  const bodyText = JSON.stringify(body);
+  deps.onBody(conversation.id, turn.index, bodyText);
+  const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
+  const turnMessages = prompt.messages;
+  return {
+    send: async () => {
+      const raw = await deps.client.send({
+        identity,
+        path: deps.path,
+        headers,
+        body: bodyText,
+        stream: deps.config.streaming && deps.adapter.streamable,
+        adapter: deps.adapter,
+        timeoutMs: deps.config.requestTimeoutSeconds * 1000,
+        signal: deps.cancelSignal,
+      });
+      const reply = raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
+      const isLast = turn.index === conversation.turns.length - 1;
+      context.remember(conversation.id, conversation.contextMode, turnMessages, reply, isLast);
+      return raw;
+    },
+  };
+}
+
+function buildBody(
+  deps: SenderDeps,
+  model: string,
+  messages: ChatMessage[],
+  maxTokens: number | undefined,
+  turnExtra: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  return deps.adapter.buildBody({
+    model,
+    messages,
+    stream: deps.config.streaming && deps.adapter.streamable,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    useLegacyMaxTokens: deps.config.useLegacyMaxTokens,
+    perChunkUsage: deps.config.perChunkUsage,
+    extraInputs: deps.config.extraInputs,
+    ...(turnExtra === undefined ? {} : { turnExtra }),
+  });
+}
+
+/** Headers of one request: `-H` values, auth, and AIPerf's request/session ids. */
+function requestHeaders(
+  config: ProfileConfig,
+  requestId: string,
+  correlationId: string,
+): Record<string, string> {
+  const headers: Record<string, string> = { ...config.headers };
+  if (config.apiKey !== undefined) headers.authorization = `Bearer ${config.apiKey}`;
+  headers['x-request-id'] = requestId;
+  headers['x-correlation-id'] = correlationId;
+  return headers;
+}
+
+/** A request that could not even be built (e.g. an impossible hash_ids layout): recorded, not thrown. */
+function clientErrorRecord(identity: Omit<RawRecord, keyof RawRecordTail>, err: unknown): RawRecord {
+  const now = monotonicNowNs();
+  const message = err instanceof Error ? err.message : String(err);
+  const type = err instanceof Error ? err.name : 'Error';
+  return {
+    ...identity,
+    startNs: now,
+    ackNs: null,
+    chunks: [],
+    streamEndNs: null,
+    endNs: now,
+    usage: null,
+    finishReason: null,
+    httpStatus: null,
+    parseErrors: 0,
+    error: { kind: 'client_error', code: 400, type, message, failedAtNs: now },
+    cancelled: false,
+  };
+}
+
+type RawRecordTail = Pick<
+  RawRecord,
+  | 'startNs'
+  | 'ackNs'
+  | 'chunks'
+  | 'streamEndNs'
+  | 'endNs'
+  | 'usage'
+  | 'finishReason'
+  | 'httpStatus'
+  | 'parseErrors'
+  | 'error'
+  | 'cancelled'
+>;
