@@ -51,6 +51,8 @@ export class RecordBuilder {
   private readonly bodyParts: Buffer[] = [];
   private doneSeen = false;
   private inBand: RecordError | null = null;
+  /** A bug on our side (an adapter that threw); reported, never hidden. */
+  private clientError: RecordError | null = null;
   private readonly choiceFinished = new Map<number, boolean>();
   private statusText = '';
   private retryAfter: string | undefined;
@@ -122,6 +124,7 @@ export class RecordBuilder {
       for (const event of events) this.onEvent(event);
     }
     this.raw.streamEndNs ??= atNs;
+    if (this.clientError !== null) return this.finish(this.clientError, atNs);
     if (this.inBand !== null) return this.finish(this.inBand, atNs);
     if (!this.isComplete(true)) {
       const message = 'stream ended cleanly without [DONE] or a finish_reason on every choice';
@@ -134,6 +137,7 @@ export class RecordBuilder {
   stop(reason: StopReason, atNs: number): RawRecord {
     if (this.raw.httpStatus !== null && this.raw.httpStatus !== 200)
       return this.finish(this.httpError(atNs), atNs);
+    if (this.clientError !== null) return this.finish(this.clientError, atNs);
     if (this.inBand !== null) return this.finish(this.inBand, atNs);
     if (reason.kind === 'cancelled') this.raw.cancelled = true;
     if (this.isComplete(false)) return this.finish(this.noContent(), atNs);
@@ -214,7 +218,7 @@ export class RecordBuilder {
       this.raw.parseErrors += 1;
       return;
     }
-    this.apply(this.request.adapter.parse(json, true), event.atNs);
+    this.parseAndApply(json, true, event.atNs);
   }
 
   private onWholeBody(atNs: number): void {
@@ -226,7 +230,20 @@ export class RecordBuilder {
       this.raw.parseErrors += 1;
       return;
     }
-    this.apply(this.request.adapter.parse(json, false), atNs);
+    this.parseAndApply(json, false, atNs);
+  }
+
+  /** Runs the adapter; a throwing adapter (contract: never throws) becomes a `client_error`. */
+  private parseAndApply(json: unknown, streaming: boolean, atNs: number): void {
+    let parsed: ParsedResponse;
+    try {
+      parsed = this.request.adapter.parse(json, streaming);
+    } catch (err) {
+      const message = `endpoint adapter ${this.request.adapter.name} threw: ${String(err)}`;
+      this.clientError ??= recordError('client_error', 0, 'AdapterError', message, atNs);
+      return;
+    }
+    this.apply(parsed, atNs);
   }
 
   private apply(parsed: ParsedResponse, atNs: number): void {

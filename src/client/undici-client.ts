@@ -82,7 +82,7 @@ function sendOne(
       exchange.stop({ kind: 'cancelled', reason: request.signal.reason });
       return;
     }
-    exchange.arm();
+    exchange.arm(builder.raw.startNs);
     try {
       pool.dispatch({ path: request.path, method: 'POST', headers, body: request.body }, exchange);
     } catch (err) {
@@ -111,12 +111,19 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly resolve: (record: RawRecord) => void,
   ) {}
 
-  /** Starts the timeout timer and listens for cancellation. */
-  arm(): void {
-    this.timer = setTimeout(
-      () => this.stop({ kind: 'timeout', timeoutMs: this.request.timeoutMs }),
-      this.request.timeoutMs,
-    );
+  /**
+   * Starts the timeout timer (deadline = send stamp + `timeoutMs`) and listens for cancellation.
+   * Node timers run on a coarser, cached clock and can fire up to ~1 ms before the monotonic
+   * deadline, so the callback re-checks it and re-arms for the remainder.
+   */
+  arm(startNs: number): void {
+    const deadlineNs = startNs + this.request.timeoutMs * 1e6;
+    const onTimer = () => {
+      const leftMs = (deadlineNs - this.nowNs()) / 1e6;
+      if (leftMs > 0) this.timer = setTimeout(onTimer, Math.ceil(leftMs));
+      else this.stop({ kind: 'timeout', timeoutMs: this.request.timeoutMs });
+    };
+    this.timer = setTimeout(onTimer, this.request.timeoutMs);
     this.request.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
