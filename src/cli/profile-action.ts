@@ -8,6 +8,7 @@ import { DatasetError } from '../dataset/types.js';
 import { GoodputParseError } from '../metrics/goodput.js';
 import { PromptSynthesisError } from '../prompt/synthesizer.js';
 import { TokenizerLoadError } from '../prompt/tokenizer.js';
+import { ServerUnreachableError } from '../run/preflight.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
 import { ScheduleError } from '../timing/fixed-schedule.js';
@@ -26,7 +27,8 @@ function isInputError(err: unknown): err is Error {
     err instanceof TokenizerLoadError ||
     err instanceof ScheduleError ||
     err instanceof GoodputParseError ||
-    err instanceof PromptSynthesisError
+    err instanceof PromptSynthesisError ||
+    err instanceof ServerUnreachableError
   );
 }
 

@@ -24,6 +24,7 @@ import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type Logger, startProgress } from './progress.js';
+import { preflight } from './preflight.js';
 import { createSender } from './sender.js';
 
 /** Injected environment of a run. */
@@ -53,6 +54,7 @@ export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<Ru
   const target = simulator?.url ?? config.url;
   if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
   try {
+    await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
     return await execute({ config, env, dataset, tokenizer, synthesizer, adapter, strategy, target });
   } finally {
     await simulator?.close();
@@ -131,7 +133,7 @@ async function execute(input: ExecuteInput): Promise<RunOutcome> {
     synthesizer: input.synthesizer,
     tokenizer: input.tokenizer,
     cancelSignal: cancel.signal,
-    onBody: (sessionId, _turn, body) => void inputsWriter.add(sessionId, body),
+    onBody: (sessionId, _turn, body) => inputsWriter.add(sessionId, body),
     onRecord,
   });
   const startTime = new Date();

@@ -27,8 +27,11 @@ export interface SenderDeps {
   tokenizer: TextTokenizer;
   /** Aborts in-flight requests (recorded as cancelled). */
   cancelSignal: AbortSignal;
-  /** Called with each built body (serialized JSON), before sending (for inputs.json). */
-  onBody(conversationId: string, turnIndex: number, body: string): void;
+  /**
+   * Called with each built body (serialized JSON) when it is prepared (for inputs.json); the
+   * returned promise is awaited after the request completes, bounding buffered writes.
+   */
+  onBody(conversationId: string, turnIndex: number, body: string): Promise<void> | undefined;
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
 }
@@ -82,7 +85,7 @@ function prepareOne(
     return { send: () => Promise.resolve(failed) };
   }
   const bodyText = JSON.stringify(body);
-  deps.onBody(conversation.id, turn.index, bodyText);
+  const written = deps.onBody(conversation.id, turn.index, bodyText);
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
   const turnMessages = prompt.messages;
   return {
@@ -100,6 +103,7 @@ function prepareOne(
       const reply = raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
       const isLast = turn.index === conversation.turns.length - 1;
       context.remember(conversation.id, conversation.contextMode, turnMessages, reply, isLast);
+      await written;
       return raw;
     },
   };

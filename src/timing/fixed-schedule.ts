@@ -7,6 +7,7 @@
  * Late requests go out at once and are never dropped; their lateness is recorded as schedule lag.
  */
 import type { Conversation, Turn } from '../dataset/types.js';
+import { PrepareAhead } from './prepare-ahead.js';
 import { Semaphore } from './semaphore.js';
 import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
 
@@ -19,7 +20,12 @@ export interface FixedScheduleOptions {
   zeroMs: number;
   /** Optional session-slot ceiling (AIPerf `--concurrency` with a fixed schedule). */
   concurrency?: number;
+  /** How far ahead of their send time first turns are built, ns (default 1 s). */
+  lookaheadNs?: number;
 }
+
+/** Default prepare-ahead window: 1 s. */
+export const DEFAULT_LOOKAHEAD_NS = 1e9;
 
 /** Error for a dataset that cannot be replayed on a fixed schedule. */
 export class ScheduleError extends Error {
@@ -57,10 +63,7 @@ export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy
   };
 }
 
-async function runFixedSchedule(
-  options: FixedScheduleOptions,
-  input: StrategyInput,
-): Promise<StrategyResult> {
+async function runFixedSchedule(options: FixedScheduleOptions, input: StrategyInput): Promise<StrategyResult> {
   const { clock, signal } = input;
   const order = input.conversations
     .map((c, i) => ({ c, i, ts: firstTimestamp(c) }))
@@ -74,14 +77,21 @@ async function runFixedSchedule(
     issued++;
     await prepared.send();
   };
+  const ahead = new PrepareAhead(
+    order.length,
+    (k) => targetNs((order[k] as (typeof order)[number]).ts),
+    (k) => {
+      const e = order[k] as (typeof order)[number];
+      const first = e.c.turns[0] as Turn;
+      return input.dispatch.prepare({ conversation: e.c, turn: first, sessionNum: k, scheduledNs: targetNs(e.ts) });
+    },
+    clock,
+    options.lookaheadNs ?? DEFAULT_LOOKAHEAD_NS,
+  );
   for (let sessionNum = 0; sessionNum < order.length; sessionNum++) {
-    const entry = order[sessionNum];
-    if (entry === undefined) break;
-    const first = entry.c.turns[0];
-    if (first === undefined) continue;
-    const scheduledNs = targetNs(entry.ts);
-    const prepared = input.dispatch.prepare({ conversation: entry.c, turn: first, sessionNum, scheduledNs });
-    await clock.sleepUntil(scheduledNs, signal);
+    const entry = order[sessionNum] as (typeof order)[number];
+    const prepared = await ahead.take(sessionNum);
+    await clock.sleepUntil(targetNs(entry.ts), signal);
     if (slots !== null) await slots.acquire();
     if (signal.aborted) {
       slots?.release();

@@ -1,0 +1,40 @@
+/**
+ * Shared helpers for benchmarks: machine description, peak RSS from /proc, JSON output.
+ * Benchmarks print one JSON object to stdout with the machine, the Node version and the method.
+ */
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+
+/** Peak resident set size (VmHWM) of a process in MiB, from /proc; null where unavailable. */
+export function peakRssMiB(pid: number | 'self' = 'self'): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = /VmHWM:\s+(\d+) kB/.exec(status);
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Machine and runtime facts printed with every benchmark. */
+export function machine(): Record<string, unknown> {
+  const cpu = cpus();
+  return {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cpus: cpu.length,
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    memGiB: Math.round(totalmem() / 2 ** 30),
+  };
+}
+
+/** Reads `--name value` from argv, with a default. */
+export function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? (process.argv[i + 1] as string) : fallback;
+}
+
+/** Rounds to 3 decimals for printing. */
+export function r3(x: number | undefined): number | null {
+  return x === undefined ? null : Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,27 @@
+/**
+ * Before the schedule starts: one `GET <base>/v1/models` to the target. It warms the HTTP stack
+ * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
+ * first request's TTFT) and fails fast with a clear message when nothing listens at `--url`. Any
+ * HTTP answer, even 404, counts as reachable; the response is not used.
+ */
+import { request } from 'undici';
+
+/** The server could not be reached at all. */
+export class ServerUnreachableError extends Error {
+  override readonly name = 'ServerUnreachableError';
+}
+
+/**
+ * Probes `target` (origin plus optional base path).
+ * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
+ */
+export async function preflight(target: string, headers: Record<string, string>): Promise<void> {
+  const url = `${target.replace(/\/+$/, '')}/v1/models`;
+  try {
+    const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    await res.body.dump();
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? (err as Error).name;
+    throw new ServerUnreachableError(`cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`);
+  }
+}
