@@ -4,7 +4,7 @@
  * ratio to the surviving rows. Grouping into sessions is the caller's job and runs on the rows this
  * returns, so offset filtering always happens before grouping (AIPerf `BaseTraceDatasetLoader`).
  */
-import { readJsonl } from './jsonl-reader.js';
+import { type JsonlReadOptions, type JsonlRow, readJsonl } from './jsonl-reader.js';
 import type { ResolvedLoadOptions } from './load-options.js';
 import { DatasetError, type SkipCounts, type SourceRef, type Turn } from './types.js';
 
@@ -18,6 +18,12 @@ export interface TraceRow {
  * @throws {DatasetError} naming file, line and field for a malformed row.
  */
 export type RowParser<R extends TraceRow> = (value: unknown, at: SourceRef, blockSize: number) => R;
+
+/**
+ * Reads a file as numbered rows; {@link readJsonl} by default. CSV formats pass a CSV reader whose
+ * `value` is the row's cells. `onBadJson` receives the error for an unreadable line when skipping.
+ */
+export type RowReader = (file: string, options: JsonlReadOptions) => AsyncIterable<JsonlRow>;
 
 /** Rows that survived validation and the offset window, in file order, plus the drop counts. */
 export interface CollectedRows<R extends TraceRow> {
@@ -61,6 +67,7 @@ function outsideWindow(
  * Rows without a timestamp are never dropped by the offsets (there is nothing to compare). After
  * filtering, each surviving `turn.timestampMs` is divided by `options.speedupRatio`; `delayMs` is left
  * unchanged.
+ * @param read the row source (default {@link readJsonl}).
  * @throws {DatasetError} for a malformed row or non-JSON line (unless `skipBadLines`, which counts them
  *   in `skipped.badLines`), for a Git LFS pointer file, or when no row is left (naming the offsets).
  */
@@ -68,6 +75,7 @@ export async function collectTraceRows<R extends TraceRow>(
   file: string,
   options: ResolvedLoadOptions,
   parse: RowParser<R>,
+  read: RowReader = readJsonl,
 ): Promise<CollectedRows<R>> {
   const skipped: SkipCounts = { beforeStartOffset: 0, afterEndOffset: 0, badLines: 0 };
   const countBadLine = (): void => {
@@ -75,7 +83,7 @@ export async function collectTraceRows<R extends TraceRow>(
   };
   const onBadJson = options.skipBadLines ? countBadLine : undefined;
   const rows: R[] = [];
-  for await (const { line, value } of readJsonl(file, { onBadJson })) {
+  for await (const { line, value } of read(file, { onBadJson })) {
     let row: R;
     try {
       row = parse(value, { file, line }, options.blockSize);

@@ -11,7 +11,10 @@
  * - `deltas_without_responses`: earlier turns plus the live assistant replies are prepended.
  * - `deltas_with_responses`: earlier turns with their pre-recorded replies; live replies dropped.
  */
-export type ContextMode = 'message_array_with_responses' | 'deltas_without_responses' | 'deltas_with_responses';
+export type ContextMode =
+  | 'message_array_with_responses'
+  | 'deltas_without_responses'
+  | 'deltas_with_responses';
 
 /** One OpenAI chat message as it goes on the wire. */
 export interface ChatMessage {
@@ -74,6 +77,11 @@ export interface SkipCounts {
   beforeStartOffset: number;
   afterEndOffset: number;
   badLines: number;
+  /**
+   * Well-formed rows that describe no usable request (BurstGPT rows with 0 request tokens). Absent
+   * for formats that have no such rows.
+   */
+  invalidRows?: number;
 }
 
 /** A loaded dataset. */
