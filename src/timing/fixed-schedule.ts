@@ -63,7 +63,10 @@ export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy
   };
 }
 
-async function runFixedSchedule(options: FixedScheduleOptions, input: StrategyInput): Promise<StrategyResult> {
+async function runFixedSchedule(
+  options: FixedScheduleOptions,
+  input: StrategyInput,
+): Promise<StrategyResult> {
   const { clock, signal } = input;
   const order = input.conversations
     .map((c, i) => ({ c, i, ts: firstTimestamp(c) }))
@@ -83,7 +86,12 @@ async function runFixedSchedule(options: FixedScheduleOptions, input: StrategyIn
     (k) => {
       const e = order[k] as (typeof order)[number];
       const first = e.c.turns[0] as Turn;
-      return input.dispatch.prepare({ conversation: e.c, turn: first, sessionNum: k, scheduledNs: targetNs(e.ts) });
+      return input.dispatch.prepare({
+        conversation: e.c,
+        turn: first,
+        sessionNum: k,
+        scheduledNs: targetNs(e.ts),
+      });
     },
     clock,
     options.lookaheadNs ?? DEFAULT_LOOKAHEAD_NS,

@@ -13,6 +13,13 @@ export class Semaphore {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /** Takes a slot if one is free, without waiting. */
+  tryAcquire(): boolean {
+    if (this.available <= 0) return false;
+    this.available--;
+    return true;
+  }
+
   /** Returns a slot, waking the oldest waiter. */
   release(): void {
     const next = this.waiters.shift();

@@ -1,0 +1,196 @@
+/**
+ * Open-loop request rate (AIPerf `--request-rate`): arrival ticks on ONE absolute timeline,
+ * `t_{k+1} = t_k + interval_k` from the start, never relative sleeps. At each tick a ready
+ * continuation turn (previous turn completed and its delay passed) is sent if there is one, else a
+ * new session starts (AIPerf gives continuations priority). Catch-up is bounded: when the loop is
+ * more than `maxCatchupNs` behind a tick it re-anchors the timeline to now and counts it, instead of
+ * bursting an unbounded backlog. With `concurrency` the loop waits for a session slot after the tick
+ * (sleep-then-gate). `rampNs` raises the rate linearly from ~0 to the target (`--request-rate-ramp-duration`).
+ */
+import type { Conversation, Turn } from '../dataset/types.js';
+import type { IntervalSource } from './arrivals.js';
+import { Semaphore } from './semaphore.js';
+import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
+import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
+
+/** Options of the request-rate strategy. */
+export interface RequestRateOptions {
+  ratePerS: number;
+  intervals: IntervalSource;
+  source: SessionSource;
+  stop: StopConditions;
+  /** Session-slot cap (rate + concurrency). */
+  concurrency?: number;
+  /** Ramp from ~0 to the full rate over this time, ns. */
+  rampNs?: number;
+  /** Largest backlog sent as a burst before re-anchoring, ns (default 10 ms, as AIPerf). */
+  maxCatchupNs?: number;
+}
+
+/** Pacing facts reported after the run. */
+export interface PacingReport {
+  reanchors: number;
+  /** Requests issued per second between the first and last tick. */
+  achievedRatePerS: number;
+}
+
+interface Continuation {
+  conversation: Conversation;
+  turn: Turn;
+  sessionNum: number;
+  readyAtNs: number;
+  release: () => void;
+}
+
+/** Creates the request-rate strategy; `report()` gives the pacing facts after `run`. */
+export function createRequestRate(options: RequestRateOptions): LoadStrategy & { report(): PacingReport } {
+  const report: PacingReport = { reanchors: 0, achievedRatePerS: 0 };
+  return {
+    name: 'request_rate',
+    describe: () =>
+      `request rate ${options.ratePerS}/s${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}`,
+    run: (input) => runRequestRate(options, input, report),
+    report: () => report,
+  };
+}
+
+async function runRequestRate(
+  options: RequestRateOptions,
+  input: StrategyInput,
+  report: PacingReport,
+): Promise<StrategyResult> {
+  const { clock, signal } = input;
+  const startNs = clock.nowNs();
+  const budget = new IssueBudget(options.stop, startNs);
+  const state = new RateState(options, input);
+  const maxCatchupNs = options.maxCatchupNs ?? 10e6;
+  let tickNs = startNs;
+  let lastSentTickNs = startNs;
+  for (;;) {
+    await clock.sleepUntil(tickNs, signal);
+    const now = clock.nowNs();
+    if (signal.aborted || budget.exhausted(now)) break;
+    const scheduledNs = tickNs;
+    if (now - tickNs > maxCatchupNs) {
+      tickNs = now;
+      report.reanchors++;
+    }
+    let outcome = state.issue(now, scheduledNs);
+    while (outcome === 'blocked' && !signal.aborted) {
+      await state.waitForChange(clock, signal);
+      outcome = state.issue(clock.nowNs(), scheduledNs);
+    }
+    if (outcome === 'done' || outcome === 'blocked') break;
+    if (outcome === 'sent') {
+      budget.issued++;
+      lastSentTickNs = scheduledNs;
+    }
+    tickNs += rampedInterval(options, tickNs - startNs);
+  }
+  await state.drain();
+  const spanS = (lastSentTickNs - startNs) / 1e9;
+  report.achievedRatePerS = spanS > 0 ? (budget.issued - 1) / spanS : 0;
+  return { startNs, issued: budget.issued, stopped: signal.aborted };
+}
+
+/** Sessions in progress: ready continuations, in-flight sends, session slots. */
+class RateState {
+  private readonly ready: Continuation[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private readonly slots: Semaphore | null;
+  private sessions = 0;
+  private sourceDone = false;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly options: RequestRateOptions,
+    private readonly input: StrategyInput,
+  ) {
+    this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+  }
+
+  /**
+   * Issues one request at a tick: a ready continuation first, else a new session. 'blocked' means
+   * every session slot is taken (sleep-then-gate: the caller waits for a change and retries).
+   */
+  issue(nowNs: number, scheduledNs: number): 'sent' | 'idle' | 'done' | 'blocked' {
+    const i = this.ready.findIndex((c) => c.readyAtNs <= nowNs);
+    if (i >= 0) {
+      const c = this.ready.splice(i, 1)[0] as Continuation;
+      this.launch(c.conversation, c.turn, c.sessionNum, scheduledNs, c.release);
+      return 'sent';
+    }
+    if (!this.sourceDone) {
+      if (this.slots !== null && !this.slots.tryAcquire()) return 'blocked';
+      const conversation = this.options.source.next();
+      if (conversation !== undefined) {
+        const release = (): void => {
+          this.slots?.release();
+          this.notify();
+        };
+        this.launch(conversation, conversation.turns[0] as Turn, this.sessions++, scheduledNs, release);
+        return 'sent';
+      }
+      this.slots?.release();
+      this.sourceDone = true;
+    }
+    return this.ready.length === 0 && this.running.size === 0 ? 'done' : 'idle';
+  }
+
+  /** Resolves when a slot is released, a continuation is queued, or the earliest queued one is due. */
+  async waitForChange(clock: StrategyInput['clock'], signal: AbortSignal): Promise<void> {
+    const changed = new Promise<void>((resolve) => {
+      this.waiters.push(resolve);
+    });
+    const earliest = Math.min(...this.ready.map((c) => c.readyAtNs));
+    const waits: Promise<void>[] = [changed];
+    if (Number.isFinite(earliest)) waits.push(clock.sleepUntil(earliest, signal));
+    if (signal.aborted) return;
+    waits.push(new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })));
+    await Promise.race(waits);
+  }
+
+  private notify(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Waits for every in-flight request. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+    for (const c of this.ready.splice(0)) c.release();
+  }
+
+  private launch(
+    conversation: Conversation,
+    turn: Turn,
+    sessionNum: number,
+    scheduledNs: number,
+    release: () => void,
+  ): void {
+    const prepared: PreparedSend = this.input.dispatch.prepare({
+      conversation,
+      turn,
+      sessionNum,
+      scheduledNs,
+    });
+    const p = prepared.send().then(() => {
+      const next = conversation.turns[turn.index + 1];
+      if (next === undefined) release();
+      else {
+        const readyAtNs = this.input.clock.nowNs() + (next.delayMs ?? 0) * 1e6;
+        this.ready.push({ conversation, turn: next, sessionNum, readyAtNs, release });
+        this.notify();
+      }
+      this.running.delete(p);
+    });
+    this.running.add(p);
+  }
+}
+
+/** Next interval, stretched during the ramp so the rate rises linearly from ~0 to the target. */
+function rampedInterval(options: RequestRateOptions, elapsedNs: number): number {
+  const base = options.intervals();
+  if (options.rampNs === undefined || elapsedNs >= options.rampNs) return base;
+  const fraction = Math.max(elapsedNs / options.rampNs, 0.01);
+  return base / fraction;
+}

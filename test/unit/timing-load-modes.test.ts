@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Conversation, Turn } from '../../src/dataset/types.js';
+import { createIntervals } from '../../src/timing/arrivals.js';
+import { createConcurrency } from '../../src/timing/concurrency.js';
+import { createRequestRate } from '../../src/timing/request-rate.js';
+import { cyclingSource } from '../../src/timing/session-source.js';
+import type { DispatchItem, LoadStrategy } from '../../src/timing/types.js';
+import { VirtualClock } from '../../src/timing/virtual-clock.js';
+
+const MS = 1e6;
+
+function turn(index: number, delayMs?: number): Turn {
+  return {
+    index,
+    ...(delayMs === undefined ? {} : { delayMs }),
+    prompt: { kind: 'text', text: 'x' },
+    source: { file: 'mem', line: 1 },
+  };
+}
+
+function sessions(n: number, turns = 1, delayMs?: number): Conversation[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `s${i}`,
+    turns: Array.from({ length: turns }, (_, k) => turn(k, k > 0 ? delayMs : undefined)),
+    contextMode: 'deltas_without_responses' as const,
+  }));
+}
+
+interface Sent {
+  id: string;
+  turn: number;
+  sentMs: number;
+  doneMs: number;
+  scheduledMs: number | null;
+}
+
+async function run(strategy: LoadStrategy, durationMs: number): Promise<{ sent: Sent[]; maxInFlight: number }> {
+  const clock = new VirtualClock(0);
+  const sent: Sent[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const dispatch = {
+    prepare: (item: DispatchItem) => ({
+      send: async () => {
+        const at = clock.nowNs();
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await clock.sleepUntil(at + durationMs * MS);
+        inFlight--;
+        sent.push({
+          id: item.conversation.id,
+          turn: item.turn.index,
+          sentMs: at / MS,
+          doneMs: clock.nowNs() / MS,
+          scheduledMs: item.scheduledNs === null ? null : item.scheduledNs / MS,
+        });
+      },
+    }),
+  };
+  const done = strategy.run({ conversations: [], clock, dispatch, signal: new AbortController().signal });
+  await clock.runUntilIdle(done);
+  await done;
+  return { sent: sent.sort((a, b) => a.sentMs - b.sentMs), maxInFlight };
+}
+
+const inOrder = (n: number) => () => Array.from({ length: n }, (_, i) => i);
+
+test('concurrency N keeps exactly N requests in flight and stops at the request count', async () => {
+  const convs = sessions(3);
+  const strategy = createConcurrency({ concurrency: 4, source: cyclingSource(convs, inOrder(3)), stop: { requestCount: 10 } });
+  const { sent, maxInFlight } = await run(strategy, 100);
+  assert.equal(sent.length, 10);
+  assert.equal(maxInFlight, 4);
+  // closed loop: 4 at t=0, 4 at t=100, 2 at t=200
+  assert.deepEqual(
+    sent.map((s) => s.sentMs),
+    [0, 0, 0, 0, 100, 100, 100, 100, 200, 200],
+  );
+});
+
+test('concurrency holds a slot for the whole session, turns spaced by their delay', async () => {
+  const strategy = createConcurrency({
+    concurrency: 1,
+    source: cyclingSource(sessions(2, 2, 30), inOrder(2), 1),
+    stop: {},
+  });
+  const { sent } = await run(strategy, 10);
+  assert.deepEqual(
+    sent.map((s) => [s.id, s.turn, s.sentMs]),
+    [
+      ['s0', 0, 0],
+      ['s0', 1, 40],
+      ['s1', 0, 50],
+      ['s1', 1, 90],
+    ],
+  );
+});
+
+test('constant request rate sends on an absolute grid and stops at the duration', async () => {
+  const strategy = createRequestRate({
+    ratePerS: 100,
+    intervals: createIntervals('constant', 100, 1),
+    source: cyclingSource(sessions(5), inOrder(5)),
+    stop: { durationNs: 95 * MS },
+  });
+  const { sent } = await run(strategy, 250);
+  assert.deepEqual(
+    sent.map((s) => s.sentMs),
+    [0, 10, 20, 30, 40, 50, 60, 70, 80, 90],
+  );
+  for (const s of sent) assert.equal(s.scheduledMs, s.sentMs);
+  assert.ok(Math.abs(strategy.report().achievedRatePerS - 100) < 1e-9);
+});
+
+test('rate + concurrency: sleep-then-gate delays arrivals until a slot frees, nothing dropped', async () => {
+  const strategy = createRequestRate({
+    ratePerS: 100,
+    intervals: createIntervals('constant', 100, 1),
+    source: cyclingSource(sessions(4), inOrder(4), 1),
+    stop: {},
+    concurrency: 2,
+  });
+  const { sent, maxInFlight } = await run(strategy, 25);
+  assert.equal(maxInFlight, 2);
+  assert.equal(sent.length, 4);
+  // ticks at 0,10 go out; tick 20 waits for the slot freed at 25; next tick 30 waits for 35
+  assert.deepEqual(
+    sent.map((s) => s.sentMs),
+    [0, 10, 25, 35],
+  );
+});
+
+test('multi-turn sessions under a rate: a continuation takes the first tick after it is ready', async () => {
+  const strategy = createRequestRate({
+    ratePerS: 100,
+    intervals: createIntervals('constant', 100, 1),
+    source: cyclingSource(sessions(1, 2, 0), inOrder(1), 1),
+    stop: {},
+  });
+  const { sent } = await run(strategy, 15);
+  assert.deepEqual(
+    sent.map((s) => [s.turn, s.sentMs]),
+    [
+      [0, 0],
+      [1, 20],
+    ],
+  );
+});
+
+test('poisson and gamma intervals have mean 1/rate and are reproducible from the seed', () => {
+  for (const [pattern, shape] of [
+    ['poisson', 1],
+    ['gamma', 0.5],
+    ['gamma', 4],
+  ] as const) {
+    const a = createIntervals(pattern, 1000, 3, shape);
+    const b = createIntervals(pattern, 1000, 3, shape);
+    let sum = 0;
+    const n = 20000;
+    for (let i = 0; i < n; i++) {
+      const x = a();
+      assert.equal(x, b());
+      sum += x;
+    }
+    const meanMs = sum / n / MS;
+    assert.ok(Math.abs(meanMs - 1) < 0.05, `${pattern}(${shape}) mean ${meanMs} ms`);
+  }
+  assert.throws(() => createIntervals('constant', 0, 1), RangeError);
+});
