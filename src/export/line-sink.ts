@@ -12,6 +12,8 @@ export class LineSink {
   private readonly stream: WriteStream;
   private failure: Error | null = null;
   private ended = false;
+  /** One shared wait for 'drain', however many writers are waiting (no listener per write). */
+  private drained: Promise<void> | null = null;
 
   /** Opens (truncating) `path`. Open errors surface on the first `write` or `close`. */
   constructor(readonly path: string) {
@@ -28,7 +30,16 @@ export class LineSink {
   async write(text: string): Promise<void> {
     if (this.failure !== null) throw this.failure;
     if (this.ended) throw new Error(`${this.path}: write after close`);
-    if (!this.stream.write(text)) await once(this.stream, 'drain');
+    if (!this.stream.write(text)) await this.waitDrain();
+  }
+
+  private waitDrain(): Promise<void> {
+    if (this.drained === null) {
+      this.drained = once(this.stream, 'drain').then(() => {
+        this.drained = null;
+      });
+    }
+    return this.drained;
   }
 
   /** Flushes and closes the file; safe to call twice. @throws the stream's error, if any. */
