@@ -1,0 +1,129 @@
+/**
+ * Load charts on 1 s bins: output token throughput and requests in flight; schedule lag per request;
+ * failed requests per bin by error type.
+ */
+import type { EChartsOption } from 'echarts';
+import { binLayout, errorBins, inFlightBins, outputThroughputBins, runSpanS } from './bins.js';
+import {
+  baseOption,
+  type ChartSpec,
+  compact,
+  countSubtitle,
+  roundS,
+  subtitle,
+  timeAxis,
+  valueAxis,
+} from './chart-base.js';
+import { downsample } from './downsample.js';
+import type { RequestPoint } from './types.js';
+
+function binNote(widthS: number): string {
+  return `${widthS} s bins`;
+}
+
+function binnedLine(
+  id: string,
+  title: string,
+  sub: string,
+  yName: string,
+  widthS: number,
+  values: number[],
+): ChartSpec {
+  // Bin i spans [i·w, (i+1)·w): a step drawn at each bin start, plus a closing point for the last bin.
+  const data = values.map((v, i) => [roundS(i * widthS), compact(v)]);
+  data.push([roundS(values.length * widthS), compact(values[values.length - 1] ?? 0)]);
+  const option: EChartsOption = {
+    ...baseOption(title, sub),
+    tooltip: { trigger: 'axis' },
+    xAxis: timeAxis(),
+    yAxis: valueAxis(yName, { min: 0, scale: false, nameGap: 62 }),
+    dataZoom: [{ type: 'inside' }],
+    series: [
+      { type: 'line', name: title, step: 'end', showSymbol: false, areaStyle: { opacity: 0.15 }, data },
+    ],
+  };
+  return { id, title, option, points: values.length };
+}
+
+/**
+ * Output tokens per second over time: each successful request's output tokens spread evenly over its
+ * generation phase (first token → end). Null without any output tokens.
+ */
+export function throughputChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  if (!requests.some((r) => r.error === null && (r.osl ?? 0) > 0)) return null;
+  const layout = binLayout(runSpanS(requests));
+  const values = outputThroughputBins(requests, layout);
+  const sub = subtitle(binNote(layout.widthS), 'tokens spread evenly from first token to end');
+  return binnedLine(
+    'output-throughput-over-time',
+    'Output token throughput over time',
+    sub,
+    'tokens/s',
+    layout.widthS,
+    values,
+  );
+}
+
+/** Mean requests in flight per bin (time-weighted). Null with no requests. */
+export function inFlightChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  if (requests.length === 0) return null;
+  const layout = binLayout(runSpanS(requests));
+  const sub = subtitle(binNote(layout.widthS), 'time-weighted mean per bin');
+  return binnedLine(
+    'in-flight-over-time',
+    'Requests in flight over time',
+    sub,
+    'requests',
+    layout.widthS,
+    inFlightBins(requests, layout),
+  );
+}
+
+/** Schedule lag (start − scheduled, ms) against the scheduled time. Null when no request has it. */
+export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  const all: [number, number][] = [];
+  for (const r of requests) {
+    if (r.scheduleLagMs !== undefined) all.push([r.scheduledS ?? r.startS, r.scheduleLagMs]);
+  }
+  if (all.length === 0) return null;
+  all.sort((a, b) => a[0] - b[0]);
+  const data = downsample(all).map(([t, v]) => [roundS(t), compact(v)]);
+  const title = 'Schedule lag over time';
+  const option: EChartsOption = {
+    ...baseOption(title, subtitle(countSubtitle(data.length, all.length), 'actual start − scheduled start')),
+    xAxis: timeAxis(),
+    yAxis: valueAxis('schedule lag (ms)', { nameGap: 62 }),
+    dataZoom: [{ type: 'inside' }],
+    series: [{ type: 'scatter', name: 'schedule lag', symbolSize: 4, data, large: all.length > 5000 }],
+  };
+  return { id: 'schedule-lag-over-time', title, option, points: data.length };
+}
+
+/** Failed requests per bin (by end time), stacked by error type. Null when nothing failed. */
+export function errorTimelineChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  const failed = requests.filter((r) => r.error !== null).length;
+  if (failed === 0) return null;
+  const layout = binLayout(runSpanS(requests));
+  const series = [...errorBins(requests, layout).entries()].map(([type, bins]) => ({
+    type: 'bar' as const,
+    name: type,
+    stack: 'errors',
+    barCategoryGap: '0%',
+    data: bins.flatMap((n, i) => (n > 0 ? [[roundS((i + 0.5) * layout.widthS), n]] : [])),
+  }));
+  const points = series.reduce((sum, s) => sum + s.data.length, 0);
+  const title = 'Errors over time';
+  const option: EChartsOption = {
+    ...baseOption(
+      title,
+      subtitle(`${failed.toLocaleString('en-US')} failed requests`, binNote(layout.widthS), 'by error type'),
+    ),
+    tooltip: { trigger: 'axis' },
+    legend: { top: 45 },
+    grid: { left: 80, right: 40, top: 90, bottom: 55, containLabel: true },
+    xAxis: timeAxis(),
+    yAxis: valueAxis('failed requests per bin', { min: 0, scale: false, minInterval: 1, nameGap: 62 }),
+    series,
+  };
+  return { id: 'errors-over-time', title, option, points };
+}

@@ -1,0 +1,104 @@
+/**
+ * Token-shape charts: ISL against TTFT (coloured by cached prompt tokens when the server reported
+ * them), and TTFT by turn index for multi-turn sessions.
+ */
+import type { EChartsOption } from 'echarts';
+import { percentileSorted } from '../metrics/stats.js';
+import { baseOption, type ChartSpec, compact, countSubtitle, subtitle, valueAxis } from './chart-base.js';
+import { downsample } from './downsample.js';
+import type { RequestPoint } from './types.js';
+
+function cachedRange(data: readonly number[][]): number {
+  let max = 0;
+  for (const d of data) max = Math.max(max, d[2] ?? 0);
+  return max;
+}
+
+/**
+ * One point per request `[ISL, TTFT ms(, cached tokens)]`; a colour scale shows `usage_cached_tokens`
+ * when any request carries it. Null when no request has both ISL and TTFT.
+ */
+export function islVsTtftChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  const withCache = requests.some((r) => r.cachedTokens !== undefined);
+  const all: number[][] = [];
+  for (const r of requests) {
+    if (r.isl === undefined || r.ttftMs === undefined) continue;
+    all.push(withCache ? [r.isl, compact(r.ttftMs), r.cachedTokens ?? 0] : [r.isl, compact(r.ttftMs)]);
+  }
+  if (all.length === 0) return null;
+  const data = downsample(all) as number[][];
+  const title = withCache ? 'ISL vs TTFT, coloured by cached tokens' : 'ISL vs TTFT';
+  const option: EChartsOption = {
+    ...baseOption(title, countSubtitle(data.length, all.length)),
+    xAxis: valueAxis('input sequence length (tokens)'),
+    yAxis: valueAxis('time to first token (ms)', { nameGap: 62 }),
+    series: [{ type: 'scatter', name: 'request', symbolSize: 5, data, large: all.length > 5000 }],
+  };
+  if (withCache) {
+    const maxCached = Math.max(1, cachedRange(data));
+    option.grid = { left: 70, right: 130, top: 70, bottom: 55, containLabel: true };
+    option.visualMap = {
+      type: 'continuous',
+      dimension: 2,
+      min: 0,
+      max: maxCached,
+      right: 10,
+      top: 'middle',
+      calculable: false,
+      text: [`${maxCached.toLocaleString('en-US')} cached`, '0 cached'],
+      inRange: { color: ['#313695', '#4575b4', '#74add1', '#fdae61', '#f46d43', '#a50026'] },
+    };
+  }
+  return { id: 'isl-vs-ttft', title, option, points: data.length };
+}
+
+/** TTFT values grouped by turn index (index = position in the array). */
+function ttftByTurn(requests: readonly RequestPoint[]): number[][] {
+  const groups: number[][] = [];
+  for (const r of requests) {
+    if (r.ttftMs === undefined) continue;
+    while (groups.length <= r.turnIndex) groups.push([]);
+    groups[r.turnIndex]!.push(r.ttftMs);
+  }
+  return groups;
+}
+
+function boxOf(values: readonly number[]): number[] {
+  if (values.length === 0) return [];
+  const s = Float64Array.from(values).sort();
+  return [0, 25, 50, 75, 100].map((q) => compact(percentileSorted(s, q)));
+}
+
+/**
+ * TTFT by turn index: a box (min, p25, p50, p75, max) per turn plus every request as a dot. Only for
+ * runs with multi-turn sessions (some turn index ≥ 1); null otherwise.
+ */
+export function perTurnTtftChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  const groups = ttftByTurn(requests);
+  if (groups.length < 2) return null;
+  const all = groups.flatMap((values, turn) => values.map((v) => [turn, compact(v)]));
+  const dots = downsample(all) as number[][];
+  const title = 'TTFT by turn (multi-turn sessions)';
+  const option: EChartsOption = {
+    ...baseOption(title, subtitle(countSubtitle(dots.length, all.length), 'box: min, p25, p50, p75, max')),
+    xAxis: {
+      type: 'category',
+      name: 'turn index',
+      nameLocation: 'middle',
+      nameGap: 30,
+      data: groups.map((values, i) => `${i} (n=${values.length})`),
+    },
+    yAxis: valueAxis('time to first token (ms)', { nameGap: 62 }),
+    series: [
+      { type: 'boxplot', name: 'TTFT', data: groups.map(boxOf), itemStyle: { color: '#e8eef9' } },
+      {
+        type: 'scatter',
+        name: 'request',
+        symbolSize: 4,
+        itemStyle: { color: '#c23531', opacity: 0.7 },
+        data: dots,
+      },
+    ],
+  };
+  return { id: 'ttft-by-turn', title, option, points: dots.length };
+}

@@ -1,0 +1,33 @@
+/**
+ * Every chart of a single-run report, in display order. Builders are pure functions of the run;
+ * a chart without data (e.g. TTFT in a non-streaming run, errors in a clean run) is left out.
+ */
+import type { ChartSpec } from './chart-base.js';
+import { cdfChart, LATENCY_METRICS, metricValues, overTimeChart } from './charts-latency.js';
+import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
+import { islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+import type { RunData } from './types.js';
+
+export type { ChartSpec } from './chart-base.js';
+export { cdfChart, LATENCY_METRICS, overTimeChart } from './charts-latency.js';
+export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
+export { islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+
+/**
+ * The charts of `run`: TTFT, ITL and latency over time; their CDFs; output token throughput and
+ * requests in flight over time; schedule lag; ISL vs TTFT; TTFT by turn; errors over time.
+ */
+export function buildRunCharts(run: RunData): ChartSpec[] {
+  const r = run.requests;
+  const charts: (ChartSpec | null)[] = [
+    ...LATENCY_METRICS.map((m) => overTimeChart(r, m)),
+    ...LATENCY_METRICS.map((m) => cdfChart(m, [{ name: m.label, values: metricValues(r, m) }])),
+    throughputChart(r),
+    inFlightChart(r),
+    scheduleLagChart(r),
+    islVsTtftChart(r),
+    perTurnTtftChart(r),
+    errorTimelineChart(r),
+  ];
+  return charts.filter((c): c is ChartSpec => c !== null);
+}

@@ -1,0 +1,82 @@
+/**
+ * HTML sections of the single-run report: summary table, error summary, warnings and the run
+ * configuration. Every function returns escaped HTML.
+ */
+import { escapeHtml } from './html-text.js';
+import { SUMMARY_COLUMNS, summaryRows } from './summary-rows.js';
+import type { ErrorSummaryRow, RequestPoint, RunData } from './types.js';
+
+/** A `<table>` with a header row; cells are escaped; the first column is text. */
+export function htmlTable(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  textCols = 1,
+): string {
+  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const tr = rows
+    .map((row) => {
+      const tds = row.map((c, i) => `<td${i < textCols ? ' class="text"' : ''}>${escapeHtml(c)}</td>`);
+      return `<tr>${tds.join('')}</tr>`;
+    })
+    .join('\n');
+  return `<table><thead><tr>${th}</tr></thead><tbody>\n${tr}\n</tbody></table>`;
+}
+
+/** The console's metrics table; a note when the summary JSON is missing. */
+export function summarySection(run: RunData): string {
+  const rows = run.summary === null ? [] : summaryRows(run.summary.metrics);
+  const body =
+    rows.length === 0
+      ? '<p class="muted">No summary (profile_export_aiperf.json) in this directory.</p>'
+      : htmlTable(
+          ['Metric', ...SUMMARY_COLUMNS],
+          rows.map((r) => [r.label, ...r.cells]),
+        );
+  return `<section id="summary"><h2>Summary</h2>${body}</section>`;
+}
+
+/** Error groups computed from the records, for runs without a summary file. */
+export function errorGroups(requests: readonly RequestPoint[]): ErrorSummaryRow[] {
+  const groups = new Map<string, ErrorSummaryRow>();
+  for (const r of requests) {
+    if (r.error === null) continue;
+    const key = `${r.error.code}\u0000${r.error.type}`;
+    const g = groups.get(key);
+    if (g === undefined)
+      groups.set(key, { code: r.error.code, type: r.error.type, message: r.error.message, count: 1 });
+    else g.count += 1;
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.code - b.code);
+}
+
+/** Error summary table (Code, Type, Message, Count), or a one-line "no errors" note. */
+export function errorsSection(run: RunData): string {
+  const rows = run.summary?.errorSummary ?? errorGroups(run.requests);
+  const body =
+    rows.length === 0
+      ? '<p class="muted">No failed requests.</p>'
+      : htmlTable(
+          ['Code', 'Type', 'Message', 'Count'],
+          rows.map((e) => [String(e.code), e.type, e.message, String(e.count)]),
+          3,
+        );
+  return `<section id="errors"><h2>Errors</h2>${body}</section>`;
+}
+
+/** The run's warnings, or nothing when there are none. */
+export function warningsSection(run: RunData): string {
+  const warnings = run.summary?.warnings ?? [];
+  if (warnings.length === 0) return '';
+  const items = warnings.map((w) => `<div class="warn">${escapeHtml(w)}</div>`).join('\n');
+  return `<section id="warnings"><h2>Warnings</h2>${items}</section>`;
+}
+
+/** The redacted run configuration (`input_config`) as pretty JSON. */
+export function configSection(run: RunData): string {
+  const config = run.summary?.inputConfig;
+  const body =
+    config === null || config === undefined
+      ? '<p class="muted">No run configuration recorded.</p>'
+      : `<details open><summary>input_config</summary><pre>${escapeHtml(JSON.stringify(config, null, 2))}</pre></details>`;
+  return `<section id="config"><h2>Run configuration</h2>${body}</section>`;
+}

@@ -1,0 +1,75 @@
+/**
+ * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
+ * run's header facts, the console's summary table, errors, warnings, every chart of
+ * {@link buildRunCharts} and the run configuration.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildRunCharts } from './charts.js';
+import { renderPage } from './html-page.js';
+import { configSection, errorsSection, summarySection, warningsSection } from './html-sections.js';
+import { escapeHtml } from './html-text.js';
+import { loadRun } from './load-run.js';
+import type { RunData } from './types.js';
+
+/** Default file name of the report, inside the artifact directory. */
+export const REPORT_FILE_NAME = 'report.html';
+
+function configString(run: RunData, key: string): string | undefined {
+  const value = run.summary?.inputConfig?.[key];
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.join(', ');
+  return value === undefined || value === null ? undefined : String(value);
+}
+
+function metaHtml(run: RunData): string {
+  const failed = run.requests.filter((r) => r.error !== null).length;
+  const facts: [string, string | undefined][] = [
+    ['model', configString(run, 'models')],
+    ['endpoint', configString(run, 'endpointType')],
+    ['dataset', configString(run, 'inputFile')],
+    ['started', run.summary?.startTime ?? undefined],
+    ['requests', `${run.requests.length.toLocaleString('en-US')} (${failed.toLocaleString('en-US')} failed)`],
+    ['artifacts', run.dir],
+  ];
+  const shown = facts.filter((f): f is [string, string] => f[1] !== undefined);
+  const line = shown.map(([k, v]) => `<b>${k}</b> ${escapeHtml(v)}`).join(' &nbsp;·&nbsp; ');
+  const cli = configString(run, 'commandLine');
+  return cli === undefined ? line : `${line}<br><code>${escapeHtml(cli)}</code>`;
+}
+
+/**
+ * The report HTML of `run`. Each chart container carries `data-points="<n>"`; after rendering, the
+ * page sets `window.__TOKENLOAD_REPORT_READY = {charts, points}`.
+ * @throws {Error} when the echarts package is not installed.
+ */
+export function renderReportHtml(run: RunData): string {
+  return renderPage({
+    title: 'tokenload report',
+    metaHtml: metaHtml(run),
+    sectionsHtml: [summarySection(run), errorsSection(run), warningsSection(run)],
+    charts: buildRunCharts(run),
+    trailingHtml: [configSection(run)],
+  });
+}
+
+/** What {@link writeReport} wrote. */
+export interface WrittenReport {
+  path: string;
+  bytes: number;
+  /** Wall time of loading the artifacts, building and writing the page, ms. */
+  ms: number;
+}
+
+/**
+ * Reads the run in `artifactDir` and writes its report to `outputPath` (default
+ * `artifactDir/report.html`).
+ * @throws {RunLoadError} when the run cannot be read; the file system error of a failed write.
+ */
+export async function writeReport(artifactDir: string, outputPath?: string): Promise<WrittenReport> {
+  const started = performance.now();
+  const html = renderReportHtml(await loadRun(artifactDir));
+  const path = outputPath ?? join(artifactDir, REPORT_FILE_NAME);
+  await writeFile(path, html);
+  return { path, bytes: Buffer.byteLength(html), ms: performance.now() - started };
+}

@@ -1,0 +1,83 @@
+/**
+ * Reads a run's artifact directory (`profile_export.jsonl` and, when present,
+ * `profile_export_aiperf.json`) into a {@link RunData}: typed per-request points on a time axis in
+ * seconds since the first request started.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.js';
+import { parseRunSummary } from './summary-file.js';
+import { type RunData, RunLoadError, type RunSummary } from './types.js';
+
+/** File names read from an artifact directory (the defaults `tokenload profile` writes). */
+export const RUN_FILES = {
+  records: 'profile_export.jsonl',
+  summary: 'profile_export_aiperf.json',
+} as const;
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function readLines(file: string): Promise<ParsedLine[]> {
+  const out: ParsedLine[] = [];
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  let n = 0;
+  for await (const text of lines) {
+    n += 1;
+    try {
+      const parsed = parseRecordLine(text);
+      if (parsed !== null) out.push(parsed);
+    } catch (err) {
+      lines.close();
+      throw new RunLoadError(`${file}:${n}: not a record line (${(err as Error).message})`, file);
+    }
+  }
+  return out;
+}
+
+async function readSummary(file: string): Promise<RunSummary | null> {
+  if (!(await isFile(file))) return null;
+  try {
+    return parseRunSummary(JSON.parse(await readFile(file, 'utf8')));
+  } catch (err) {
+    throw new RunLoadError(`${file}: not valid JSON (${(err as Error).message})`, file);
+  }
+}
+
+function earliestStart(lines: readonly ParsedLine[]): bigint {
+  let t0: bigint | null = null;
+  for (const l of lines) if (t0 === null || l.startNs < t0) t0 = l.startNs;
+  return t0 ?? 0n;
+}
+
+/**
+ * Loads a run.
+ * @param dir artifact directory holding `profile_export.jsonl` (required) and
+ *   `profile_export_aiperf.json` (optional; `summary` is null without it).
+ * @throws {RunLoadError} when the JSONL file is missing or a line is malformed (file:line named), or
+ *   the summary is not JSON.
+ */
+export async function loadRun(dir: string): Promise<RunData> {
+  const recordsFile = join(dir, RUN_FILES.records);
+  if (!(await isFile(recordsFile))) {
+    throw new RunLoadError(
+      `${dir}: no ${RUN_FILES.records} here; is this a tokenload artifact directory?`,
+      recordsFile,
+    );
+  }
+  const lines = await readLines(recordsFile);
+  const t0Ns = earliestStart(lines);
+  return {
+    dir,
+    requests: lines.map((l) => toRequestPoint(l, t0Ns)),
+    t0Ns,
+    summary: await readSummary(join(dir, RUN_FILES.summary)),
+  };
+}

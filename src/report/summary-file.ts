@@ -1,0 +1,49 @@
+/**
+ * Reading `profile_export_aiperf.json` back into a {@link RunSummary}. Unknown keys are ignored;
+ * metric entries are the top-level objects that carry a `unit` and a numeric `avg`.
+ */
+import type { ErrorSummaryRow, RunSummary, SummaryMetric } from './types.js';
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isMetric(value: unknown): value is SummaryMetric {
+  return isObject(value) && typeof value.unit === 'string' && typeof value.avg === 'number';
+}
+
+function errorRows(value: unknown): ErrorSummaryRow[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(isObject).map((e) => ({
+    code: typeof e.code === 'number' ? e.code : 0,
+    type: typeof e.type === 'string' ? e.type : '',
+    message: typeof e.message === 'string' ? e.message : '',
+    count: typeof e.count === 'number' ? e.count : 0,
+  }));
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * Builds a {@link RunSummary} from the parsed summary JSON object.
+ * @param json the value of `JSON.parse(file text)`; anything but an object yields an empty summary.
+ */
+export function parseRunSummary(json: unknown): RunSummary {
+  const root: Json = isObject(json) ? json : {};
+  const metrics: Record<string, SummaryMetric> = {};
+  for (const [key, value] of Object.entries(root)) if (isMetric(value)) metrics[key] = value;
+  return {
+    metrics,
+    inputConfig: isObject(root.input_config) ? root.input_config : null,
+    startTime: stringOrNull(root.start_time),
+    endTime: stringOrNull(root.end_time),
+    wasCancelled: root.was_cancelled === true,
+    errorSummary: errorRows(root.error_summary),
+    warnings: Array.isArray(root.warnings) ? root.warnings.filter((w) => typeof w === 'string') : [],
+    version: stringOrNull(root.tokenload_version) ?? stringOrNull(root.aiperf_version),
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The rows of the summary table, chosen and ordered as the console report does: metrics the console
+ * shows, by display order, `Header (unit)` labels, values formatted `1,234.57`, `N/A` when missing.
+ */
+import { formatConsoleNumber, metricLabel } from '../export/format.js';
+import { metricByTag } from '../metrics/registry.js';
+import type { MetricDef } from '../metrics/types.js';
+import type { SummaryMetric } from './types.js';
+
+/** Statistic columns, in console order. */
+export const SUMMARY_COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
+
+/** One table row: the label and one formatted cell per {@link SUMMARY_COLUMNS} entry. */
+export interface SummaryRow {
+  tag: string;
+  label: string;
+  cells: string[];
+}
+
+function consoleDef(tag: string): MetricDef | undefined {
+  const def = metricByTag(tag);
+  return def === undefined || def.flags.noConsole === true || def.flags.errorOnly === true ? undefined : def;
+}
+
+function cellsOf(m: SummaryMetric): string[] {
+  const hasStats = m.count !== undefined;
+  return SUMMARY_COLUMNS.map((c) => (c === 'avg' || hasStats ? formatConsoleNumber(m[c]) : 'N/A'));
+}
+
+/**
+ * Rows for the metrics in `metrics` (summary JSON entries by tag) that the console table shows.
+ * Unknown tags (e.g. from a newer version) are left out.
+ */
+export function summaryRows(metrics: Readonly<Record<string, SummaryMetric>>): SummaryRow[] {
+  return Object.entries(metrics)
+    .flatMap(([tag, m]) => {
+      const def = consoleDef(tag);
+      return def === undefined ? [] : [{ def, m }];
+    })
+    .sort((a, b) => a.def.displayOrder - b.def.displayOrder)
+    .map(({ def, m }) => ({ tag: def.tag, label: metricLabel(def), cells: cellsOf(m) }));
+}

@@ -1,0 +1,102 @@
+/**
+ * Shapes the report stage works on: one finished run read back from its artifact directory, as
+ * per-request points on a relative time axis plus the run summary.
+ */
+
+/** A failed request's error, as written in `profile_export.jsonl`. */
+export interface RequestError {
+  code: number;
+  type: string;
+  message: string;
+  /** tokenload's failure class (`http`, `timeout`, …); '' when absent. */
+  kind: string;
+}
+
+/**
+ * One request of a run. Times are seconds relative to the run's first `request_start_ns`
+ * ({@link RunData.t0Ns}); metric values are in their display units (ms, tokens). A metric the record
+ * does not carry is undefined.
+ */
+export interface RequestPoint {
+  sessionNum: number;
+  conversationId: string;
+  turnIndex: number;
+  requestType: string | null;
+  /** Scheduled send time, s; null when the load had no schedule. */
+  scheduledS: number | null;
+  startS: number;
+  /** Response headers arrived, s; null when unknown. */
+  ackS: number | null;
+  endS: number;
+  cancelled: boolean;
+  error: RequestError | null;
+  ttftMs?: number | undefined;
+  itlMs?: number | undefined;
+  latencyMs?: number | undefined;
+  isl?: number | undefined;
+  osl?: number | undefined;
+  scheduleLagMs?: number | undefined;
+  cachedTokens?: number | undefined;
+}
+
+/** A metric's summary entry as written in `profile_export_aiperf.json` (stats keys only for per-record metrics). */
+export interface SummaryMetric {
+  unit: string;
+  avg: number;
+  min?: number;
+  max?: number;
+  p1?: number;
+  p5?: number;
+  p10?: number;
+  p25?: number;
+  p50?: number;
+  p75?: number;
+  p90?: number;
+  p95?: number;
+  p99?: number;
+  std?: number;
+  count?: number;
+}
+
+/** One `error_summary` entry of the summary JSON. */
+export interface ErrorSummaryRow {
+  code: number;
+  type: string;
+  message: string;
+  count: number;
+}
+
+/** The parts of `profile_export_aiperf.json` the report uses; all optional because older or partial files exist. */
+export interface RunSummary {
+  metrics: Record<string, SummaryMetric>;
+  inputConfig: Record<string, unknown> | null;
+  startTime: string | null;
+  endTime: string | null;
+  wasCancelled: boolean;
+  errorSummary: ErrorSummaryRow[];
+  warnings: string[];
+  version: string | null;
+}
+
+/** A run read back from its artifact directory. */
+export interface RunData {
+  /** The artifact directory, as given. */
+  dir: string;
+  /** Requests in file order (completion order). */
+  requests: RequestPoint[];
+  /** Earliest `request_start_ns` (epoch ns, exact); 0n when there are no requests. */
+  t0Ns: bigint;
+  /** The summary JSON, or null when the file is missing. */
+  summary: RunSummary | null;
+}
+
+/** An artifact directory that cannot be read: missing files or malformed lines (message names the file). */
+export class RunLoadError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+  ) {
+    super(message);
+    this.name = 'RunLoadError';
+  }
+}
