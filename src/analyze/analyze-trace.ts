@@ -1,0 +1,121 @@
+/**
+ * `tokenload analyze-trace`: what a trace file asks of a server, before replaying it: rows, sessions
+ * and turns per session, time span and mean arrival rate, ISL/OSL distributions, request type mix
+ * and the ideal (infinite-cache) prefix hit ratio.
+ */
+import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
+import { getDatasetLoader } from '../dataset/registry.js';
+import type { Dataset, SkipCounts, Turn } from '../dataset/types.js';
+import { type Distribution, distributionOf } from './distribution.js';
+
+/** Options of {@link analyzeTrace}. */
+export interface AnalyzeOptions {
+  /** `--custom-dataset-type` name (`bailian_trace`, `mooncake_trace`). */
+  datasetType: string;
+  /** Tokens per `hash_ids` block; default: the format's. */
+  blockSize?: number;
+}
+
+/** Result of {@link analyzeTrace}. Times are trace ms (no speedup). */
+export interface TraceAnalysis {
+  file: string;
+  datasetType: string;
+  blockSize: number;
+  rows: number;
+  sessions: number;
+  /** Number of sessions by their turn count, ascending turn count: `{turns, sessions}`. */
+  turnHistogram: { turns: number; sessions: number }[];
+  /** First and last timestamp, ms; null when no row has a timestamp. */
+  firstTimestampMs: number | null;
+  lastTimestampMs: number | null;
+  /** last − first, s (0 for a single timestamp). */
+  spanS: number;
+  /** Timestamped rows / span, requests per second; null when the span is 0. */
+  meanArrivalRatePerS: number | null;
+  /** Prompt tokens of synthetic rows. */
+  isl: Distribution | undefined;
+  /** Requested output tokens (`output_length`) of rows that have one. */
+  osl: Distribution | undefined;
+  /** Rows by request type (Bailian `type`; the input mode for rows without one), most frequent first. */
+  typeMix: { type: string; rows: number }[];
+  prefix: PrefixHitStats;
+  skipped: SkipCounts;
+}
+
+function allTurns(dataset: Dataset): Turn[] {
+  return dataset.conversations.flatMap((c) => c.turns);
+}
+
+function turnHistogram(dataset: Dataset): TraceAnalysis['turnHistogram'] {
+  const counts = new Map<number, number>();
+  for (const c of dataset.conversations) counts.set(c.turns.length, (counts.get(c.turns.length) ?? 0) + 1);
+  return [...counts.entries()].sort(([a], [b]) => a - b).map(([turns, sessions]) => ({ turns, sessions }));
+}
+
+function typeOf(turn: Turn): string {
+  if (turn.requestType !== undefined && turn.requestType !== '') return turn.requestType;
+  return turn.prompt.kind === 'synthetic' ? '(untyped)' : `(${turn.prompt.kind})`;
+}
+
+function typeMix(turns: readonly Turn[]): TraceAnalysis['typeMix'] {
+  const counts = new Map<string, number>();
+  for (const t of turns) counts.set(typeOf(t), (counts.get(typeOf(t)) ?? 0) + 1);
+  return [...counts.entries()]
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([type, rows]) => ({ type, rows }));
+}
+
+function timing(
+  turns: readonly Turn[],
+): Pick<TraceAnalysis, 'firstTimestampMs' | 'lastTimestampMs' | 'spanS' | 'meanArrivalRatePerS'> {
+  const stamps = turns.flatMap((t) => (t.timestampMs === undefined ? [] : [t.timestampMs]));
+  if (stamps.length === 0)
+    return { firstTimestampMs: null, lastTimestampMs: null, spanS: 0, meanArrivalRatePerS: null };
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const ts of stamps) {
+    first = Math.min(first, ts);
+    last = Math.max(last, ts);
+  }
+  const spanS = (last - first) / 1000;
+  return {
+    firstTimestampMs: first,
+    lastTimestampMs: last,
+    spanS,
+    meanArrivalRatePerS: spanS > 0 ? stamps.length / spanS : null,
+  };
+}
+
+/** The {@link TraceAnalysis} of an already loaded dataset (loaded without speedup). */
+export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnalysis {
+  const turns = allTurns(dataset);
+  const isl = turns.flatMap((t) => (t.prompt.kind === 'synthetic' ? [t.prompt.inputLength] : []));
+  const osl = turns.flatMap((t) => (t.maxTokens === undefined ? [] : [t.maxTokens]));
+  return {
+    file: dataset.file,
+    datasetType,
+    blockSize: dataset.blockSize,
+    rows: dataset.turnCount,
+    sessions: dataset.conversations.length,
+    turnHistogram: turnHistogram(dataset),
+    ...timing(turns),
+    isl: distributionOf(isl),
+    osl: distributionOf(osl),
+    typeMix: typeMix(turns),
+    prefix: idealPrefixHit(dataset),
+    skipped: dataset.skipped,
+  };
+}
+
+/**
+ * Loads `file` with the loader of `options.datasetType` and analyses it.
+ * @throws {DatasetError} for a malformed trace; {@link Error} for an unknown dataset type.
+ */
+export async function analyzeTrace(file: string, options: AnalyzeOptions): Promise<TraceAnalysis> {
+  const loader = getDatasetLoader(options.datasetType);
+  const dataset = await loader.load(
+    file,
+    options.blockSize === undefined ? {} : { blockSize: options.blockSize },
+  );
+  return analyzeDataset(dataset, loader.name);
+}
