@@ -1,0 +1,111 @@
+/**
+ * `tokenload report DIR`, `tokenload plot DIR` and `tokenload compare DIR_A DIR_B …`: turn finished
+ * runs' artifacts into a self-contained HTML report, PNG plots, or a side-by-side comparison.
+ * Exit codes: 0 done, 1 unreadable artifacts or a failed write, 2 a usage error.
+ */
+import type { Command } from 'commander';
+import { COMPARE_FILE_NAME, compareRuns } from '../report/compare.js';
+import { writeReport } from '../report/html.js';
+import { DEFAULT_PLOT_SIZE, writePlots } from '../report/png.js';
+import { RunLoadError } from '../report/types.js';
+import { integerAtLeast, numberIn } from './parsers.js';
+
+export { type WrittenReport, writeReport } from '../report/html.js';
+
+/** `1.37 MB`, `845 KB`, `512 B`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} B`;
+}
+
+/** Runs `work`; a {@link RunLoadError} or file-system error becomes one stderr line and exit code 1. */
+async function guarded(work: () => Promise<void>): Promise<number> {
+  try {
+    await work();
+    return 0;
+  } catch (err) {
+    const fsError = err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
+    if (!(err instanceof RunLoadError) && !fsError) throw err;
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+function registerReport(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('report')
+    .description('Write a self-contained HTML report (charts, summary, errors, config) of a finished run.')
+    .argument('<dir>', 'artifact directory of the run (holds profile_export.jsonl)')
+    .option('-o, --output <file>', 'output file (default: <dir>/report.html)')
+    .action(async (dir: string, flags: { output?: string }) => {
+      setExit(
+        await guarded(async () => {
+          const r = await writeReport(dir, flags.output);
+          process.stdout.write(
+            `Report: ${r.path} (${formatBytes(r.bytes)}, built in ${Math.round(r.ms)} ms)\n`,
+          );
+        }),
+      );
+    });
+}
+
+interface PlotFlags {
+  width: number;
+  height: number;
+  scale: number;
+}
+
+function registerPlot(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('plot')
+    .description('Write every chart of a finished run as PNG into <dir>/plots/ (echarts SSR + resvg).')
+    .argument('<dir>', 'artifact directory of the run (holds profile_export.jsonl)')
+    .option('--width <px>', 'plot width in CSS pixels', integerAtLeast(200), DEFAULT_PLOT_SIZE.widthPx)
+    .option('--height <px>', 'plot height in CSS pixels', integerAtLeast(150), DEFAULT_PLOT_SIZE.heightPx)
+    .option('--scale <n>', 'pixel density of the PNG', numberIn(0.5, 4), DEFAULT_PLOT_SIZE.scale)
+    .action(async (dir: string, flags: PlotFlags) => {
+      setExit(
+        await guarded(async () => {
+          const r = await writePlots(dir, {
+            widthPx: flags.width,
+            heightPx: flags.height,
+            scale: flags.scale,
+          });
+          for (const f of r.files) process.stdout.write(`${f.path} (${formatBytes(f.bytes)})\n`);
+          process.stdout.write(`${r.files.length} plots in ${r.dir} (${Math.round(r.ms)} ms)\n`);
+        }),
+      );
+    });
+}
+
+function registerCompare(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('compare')
+    .description(
+      'Compare runs side by side (first = baseline): console table with deltas and ratios, plus compare.html.',
+    )
+    .argument('<dirs...>', 'two or more artifact directories')
+    .option('-o, --output <file>', 'comparison page with overlaid CDFs', `./${COMPARE_FILE_NAME}`)
+    .action(async (dirs: string[], flags: { output: string }) => {
+      if (dirs.length < 2) {
+        process.stderr.write('error: compare needs at least two artifact directories\n');
+        setExit(2);
+        return;
+      }
+      setExit(
+        await guarded(async () => {
+          const r = await compareRuns(dirs, flags.output);
+          process.stdout.write(r.table);
+          process.stdout.write(`Comparison page: ${r.htmlPath} (${formatBytes(r.htmlBytes)})\n`);
+        }),
+      );
+    });
+}
+
+/** Registers `report`, `plot` and `compare` on `program`; `setExit` receives the exit code. */
+export function registerReportCommands(program: Command, setExit: (code: number) => void): void {
+  registerReport(program, setExit);
+  registerPlot(program, setExit);
+  registerCompare(program, setExit);
+}
