@@ -1,14 +1,24 @@
 /**
  * Typed registry of trace loaders; `--custom-dataset-type` choices come from its keys.
  */
+import { azureLoader } from './azure.js';
 import { bailianLoader } from './bailian.js';
+import { burstGptLoader } from './burstgpt.js';
 import { mooncakeLoader } from './mooncake.js';
+import { multiTurnLoader } from './multi-turn.js';
+import { randomPoolLoader } from './random-pool.js';
+import { singleTurnLoader } from './single-turn.js';
 import type { DatasetLoader } from './types.js';
 
 /** Every dataset type tokenload can load, by its `--custom-dataset-type` name. */
 export const DATASET_LOADERS = {
   bailian_trace: bailianLoader,
   mooncake_trace: mooncakeLoader,
+  azure_trace: azureLoader,
+  burst_gpt_trace: burstGptLoader,
+  single_turn: singleTurnLoader,
+  multi_turn: multiTurnLoader,
+  random_pool: randomPoolLoader,
 } as const satisfies Record<string, DatasetLoader>;
 
 /** A valid `--custom-dataset-type` name. */
