@@ -15,9 +15,10 @@ import {
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { DatasetError } from '../dataset/types.js';
 import { integerAtLeast, oneOf, positiveNumber } from './parsers.js';
+import { type CliIo, PROCESS_IO } from './report-action.js';
 
 /** Runs `work`; a bad trace, bad option or file-system error becomes one stderr line and exit code 1. */
-async function guarded(work: () => Promise<void>): Promise<number> {
+async function guarded(io: CliIo, work: () => Promise<void>): Promise<number> {
   try {
     await work();
     return 0;
@@ -27,7 +28,7 @@ async function guarded(work: () => Promise<void>): Promise<number> {
       err instanceof SynthesisError ||
       (err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string');
     if (!known) throw err;
-    process.stderr.write(`error: ${(err as Error).message}\n`);
+    io.err(`error: ${(err as Error).message}\n`);
     return 1;
   }
 }
@@ -38,7 +39,7 @@ interface AnalyzeFlags {
   json?: boolean;
 }
 
-function registerAnalyze(program: Command, setExit: (code: number) => void): void {
+function registerAnalyze(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('analyze-trace')
     .description(
@@ -54,13 +55,13 @@ function registerAnalyze(program: Command, setExit: (code: number) => void): voi
     .option('--json', 'print JSON instead of text')
     .action(async (file: string, flags: AnalyzeFlags) => {
       setExit(
-        await guarded(async () => {
+        await guarded(io, async () => {
           const opts = { datasetType: flags.customDatasetType };
           const a = await analyzeTrace(
             file,
             flags.islBlockSize === undefined ? opts : { ...opts, blockSize: flags.islBlockSize },
           );
-          process.stdout.write(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
+          io.out(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
         }),
       );
     });
@@ -85,7 +86,7 @@ function describeResult(r: SynthesisResult): string {
   return `${parts.join('; ')}\n`;
 }
 
-function registerSynthesize(program: Command, setExit: (code: number) => void): void {
+function registerSynthesize(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('synthesize-trace')
     .description(
@@ -110,7 +111,7 @@ function registerSynthesize(program: Command, setExit: (code: number) => void): 
     .option('--isl-block-size <n>', 'tokens per hash_ids block (default: the format’s)', integerAtLeast(1))
     .action(async (file: string, flags: SynthesizeFlags) => {
       setExit(
-        await guarded(async () => {
+        await guarded(io, async () => {
           const r = await synthesizeTrace(file, flags.output, {
             datasetType: flags.customDatasetType,
             speedupRatio: flags.synthesisSpeedupRatio,
@@ -120,14 +121,21 @@ function registerSynthesize(program: Command, setExit: (code: number) => void): 
             maxOsl: flags.synthesisMaxOsl,
             blockSize: flags.islBlockSize,
           });
-          process.stdout.write(describeResult(r));
+          io.out(describeResult(r));
         }),
       );
     });
 }
 
-/** Registers `analyze-trace` and `synthesize-trace` on `program`; `setExit` receives the exit code. */
-export function registerAnalyzeCommands(program: Command, setExit: (code: number) => void): void {
-  registerAnalyze(program, setExit);
-  registerSynthesize(program, setExit);
+/**
+ * Registers `analyze-trace` and `synthesize-trace` on `program`; `setExit` receives the exit code;
+ * `io` receives the text output (stdout/stderr by default).
+ */
+export function registerAnalyzeCommands(
+  program: Command,
+  setExit: (code: number) => void,
+  io: CliIo = PROCESS_IO,
+): void {
+  registerAnalyze(program, setExit, io);
+  registerSynthesize(program, setExit, io);
 }

@@ -12,6 +12,22 @@ import { integerAtLeast, numberIn } from './parsers.js';
 
 export { type WrittenReport, writeReport } from '../report/html.js';
 
+/** Where a command's output goes; defaults to the process's stdout and stderr. */
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** {@link CliIo} on `process.stdout` / `process.stderr`. */
+export const PROCESS_IO: CliIo = {
+  out: (text) => {
+    process.stdout.write(text);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
+};
+
 /** `1.37 MB`, `845 KB`, `512 B`. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
@@ -20,19 +36,19 @@ export function formatBytes(bytes: number): string {
 }
 
 /** Runs `work`; a {@link RunLoadError} or file-system error becomes one stderr line and exit code 1. */
-async function guarded(work: () => Promise<void>): Promise<number> {
+async function guarded(io: CliIo, work: () => Promise<void>): Promise<number> {
   try {
     await work();
     return 0;
   } catch (err) {
     const fsError = err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
     if (!(err instanceof RunLoadError) && !fsError) throw err;
-    process.stderr.write(`error: ${(err as Error).message}\n`);
+    io.err(`error: ${(err as Error).message}\n`);
     return 1;
   }
 }
 
-function registerReport(program: Command, setExit: (code: number) => void): void {
+function registerReport(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('report')
     .description('Write a self-contained HTML report (charts, summary, errors, config) of a finished run.')
@@ -40,11 +56,9 @@ function registerReport(program: Command, setExit: (code: number) => void): void
     .option('-o, --output <file>', 'output file (default: <dir>/report.html)')
     .action(async (dir: string, flags: { output?: string }) => {
       setExit(
-        await guarded(async () => {
+        await guarded(io, async () => {
           const r = await writeReport(dir, flags.output);
-          process.stdout.write(
-            `Report: ${r.path} (${formatBytes(r.bytes)}, built in ${Math.round(r.ms)} ms)\n`,
-          );
+          io.out(`Report: ${r.path} (${formatBytes(r.bytes)}, built in ${Math.round(r.ms)} ms)\n`);
         }),
       );
     });
@@ -56,7 +70,7 @@ interface PlotFlags {
   scale: number;
 }
 
-function registerPlot(program: Command, setExit: (code: number) => void): void {
+function registerPlot(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('plot')
     .description('Write every chart of a finished run as PNG into <dir>/plots/ (echarts SSR + resvg).')
@@ -66,20 +80,20 @@ function registerPlot(program: Command, setExit: (code: number) => void): void {
     .option('--scale <n>', 'pixel density of the PNG', numberIn(0.5, 4), DEFAULT_PLOT_SIZE.scale)
     .action(async (dir: string, flags: PlotFlags) => {
       setExit(
-        await guarded(async () => {
+        await guarded(io, async () => {
           const r = await writePlots(dir, {
             widthPx: flags.width,
             heightPx: flags.height,
             scale: flags.scale,
           });
-          for (const f of r.files) process.stdout.write(`${f.path} (${formatBytes(f.bytes)})\n`);
-          process.stdout.write(`${r.files.length} plots in ${r.dir} (${Math.round(r.ms)} ms)\n`);
+          for (const f of r.files) io.out(`${f.path} (${formatBytes(f.bytes)})\n`);
+          io.out(`${r.files.length} plots in ${r.dir} (${Math.round(r.ms)} ms)\n`);
         }),
       );
     });
 }
 
-function registerCompare(program: Command, setExit: (code: number) => void): void {
+function registerCompare(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('compare')
     .description(
@@ -89,23 +103,30 @@ function registerCompare(program: Command, setExit: (code: number) => void): voi
     .option('-o, --output <file>', 'comparison page with overlaid CDFs', `./${COMPARE_FILE_NAME}`)
     .action(async (dirs: string[], flags: { output: string }) => {
       if (dirs.length < 2) {
-        process.stderr.write('error: compare needs at least two artifact directories\n');
+        io.err('error: compare needs at least two artifact directories\n');
         setExit(2);
         return;
       }
       setExit(
-        await guarded(async () => {
+        await guarded(io, async () => {
           const r = await compareRuns(dirs, flags.output);
-          process.stdout.write(r.table);
-          process.stdout.write(`Comparison page: ${r.htmlPath} (${formatBytes(r.htmlBytes)})\n`);
+          io.out(r.table);
+          io.out(`Comparison page: ${r.htmlPath} (${formatBytes(r.htmlBytes)})\n`);
         }),
       );
     });
 }
 
-/** Registers `report`, `plot` and `compare` on `program`; `setExit` receives the exit code. */
-export function registerReportCommands(program: Command, setExit: (code: number) => void): void {
-  registerReport(program, setExit);
-  registerPlot(program, setExit);
-  registerCompare(program, setExit);
+/**
+ * Registers `report`, `plot` and `compare` on `program`; `setExit` receives the exit code; `io`
+ * receives the text output (stdout/stderr by default).
+ */
+export function registerReportCommands(
+  program: Command,
+  setExit: (code: number) => void,
+  io: CliIo = PROCESS_IO,
+): void {
+  registerReport(program, setExit, io);
+  registerPlot(program, setExit, io);
+  registerCompare(program, setExit, io);
 }
