@@ -1,0 +1,208 @@
+/**
+ * Chart builders: what each chart draws, which charts a run gets, and deterministic downsampling
+ * that the subtitle admits to.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { binLayout, inFlightBins, outputThroughputBins } from '../../src/report/bins.js';
+import {
+  buildRunCharts,
+  cdfChart,
+  errorTimelineChart,
+  islVsTtftChart,
+  LATENCY_METRICS,
+  overTimeChart,
+  perTurnTtftChart,
+} from '../../src/report/charts.js';
+import { MAX_POINTS_PER_CHART, sampleIndices } from '../../src/report/downsample.js';
+import type { RequestPoint, RunData } from '../../src/report/types.js';
+
+function req(startS: number, endS: number, over: Partial<RequestPoint> = {}): RequestPoint {
+  return {
+    sessionNum: 0,
+    conversationId: 'c',
+    turnIndex: 0,
+    requestType: null,
+    scheduledS: startS,
+    startS,
+    ackS: null,
+    endS,
+    cancelled: false,
+    error: null,
+    ttftMs: 100,
+    itlMs: 5,
+    latencyMs: (endS - startS) * 1000,
+    isl: 1000,
+    osl: 100,
+    scheduleLagMs: 1,
+    ...over,
+  };
+}
+
+function run(requests: RequestPoint[]): RunData {
+  return { dir: '/x', requests, t0Ns: 0n, summary: null };
+}
+
+function subtext(option: unknown): string {
+  return ((option as { title: { subtext: string } }).title.subtext ?? '') as string;
+}
+
+function seriesData(option: unknown, i = 0): number[][] {
+  return (option as { series: { data: number[][] }[] }).series[i]!.data;
+}
+
+const TTFT = LATENCY_METRICS[0]!;
+
+test('output tokens are spread over first token → end, in tokens per second per 1 s bin', () => {
+  // 100 tokens generated from 0.5 s (start 0 + TTFT 500 ms) to 2.5 s: 25 / 50 / 25 tokens in bins 0, 1, 2.
+  const layout = binLayout(2.5);
+  assert.deepEqual(layout, { widthS: 1, count: 3 });
+  const bins = outputThroughputBins([req(0, 2.5, { ttftMs: 500, osl: 100 })], layout);
+  assert.deepEqual(bins, [25, 50, 25]);
+  // Failed requests produce no output tokens.
+  assert.deepEqual(
+    outputThroughputBins([req(0, 2.5, { error: { code: 500, type: 'E', message: '', kind: '' } })], layout),
+    [0, 0, 0],
+  );
+});
+
+test('requests in flight are time-weighted per bin', () => {
+  const layout = binLayout(2);
+  // One request for the whole 2 s, another for the second half of bin 0.
+  assert.deepEqual(inFlightBins([req(0, 2), req(0.5, 1)], layout), [1.5, 1]);
+});
+
+test('long runs get wider bins so a chart never exceeds the bin limit', () => {
+  const layout = binLayout(100_000);
+  assert.ok(layout.count <= 20_000);
+  assert.equal(layout.widthS, 5);
+});
+
+test('TTFT over time: one point per request at its start; no chart without TTFT', () => {
+  const chart = overTimeChart([req(2, 3, { ttftMs: 40 }), req(1, 3, { ttftMs: 30 })], TTFT);
+  assert.ok(chart);
+  assert.equal(chart.id, 'ttft-over-time');
+  assert.equal(chart.points, 2);
+  assert.deepEqual(seriesData(chart.option), [
+    [1, 30],
+    [2, 40],
+  ]);
+  assert.equal(subtext(chart.option), '2 requests');
+  assert.equal(overTimeChart([req(0, 1, { ttftMs: undefined })], TTFT), null);
+});
+
+test('huge series are downsampled deterministically to the limit, and the subtitle says so', () => {
+  const n = 50_000;
+  const requests = Array.from({ length: n }, (_, i) => req(i / 100, i / 100 + 1, { ttftMs: i }));
+  const a = overTimeChart(requests, TTFT)!;
+  const b = overTimeChart(requests, TTFT)!;
+  assert.equal(a.points, MAX_POINTS_PER_CHART);
+  assert.deepEqual(seriesData(a.option), seriesData(b.option));
+  assert.match(subtext(a.option), /downsampled: 20,000 of 50,000 points/);
+  // The last point (latest request) is kept.
+  assert.deepEqual(seriesData(a.option).at(-1), [499.99, 49_999]);
+  assert.deepEqual(sampleIndices(3, 5), [0, 1, 2]);
+});
+
+test('CDF ends at 100 % at the maximum; overlaid CDFs get one line and a legend per run', () => {
+  const single = cdfChart(TTFT, [{ name: 'a', values: [3, 1, 2, 4] }])!;
+  assert.deepEqual(seriesData(single.option), [
+    [1, 25],
+    [2, 50],
+    [3, 75],
+    [4, 100],
+  ]);
+  const multi = cdfChart(
+    TTFT,
+    [
+      { name: 'a', values: [1, 2] },
+      { name: 'b', values: [3] },
+      { name: 'empty', values: [] },
+    ],
+    'compare-',
+  )!;
+  assert.equal(multi.id, 'compare-ttft-cdf');
+  const opt = multi.option as { series: { name: string }[]; legend?: unknown };
+  assert.deepEqual(
+    opt.series.map((s) => s.name),
+    ['a', 'b'],
+  );
+  assert.ok(opt.legend);
+  assert.equal(cdfChart(TTFT, [{ name: 'a', values: [] }]), null);
+});
+
+test('ISL vs TTFT is coloured by cached tokens only when the server reported them', () => {
+  const cached = islVsTtftChart([req(0, 1, { cachedTokens: 512 }), req(1, 2, { cachedTokens: 0 })])!;
+  const vm = (cached.option as { visualMap?: { dimension: number; max: number } }).visualMap;
+  assert.equal(vm?.dimension, 2);
+  assert.equal(vm?.max, 512);
+  assert.deepEqual(seriesData(cached.option)[0], [1000, 100, 512]);
+  const plain = islVsTtftChart([req(0, 1)])!;
+  assert.equal((plain.option as { visualMap?: unknown }).visualMap, undefined);
+});
+
+test('TTFT by turn appears only for multi-turn sessions, with a box per turn', () => {
+  assert.equal(perTurnTtftChart([req(0, 1), req(1, 2)]), null);
+  const chart = perTurnTtftChart([
+    req(0, 1, { ttftMs: 10 }),
+    req(1, 2, { ttftMs: 30 }),
+    req(2, 3, { turnIndex: 1, ttftMs: 5 }),
+  ])!;
+  const boxes = seriesData(chart.option, 0);
+  assert.deepEqual(boxes[0], [10, 15, 20, 25, 30]);
+  assert.deepEqual(boxes[1], [5, 5, 5, 5, 5]);
+  assert.equal(chart.points, 3);
+});
+
+test('errors over time: failed requests per bin, one stacked series per error type', () => {
+  const e = (type: string): Partial<RequestPoint> => ({
+    error: { code: 500, type, message: 'x', kind: 'http' },
+  });
+  const chart = errorTimelineChart([
+    req(0, 0.2, e('Timeout')),
+    req(0, 0.4, e('Timeout')),
+    req(0, 1.5, e('HTTP 500')),
+    req(0, 2),
+  ])!;
+  const opt = chart.option as { series: { name: string; stack: string; data: number[][] }[] };
+  assert.deepEqual(
+    opt.series.map((s) => [s.name, s.data]),
+    [
+      ['HTTP 500', [[1.5, 1]]],
+      ['Timeout', [[0.5, 2]]],
+    ],
+  );
+  assert.match(subtext(chart.option), /3 failed requests/);
+  assert.equal(errorTimelineChart([req(0, 1)]), null);
+});
+
+test('a clean streaming single-turn run gets the ten charts that apply to it, in order', () => {
+  const ids = buildRunCharts(run([req(0, 1), req(0.5, 2)])).map((c) => c.id);
+  assert.deepEqual(ids, [
+    'ttft-over-time',
+    'itl-over-time',
+    'latency-over-time',
+    'ttft-cdf',
+    'itl-cdf',
+    'latency-cdf',
+    'output-throughput-over-time',
+    'in-flight-over-time',
+    'schedule-lag-over-time',
+    'isl-vs-ttft',
+  ]);
+  const all = buildRunCharts(
+    run([
+      req(0, 1),
+      req(0.5, 2, { turnIndex: 1 }),
+      req(1, 2, { error: { code: 1, type: 'T', message: '', kind: '' } }),
+    ]),
+  );
+  assert.deepEqual(
+    all.slice(-2).map((c) => c.id),
+    ['ttft-by-turn', 'errors-over-time'],
+  );
+  for (const c of all) {
+    assert.ok(c.points > 0, c.id);
+    assert.doesNotThrow(() => JSON.parse(JSON.stringify(c.option)));
+  }
+});

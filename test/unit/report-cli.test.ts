@@ -1,0 +1,138 @@
+/**
+ * The report and trace commands as a user runs them: what they print and their exit codes. The
+ * commands are registered on a fresh commander program, as `src/cli/main.ts` does.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Command, CommanderError } from 'commander';
+import { registerAnalyzeCommands } from '../../src/cli/analyze-action.js';
+import { registerReportCommands } from '../../src/cli/report-action.js';
+
+interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function runCli(args: string[]): Promise<CliResult> {
+  let code = 0;
+  let out = '';
+  let err = '';
+  const io = {
+    out: (t: string): void => {
+      out += t;
+    },
+    err: (t: string): void => {
+      err += t;
+    },
+  };
+  const setExit = (c: number): void => {
+    code = c;
+  };
+  const program = new Command('tokenload').exitOverride().configureOutput({ writeErr: () => undefined });
+  registerReportCommands(program, setExit, io);
+  registerAnalyzeCommands(program, setExit, io);
+  try {
+    await program.parseAsync(['node', 'tokenload', ...args]);
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e;
+    code = 2;
+  }
+  return { code, out, err };
+}
+
+function runDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-report-cli-'));
+  const t0 = 1_795_978_732_000_000_000n;
+  const lines = [0n, 1n, 2n].map(
+    (i) =>
+      `{"metadata":{"session_num":0,"conversation_id":"a","turn_index":${i},"request_type":null,"request_scheduled_ns":null,"request_start_ns":${t0 + i * 1_000_000_000n},"request_ack_ns":null,"request_end_ns":${t0 + i * 1_000_000_000n + 300_000_000n},"was_cancelled":false},"metrics":{"time_to_first_token":{"value":${10 + Number(i)},"unit":"ms"},"request_latency":{"value":300,"unit":"ms"},"output_sequence_length":{"value":20,"unit":"tokens"}},"error":null}`,
+  );
+  writeFileSync(join(dir, 'profile_export.jsonl'), `${lines.join('\n')}\n`);
+  return dir;
+}
+
+test('report DIR writes report.html and prints its path, size and build time', async () => {
+  const dir = runDir();
+  const r = await runCli(['report', dir]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(
+    r.out,
+    new RegExp(`^Report: ${join(dir, 'report.html')} \\([\\d.]+ MB, built in \\d+ ms\\)\\n$`),
+  );
+  assert.ok(existsSync(join(dir, 'report.html')));
+});
+
+test('report on a directory without artifacts exits 1 with one error line', async () => {
+  const r = await runCli(['report', mkdtempSync(join(tmpdir(), 'tokenload-empty-'))]);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /^error: .*no profile_export\.jsonl here/);
+});
+
+test('plot DIR writes PNGs into DIR/plots and lists them', async () => {
+  const dir = runDir();
+  const r = await runCli(['plot', dir, '--width', '400', '--height', '300', '--scale', '1']);
+  assert.equal(r.code, 0, r.err);
+  const files = readdirSync(join(dir, 'plots')).sort();
+  assert.ok(files.includes('ttft-over-time.png') && files.includes('ttft-by-turn.png'), files.join());
+  assert.match(r.out, new RegExp(`${files.length} plots in ${join(dir, 'plots')}`));
+  assert.equal((await runCli(['plot', dir, '--width', 'wide'])).code, 2);
+});
+
+test('compare needs two directories; with two it prints the table and writes --output', async () => {
+  const a = runDir();
+  assert.equal((await runCli(['compare', a])).code, 2);
+  const out = join(a, 'cmp.html');
+  const r = await runCli(['compare', a, runDir(), '--output', out]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /tokenload \| Compare \(baseline A\)/);
+  assert.match(r.out, /TTFT p50 \(ms\) .* 11\.00 .* 11\.00 .* 0\.00 .* 1\.00x/);
+  assert.match(r.out, new RegExp(`Comparison page: ${out}`));
+  assert.ok(existsSync(out));
+});
+
+test('analyze-trace prints text or JSON; a bad type is a usage error; a missing file exits 1', async () => {
+  const trace = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
+  const text = await runCli(['analyze-trace', trace, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(text.code, 0, text.err);
+  assert.match(text.out, /Rows: 40 {3}Sessions: 26/);
+  const json = await runCli(['analyze-trace', trace, '--custom-dataset-type', 'bailian_trace', '--json']);
+  const parsed = JSON.parse(json.out) as { rows: number; prefix: { blockHitRatio: number } };
+  assert.equal(parsed.rows, 40);
+  assert.ok(parsed.prefix.blockHitRatio > 0);
+  assert.equal((await runCli(['analyze-trace', trace, '--custom-dataset-type', 'nope'])).code, 2);
+  const missing = await runCli([
+    'analyze-trace',
+    '/nonexistent.jsonl',
+    '--custom-dataset-type',
+    'mooncake_trace',
+  ]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /cannot open trace file/);
+});
+
+test('synthesize-trace writes the rescaled trace and says what it did', async () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'tokenload-syn-')), 'fast.jsonl');
+  const r = await runCli([
+    'synthesize-trace',
+    'examples/traces/bailian_traceA_stratified_head24.jsonl',
+    '--custom-dataset-type',
+    'bailian_trace',
+    '--output',
+    out,
+    '--synthesis-speedup-ratio',
+    '10',
+    '--synthesis-max-osl',
+    '100',
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(
+    r.out,
+    /^24 of 24 rows written to .*fast\.jsonl; \d+ output lengths capped at --synthesis-max-osl\n$/,
+  );
+  const again = await runCli(['analyze-trace', out, '--custom-dataset-type', 'bailian_trace']);
+  assert.match(again.out, /Time span: 2\.8 s/);
+});
