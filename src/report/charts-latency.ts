@@ -109,7 +109,10 @@ export function cdfChart(
     yAxis: valueAxis('share ≤ x (%)', { min: 0, max: 100, scale: false, nameGap: 62 }),
     series,
     ...(present.length > 1
-      ? { legend: { top: 45 }, grid: { left: 80, right: 40, top: 90, bottom: 55, containLabel: true } }
+      ? {
+          legend: { top: 55, itemGap: 24 },
+          grid: { left: 80, right: 40, top: 95, bottom: 55, containLabel: true },
+        }
       : {}),
   };
   return { id: `${idPrefix}${metric.id}-cdf`, title, option, points: shown };

@@ -42,7 +42,7 @@ function binnedLine(
       { type: 'line', name: title, step: 'end', showSymbol: false, areaStyle: { opacity: 0.15 }, data },
     ],
   };
-  return { id, title, option, points: values.length };
+  return { id, title, option, points: data.length };
 }
 
 /**
@@ -109,7 +109,9 @@ export function errorTimelineChart(requests: readonly RequestPoint[]): ChartSpec
     name: type,
     stack: 'errors',
     barCategoryGap: '0%',
-    data: bins.flatMap((n, i) => (n > 0 ? [[roundS((i + 0.5) * layout.widthS), n]] : [])),
+    // Dense (zeros included): echarts stacks value-axis bars by data index, so every series needs
+    // the same bins at the same indices.
+    data: bins.map((n, i) => [roundS((i + 0.5) * layout.widthS), n]),
   }));
   const points = series.reduce((sum, s) => sum + s.data.length, 0);
   const title = 'Errors over time';
@@ -119,8 +121,8 @@ export function errorTimelineChart(requests: readonly RequestPoint[]): ChartSpec
       subtitle(`${failed.toLocaleString('en-US')} failed requests`, binNote(layout.widthS), 'by error type'),
     ),
     tooltip: { trigger: 'axis' },
-    legend: { top: 45 },
-    grid: { left: 80, right: 40, top: 90, bottom: 55, containLabel: true },
+    legend: { top: 55, itemGap: 24 },
+    grid: { left: 80, right: 40, top: 95, bottom: 55, containLabel: true },
     xAxis: timeAxis(),
     yAxis: valueAxis('failed requests per bin', { min: 0, scale: false, minInterval: 1, nameGap: 62 }),
     series,

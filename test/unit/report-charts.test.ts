@@ -154,7 +154,7 @@ test('TTFT by turn appears only for multi-turn sessions, with a box per turn', (
   assert.equal(chart.points, 3);
 });
 
-test('errors over time: failed requests per bin, one stacked series per error type', () => {
+test('errors over time: failed requests per bin, one stacked series per error type, aligned by bin', () => {
   const e = (type: string): Partial<RequestPoint> => ({
     error: { code: 500, type, message: 'x', kind: 'http' },
   });
@@ -168,8 +168,20 @@ test('errors over time: failed requests per bin, one stacked series per error ty
   assert.deepEqual(
     opt.series.map((s) => [s.name, s.data]),
     [
-      ['HTTP 500', [[1.5, 1]]],
-      ['Timeout', [[0.5, 2]]],
+      [
+        'HTTP 500',
+        [
+          [0.5, 0],
+          [1.5, 1],
+        ],
+      ],
+      [
+        'Timeout',
+        [
+          [0.5, 2],
+          [1.5, 0],
+        ],
+      ],
     ],
   );
   assert.match(subtext(chart.option), /3 failed requests/);

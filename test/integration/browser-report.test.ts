@@ -1,0 +1,131 @@
+/**
+ * Issue "Reports people would rather look at than read": report.html from a real short run, opened
+ * in headless Chromium. Checks what a user would see: no console errors, every chart drawn with data,
+ * no network request; saves a screenshot to test-artifacts/report.png.
+ *
+ * Needs /usr/bin/chromium. Without it the test is skipped locally and fails on CI (CI=true), where
+ * the browser is installed.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { writeReport } from '../../src/report/html.js';
+import type { ProfileConfig } from '../../src/run/config.js';
+import { runProfile } from '../../src/run/profile.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const onCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const missing = !existsSync(CHROMIUM);
+const skip =
+  missing && !onCi
+    ? `${CHROMIUM} not found; install it (apt-get install -y chromium) to run this test`
+    : false;
+
+function config(artifactDir: string): ProfileConfig {
+  return {
+    models: ['Qwen/Qwen3-0.6B'],
+    url: 'http://localhost:8000',
+    endpointType: 'chat',
+    streaming: true,
+    inputFile: 'examples/traces/bailian_traceA_multiturn_head40.jsonl',
+    customDatasetType: 'bailian_trace',
+    fixedSchedule: true,
+    fixedScheduleAutoOffset: true,
+    synthesisSpeedupRatio: 40,
+    tokenizer: 'builtin:qwen3',
+    randomSeed: 7,
+    requestTimeoutSeconds: 60,
+    extraInputs: {},
+    headers: {},
+    useLegacyMaxTokens: false,
+    useServerTokenCount: false,
+    perChunkUsage: false,
+    artifactDir,
+    simulator: true,
+    skipBadLines: false,
+    timingPrecision: 'timer',
+    gracePeriodSeconds: 5,
+    ui: 'none',
+    commandLine: 'tokenload profile (browser-report test)',
+  };
+}
+
+interface ReadyState {
+  charts: number;
+  points: Record<string, number>;
+}
+
+test('report.html renders every chart in headless Chromium without console errors', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  assert.ok(!missing, `${CHROMIUM} is required on CI (CI=${process.env.CI}) but was not found`);
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-browser-report-'));
+  const silent = { info: () => undefined, warn: () => undefined };
+  await runProfile(config(dir), { log: silent, stopSignal: new AbortController().signal });
+  const report = await writeReport(dir);
+  const html = readFileSync(report.path, 'utf8');
+  const declared = [...html.matchAll(/data-chart-id="([^"]+)" data-points="(\d+)"/g)].map((m) => ({
+    id: m[1] as string,
+    points: Number(m[2]),
+  }));
+  assert.ok(declared.length >= 10, `charts declared: ${declared.length}`);
+
+  const profile = mkdtempSync(join(tmpdir(), 'tokenload-chromium-'));
+  // A fresh profile directory (playwright's form of --user-data-dir).
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  try {
+    const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    const network: string[] = [];
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(msg.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(String(err)));
+    page.on('request', (req) => {
+      if (!req.url().startsWith('file:')) network.push(req.url());
+    });
+    await page.goto(pathToFileURL(report.path).href);
+    await page.waitForFunction('window.__TOKENLOAD_REPORT_READY !== undefined', undefined, {
+      timeout: 30_000,
+    });
+    const ready = (await page.evaluate('window.__TOKENLOAD_REPORT_READY')) as ReadyState;
+
+    assert.deepEqual(consoleErrors, []);
+    assert.deepEqual(network, [], 'the report loads nothing from the network');
+    assert.equal(ready.charts, declared.length);
+    for (const { id, points } of declared) {
+      assert.ok(points > 0, `${id}: data-points ${points}`);
+      assert.ok((ready.points[id] ?? 0) > 0, `${id}: drawn points ${ready.points[id]}`);
+      const size = await page.evaluate(
+        `(() => { const c = document.querySelector('#chart-${id} canvas'); return c ? c.width * c.height : 0; })()`,
+      );
+      assert.ok((size as number) > 0, `${id}: canvas drawn`);
+    }
+    const summaryText = await page.textContent('#summary');
+    assert.match(summaryText ?? '', /Time to First Token \(ms\)/);
+
+    mkdirSync('test-artifacts', { recursive: true });
+    await page.screenshot({ path: 'test-artifacts/report.png', fullPage: true });
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
