@@ -32,7 +32,10 @@ export function islVsTtftChart(requests: readonly RequestPoint[]): ChartSpec | n
     ...baseOption(title, countSubtitle(data.length, all.length)),
     xAxis: valueAxis('input sequence length (tokens)'),
     yAxis: valueAxis('time to first token (ms)', { nameGap: 62 }),
-    series: [{ type: 'scatter', name: 'request', symbolSize: 5, data, large: all.length > 5000 }],
+    // Large mode draws every point in one colour, which would hide the cached-token scale.
+    series: [
+      { type: 'scatter', name: 'request', symbolSize: 5, data, large: !withCache && all.length > 5000 },
+    ],
   };
   if (withCache) {
     const maxCached = Math.max(1, cachedRange(data));
@@ -70,7 +73,8 @@ function boxOf(values: readonly number[]): number[] {
 }
 
 /**
- * TTFT by turn index: a box (min, p25, p50, p75, max) per turn plus every request as a dot. Only for
+ * TTFT by turn index: a box (min, p25, p50, p75, max) per turn plus every request as a dot (points =
+ * dots + boxes). Only for
  * runs with multi-turn sessions (some turn index ≥ 1); null otherwise.
  */
 export function perTurnTtftChart(requests: readonly RequestPoint[]): ChartSpec | null {
@@ -100,5 +104,5 @@ export function perTurnTtftChart(requests: readonly RequestPoint[]): ChartSpec |
       },
     ],
   };
-  return { id: 'ttft-by-turn', title, option, points: dots.length };
+  return { id: 'ttft-by-turn', title, option, points: dots.length + groups.length };
 }

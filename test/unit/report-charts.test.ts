@@ -151,7 +151,7 @@ test('TTFT by turn appears only for multi-turn sessions, with a box per turn', (
   const boxes = seriesData(chart.option, 0);
   assert.deepEqual(boxes[0], [10, 15, 20, 25, 30]);
   assert.deepEqual(boxes[1], [5, 5, 5, 5, 5]);
-  assert.equal(chart.points, 3);
+  assert.equal(chart.points, 5, 'three dots and two boxes');
 });
 
 test('errors over time: failed requests per bin, one stacked series per error type, aligned by bin', () => {
