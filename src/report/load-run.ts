@@ -27,19 +27,28 @@ async function isFile(path: string): Promise<boolean> {
 
 async function readLines(file: string): Promise<ParsedLine[]> {
   const out: ParsedLine[] = [];
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  const input = createReadStream(file);
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
-  for await (const text of lines) {
-    n += 1;
-    try {
-      const parsed = parseRecordLine(text);
+  try {
+    for await (const text of lines) {
+      n += 1;
+      const parsed = parseLine(file, n, text);
       if (parsed !== null) out.push(parsed);
-    } catch (err) {
-      lines.close();
-      throw new RunLoadError(`${file}:${n}: not a record line (${(err as Error).message})`, file);
     }
+  } finally {
+    lines.close();
+    input.destroy();
   }
   return out;
+}
+
+function parseLine(file: string, n: number, text: string): ParsedLine | null {
+  try {
+    return parseRecordLine(text);
+  } catch (err) {
+    throw new RunLoadError(`${file}:${n}: not a record line (${(err as Error).message})`, file);
+  }
 }
 
 async function readSummary(file: string): Promise<RunSummary | null> {
