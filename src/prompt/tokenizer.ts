@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { packageRoot } from '../util/package-root.js';
+import { buildFastEncoder, isFastPathEligible, type TokenizerJson } from './fast-encoder.js';
 
 /** A loaded tokenizer. All counts exclude special tokens the tokenizer would add (`add_special_tokens=false`). */
 export interface TextTokenizer {
@@ -22,6 +23,8 @@ export interface TextTokenizer {
   decode(ids: readonly number[]): string;
   /** Full vocabulary as token-string → id (the raw model vocab, e.g. `Ġthe` for byte-level BPE). */
   vocab(): ReadonlyMap<string, number>;
+  /** `fast`: the cached exact encoder of fast-encoder.ts; `library`: the library's full encode. */
+  readonly engine: 'fast' | 'library';
   /** BOS / EOS token strings from tokenizer_config.json, if set. */
   readonly bosToken: string | null;
   readonly eosToken: string | null;
@@ -43,7 +46,11 @@ export function readJson(path: string): unknown {
 }
 
 /** Resolves a tokenizer spec to its tokenizer.json (+ optional config) path. @throws {TokenizerLoadError} */
-export function resolveFiles(spec: string): { tokenizerJson: string; configJson: string | null; name: string } {
+export function resolveFiles(spec: string): {
+  tokenizerJson: string;
+  configJson: string | null;
+  name: string;
+} {
   if (spec === BUILTIN_TOKENIZER || spec === 'builtin') {
     const dir = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
     return {
@@ -83,11 +90,16 @@ function specialTokenString(value: unknown): string | null {
 }
 
 /**
- * Loads a tokenizer synchronously (about 0.3–0.7 s for Qwen3).
+ * Loads a tokenizer synchronously (about 0.3–0.7 s for Qwen3). Encoding uses the exact cached fast
+ * path (fast-encoder.ts) when the tokenizer has the Qwen2/Qwen3/Llama 3 pipeline shape, unless
+ * `options.engine` is `library`.
  * @param spec `builtin:qwen3` (default), a model folder, or a tokenizer.json(.gz) path.
  * @throws {TokenizerLoadError} naming the path when it is missing or unreadable.
  */
-export function loadTokenizer(spec: string = BUILTIN_TOKENIZER): TextTokenizer {
+export function loadTokenizer(
+  spec: string = BUILTIN_TOKENIZER,
+  options: { engine?: 'auto' | 'library' } = {},
+): TextTokenizer {
   const files = resolveFiles(spec);
   let json: Record<string, unknown>;
   let config: Record<string, unknown>;
@@ -101,9 +113,17 @@ export function loadTokenizer(spec: string = BUILTIN_TOKENIZER): TextTokenizer {
   }
   const tok = new Tokenizer(json, config);
   let vocabMap: Map<string, number> | undefined;
-  const encode = (text: string): number[] => tok.encode(text, { add_special_tokens: false }).ids;
+  const fast =
+    options.engine !== 'library' && isFastPathEligible(json as TokenizerJson, config)
+      ? buildFastEncoder(json as TokenizerJson)
+      : null;
+  const encode =
+    fast === null
+      ? (text: string): number[] => tok.encode(text, { add_special_tokens: false }).ids
+      : (text: string): number[] => fast.encode(text);
   return {
     name: files.name,
+    engine: fast === null ? 'library' : 'fast',
     encode,
     count: (text) => encode(text).length,
     decode: (ids) => tok.decode(ids as number[], { skip_special_tokens: false }),

@@ -10,6 +10,7 @@ const MS = 1e6;
 /** Test tokenizer: one token per whitespace-separated word. */
 const words: TextTokenizer = {
   name: 'words',
+  engine: 'library',
   encode: (t) =>
     t
       .split(/\s+/)
