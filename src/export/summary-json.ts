@@ -25,6 +25,8 @@ export interface SummaryExportContext {
   wasCancelled: boolean;
   /** tokenload version; defaults to package.json's. */
   version?: string;
+  /** Extra top-level sections (e.g. `warmup_metrics`, `duration_cutoff`, `client_health`), added last. */
+  extra?: Record<string, unknown>;
 }
 
 /** Top-level shape of the summary JSON; metric tags are the remaining keys. */
@@ -57,6 +59,7 @@ export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
     input_config: redactConfig(ctx.inputConfig),
     error_summary: ctx.summary.errorSummary,
     warnings: ctx.summary.warnings,
+    ...(ctx.extra ?? {}),
   };
 }
 
