@@ -38,3 +38,14 @@ export function arg(name: string, fallback: string): string {
 export function r3(x: number | undefined): number | null {
   return x === undefined ? null : Math.round(x * 1000) / 1000;
 }
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; 0 where unavailable. */
+export function procCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}

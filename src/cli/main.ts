@@ -2,8 +2,9 @@
  * The `tokenload` command line. Exit codes: 0 a completed run, 1 a run that failed to start or a
  * runtime fault, 2 a usage error (unknown flag, bad value), 130 interrupted before any export.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { packageVersion } from '../util/package-root.js';
+import { expandConfigFile } from './config-file.js';
 import { registerProfileCommand } from './profile-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
@@ -28,8 +29,16 @@ export async function main(argv: string[]): Promise<number> {
   };
   registerProfileCommand(program, setExit);
   registerSimulateCommand(program, setExit);
+  let args: string[];
   try {
-    await program.parseAsync(argv);
+    args = expandConfigFile(argv, 'profile');
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    await program.parseAsync(args);
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;

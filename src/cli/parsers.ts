@@ -30,8 +30,10 @@ export function integerAtLeast(min: number): (value: string) => number {
 
 /** A strictly positive number. */
 export const positiveNumber = (value: string): number => {
-  const n = numberIn(0)(value);
-  if (n <= 0) throw new InvalidArgumentError(`expected a number > 0, got "${value}".`);
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError(`expected a number > 0, got "${value}".`);
+  }
   return n;
 };
 

@@ -1,18 +1,23 @@
 /**
- * Wires `tokenload profile` to {@link runProfile}: parses flags, installs Ctrl-C / SIGTERM
- * handling (first: stop issuing and drain for the grace period; second: cancel in-flight now),
- * prints the console report, and maps failures to exit codes.
+ * Wires `tokenload profile` to {@link runProfile}: parses flags (and `-f` config files), installs
+ * Ctrl-C / SIGTERM handling (first: stop issuing and drain for the grace period; second: cancel
+ * in-flight now), prints the console report, runs sweeps one value after another, and maps
+ * failures to exit codes.
  */
 import { type Command, InvalidArgumentError } from 'commander';
+import { SyntheticOptionError } from '../dataset/synthetic-options.js';
 import { DatasetError } from '../dataset/types.js';
 import { GoodputParseError } from '../metrics/goodput.js';
 import { PromptSynthesisError } from '../prompt/synthesizer.js';
 import { TokenizerLoadError } from '../prompt/tokenizer.js';
+import type { ProfileConfig } from '../run/config.js';
 import { ServerUnreachableError } from '../run/preflight.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
+import { writeSweepSummary } from '../run/sweep.js';
 import { ScheduleError } from '../timing/fixed-schedule.js';
-import { defineProfileOptions, type ProfileFlags, resolveProfileConfig } from './profile-command.js';
+import { type ProfileFlags, resolveProfileConfigs } from './profile-command.js';
+import { defineProfileOptions } from './profile-options.js';
 
 /** Logger on stderr, so stdout carries only the report. */
 export const stderrLogger: Logger = {
@@ -28,7 +33,9 @@ function isInputError(err: unknown): err is Error {
     err instanceof ScheduleError ||
     err instanceof GoodputParseError ||
     err instanceof PromptSynthesisError ||
-    err instanceof ServerUnreachableError
+    err instanceof ServerUnreachableError ||
+    err instanceof SyntheticOptionError ||
+    err instanceof RangeError
   );
 }
 
@@ -38,20 +45,20 @@ export function registerProfileCommand(program: Command, setExit: (code: number)
     .command('profile')
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
   defineProfileOptions(cmd).action(async (flags: ProfileFlags) => {
-    let config: ReturnType<typeof resolveProfileConfig>;
+    let configs: ProfileConfig[];
     try {
-      config = resolveProfileConfig(flags, ['tokenload', ...process.argv.slice(2)].join(' '));
+      configs = resolveProfileConfigs(flags, ['tokenload', ...process.argv.slice(2)].join(' '));
     } catch (err) {
       if (!(err instanceof InvalidArgumentError)) throw err;
       process.stderr.write(`error: ${err.message}\n`);
       setExit(2);
       return;
     }
-    setExit(await runWithSignals(config));
+    setExit(await runAll(configs));
   });
 }
 
-async function runWithSignals(config: ReturnType<typeof resolveProfileConfig>): Promise<number> {
+async function runAll(configs: ProfileConfig[]): Promise<number> {
   const stop = new AbortController();
   const force = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -65,13 +72,19 @@ async function runWithSignals(config: ReturnType<typeof resolveProfileConfig>): 
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const outcome = await runProfile(config, {
-      log: stderrLogger,
-      stopSignal: stop.signal,
-      forceSignal: force.signal,
-    });
-    process.stdout.write(`${outcome.consoleText}\n`);
-    return outcome.wasCancelled ? 130 : 0;
+    const outcomes = [];
+    for (const config of configs) {
+      if (stop.signal.aborted) break;
+      const outcome = await runProfile(config, {
+        log: stderrLogger,
+        stopSignal: stop.signal,
+        forceSignal: force.signal,
+      });
+      process.stdout.write(`${outcome.consoleText}\n`);
+      outcomes.push({ config, outcome });
+    }
+    if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
+    return stop.signal.aborted ? 130 : 0;
   } catch (err) {
     if (isInputError(err)) {
       process.stderr.write(`error: ${err.message}\n`);

@@ -1,40 +1,21 @@
 /**
- * `tokenload profile`: flag names and meanings follow AIPerf's `aiperf profile`. Every value is
- * parsed and validated here, before anything is sent; the result is a {@link ProfileConfig}.
+ * Cross-flag validation and defaults for `tokenload profile`: turns the raw option values into a
+ * {@link ProfileConfig} (or one per sweep value). Every rule names the flags involved.
  */
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError } from 'commander';
 import { DATASET_LOADERS } from '../dataset/registry.js';
-import { ENDPOINTS } from '../endpoint/registry.js';
 import type { ProfileConfig } from '../run/config.js';
-import {
-  collectExtraInputs,
-  collectHeaders,
-  integerAtLeast,
-  numberIn,
-  oneOf,
-  parseModels,
-  parseUrl,
-  positiveNumber,
-} from './parsers.js';
+import { stimulusName } from '../run/strategy-factory.js';
+import type { ArrivalPattern } from '../timing/arrivals.js';
 
-/** Raw commander option values of `profile`. */
-interface ProfileFlags {
+/** Raw commander option values of `profile` (see profile-options.ts). */
+export interface ProfileFlags {
   model: string[];
   url: string;
   endpointType: string;
   endpoint?: string;
   streaming: boolean;
-  inputFile?: string;
-  customDatasetType?: string;
-  fixedSchedule: boolean;
-  fixedScheduleAutoOffset: boolean;
-  fixedScheduleStartOffset?: number;
-  fixedScheduleEndOffset?: number;
-  synthesisSpeedupRatio: number;
-  islBlockSize?: number;
-  tokenizer: string;
-  randomSeed?: number;
   requestTimeoutSeconds: number;
   extraInputs: Record<string, unknown>;
   header: Record<string, string>;
@@ -42,160 +23,217 @@ interface ProfileFlags {
   useLegacyMaxTokens: boolean;
   useServerTokenCount: boolean;
   perChunkUsage: boolean;
+  tokenizer: string;
+  randomSeed?: number;
+  inputFile?: string;
+  customDatasetType?: string;
+  datasetSamplingStrategy?: 'sequential' | 'random' | 'shuffle';
+  conversationContextMode?: ProfileConfig['contextModeOverride'];
+  skipBadLines: boolean;
+  islBlockSize?: number;
+  isl?: number;
+  islStddev?: number;
+  osl?: number;
+  oslStddev?: number;
+  seqDist?: string;
+  numDatasetEntries?: number;
+  numPrefixPrompts?: number;
+  prefixPromptLength?: number;
+  sharedSystemPromptLength?: number;
+  userContextPromptLength?: number;
+  sessionTurnsMean?: number;
+  sessionTurnsStddev?: number;
+  sessionTurnDelayMean?: number;
+  sessionTurnDelayStddev?: number;
+  sessionTurnDelayRatio?: number;
+  fixedSchedule?: boolean;
+  fixedScheduleAutoOffset: boolean;
+  fixedScheduleStartOffset?: number;
+  fixedScheduleEndOffset?: number;
+  synthesisSpeedupRatio: number;
+  concurrency?: number[];
+  requestRate?: number[];
+  arrivalPattern?: ArrivalPattern;
+  arrivalSmoothness?: number;
+  requestCount?: number;
+  benchmarkDuration?: number;
+  benchmarkGracePeriod: number;
+  concurrencyRampDuration?: number;
+  requestRateRampDuration?: number;
+  warmupRequestCount?: number;
+  warmupDuration?: number;
+  requestCancellationRate?: number;
+  requestCancellationDelay: number;
   goodput?: string;
-  concurrency?: number;
   artifactDir?: string;
   simulator: boolean;
-  skipBadLines: boolean;
   timingPrecision: 'timer' | 'spin';
-  benchmarkGracePeriod: number;
   ui: 'none' | 'simple';
+  config?: string;
 }
 
-/** Adds the `profile` options to `cmd`. */
-export function defineProfileOptions(cmd: Command): Command {
-  const datasetTypes = Object.keys(DATASET_LOADERS);
-  const endpointTypes = Object.keys(ENDPOINTS);
-  return cmd
-    .requiredOption(
-      '-m, --model <names>',
-      'model name(s), comma-separated; requests round-robin',
-      parseModels,
-    )
-    .option('-u, --url <url>', 'server URL; http:// implied', parseUrl, 'http://localhost:8000')
-    .addOption(new Option('--endpoint-type <type>', 'endpoint API').choices(endpointTypes).default('chat'))
-    .option('--endpoint <path>', 'URL path override (default per endpoint type)')
-    .option('--streaming', 'stream responses (needed for TTFT, ITL, ICL)', false)
-    .option('--input-file <path>', 'trace or dataset file')
-    .addOption(new Option('--custom-dataset-type <type>', 'format of --input-file').choices(datasetTypes))
-    .option('--fixed-schedule', 'replay on the trace timestamps (implied for timestamped traces)', false)
-    .option('--fixed-schedule-auto-offset', 'start the schedule at the first timestamp (default on)', true)
-    .option('--no-fixed-schedule-auto-offset', 'keep absolute timestamps: idle until the first one is due')
-    .option(
-      '--fixed-schedule-start-offset <ms>',
-      'drop rows before this trace time (ms, inclusive)',
-      numberIn(0),
-    )
-    .option(
-      '--fixed-schedule-end-offset <ms>',
-      'drop rows after this trace time (ms, inclusive)',
-      numberIn(0),
-    )
-    .option('--synthesis-speedup-ratio <x>', 'divide trace timestamps by x', positiveNumber, 1)
-    .option(
-      '--isl-block-size <tokens>',
-      'tokens per hash_id block (default: 16 Bailian, 512 Mooncake)',
-      integerAtLeast(1),
-    )
-    .option(
-      '--tokenizer <path>',
-      'HF model folder or tokenizer.json (default: bundled Qwen3)',
-      'builtin:qwen3',
-    )
-    .option(
-      '--random-seed <n>',
-      'seed for prompt synthesis (random and recorded if unset)',
-      integerAtLeast(0),
-    )
-    .option('--request-timeout-seconds <s>', 'per-request time limit', positiveNumber, 21600)
-    .option(
-      '--extra-inputs <kv>',
-      'body field key:value or a JSON object; repeatable',
-      collectExtraInputs,
-      {},
-    )
-    .option('-H, --header <header>', 'extra HTTP header "Name:Value"; repeatable', collectHeaders, {})
-    .option('--api-key <key>', 'sent as Authorization: Bearer <key>')
-    .option('--use-legacy-max-tokens', 'send max_tokens instead of max_completion_tokens', false)
-    .option('--use-server-token-count', 'take ISL/OSL from the server usage object', false)
-    .option('--per-chunk-usage', 'ask for per-chunk usage (continuous_usage_stats)', false)
-    .option('--goodput <slos>', 'SLOs, e.g. "time_to_first_token:300 inter_token_latency:20" (ms)')
-    .option('--concurrency <n>', 'cap on concurrent sessions', integerAtLeast(1))
-    .option('--artifact-dir <dir>', 'output folder (default: artifacts/<run name>)')
-    .option('--simulator', 'start the built-in simulator and profile it instead of --url', false)
-    .option('--skip-bad-lines', 'skip (and count) malformed trace lines instead of failing', false)
-    .addOption(
-      new Option('--timing-precision <mode>', 'timer: one Node timer; spin: poll the last 1.5 ms (costs CPU)')
-        .choices(['timer', 'spin'])
-        .default('timer'),
-    )
-    .option(
-      '--benchmark-grace-period <s>',
-      'after Ctrl-C, wait this long for in-flight requests',
-      numberIn(0),
-      30,
-    )
-    .addOption(new Option('--ui <mode>', 'progress output').choices(['none', 'simple']).default('simple'));
-}
+const fail = (message: string): never => {
+  throw new InvalidArgumentError(message);
+};
 
 /** AIPerf-style run folder name: `<model>-openai-<endpoint>-<stimulus>`, `/` → `_`. */
 export function defaultArtifactDir(model: string, endpointType: string, stimulus: string): string {
   return join('artifacts', `${model.replaceAll('/', '_')}-openai-${endpointType}-${stimulus}`);
 }
 
-/**
- * Validates cross-flag rules and resolves defaults into a {@link ProfileConfig}.
- * @throws {InvalidArgumentError} naming the offending flag(s).
- */
-export function resolveProfileConfig(flags: ProfileFlags, commandLine: string): ProfileConfig {
-  if (flags.inputFile === undefined)
-    throw new InvalidArgumentError('--input-file is required (trace replay).');
-  if (flags.customDatasetType === undefined) {
-    throw new InvalidArgumentError(
+function checkDataset(f: ProfileFlags): boolean {
+  if (f.inputFile !== undefined && f.customDatasetType === undefined) {
+    fail(
       `--custom-dataset-type is required with --input-file (one of ${Object.keys(DATASET_LOADERS).join(', ')}).`,
     );
   }
-  const loader = DATASET_LOADERS[flags.customDatasetType as keyof typeof DATASET_LOADERS];
-  const fixedSchedule = flags.fixedSchedule || loader.timestamped;
-  const hasOffset =
-    flags.fixedScheduleStartOffset !== undefined || flags.fixedScheduleEndOffset !== undefined;
-  if (hasOffset && !fixedSchedule)
-    throw new InvalidArgumentError('--fixed-schedule-*-offset requires --fixed-schedule.');
-  const { fixedScheduleStartOffset: start, fixedScheduleEndOffset: end } = flags;
-  if (start !== undefined && end !== undefined && end < start) {
-    throw new InvalidArgumentError(
-      `--fixed-schedule-end-offset (${end}) must be >= --fixed-schedule-start-offset (${start}).`,
-    );
-  }
-  const model = flags.model[0] as string;
-  const stimulus = fixedSchedule ? 'fixed_schedule' : `concurrency${flags.concurrency ?? 1}`;
-  return {
-    models: flags.model,
-    url: flags.url,
-    endpointType: flags.endpointType,
-    ...(flags.endpoint === undefined
-      ? {}
-      : { endpointPath: flags.endpoint.startsWith('/') ? flags.endpoint : `/${flags.endpoint}` }),
-    streaming: flags.streaming,
-    inputFile: flags.inputFile,
-    customDatasetType: flags.customDatasetType,
-    fixedSchedule,
-    // An explicit start offset becomes schedule zero (AIPerf: the two are mutually exclusive).
-    fixedScheduleAutoOffset: start === undefined ? flags.fixedScheduleAutoOffset : false,
-    ...(start === undefined ? {} : { fixedScheduleStartOffsetMs: start }),
-    ...(end === undefined ? {} : { fixedScheduleEndOffsetMs: end }),
-    synthesisSpeedupRatio: flags.synthesisSpeedupRatio,
-    ...(flags.islBlockSize === undefined ? {} : { islBlockSize: flags.islBlockSize }),
-    tokenizer: flags.tokenizer,
-    randomSeed: flags.randomSeed ?? Math.floor(Math.random() * 2 ** 31),
-    requestTimeoutSeconds: flags.requestTimeoutSeconds,
-    extraInputs: flags.extraInputs,
-    headers: flags.header,
-    ...(flags.apiKey === undefined ? {} : { apiKey: flags.apiKey }),
-    useLegacyMaxTokens: flags.useLegacyMaxTokens,
-    useServerTokenCount: flags.useServerTokenCount,
-    perChunkUsage: flags.perChunkUsage,
-    ...(flags.goodput === undefined ? {} : { goodput: flags.goodput }),
-    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
-    artifactDir: flags.artifactDir ?? defaultArtifactDir(model, flags.endpointType, stimulus),
-    simulator: flags.simulator,
-    skipBadLines: flags.skipBadLines,
-    timingPrecision: flags.timingPrecision,
-    gracePeriodSeconds: flags.benchmarkGracePeriod,
-    ui: flags.ui,
-    commandLine,
-  };
+  if (f.inputFile === undefined && f.customDatasetType !== undefined)
+    fail('--custom-dataset-type needs --input-file.');
+  const loader =
+    f.customDatasetType === undefined
+      ? undefined
+      : DATASET_LOADERS[f.customDatasetType as keyof typeof DATASET_LOADERS];
+  return f.fixedSchedule ?? loader?.timestamped ?? false;
 }
 
-export type { ProfileFlags };
-export { oneOf };
+function checkSchedule(f: ProfileFlags, fixed: boolean): void {
+  const hasOffset = f.fixedScheduleStartOffset !== undefined || f.fixedScheduleEndOffset !== undefined;
+  if (hasOffset && !fixed)
+    fail('--fixed-schedule-start/end-offset require a fixed schedule (--fixed-schedule).');
+  const { fixedScheduleStartOffset: start, fixedScheduleEndOffset: end } = f;
+  if (start !== undefined && end !== undefined && end < start) {
+    fail(`--fixed-schedule-end-offset (${end}) must be >= --fixed-schedule-start-offset (${start}).`);
+  }
+  if (fixed && f.inputFile === undefined) fail('--fixed-schedule needs a timestamped --input-file.');
+  if (fixed && f.requestRate !== undefined)
+    fail('--request-rate cannot be combined with a fixed schedule (use --no-fixed-schedule).');
+  if (fixed && f.datasetSamplingStrategy !== undefined)
+    fail('--dataset-sampling-strategy is not allowed with a fixed schedule.');
+  if (fixed && f.requestRateRampDuration !== undefined)
+    fail('--request-rate-ramp-duration is not allowed with a fixed schedule.');
+  if (fixed && (f.concurrency?.length ?? 0) > 1)
+    fail('sweeps (lists in --concurrency) are not allowed with a fixed schedule.');
+}
+
+function checkLoad(f: ProfileFlags): void {
+  if (f.arrivalSmoothness !== undefined && f.arrivalPattern !== 'gamma')
+    fail('--arrival-smoothness requires --arrival-pattern gamma.');
+  if (f.arrivalPattern !== undefined && f.requestRate === undefined)
+    fail('--arrival-pattern requires --request-rate.');
+  if (f.requestRateRampDuration !== undefined && f.requestRate === undefined)
+    fail('--request-rate-ramp-duration requires --request-rate.');
+  if ((f.concurrency?.length ?? 0) > 1 && (f.requestRate?.length ?? 0) > 1)
+    fail('sweep one of --concurrency or --request-rate, not both.');
+  if (f.requestCount !== undefined && f.benchmarkDuration !== undefined)
+    fail('--request-count and --benchmark-duration cannot be combined.');
+  if (f.requestCancellationDelay > 0 && f.requestCancellationRate === undefined)
+    fail('--request-cancellation-delay requires --request-cancellation-rate.');
+}
+
+function syntheticOptions(f: ProfileFlags): Record<string, unknown> | undefined {
+  if (f.inputFile !== undefined) return undefined;
+  const pick: Record<string, unknown> = {
+    numDatasetEntries: f.numDatasetEntries,
+    isl: f.isl,
+    islStddev: f.islStddev,
+    osl: f.osl,
+    oslStddev: f.oslStddev,
+    seqDist: f.seqDist,
+    numPrefixPrompts: f.numPrefixPrompts,
+    prefixPromptLength: f.prefixPromptLength,
+    sharedSystemPromptLength: f.sharedSystemPromptLength,
+    userContextPromptLength: f.userContextPromptLength,
+    sessionTurnsMean: f.sessionTurnsMean,
+    sessionTurnsStddev: f.sessionTurnsStddev,
+    sessionTurnDelayMeanMs: f.sessionTurnDelayMean,
+    sessionTurnDelayStddevMs: f.sessionTurnDelayStddev,
+    sessionTurnDelayRatio: f.sessionTurnDelayRatio,
+    blockSize: f.islBlockSize,
+  };
+  return Object.fromEntries(Object.entries(pick).filter(([, v]) => v !== undefined));
+}
+
+/** Fields that only exist when set, so `exactOptionalPropertyTypes`-style consumers see no `undefined`. */
+function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Validates cross-flag rules and resolves defaults into one {@link ProfileConfig} per sweep value
+ * (one element without a sweep). Sweep runs go to `<artifact dir>/<stimulus>/`.
+ * @throws {InvalidArgumentError} naming the offending flag(s).
+ */
+export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): ProfileConfig[] {
+  const fixedSchedule = checkDataset(f);
+  checkSchedule(f, fixedSchedule);
+  checkLoad(f);
+  const start = f.fixedScheduleStartOffset;
+  const base: ProfileConfig = {
+    models: f.model,
+    url: f.url,
+    endpointType: f.endpointType,
+    streaming: f.streaming,
+    fixedSchedule,
+    fixedScheduleAutoOffset: start === undefined ? f.fixedScheduleAutoOffset : false,
+    synthesisSpeedupRatio: f.synthesisSpeedupRatio,
+    tokenizer: f.tokenizer,
+    randomSeed: f.randomSeed ?? Math.floor(Math.random() * 2 ** 31),
+    requestTimeoutSeconds: f.requestTimeoutSeconds,
+    extraInputs: f.extraInputs,
+    headers: f.header,
+    useLegacyMaxTokens: f.useLegacyMaxTokens,
+    useServerTokenCount: f.useServerTokenCount,
+    perChunkUsage: f.perChunkUsage,
+    artifactDir: '',
+    simulator: f.simulator,
+    skipBadLines: f.skipBadLines,
+    timingPrecision: f.timingPrecision,
+    gracePeriodSeconds: f.benchmarkGracePeriod,
+    ui: f.ui,
+    commandLine,
+    ...defined({
+      endpointPath:
+        f.endpoint === undefined ? undefined : f.endpoint.startsWith('/') ? f.endpoint : `/${f.endpoint}`,
+      inputFile: f.inputFile,
+      customDatasetType: f.customDatasetType,
+      synthetic: syntheticOptions(f),
+      fixedScheduleStartOffsetMs: start,
+      fixedScheduleEndOffsetMs: f.fixedScheduleEndOffset,
+      islBlockSize: f.islBlockSize,
+      apiKey: f.apiKey,
+      goodput: f.goodput,
+      arrivalPattern: f.arrivalPattern,
+      arrivalSmoothness: f.arrivalSmoothness,
+      requestCount: f.requestCount,
+      benchmarkDurationSeconds: f.benchmarkDuration,
+      concurrencyRampSeconds: f.concurrencyRampDuration,
+      requestRateRampSeconds: f.requestRateRampDuration,
+      warmupRequestCount: f.warmupRequestCount,
+      warmupDurationSeconds: f.warmupDuration,
+      datasetSamplingStrategy: f.datasetSamplingStrategy,
+      contextModeOverride: f.conversationContextMode,
+      requestCancellationRatePct: f.requestCancellationRate,
+      requestCancellationDelaySeconds:
+        f.requestCancellationRate === undefined ? undefined : f.requestCancellationDelay,
+    }),
+  };
+  return expandSweep(base, f);
+}
+
+function expandSweep(base: ProfileConfig, f: ProfileFlags): ProfileConfig[] {
+  const model = base.models[0] as string;
+  const concurrencies = f.concurrency ?? [undefined];
+  const rates = f.requestRate ?? [undefined];
+  const sweep = concurrencies.length > 1 || rates.length > 1;
+  const out: ProfileConfig[] = [];
+  for (const c of concurrencies) {
+    for (const r of rates) {
+      const cfg: ProfileConfig = { ...base, ...defined({ concurrency: c, requestRate: r }) };
+      const stimulus = stimulusName(cfg);
+      const root = f.artifactDir ?? defaultArtifactDir(model, base.endpointType, sweep ? 'sweep' : stimulus);
+      cfg.artifactDir = sweep ? join(root, stimulus) : root;
+      out.push(cfg);
+    }
+  }
+  return out;
+}

@@ -2,6 +2,8 @@
  * The resolved configuration of one `tokenload profile` run, after CLI parsing and validation.
  * Field names follow the AIPerf flags they come from; units are in the names.
  */
+import type { ContextMode } from '../dataset/types.js';
+import type { ArrivalPattern } from '../timing/arrivals.js';
 import type { TimingPrecision } from '../timing/real-clock.js';
 
 /** Everything a profile run needs. */
@@ -16,10 +18,38 @@ export interface ProfileConfig {
   endpointPath?: string;
   /** `--streaming`. */
   streaming: boolean;
-  /** `--input-file`. */
-  inputFile: string;
-  /** `--custom-dataset-type`. */
-  customDatasetType: string;
+  /** `--input-file`; absent for a synthetic dataset. */
+  inputFile?: string;
+  /** `--custom-dataset-type` (required with `--input-file`). */
+  customDatasetType?: string;
+  /** Synthetic dataset options (`--isl`, `--osl`, …) used when there is no input file. */
+  synthetic?: Record<string, unknown>;
+  /** `--request-rate`, requests/s (open loop). */
+  requestRate?: number;
+  /** `--arrival-pattern` (default poisson, as AIPerf). */
+  arrivalPattern?: ArrivalPattern;
+  /** `--arrival-smoothness`: gamma shape. */
+  arrivalSmoothness?: number;
+  /** `--request-count`: stop issuing after this many requests. */
+  requestCount?: number;
+  /** `--benchmark-duration`, s: stop issuing after this long. */
+  benchmarkDurationSeconds?: number;
+  /** `--concurrency-ramp-duration`, s. */
+  concurrencyRampSeconds?: number;
+  /** `--request-rate-ramp-duration`, s. */
+  requestRateRampSeconds?: number;
+  /** `--warmup-request-count`. */
+  warmupRequestCount?: number;
+  /** `--warmup-duration`, s. */
+  warmupDurationSeconds?: number;
+  /** `--dataset-sampling-strategy`. */
+  datasetSamplingStrategy?: 'sequential' | 'random' | 'shuffle';
+  /** `--conversation-context-mode`: overrides the dataset type's mode. */
+  contextModeOverride?: ContextMode;
+  /** `--request-cancellation-rate`, percent of requests cancelled by the client (0–100). */
+  requestCancellationRatePct?: number;
+  /** `--request-cancellation-delay`, s after the request was sent. */
+  requestCancellationDelaySeconds?: number;
   /** `--fixed-schedule` (also implied by a timestamped trace type). */
   fixedSchedule: boolean;
   /** `--fixed-schedule-auto-offset` (default true here; AIPerf's default is false). */

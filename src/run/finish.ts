@@ -6,29 +6,35 @@ import { join } from 'node:path';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { type Summary, summarize } from '../metrics/summary.js';
-import type { ProcessedRecord } from '../record/types.js';
+import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
+import type { PhaseResult } from './phase.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
   summary: Summary;
+  /** Summary of the warmup phase, when there was one. */
+  warmupSummary: Summary | null;
   /** The console report (also saved as `profile_export_console.txt`). */
   consoleText: string;
   artifactDir: string;
   wasCancelled: boolean;
   recordCount: number;
+  /** Achieved request rate of a `--request-rate` run (issued − 1 over the span of intended sends); else null. */
+  achievedRatePerS: number | null;
+  /** Times the rate schedule fell more than the catch-up bound behind and re-anchored. */
+  scheduleReanchors: number;
 }
 
 /** Inputs of {@link finishRun}. */
 export interface FinishInput {
   config: ProfileConfig;
-  records: readonly ProcessedRecord[];
-  startTime: Date;
-  endTime: Date;
-  wasCancelled: boolean;
+  /** Null when the run was interrupted before profiling started. */
+  profiling: PhaseResult | null;
+  warmup: PhaseResult | null;
   strategy: LoadStrategy;
-  extraWarnings: string[];
+  synthesizer: PromptSynthesizer;
 }
 
 /**
@@ -37,16 +43,21 @@ export interface FinishInput {
  * @throws the file system error of a failed write.
  */
 export async function finishRun(input: FinishInput): Promise<RunOutcome> {
-  const { config } = input;
+  const { config, profiling } = input;
   const slos = config.goodput === undefined ? undefined : parseGoodput(config.goodput);
-  const summary = summarize(input.records, slos === undefined ? {} : { slos });
-  summary.warnings.push(...input.extraWarnings);
+  const opts = slos === undefined ? {} : { slos };
+  const summary = summarize(profiling?.records ?? [], opts);
+  const warmupSummary = input.warmup === null ? null : summarize(input.warmup.records, opts);
+  summary.warnings.push(...runWarnings(input));
+  const wasCancelled = profiling === null || profiling.interrupted;
+  const now = new Date();
   const ctx = {
     summary,
     inputConfig: { ...config } as Record<string, unknown>,
-    startTime: input.startTime,
-    endTime: input.endTime,
-    wasCancelled: input.wasCancelled,
+    startTime: profiling?.startTime ?? now,
+    endTime: profiling?.endTime ?? now,
+    wasCancelled,
+    extra: extraSections(input, warmupSummary),
   };
   const files = await writeSummaryFiles(config.artifactDir, ctx);
   const consoleText = EXPORTERS.console.render({
@@ -58,14 +69,68 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
     },
   });
-  const header = `CLI Command: ${config.commandLine}\nLoad: ${input.strategy.describe()}${input.wasCancelled ? '\nInterrupted: summary covers the requests measured before the stop' : ''}\n`;
-  const text = `${header}${consoleText}`;
+  const text = `${header(input, wasCancelled)}${consoleText}`;
   await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
   return {
     summary,
+    warmupSummary,
     consoleText: text,
     artifactDir: config.artifactDir,
-    wasCancelled: input.wasCancelled,
-    recordCount: input.records.length,
+    wasCancelled,
+    recordCount: profiling?.records.length ?? 0,
+    achievedRatePerS: pacingOf(input.strategy)?.achievedRatePerS ?? null,
+    scheduleReanchors: pacingOf(input.strategy)?.reanchors ?? 0,
   };
+}
+
+function pacingOf(strategy: LoadStrategy): { reanchors: number; achievedRatePerS: number } | undefined {
+  return (strategy as { report?: () => { reanchors: number; achievedRatePerS: number } }).report?.();
+}
+
+function header(input: FinishInput, wasCancelled: boolean): string {
+  const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
+  const cut = input.profiling?.cutoff;
+  if (cut !== null && cut !== undefined) {
+    lines.push(
+      `Duration cut-off: ${cut.inFlightAtCutoff} requests in flight; ${cut.completedInGrace} completed in the grace period, ${cut.cancelledAfterGrace} cancelled after it`,
+    );
+  }
+  if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
+  return `${lines.join('\n')}\n`;
+}
+
+function runWarnings(input: FinishInput): string[] {
+  const out: string[] = [];
+  const conflicts = input.synthesizer.blocks.sizeConflicts;
+  if (conflicts > 0)
+    out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);
+  const pacing = pacingOf(input.strategy);
+  const target = input.config.requestRate;
+  if (pacing !== undefined && target !== undefined && pacing.achievedRatePerS > 0) {
+    const shortPct = (100 * (target - pacing.achievedRatePerS)) / target;
+    if (shortPct > 0.5 || pacing.reanchors > 0) {
+      out.push(
+        `client saturated: achieved ${pacing.achievedRatePerS.toFixed(1)} req/s of the ${target} req/s asked (${shortPct.toFixed(2)} % short, ${pacing.reanchors} schedule re-anchors after falling > 10 ms behind); the load generator, not the server, limited this run`,
+      );
+    }
+  }
+  return out;
+}
+
+function extraSections(input: FinishInput, warmupSummary: Summary | null): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  if (warmupSummary !== null) extra.warmup_metrics = warmupSummary.metrics;
+  const cut = input.profiling?.cutoff;
+  if (cut !== null && cut !== undefined) {
+    extra.duration_cutoff = {
+      in_flight_at_cutoff: cut.inFlightAtCutoff,
+      completed_in_grace: cut.completedInGrace,
+      cancelled_after_grace: cut.cancelledAfterGrace,
+    };
+  }
+  const pacing = pacingOf(input.strategy);
+  if (pacing !== undefined) {
+    extra.pacing = { achieved_request_rate: pacing.achievedRatePerS, schedule_reanchors: pacing.reanchors };
+  }
+  return extra;
 }

@@ -22,6 +22,8 @@ export async function preflight(target: string, headers: Record<string, string>)
     await res.body.dump();
   } catch (err) {
     const code = (err as { code?: string }).code ?? (err as Error).name;
-    throw new ServerUnreachableError(`cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`);
+    throw new ServerUnreachableError(
+      `cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`,
+    );
   }
 }

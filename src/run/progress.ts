@@ -16,8 +16,8 @@ export interface Progress {
   stop(): void;
 }
 
-/** Starts a progress reporter for `total` requests. */
-export function startProgress(ui: 'none' | 'simple', log: Logger, total: number): Progress {
+/** Starts a progress reporter for `total` requests (null when unknown, e.g. duration-bound). */
+export function startProgress(ui: 'none' | 'simple', log: Logger, total: number | null): Progress {
   let done = 0;
   let errors = 0;
   let lastDone = 0;
@@ -31,7 +31,9 @@ export function startProgress(ui: 'none' | 'simple', log: Logger, total: number)
     const rate = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
     lastDone = done;
     lastAt = now;
-    log.info(`progress: ${done}/${total} requests done, ${errors} errors, ${rate.toFixed(1)} req/s`);
+    log.info(
+      `progress: ${done}${total === null ? '' : `/${total}`} requests done, ${errors} errors, ${rate.toFixed(1)} req/s`,
+    );
   }, everyMs);
   timer.unref();
   return {

@@ -32,6 +32,8 @@ export interface SenderDeps {
    * returned promise is awaited after the request completes, bounding buffered writes.
    */
   onBody(conversationId: string, turnIndex: number, body: string): Promise<void> | undefined;
+  /** Called right before each request is sent. */
+  onSend?(): void;
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
 }
@@ -90,6 +92,7 @@ function prepareOne(
   const turnMessages = prompt.messages;
   return {
     send: async () => {
+      deps.onSend?.();
       const raw = await deps.client.send({
         identity,
         path: deps.path,

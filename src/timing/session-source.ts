@@ -71,3 +71,22 @@ export class IssueBudget {
       : this.startNs + this.stop.durationNs;
   }
 }
+
+/**
+ * A source drawing conversation indices from `nextIndex` (a dataset sampler), at most
+ * `maxSessions` times (Infinity = forever).
+ */
+export function samplerSource(
+  conversations: readonly Conversation[],
+  nextIndex: () => number,
+  maxSessions = Number.POSITIVE_INFINITY,
+): SessionSource {
+  let taken = 0;
+  return {
+    next() {
+      if (taken >= maxSessions || conversations.length === 0) return undefined;
+      taken++;
+      return conversations[nextIndex()];
+    },
+  };
+}

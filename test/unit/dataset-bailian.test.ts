@@ -264,7 +264,8 @@ test('registry maps bailian_trace and mooncake_trace and rejects unknown names w
   assert.equal(getDatasetLoader('bailian_trace'), bailianLoader);
   assert.equal(bailianLoader.defaultBlockSize, 16);
   assert.equal(bailianLoader.timestamped, true);
-  assert.deepEqual(Object.keys(DATASET_LOADERS), ['bailian_trace', 'mooncake_trace']);
+  assert.ok(Object.keys(DATASET_LOADERS).includes('bailian_trace'));
+  assert.ok(Object.keys(DATASET_LOADERS).includes('mooncake_trace'));
   assert.throws(
     () => getDatasetLoader('sharegpt'),
     /unknown dataset type "sharegpt".*bailian_trace, mooncake_trace/,

@@ -1,0 +1,99 @@
+/**
+ * Request-rate pacing benchmark: for each target rate and arrival pattern, runs `tokenload profile`
+ * with synthetic prompts against the simulator in fixed mode answering at once (TTFT 0, ITL 0,
+ * separate process) and reports the achieved rate, the send lag (request start − intended send
+ * time) and the client's event-loop delay.
+ *
+ *   npm run bench:rate -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { StatsSummary } from '../src/metrics/summary.js';
+import type { ProfileConfig } from '../src/run/config.js';
+import { runProfile } from '../src/run/profile.js';
+import { spawnSimulator } from '../src/simulator/spawn.js';
+import type { ArrivalPattern } from '../src/timing/arrivals.js';
+import { arg, machine, procCpuSeconds, r3 } from './common.js';
+
+const rates = arg('rates', '100,1000,5000').split(',').map(Number);
+const patterns = arg('patterns', 'constant,poisson').split(',') as ArrivalPattern[];
+const seconds = Number(arg('seconds', '5'));
+const osl = Number(arg('osl', '20'));
+const precision = arg('precision', 'timer') as 'timer' | 'spin';
+
+const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
+const rows = [];
+for (const rate of rates) {
+  for (const pattern of patterns) {
+    const config: ProfileConfig = {
+      models: ['m'],
+      url: sim.url,
+      endpointType: 'chat',
+      streaming: true,
+      synthetic: { isl: 100, osl, numDatasetEntries: 100 },
+      fixedSchedule: false,
+      fixedScheduleAutoOffset: true,
+      synthesisSpeedupRatio: 1,
+      requestRate: rate,
+      arrivalPattern: pattern,
+      benchmarkDurationSeconds: seconds,
+      tokenizer: 'builtin:qwen3',
+      randomSeed: 1,
+      requestTimeoutSeconds: 60,
+      extraInputs: { ignore_eos: true },
+      headers: {},
+      useLegacyMaxTokens: false,
+      useServerTokenCount: false,
+      perChunkUsage: false,
+      artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-rate-')),
+      simulator: false,
+      skipBadLines: false,
+      timingPrecision: precision,
+      gracePeriodSeconds: 10,
+      ui: 'none',
+      commandLine: 'bench/rate.ts',
+    };
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const cpu0 = process.cpuUsage();
+    const simCpu0 = procCpuSeconds(sim.pid);
+    const outcome = await runProfile(config, {
+      log: { info: () => undefined, warn: () => undefined },
+      stopSignal: new AbortController().signal,
+    });
+    loop.disable();
+    const cpu = process.cpuUsage(cpu0);
+    const simCpu = procCpuSeconds(sim.pid) - simCpu0;
+    const m = outcome.summary.metrics;
+    const lag = m.schedule_lag as StatsSummary | undefined;
+    rows.push({
+      targetRatePerS: rate,
+      pattern,
+      requests: outcome.recordCount,
+      achievedRatePerS: r3(outcome.achievedRatePerS ?? undefined),
+      achievedVsTargetPct:
+        outcome.achievedRatePerS === null ? null : r3((100 * outcome.achievedRatePerS) / rate - 100),
+      sendLagMs: { p50: r3(lag?.p50), p99: r3(lag?.p99), max: r3(lag?.max) },
+      errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
+      loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
+      warnings: outcome.summary.warnings.filter((w) => /client/i.test(w)),
+      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / Math.max(1, outcome.recordCount)),
+      simulatorCpuMsPerRequest: r3((simCpu * 1000) / Math.max(1, outcome.recordCount)),
+    });
+  }
+}
+await sim.close();
+console.log(
+  JSON.stringify(
+    {
+      benchmark: 'request-rate pacing',
+      machine: machine(),
+      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (TTFT 0, ITL 0) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time`,
+      rows,
+    },
+    null,
+    2,
+  ),
+);

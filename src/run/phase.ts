@@ -1,0 +1,192 @@
+/**
+ * One phase (warmup or profiling): its own client pool, record sink and cancellation. The profiling
+ * phase streams records to `profile_export.jsonl` and bodies to `inputs.json`; warmup records are
+ * only kept for the separate warmup summary. A `--benchmark-duration` cut-off stops issuing; requests
+ * still in flight get `--benchmark-grace-period` to finish, then are cancelled and recorded as such.
+ */
+import { join } from 'node:path';
+import { createHttpClient } from '../client/undici-client.js';
+import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
+import { processRecord } from '../record/process.js';
+import type { ProcessedRecord, RawRecord } from '../record/types.js';
+import { monotonicNowNs, TimeBase } from '../timing/clock.js';
+import { RealClock } from '../timing/real-clock.js';
+import type { LoadStrategy } from '../timing/types.js';
+import type { RunContext } from './profile.js';
+import { startProgress } from './progress.js';
+import { createSender } from './sender.js';
+import type { PhaseLimits } from './strategy-factory.js';
+
+/** What a phase produced. */
+export interface PhaseResult {
+  phase: 'warmup' | 'profiling';
+  records: ProcessedRecord[];
+  startTime: Date;
+  endTime: Date;
+  /** True when Ctrl-C / SIGTERM stopped the phase early. */
+  interrupted: boolean;
+  /** Requests issued by the strategy. */
+  issued: number;
+  /** Duration cut-off accounting; null without `--benchmark-duration`. */
+  cutoff: CutoffReport | null;
+}
+
+/** What happened to requests in flight at the `--benchmark-duration` cut-off. */
+export interface CutoffReport {
+  inFlightAtCutoff: number;
+  completedInGrace: number;
+  cancelledAfterGrace: number;
+}
+
+/** Runs one phase to completion. Never throws for request failures (they are records). */
+export async function runPhase(
+  ctx: RunContext,
+  phase: 'warmup' | 'profiling',
+  strategy: LoadStrategy,
+  limits: PhaseLimits,
+): Promise<PhaseResult> {
+  const { config, env } = ctx;
+  const profiling = phase === 'profiling';
+  const recordWriter = profiling
+    ? new RecordWriter(join(config.artifactDir, RECORDS_FILE_NAME), new TimeBase())
+    : null;
+  const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
+  const client = createHttpClient({ url: ctx.target, connections: config.concurrency ?? 2500 });
+  const records: ProcessedRecord[] = [];
+  const cancel = new AbortController();
+  const progress = startProgress(
+    config.ui,
+    env.log,
+    limits.stop.requestCount ?? (limits.onePass ? ctx.dataset.turnCount : null),
+  );
+  const tracker = new InFlightTracker();
+  const onRecord = async (raw: RawRecord): Promise<void> => {
+    tracker.done(raw);
+    const processed = processRecord(raw, {
+      tokenizer: ctx.tokenizer,
+      useServerTokenCount: config.useServerTokenCount,
+      streaming: config.streaming,
+    });
+    records.push(processed);
+    progress.onRecord(processed);
+    await recordWriter?.write(processed);
+  };
+  const dispatch = createSender({
+    config,
+    client,
+    adapter: ctx.adapter,
+    path: basePath(ctx.target) + (config.endpointPath ?? ctx.adapter.defaultPath),
+    synthesizer: ctx.synthesizer,
+    tokenizer: ctx.tokenizer,
+    cancelSignal: cancel.signal,
+    onBody: (sessionId, _turn, body) => inputsWriter?.add(sessionId, body),
+    onSend: () => tracker.started(),
+    onRecord,
+  });
+  const startTime = new Date();
+  const disarm = armCancellation(ctx, limits, cancel, tracker);
+  let issued = 0;
+  try {
+    const result = await strategy.run({
+      conversations: ctx.dataset.conversations,
+      clock: new RealClock({ precision: config.timingPrecision }),
+      dispatch,
+      signal: env.stopSignal,
+    });
+    issued = result.issued;
+  } finally {
+    disarm();
+    progress.stop();
+    await client.close();
+    await recordWriter?.close();
+    await inputsWriter?.close();
+  }
+  return {
+    phase,
+    records,
+    startTime,
+    endTime: new Date(),
+    interrupted: env.stopSignal.aborted,
+    issued,
+    cutoff: tracker.report(),
+  };
+}
+
+/** Counts requests in flight, and what became of those in flight at the duration cut-off. */
+class InFlightTracker {
+  private inFlight = 0;
+  private cutoffNs: number | null = null;
+  private atCutoff = 0;
+  private completedInGrace = 0;
+  private cancelledAfterGrace = 0;
+
+  started(): void {
+    this.inFlight++;
+  }
+
+  done(raw: RawRecord): void {
+    this.inFlight--;
+    if (this.cutoffNs === null || raw.startNs > this.cutoffNs) return;
+    if (raw.cancelled) this.cancelledAfterGrace++;
+    else this.completedInGrace++;
+  }
+
+  markCutoff(): void {
+    this.cutoffNs = monotonicNowNs();
+    this.atCutoff = this.inFlight;
+  }
+
+  report(): CutoffReport | null {
+    if (this.cutoffNs === null) return null;
+    return {
+      inFlightAtCutoff: this.atCutoff,
+      completedInGrace: this.completedInGrace,
+      cancelledAfterGrace: this.cancelledAfterGrace,
+    };
+  }
+}
+
+/**
+ * Arms the timers that end in-flight requests: after Ctrl-C + grace, at a second Ctrl-C, and at
+ * `--benchmark-duration` + grace. Returns a disarm function.
+ */
+function armCancellation(
+  ctx: RunContext,
+  limits: PhaseLimits,
+  cancel: AbortController,
+  tracker: InFlightTracker,
+): () => void {
+  const { env, config } = ctx;
+  const timers: NodeJS.Timeout[] = [];
+  const graceMs = config.gracePeriodSeconds * 1000;
+  const onStop = (): void => {
+    env.log.info(
+      `stopping: no new requests; waiting up to ${config.gracePeriodSeconds} s for in-flight requests`,
+    );
+    timers.push(setTimeout(() => cancel.abort(), graceMs));
+  };
+  const onForce = (): void => cancel.abort();
+  if (env.stopSignal.aborted) onStop();
+  else env.stopSignal.addEventListener('abort', onStop, { once: true });
+  env.forceSignal?.addEventListener('abort', onForce, { once: true });
+  const durationNs = limits.stop.durationNs;
+  if (durationNs !== undefined) {
+    timers.push(
+      setTimeout(() => {
+        tracker.markCutoff();
+        timers.push(setTimeout(() => cancel.abort(), graceMs));
+      }, durationNs / 1e6),
+    );
+  }
+  return () => {
+    env.stopSignal.removeEventListener('abort', onStop);
+    env.forceSignal?.removeEventListener('abort', onForce);
+    for (const t of timers) clearTimeout(t);
+  };
+}
+
+/** Path part of the target URL (a base path given in `--url`), without a trailing slash. */
+function basePath(target: string): string {
+  const p = new URL(target).pathname;
+  return p === '/' ? '' : p.replace(/\/+$/, '');
+}
