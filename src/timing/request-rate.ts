@@ -146,7 +146,9 @@ class RateState {
     const waits: Promise<void>[] = [changed];
     if (Number.isFinite(earliest)) waits.push(clock.sleepUntil(earliest, signal));
     if (signal.aborted) return;
-    waits.push(new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })));
+    waits.push(
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    );
     await Promise.race(waits);
   }
 
