@@ -4,8 +4,10 @@
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { packageVersion } from '../util/package-root.js';
+import { registerAnalyzeCommands } from './analyze-action.js';
 import { expandConfigFile } from './config-file.js';
 import { registerProfileCommand } from './profile-action.js';
+import { registerReportCommands } from './report-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
 /** Exit code for usage errors. */
@@ -29,6 +31,8 @@ export async function main(argv: string[]): Promise<number> {
   };
   registerProfileCommand(program, setExit);
   registerSimulateCommand(program, setExit);
+  registerReportCommands(program, setExit);
+  registerAnalyzeCommands(program, setExit);
   let args: string[];
   try {
     args = expandConfigFile(argv, 'profile');

@@ -7,6 +7,7 @@ import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } fro
 import { parseGoodput } from '../metrics/goodput.js';
 import { type Summary, summarize } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import { writeReport } from '../report/html.js';
 import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 import type { PhaseResult } from './phase.js';
@@ -71,10 +72,12 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   });
   const text = `${header(input, wasCancelled)}${consoleText}`;
   await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
+  const report = await writeReport(config.artifactDir);
+  const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
   return {
     summary,
     warmupSummary,
-    consoleText: text,
+    consoleText: `${text}${reportLine}\n`,
     artifactDir: config.artifactDir,
     wasCancelled,
     recordCount: profiling?.records.length ?? 0,

@@ -75,7 +75,10 @@ test('multi-turn Bailian replay at 20x: 40 requests, exact ISL, turns after pare
   const outcome = await runProfile(config(dir), { log: silent, stopSignal: new AbortController().signal });
   assert.equal(outcome.wasCancelled, false);
 
-  const rows = readFileSync(TRACE, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TraceRow);
+  const rows = readFileSync(TRACE, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as TraceRow);
   const byChat = new Map(rows.map((r) => [r.chat_id, r]));
   const lines = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim().split('\n');
   assert.equal(lines.length, 40);
@@ -86,7 +89,8 @@ test('multi-turn Bailian replay at 20x: 40 requests, exact ISL, turns after pare
   const chains = new Map<string, TraceRow[]>();
   for (const r of rows) {
     let root = r;
-    while (root.parent_chat_id !== -1 && byChat.has(root.parent_chat_id)) root = byChat.get(root.parent_chat_id) as TraceRow;
+    while (root.parent_chat_id !== -1 && byChat.has(root.parent_chat_id))
+      root = byChat.get(root.parent_chat_id) as TraceRow;
     const list = chains.get(String(root.chat_id)) ?? [];
     list.push(r);
     chains.set(String(root.chat_id), list);
@@ -98,7 +102,9 @@ test('multi-turn Bailian replay at 20x: 40 requests, exact ISL, turns after pare
   }
 
   // Each later turn starts after its parent turn ended.
-  const byTurn = new Map(records.map((r) => [`${r.rec.metadata.conversation_id}/${r.rec.metadata.turn_index}`, r.text]));
+  const byTurn = new Map(
+    records.map((r) => [`${r.rec.metadata.conversation_id}/${r.rec.metadata.turn_index}`, r.text]),
+  );
   let laterTurns = 0;
   for (const { rec, text } of records) {
     if (rec.metadata.turn_index === 0) continue;
@@ -142,7 +148,10 @@ test('multi-turn Bailian replay at 20x: 40 requests, exact ISL, turns after pare
   }
   assert.ok(checkedPairs >= 10, `checked ${checkedPairs} parent/child pairs`);
 
-  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Record<string, { avg: number }>;
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Record<
+    string,
+    { avg: number }
+  >;
   assert.equal(summary.request_count?.avg, 40);
   assert.ok(summary.schedule_lag !== undefined);
 });

@@ -35,7 +35,10 @@ interface Sent {
   scheduledMs: number | null;
 }
 
-async function run(strategy: LoadStrategy, durationMs: number): Promise<{ sent: Sent[]; maxInFlight: number }> {
+async function run(
+  strategy: LoadStrategy,
+  durationMs: number,
+): Promise<{ sent: Sent[]; maxInFlight: number }> {
   const clock = new VirtualClock(0);
   const sent: Sent[] = [];
   let inFlight = 0;
@@ -68,7 +71,11 @@ const inOrder = (n: number) => () => Array.from({ length: n }, (_, i) => i);
 
 test('concurrency N keeps exactly N requests in flight and stops at the request count', async () => {
   const convs = sessions(3);
-  const strategy = createConcurrency({ concurrency: 4, source: cyclingSource(convs, inOrder(3)), stop: { requestCount: 10 } });
+  const strategy = createConcurrency({
+    concurrency: 4,
+    source: cyclingSource(convs, inOrder(3)),
+    stop: { requestCount: 10 },
+  });
   const { sent, maxInFlight } = await run(strategy, 100);
   assert.equal(sent.length, 10);
   assert.equal(maxInFlight, 4);
