@@ -4,6 +4,7 @@
  * only kept for the separate warmup summary. A `--benchmark-duration` cut-off stops issuing; requests
  * still in flight get `--benchmark-grace-period` to finish, then are cancelled and recorded as such.
  */
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { createHttpClient } from '../client/undici-client.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
@@ -54,6 +55,8 @@ export async function runPhase(
   const client = createHttpClient({ url: ctx.target, connections: config.concurrency ?? 2500 });
   const records: ProcessedRecord[] = [];
   const cancel = new AbortController();
+  // Every in-flight request listens on this signal; thousands of listeners are expected.
+  setMaxListeners(0, cancel.signal);
   const progress = startProgress(
     config.ui,
     env.log,

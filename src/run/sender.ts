@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
 import type { ChatMessage } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
+import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { RawRecord } from '../record/types.js';
@@ -41,11 +42,12 @@ export interface SenderDeps {
 /** Creates the dispatcher: `prepare` builds the body ahead of time, `send` sends it. */
 export function createSender(deps: SenderDeps): Dispatch {
   const context = new ConversationContext();
+  const cancelPicker = createCancellationPicker(deps.config);
   let requestNum = 0;
   return {
     prepare: (item: DispatchItem): PreparedSend => {
       const model = deps.config.models[requestNum++ % deps.config.models.length] as string;
-      const built = prepareOne(deps, context, item, model);
+      const built = prepareOne(deps, context, item, model, cancelPicker());
       return {
         send: async () => {
           const raw = await built.send();
@@ -56,11 +58,36 @@ export function createSender(deps: SenderDeps): Dispatch {
   };
 }
 
+/**
+ * AIPerf `--request-cancellation-rate` / `--request-cancellation-delay`: each request is cancelled
+ * with probability rate/100 (seeded, reproducible), `delay` seconds after it was sent; the record is
+ * then a cancellation (code 499), never a success. Returns the cancel delay in ms, or null.
+ */
+function createCancellationPicker(config: ProfileConfig): () => number | null {
+  const pct = config.requestCancellationRatePct;
+  if (pct === undefined || pct <= 0) return () => null;
+  const next = rngFromKey(`${config.randomSeed}:cancellation`);
+  const delayMs = (config.requestCancellationDelaySeconds ?? 0) * 1000;
+  return () => ((next() / 4294967296) * 100 < pct ? delayMs : null);
+}
+
+/** The cancel signal of one request: the run's, plus its own timer when it was picked for cancellation. */
+function requestSignal(
+  runSignal: AbortSignal,
+  cancelAfterMs: number | null,
+): { signal: AbortSignal; disarm(): void } {
+  if (cancelAfterMs === null) return { signal: runSignal, disarm: () => undefined };
+  const own = new AbortController();
+  const timer = setTimeout(() => own.abort(), cancelAfterMs);
+  return { signal: AbortSignal.any([runSignal, own.signal]), disarm: () => clearTimeout(timer) };
+}
+
 function prepareOne(
   deps: SenderDeps,
   context: ConversationContext,
   item: DispatchItem,
   model: string,
+  cancelAfterMs: number | null,
 ): { send(): Promise<RawRecord> } {
   const { conversation, turn } = item;
   const identity = {
@@ -93,6 +120,7 @@ function prepareOne(
   return {
     send: async () => {
       deps.onSend?.();
+      const cancel = requestSignal(deps.cancelSignal, cancelAfterMs);
       const raw = await deps.client.send({
         identity,
         path: deps.path,
@@ -101,8 +129,9 @@ function prepareOne(
         stream: deps.config.streaming && deps.adapter.streamable,
         adapter: deps.adapter,
         timeoutMs: deps.config.requestTimeoutSeconds * 1000,
-        signal: deps.cancelSignal,
+        signal: cancel.signal,
       });
+      cancel.disarm();
       const reply = raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
       const isLast = turn.index === conversation.turns.length - 1;
       context.remember(conversation.id, conversation.contextMode, turnMessages, reply, isLast);
