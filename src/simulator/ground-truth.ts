@@ -9,6 +9,8 @@ import { TimeBase } from '../timing/clock.js';
 /** Server-side timeline of one request (monotonic ns of this process until written). */
 export interface RequestTimeline {
   id: string;
+  /** The client's `X-Request-ID` header, or null when it sent none (joins client records). */
+  xRequestId: string | null;
   endpoint: string;
   status: number;
   fault: string;
@@ -44,6 +46,7 @@ export class GroundTruthLog {
   write(t: RequestTimeline): void {
     const line = {
       id: t.id,
+      x_request_id: t.xRequestId,
       endpoint: t.endpoint,
       status: t.status,
       fault: t.fault,

@@ -68,9 +68,17 @@ function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
   return parseFaultHeader(header, ctx.opts) ?? drawn;
 }
 
-function newTimeline(id: string, kind: EndpointKind, fault: Fault, arrivalNs: number): RequestTimeline {
+function newTimeline(
+  id: string,
+  req: IncomingMessage,
+  kind: EndpointKind,
+  fault: Fault,
+  arrivalNs: number,
+): RequestTimeline {
+  const xRequestId = req.headers['x-request-id'];
   return {
     id,
+    xRequestId: typeof xRequestId === 'string' ? xRequestId : null,
     endpoint: kind,
     status: 0,
     fault: fault.kind,
@@ -181,7 +189,7 @@ export async function handleGenerate(
   ctx.counters.requests++;
   ctx.open.add(res);
   const fault = pickFault(ctx, req);
-  const t = newTimeline(`sim-${nextId++}`, kind, fault, arrivalNs);
+  const t = newTimeline(`sim-${nextId++}`, req, kind, fault, arrivalNs);
   try {
     const parsed = parseRequest(kind, await readBody(req), ctx.opts.defaultMaxTokens);
     checkModel(ctx, parsed);
