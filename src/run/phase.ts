@@ -83,7 +83,10 @@ export async function runPhase(
     tokenizer: ctx.tokenizer,
     cancelSignal: cancel.signal,
     onBody: (sessionId, _turn, body) => inputsWriter?.add(sessionId, body),
-    onSend: () => tracker.started(),
+    onSend: () => {
+      tracker.started();
+      progress.onSend();
+    },
     onRecord,
   });
   const startTime = new Date();
