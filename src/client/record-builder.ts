@@ -257,7 +257,7 @@ export class RecordBuilder {
         this.choiceFinished.set(choice.index, finished);
       }
     } else if (parsed.finishReason !== null) this.choiceFinished.set(0, true);
-    if (parsed.text === '' && parsed.reasoning === '') return;
+    if (parsed.text === '' && parsed.reasoning === '' && parsed.nonTokenContent !== true) return;
     const chunk: RawRecord['chunks'][number] = { atNs, text: parsed.text, reasoning: parsed.reasoning };
     const running = parsed.usage?.completion_tokens;
     if (typeof running === 'number') chunk.usageCompletionTokens = running;

@@ -4,6 +4,7 @@
  */
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS, type EndpointTypeName } from '../endpoint/registry.js';
+import { endpointPathFor } from '../endpoint/types.js';
 import type { RawRecord } from '../record/types.js';
 import type { RequestIdentity } from './types.js';
 import { createHttpClient } from './undici-client.js';
@@ -58,7 +59,7 @@ export async function sendOnce(options: SendOnceOptions): Promise<RawRecord> {
   try {
     return await client.send({
       identity: oneOffIdentity(options.model, options.maxTokens),
-      path: options.path ?? adapter.defaultPath,
+      path: endpointPathFor(adapter, options.stream, options.path),
       headers: options.headers ?? {},
       body: JSON.stringify(body),
       stream: options.stream,

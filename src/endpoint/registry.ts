@@ -4,9 +4,18 @@
  */
 import { chat } from './chat.js';
 import { completions } from './completions.js';
+import { embeddings } from './embeddings.js';
+import { huggingfaceGenerate } from './hf-generate.js';
+import { responses } from './responses.js';
 
 /** Every endpoint adapter, keyed by its `--endpoint-type` value. */
-export const ENDPOINTS = { chat, completions } as const;
+export const ENDPOINTS = {
+  chat,
+  completions,
+  embeddings,
+  responses,
+  huggingface_generate: huggingfaceGenerate,
+} as const;
 
 /** An `--endpoint-type` value. */
 export type EndpointTypeName = keyof typeof ENDPOINTS;

@@ -42,6 +42,12 @@ export interface ParsedResponse {
    * every choice has a finish reason). Optional: adapters without choices omit it.
    */
   choices?: ReadonlyArray<{ index: number; finishReason: string | null }>;
+  /**
+   * True when the object carried a result that is not text (an embedding vector). The client then
+   * records an empty content chunk, so a request to an endpoint that produces no tokens still
+   * counts as answered (latency only, OSL 0). Optional: text-producing adapters omit it.
+   */
+  nonTokenContent?: boolean;
 }
 
 /** One endpoint type. */
@@ -50,10 +56,25 @@ export interface EndpointAdapter {
   readonly name: string;
   /** Default URL path, overridable by `--endpoint`. */
   readonly defaultPath: string;
+  /**
+   * Default path of streamed requests when the API streams on a different route (TGI
+   * `/generate_stream`); absent when streaming uses {@link EndpointAdapter.defaultPath}.
+   */
+  readonly streamingPath?: string;
   /** Whether the endpoint can stream. */
   readonly streamable: boolean;
   /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */
   parse(json: unknown, streaming: boolean): ParsedResponse;
+}
+
+/**
+ * The URL path of a request: `--endpoint` when given, else the adapter's streaming path for a
+ * streamed request (when it has one), else its default path.
+ */
+export function endpointPathFor(adapter: EndpointAdapter, streaming: boolean, override?: string): string {
+  if (override !== undefined) return override;
+  if (streaming && adapter.streamable && adapter.streamingPath !== undefined) return adapter.streamingPath;
+  return adapter.defaultPath;
 }

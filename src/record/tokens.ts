@@ -54,9 +54,11 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
       hasReasoning: reasoningText !== '',
     };
   }
-  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output.
+  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output,
+  // a chunk with reasoning only as reasoning, an empty (non-token content) chunk as nothing.
   const textChunks = chunks.filter((c) => c.text !== '').length;
-  return { text: textChunks, reasoning: chunks.length - textChunks, hasReasoning: reasoningText !== '' };
+  const reasoningChunks = chunks.filter((c) => c.text === '' && c.reasoning !== '').length;
+  return { text: textChunks, reasoning: reasoningChunks, hasReasoning: reasoningText !== '' };
 }
 
 /**

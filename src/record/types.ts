@@ -48,7 +48,10 @@ export interface Usage {
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
-/** One content chunk: an SSE event (or non-streamed body) that carried non-empty text. */
+/**
+ * One content chunk: an SSE event (or non-streamed body) that carried non-empty text, or a non-token
+ * result (an embedding), which gives a chunk with empty `text` and `reasoning`.
+ */
 export interface ContentChunk {
   /** Arrival (monotonic ns) of the network read that completed the event. */
   atNs: number;

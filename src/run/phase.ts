@@ -7,6 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { createHttpClient } from '../client/undici-client.js';
+import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { processRecord } from '../record/process.js';
 import type { ProcessedRecord, RawRecord } from '../record/types.js';
@@ -78,7 +79,7 @@ export async function runPhase(
     config,
     client,
     adapter: ctx.adapter,
-    path: basePath(ctx.target) + (config.endpointPath ?? ctx.adapter.defaultPath),
+    path: basePath(ctx.target) + endpointPathFor(ctx.adapter, config.streaming, config.endpointPath),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
     cancelSignal: cancel.signal,

@@ -113,26 +113,30 @@ function prepareOne(
     const failed = clientErrorRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
-  const bodyText = JSON.stringify(body);
+  // Large prompts: keep one copy (the serialized body) and drop it as soon as it is handed over.
+  let bodyText: string | null = JSON.stringify(body);
   const written = deps.onBody(conversation.id, turn.index, bodyText);
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
-  const turnMessages = prompt.messages;
+  const keepsHistory = conversation.contextMode !== 'message_array_with_responses';
+  const turnMessages = keepsHistory ? prompt.messages : [];
   return {
     send: async () => {
       deps.onSend?.();
       const cancel = requestSignal(deps.cancelSignal, cancelAfterMs);
+      const text = bodyText ?? '';
+      bodyText = null;
       const raw = await deps.client.send({
         identity,
         path: deps.path,
         headers,
-        body: bodyText,
+        body: text,
         stream: deps.config.streaming && deps.adapter.streamable,
         adapter: deps.adapter,
         timeoutMs: deps.config.requestTimeoutSeconds * 1000,
         signal: cancel.signal,
       });
       cancel.disarm();
-      const reply = raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
+      const reply = keepsHistory && raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
       const isLast = turn.index === conversation.turns.length - 1;
       context.remember(conversation.id, conversation.contextMode, turnMessages, reply, isLast);
       await written;
