@@ -1,0 +1,156 @@
+/**
+ * OpenAI Responses API (`POST /v1/responses`), per the OpenAI API reference ("Responses" and
+ * "Streaming events"). A stream is a sequence of typed events, each JSON object naming itself in
+ * `type`:
+ * - `response.output_text.delta` carries output text in `delta`;
+ * - `response.reasoning_text.delta` and `response.reasoning_summary_text.delta` carry reasoning;
+ * - `response.completed` / `response.incomplete` end the stream and carry the full `response`
+ *   (with `usage`); its text repeats the deltas and is not read again;
+ * - `response.failed` (error in `response.error`) and `error` (`code`, `message`) are in-band errors.
+ *
+ * There is no `[DONE]` sentinel: the terminal event sets `finishReason` (`completed`, or the
+ * `incomplete_details.reason` such as `max_output_tokens`), which the client takes as completion.
+ * A non-streamed body is a `response` object: text in `output[].content[].text`.
+ */
+import type { ChatMessage } from '../dataset/types.js';
+import type { Usage } from '../record/types.js';
+import { asObject, asText, emptyParse, httpLikeCode, inBandError } from './parse-common.js';
+import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
+
+/** One Responses input message (`EasyInputMessage`): role plus string content. */
+export interface ResponsesInputMessage {
+  role: string;
+  content: string;
+}
+
+/** The `input` list: each message's role and string content (null content becomes ''). */
+export function responsesInput(messages: readonly ChatMessage[]): ResponsesInputMessage[] {
+  return messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+}
+
+/**
+ * Builds `{model, input, stream, max_output_tokens}`, then shallow-merges `extraInputs`, then
+ * `turnExtra`. No `stream_options`: the Responses API reports usage on `response.completed` anyway.
+ */
+function buildResponsesBody(input: BodyInput): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: input.model,
+    input: responsesInput(input.messages),
+    stream: input.stream,
+  };
+  if (input.maxTokens !== undefined) body.max_output_tokens = input.maxTokens;
+  Object.assign(body, input.extraInputs);
+  if (input.turnExtra !== undefined) Object.assign(body, input.turnExtra);
+  return body;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * Maps Responses `usage` (`input_tokens`, `output_tokens`, `total_tokens`,
+ * `input_tokens_details.cached_tokens`, `output_tokens_details.reasoning_tokens`) to our chat-style
+ * {@link Usage}; null when absent.
+ */
+export function responsesUsage(raw: unknown): Usage | null {
+  const usage = asObject(raw);
+  if (usage === null) return null;
+  const out: Usage = {};
+  const input = count(usage.input_tokens);
+  const output = count(usage.output_tokens);
+  const total = count(usage.total_tokens);
+  if (input !== undefined) out.prompt_tokens = input;
+  if (output !== undefined) out.completion_tokens = output;
+  if (total !== undefined) out.total_tokens = total;
+  const cached = count(asObject(usage.input_tokens_details)?.cached_tokens);
+  if (cached !== undefined) out.prompt_tokens_details = { cached_tokens: cached };
+  const reasoning = count(asObject(usage.output_tokens_details)?.reasoning_tokens);
+  if (reasoning !== undefined) out.completion_tokens_details = { reasoning_tokens: reasoning };
+  return out;
+}
+
+function errorOf(raw: unknown, fallback: string): ParsedResponse['error'] {
+  const error = asObject(raw);
+  const code = asText(error?.code) || null;
+  return {
+    message: asText(error?.message) || fallback,
+    code: httpLikeCode(error?.code),
+    type: code,
+  };
+}
+
+/** Status of a finished `response` object: `completed`, the incomplete reason, or null. */
+function finishOf(response: Record<string, unknown>): string | null {
+  const status = asText(response.status);
+  if (status === 'incomplete') return asText(asObject(response.incomplete_details)?.reason) || 'incomplete';
+  return status === 'completed' ? 'completed' : null;
+}
+
+/** Applies a whole `response` object (terminal event or non-streamed body) except its text. */
+function applyResponse(parsed: ParsedResponse, response: Record<string, unknown>): void {
+  parsed.usage = responsesUsage(response.usage);
+  if (asText(response.status) === 'failed') parsed.error = errorOf(response.error, 'response failed');
+  else parsed.finishReason = finishOf(response);
+}
+
+function parseEvent(body: Record<string, unknown>): ParsedResponse {
+  const parsed = emptyParse();
+  const type = asText(body.type);
+  if (type === 'response.output_text.delta') parsed.text = asText(body.delta);
+  else if (type === 'response.reasoning_text.delta' || type === 'response.reasoning_summary_text.delta') {
+    parsed.reasoning = asText(body.delta);
+  } else if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
+    applyResponse(parsed, asObject(body.response) ?? {});
+  } else if (type === 'error') parsed.error = errorOf(body, 'error event');
+  else parsed.error = inBandError(body);
+  return parsed;
+}
+
+/** Texts of `output[]` items: `output_text` parts of messages, reasoning parts and summaries. */
+function outputTexts(body: Record<string, unknown>): { text: string; reasoning: string } {
+  let text = '';
+  let reasoning = '';
+  const output = Array.isArray(body.output) ? body.output : [];
+  for (const entry of output) {
+    const item = asObject(entry);
+    if (item === null) continue;
+    const parts = [
+      ...(Array.isArray(item.content) ? item.content : []),
+      ...(Array.isArray(item.summary) ? item.summary : []),
+    ];
+    for (const part of parts) {
+      const value = asText(asObject(part)?.text);
+      if (item.type === 'reasoning') reasoning += value;
+      else if (asObject(part)?.type === 'output_text') text += value;
+    }
+  }
+  return { text: text || asText(body.output_text), reasoning };
+}
+
+function parseWhole(body: Record<string, unknown>): ParsedResponse {
+  const parsed = emptyParse();
+  const inBand = inBandError(body);
+  applyResponse(parsed, body);
+  if (inBand !== null && parsed.error === null) parsed.error = inBand;
+  const { text, reasoning } = outputTexts(body);
+  parsed.text = text;
+  parsed.reasoning = reasoning;
+  return parsed;
+}
+
+/** Parses one streamed event (`streaming`) or one non-streamed `response` body. Never throws. */
+function parseResponses(json: unknown, streaming: boolean): ParsedResponse {
+  const body = asObject(json);
+  if (body === null) return emptyParse();
+  return streaming ? parseEvent(body) : parseWhole(body);
+}
+
+/** The `responses` endpoint adapter. */
+export const responses: EndpointAdapter = {
+  name: 'responses',
+  defaultPath: '/v1/responses',
+  streamable: true,
+  buildBody: buildResponsesBody,
+  parse: parseResponses,
+};
