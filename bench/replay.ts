@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StatsSummary } from '../src/metrics/summary.js';
-import type { ProfileConfig } from '../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, peakRssMiB, r3 } from './common.js';
@@ -24,33 +24,21 @@ const simMode = arg('sim-mode', 'engine');
 
 const sim = await spawnSimulator({ mode: simMode as 'engine' | 'fixed' });
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-bench-'));
-const config: ProfileConfig = {
+const config: ProfileConfig = profileConfig({
   models: ['Qwen/Qwen3-0.6B'],
+  randomSeed: 1,
   url: sim.url,
-  endpointType: 'chat',
   streaming: true,
   inputFile: trace,
   customDatasetType: type,
   fixedSchedule: true,
-  fixedScheduleAutoOffset: true,
   ...(endOffset === 'none' ? {} : { fixedScheduleEndOffsetMs: Number(endOffset) }),
   synthesisSpeedupRatio: speedup,
-  tokenizer: 'builtin:qwen3',
-  randomSeed: 1,
   requestTimeoutSeconds: 3600,
-  extraInputs: {},
-  headers: {},
-  useLegacyMaxTokens: false,
-  useServerTokenCount: false,
-  perChunkUsage: false,
   artifactDir: dir,
-  simulator: false,
-  skipBadLines: false,
   timingPrecision: arg('precision', 'timer') as 'timer' | 'spin',
-  gracePeriodSeconds: 30,
-  ui: 'none',
   commandLine: 'bench/replay.ts',
-};
+});
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 const t0 = performance.now();

@@ -99,3 +99,37 @@ export interface ProfileConfig {
   /** The command line as typed, for the console footer. */
   commandLine: string;
 }
+
+/** The fields every configuration needs, with AIPerf's defaults (and ours: auto-offset on). */
+export const PROFILE_DEFAULTS = {
+  url: 'http://localhost:8000',
+  endpointType: 'chat',
+  streaming: false,
+  fixedSchedule: false,
+  fixedScheduleAutoOffset: true,
+  synthesisSpeedupRatio: 1,
+  tokenizer: 'builtin:qwen3',
+  requestTimeoutSeconds: 21600,
+  extraInputs: {},
+  headers: {},
+  useLegacyMaxTokens: false,
+  useServerTokenCount: false,
+  perChunkUsage: false,
+  artifactDir: 'artifacts/run',
+  simulator: false,
+  skipBadLines: false,
+  timingPrecision: 'timer',
+  gracePeriodSeconds: 30,
+  ui: 'none',
+  commandLine: '(library call)',
+} as const satisfies Partial<ProfileConfig>;
+
+/**
+ * A complete {@link ProfileConfig} for library callers: {@link PROFILE_DEFAULTS} overlaid with
+ * `overrides`. `models` and `randomSeed` are required because they have no sensible default.
+ */
+export function profileConfig(
+  overrides: Partial<ProfileConfig> & Pick<ProfileConfig, 'models' | 'randomSeed'>,
+): ProfileConfig {
+  return { ...PROFILE_DEFAULTS, extraInputs: {}, headers: {}, ...overrides };
+}

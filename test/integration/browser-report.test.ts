@@ -16,6 +16,7 @@ import { chromium } from 'playwright-core';
 import { writeReport } from '../../src/report/html.js';
 import type { ProfileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const onCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
@@ -26,32 +27,9 @@ const skip =
     : false;
 
 function config(artifactDir: string): ProfileConfig {
-  return {
-    models: ['Qwen/Qwen3-0.6B'],
-    url: 'http://localhost:8000',
-    endpointType: 'chat',
-    streaming: true,
-    inputFile: 'examples/traces/bailian_traceA_multiturn_head40.jsonl',
-    customDatasetType: 'bailian_trace',
-    fixedSchedule: true,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 40,
-    tokenizer: 'builtin:qwen3',
-    randomSeed: 7,
-    requestTimeoutSeconds: 60,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
-    artifactDir,
-    simulator: true,
-    skipBadLines: false,
-    timingPrecision: 'timer',
-    gracePeriodSeconds: 5,
-    ui: 'none',
+  return simulatorReplayConfig(artifactDir, 'examples/traces/bailian_traceA_multiturn_head40.jsonl', 40, {
     commandLine: 'tokenload profile (browser-report test)',
-  };
+  });
 }
 
 interface ReadyState {

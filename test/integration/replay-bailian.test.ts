@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ProfileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 
@@ -34,32 +35,7 @@ interface RecordLine {
 }
 
 function config(artifactDir: string): ProfileConfig {
-  return {
-    models: ['Qwen/Qwen3-0.6B'],
-    url: 'http://localhost:8000',
-    endpointType: 'chat',
-    streaming: true,
-    inputFile: TRACE,
-    customDatasetType: 'bailian_trace',
-    fixedSchedule: true,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 20,
-    tokenizer: 'builtin:qwen3',
-    randomSeed: 7,
-    requestTimeoutSeconds: 60,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
-    artifactDir,
-    simulator: true,
-    skipBadLines: false,
-    timingPrecision: 'timer',
-    gracePeriodSeconds: 5,
-    ui: 'none',
-    commandLine: 'test',
-  };
+  return simulatorReplayConfig(artifactDir, TRACE, 20, { commandLine: 'test' });
 }
 
 /** Parses JSONL keeping epoch-ns integers exact (they exceed 2^53): read them as BigInt via regex. */

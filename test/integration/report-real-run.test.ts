@@ -14,36 +14,14 @@ import { loadRun } from '../../src/report/load-run.js';
 import { writePlots } from '../../src/report/png.js';
 import type { ProfileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 const TRACE = 'examples/traces/bailian_traceA_stratified_head24.jsonl';
 
 function config(artifactDir: string): ProfileConfig {
-  return {
-    models: ['Qwen/Qwen3-0.6B'],
-    url: 'http://localhost:8000',
-    endpointType: 'chat',
-    streaming: true,
-    inputFile: TRACE,
-    customDatasetType: 'bailian_trace',
-    fixedSchedule: true,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 10,
-    tokenizer: 'builtin:qwen3',
-    randomSeed: 7,
-    requestTimeoutSeconds: 60,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
-    artifactDir,
-    simulator: true,
-    skipBadLines: false,
-    timingPrecision: 'timer',
-    gracePeriodSeconds: 5,
-    ui: 'none',
+  return simulatorReplayConfig(artifactDir, TRACE, 10, {
     commandLine: 'tokenload profile (report-real-run test)',
-  };
+  });
 }
 
 /** Rows of the console table as [label, ...cells]; wrapped labels are joined with a space. */

@@ -1,0 +1,28 @@
+/**
+ * The configuration the replay integration tests share: a Bailian sample replayed with streaming
+ * chat against the spawned built-in simulator, quiet, seed 7.
+ */
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
+
+/** Replay of `inputFile` at `speedup`× into `artifactDir`. */
+export function simulatorReplayConfig(
+  artifactDir: string,
+  inputFile: string,
+  speedup: number,
+  overrides: Partial<ProfileConfig> = {},
+): ProfileConfig {
+  return profileConfig({
+    models: ['Qwen/Qwen3-0.6B'],
+    randomSeed: 7,
+    streaming: true,
+    inputFile,
+    customDatasetType: 'bailian_trace',
+    fixedSchedule: true,
+    synthesisSpeedupRatio: speedup,
+    requestTimeoutSeconds: 60,
+    artifactDir,
+    simulator: true,
+    gracePeriodSeconds: 5,
+    ...overrides,
+  });
+}
