@@ -30,6 +30,11 @@ export interface HandlerContext {
 
 let nextId = 0;
 
+/** A new simulator request id, `sim-<n>`, unique in this process. */
+export function nextRequestId(): string {
+  return `sim-${nextId++}`;
+}
+
 /** Sends an OpenAI-style JSON error. */
 export function sendError(
   res: ServerResponse,
@@ -52,7 +57,8 @@ export function sendError(
   res.end(body);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** Reads a request body as UTF-8 text. */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -61,17 +67,19 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
+/** Draws the request's fault; a valid fault header overrides the draw. */
+export function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
   const drawn = ctx.faults.next();
   const header = req.headers[FAULT_HEADER];
   if (typeof header !== 'string') return drawn;
   return parseFaultHeader(header, ctx.opts) ?? drawn;
 }
 
-function newTimeline(
+/** A fresh timeline of a request that arrived at `arrivalNs` on endpoint `kind`. */
+export function newTimeline(
   id: string,
   req: IncomingMessage,
-  kind: EndpointKind,
+  kind: string,
   fault: Fault,
   arrivalNs: number,
 ): RequestTimeline {
@@ -94,7 +102,8 @@ function newTimeline(
   };
 }
 
-function finishTimeline(ctx: HandlerContext, t: RequestTimeline): void {
+/** Counts a finished request by outcome and writes its ground-truth line. */
+export function finishTimeline(ctx: HandlerContext, t: RequestTimeline): void {
   if (t.status === 200 && t.fault === 'none') ctx.counters.completed++;
   else if (t.status === 499) ctx.counters.clientAborts++;
   else if (t.status >= 400) ctx.counters.httpErrors++;
@@ -102,7 +111,8 @@ function finishTimeline(ctx: HandlerContext, t: RequestTimeline): void {
   ctx.log?.write(t);
 }
 
-function rejectEarly(
+/** Answers with an HTTP error before any token (Retry-After on 429/503) and finishes the timeline. */
+export function rejectEarly(
   ctx: HandlerContext,
   res: ServerResponse,
   t: RequestTimeline,
@@ -117,7 +127,8 @@ function rejectEarly(
   finishTimeline(ctx, t);
 }
 
-function checkModel(ctx: HandlerContext, parsed: ParsedRequest): void {
+/** @throws {RequestError} 404 when models are configured and `parsed.model` is not one of them. */
+export function checkModel(ctx: HandlerContext, parsed: Pick<ParsedRequest, 'model'>): void {
   const models = ctx.opts.models;
   if (models.length > 0 && !models.includes(parsed.model)) {
     throw new RequestError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found');
@@ -166,7 +177,8 @@ function startSequence(
   ctx.scheduler.submit(seq);
 }
 
-function holdOpen(ctx: HandlerContext, res: ServerResponse, t: RequestTimeline): void {
+/** The hang fault: never answers; records 499 when the client goes away. */
+export function holdOpen(ctx: HandlerContext, res: ServerResponse, t: RequestTimeline): void {
   res.on('close', () => {
     ctx.open.delete(res);
     t.status = 499;
@@ -189,7 +201,7 @@ export async function handleGenerate(
   ctx.counters.requests++;
   ctx.open.add(res);
   const fault = pickFault(ctx, req);
-  const t = newTimeline(`sim-${nextId++}`, req, kind, fault, arrivalNs);
+  const t = newTimeline(nextRequestId(), req, kind, fault, arrivalNs);
   try {
     const parsed = parseRequest(kind, await readBody(req), ctx.opts.defaultMaxTokens);
     checkModel(ctx, parsed);

@@ -1,6 +1,7 @@
 /**
- * The simulator's HTTP server (plain `node:http`): OpenAI-compatible `POST /v1/chat/completions`
- * and `POST /v1/completions`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
+ * The simulator's HTTP server (plain `node:http`): OpenAI-compatible `POST /v1/chat/completions`,
+ * `POST /v1/completions`, `POST /v1/responses` and `POST /v1/embeddings`, TGI `POST /generate` and
+ * `POST /generate_stream`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,9 +13,15 @@ import { type HandlerContext, handleGenerate, sendError } from './handler.js';
 import { KvPool } from './kv-pool.js';
 import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInput } from './options.js';
 import { createPromptTokenizer } from './prompt-tokenizer.js';
+import { type CapturedRequest, RequestCapture } from './routes-capture.js';
+import { handleEmbeddings } from './routes-embeddings.js';
+import { handleRoute } from './routes-generate.js';
+import { RESPONSES_ROUTE } from './routes-responses.js';
+import { TGI_GENERATE_ROUTE, TGI_STREAM_ROUTE } from './routes-tgi.js';
 import type { Scheduler } from './sequence.js';
 import { newCounters, renderMetrics, type SimulatorStats } from './stats.js';
 
+export type { CapturedRequest } from './routes-capture.js';
 export type { SimulatorStats } from './stats.js';
 
 /** A running in-process simulator. */
@@ -26,6 +33,14 @@ export interface RunningSimulator {
   close(): Promise<void>;
   /** Counter snapshot. */
   stats(): SimulatorStats;
+  /** POST bodies received, in arrival order; always empty unless started with `captureRequests`. */
+  capturedRequests(): CapturedRequest[];
+}
+
+/** In-process-only switches (not simulator options: they are for tests, not the CLI). */
+export interface SimulatorHooks {
+  /** Keep every POST body in memory for {@link RunningSimulator.capturedRequests}. */
+  captureRequests?: boolean;
 }
 
 /** Default name listed by `/v1/models` when no model names are configured. */
@@ -69,10 +84,21 @@ function serveMetrics(ctx: HandlerContext, steps: number, res: ServerResponse): 
   sendJson(res, 200, renderMetrics(snapshot(ctx, steps), name), 'text/plain; version=0.0.4');
 }
 
-function route(ctx: HandlerContext, steps: () => number, req: IncomingMessage, res: ServerResponse): void {
+function route(
+  ctx: HandlerContext,
+  steps: () => number,
+  capture: RequestCapture | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const key = `${req.method ?? ''} ${path}`;
+  if (req.method === 'POST') capture?.capture(req, path);
   if (key === 'POST /v1/chat/completions') void handleGenerate(ctx, 'chat', req, res);
+  else if (key === 'POST /v1/responses') void handleRoute(ctx, RESPONSES_ROUTE, req, res);
+  else if (key === 'POST /generate') void handleRoute(ctx, TGI_GENERATE_ROUTE, req, res);
+  else if (key === 'POST /generate_stream') void handleRoute(ctx, TGI_STREAM_ROUTE, req, res);
+  else if (key === 'POST /v1/embeddings') void handleEmbeddings(ctx, req, res);
   else if (key === 'POST /v1/completions') void handleGenerate(ctx, 'completion', req, res);
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
   else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
@@ -93,11 +119,15 @@ function listen(server: Server, host: string, port: number): Promise<number> {
 /**
  * Starts the simulator in this process.
  * @param input options (defaults from {@link SimulatorOptionsSchema}).
+ * @param hooks in-process test switches (request capture).
  * @returns the bound URL and port, `close()` and `stats()`.
  * @throws {z.ZodError} on invalid options; {@link TokenizerLoadError} when the tokenizer is
  *   missing; the listen error (e.g. EADDRINUSE) when the port cannot be bound.
  */
-export async function startSimulator(input: SimulatorOptionsInput = {}): Promise<RunningSimulator> {
+export async function startSimulator(
+  input: SimulatorOptionsInput = {},
+  hooks: SimulatorHooks = {},
+): Promise<RunningSimulator> {
   const opts = parseSimulatorOptions(input);
   const pool = new KvPool(opts.cacheCapacityBlocks, opts.blockSize, opts.prefixCache);
   const { scheduler, steps } = makeScheduler(opts, pool);
@@ -111,13 +141,17 @@ export async function startSimulator(input: SimulatorOptionsInput = {}): Promise
     log: opts.groundTruthLog === undefined ? null : new GroundTruthLog(opts.groundTruthLog),
     open: new Set(),
   };
-  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => route(ctx, steps, req, res));
+  const capture = hooks.captureRequests === true ? new RequestCapture() : null;
+  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) =>
+    route(ctx, steps, capture, req, res),
+  );
   const port = await listen(server, opts.host, opts.port);
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     url: `http://${host}:${port}`,
     port,
     stats: () => snapshot(ctx, steps()),
+    capturedRequests: () => capture?.requests() ?? [],
     close: async () => {
       scheduler.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

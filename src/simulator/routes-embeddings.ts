@@ -1,0 +1,119 @@
+/**
+ * Simulator route `POST /v1/embeddings` (OpenAI API reference, "Create embeddings"):
+ * `{model, input}` with `input` a string, strings, token ids or lists of token ids. Answered after
+ * `ttftMs` (+ `ttftPerUncachedTokenMs` per prompt token) with
+ * `{object:"list", data:[{object:"embedding", index, embedding}], model, usage:{prompt_tokens, total_tokens}}`.
+ * Vectors are deterministic: {@link EMBEDDING_DIMENSIONS} floats in [-1, 1) seeded by the input's
+ * text (or ids). Not scheduled and not cached. Faults: status, hang and slow-headers apply; the
+ * mid-stream ones do not (the request is recorded with no fault).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { monotonicNowNs } from '../timing/clock.js';
+import {
+  checkModel,
+  finishTimeline,
+  type HandlerContext,
+  holdOpen,
+  newTimeline,
+  nextRequestId,
+  pickFault,
+  readBody,
+  rejectEarly,
+} from './handler.js';
+import { RequestError } from './request-parse.js';
+import { parseJsonObject } from './routes-generate.js';
+
+/** Length of every simulated embedding vector. */
+export const EMBEDDING_DIMENSIONS = 8;
+
+/** One input as text, or as token ids. */
+type EmbeddingInput = { text: string } | { ids: number[] };
+
+function isIds(v: unknown): v is number[] {
+  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
+}
+
+function inputsOf(body: Record<string, unknown>): EmbeddingInput[] {
+  const input = body.input;
+  if (typeof input === 'string') return [{ text: input }];
+  if (isIds(input)) return [{ ids: input }];
+  if (Array.isArray(input) && input.length > 0 && input.every((x) => typeof x === 'string' || isIds(x))) {
+    return input.map((x) => (typeof x === 'string' ? { text: x } : { ids: x as number[] }));
+  }
+  throw new RequestError(
+    400,
+    "'input' must be a string, strings, or token ids",
+    'input',
+    'invalid_request_error',
+  );
+}
+
+/** A deterministic vector for `key`: FNV-1a seed, then xorshift32, 6 decimals. */
+export function embeddingOf(key: string): number[] {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  const out: number[] = [];
+  for (let i = 0; i < EMBEDDING_DIMENSIONS; i++) {
+    h ^= h << 13;
+    h ^= h >>> 17;
+    h ^= h << 5;
+    h >>>= 0;
+    out.push(Math.round((h / 2 ** 31 - 1) * 1e6) / 1e6);
+  }
+  return out;
+}
+
+function respond(res: ServerResponse, model: string, inputs: EmbeddingInput[], promptTokens: number): void {
+  const data = inputs.map((input, index) => ({
+    object: 'embedding',
+    index,
+    embedding: embeddingOf('text' in input ? input.text : input.ids.join(',')),
+  }));
+  const body = JSON.stringify({
+    object: 'list',
+    data,
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Serves one `POST /v1/embeddings`. Never throws. */
+export async function handleEmbeddings(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const arrivalNs = monotonicNowNs();
+  ctx.counters.requests++;
+  const fault = pickFault(ctx, req);
+  const t = newTimeline(nextRequestId(), req, 'embeddings', fault, arrivalNs);
+  if (fault.kind !== 'status' && fault.kind !== 'hang' && fault.kind !== 'slow-headers') t.fault = 'none';
+  try {
+    const body = parseJsonObject(await readBody(req));
+    const model = typeof body.model === 'string' ? body.model : '';
+    checkModel(ctx, { model });
+    const inputs = inputsOf(body);
+    if (fault.kind === 'status') return rejectEarly(ctx, res, t, fault.status, `simulated ${fault.status}`);
+    if (fault.kind === 'hang') return holdOpen(ctx, res, t);
+    let tokens = 0;
+    for (const input of inputs)
+      tokens += 'ids' in input ? input.ids.length : ctx.tokenizer.encode(input.text).length;
+    t.promptTokens = tokens;
+    ctx.counters.promptTokens += tokens;
+    const extraMs = fault.kind === 'slow-headers' ? fault.delayMs : 0;
+    const delayMs = ctx.opts.ttftMs + ctx.opts.ttftPerUncachedTokenMs * tokens + extraMs;
+    await new Promise((r) => setTimeout(r, delayMs));
+    if (res.destroyed) return;
+    respond(res, model, inputs, tokens);
+    t.firstTokenWriteNs = monotonicNowNs();
+    t.chunkWriteNs.push(t.firstTokenWriteNs);
+    t.status = 200;
+    t.endNs = t.firstTokenWriteNs;
+    finishTimeline(ctx, t);
+  } catch (err) {
+    const e = err instanceof RequestError ? err : new RequestError(500, (err as Error).message);
+    if (!res.headersSent) rejectEarly(ctx, res, t, e.status, e.message);
+  }
+}
