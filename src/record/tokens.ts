@@ -27,10 +27,16 @@ export interface TokenCounts {
   clientOsl?: number;
 }
 
-function joinText(chunks: readonly ContentChunk[], field: 'text' | 'reasoning'): string {
-  let out = '';
-  for (const chunk of chunks) out += chunk[field];
-  return out;
+/** Output and reasoning text of all chunks, concatenated in one pass (one string each). */
+function joinOutput(chunks: readonly ContentChunk[]): { text: string; reasoning: string } {
+  let text = '';
+  let reasoning = '';
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i] as ContentChunk;
+    text += chunk.text;
+    if (chunk.reasoning !== '') reasoning += chunk.reasoning;
+  }
+  return { text, reasoning };
 }
 
 function pickIsl(raw: RawRecord, useServer: boolean): number | undefined {
@@ -46,19 +52,22 @@ interface ClientOutput {
 }
 
 function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer | null): ClientOutput {
-  const reasoningText = joinText(chunks, 'reasoning');
   if (tokenizer !== null) {
+    const { text, reasoning } = joinOutput(chunks);
     return {
-      text: tokenizer.count(joinText(chunks, 'text')),
-      reasoning: reasoningText === '' ? 0 : tokenizer.count(reasoningText),
-      hasReasoning: reasoningText !== '',
+      text: text === '' ? 0 : tokenizer.count(text),
+      reasoning: reasoning === '' ? 0 : tokenizer.count(reasoning),
+      hasReasoning: reasoning !== '',
     };
   }
-  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output,
-  // a chunk with reasoning only as reasoning, an empty (non-token content) chunk as nothing.
-  const textChunks = chunks.filter((c) => c.text !== '').length;
-  const reasoningChunks = chunks.filter((c) => c.text === '' && c.reasoning !== '').length;
-  return { text: textChunks, reasoning: reasoningChunks, hasReasoning: reasoningText !== '' };
+  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output.
+  let textChunks = 0;
+  let hasReasoning = false;
+  for (const chunk of chunks) {
+    if (chunk.text !== '') textChunks += 1;
+    if (chunk.reasoning !== '') hasReasoning = true;
+  }
+  return { text: textChunks, reasoning: chunks.length - textChunks, hasReasoning };
 }
 
 /**
