@@ -69,7 +69,7 @@ export async function runPhase(
     const processed = processRecord(raw, {
       tokenizer: ctx.tokenizer,
       useServerTokenCount: config.useServerTokenCount,
-      streaming: config.streaming,
+      streaming: config.streaming && ctx.adapter.streamable,
     });
     records.push(processed);
     progress.onRecord(processed);
