@@ -34,7 +34,7 @@ export type EpochConverter = Pick<TimeBase, 'toEpochNs'>;
 export interface RecordLine {
   metadata: RecordLineMetadata;
   metrics: Record<string, { value: number | number[]; unit: string }>;
-  error: { code: number; type: string; message: string; kind: string } | null;
+  error: { code: number; type: string; message: string; kind: string; retry_after?: string } | null;
 }
 
 function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMetadata {
@@ -66,7 +66,9 @@ function metricsOf(record: ProcessedRecord): RecordLine['metrics'] {
 
 function errorOf(record: ProcessedRecord): RecordLine['error'] {
   const e = record.raw.error;
-  return e === null ? null : { code: e.code, type: e.type, message: e.message, kind: e.kind };
+  if (e === null) return null;
+  const base = { code: e.code, type: e.type, message: e.message, kind: e.kind };
+  return e.retryAfter === undefined ? base : { ...base, retry_after: e.retryAfter };
 }
 
 /** The {@link RecordLine} of a processed record. */

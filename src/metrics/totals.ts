@@ -19,6 +19,7 @@ export function emptyTotals(hasSlos: boolean): RunTotals {
     totalErrorIsl: 0,
     usageDiscrepancyCount: 0,
     oslMismatchCount: 0,
+    lengthWithoutOutputCount: 0,
     goodCount: hasSlos ? 0 : null,
     minStartNs: null,
     maxResponseNs: null,
@@ -60,12 +61,23 @@ function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | 
     t.oslMismatchCount++;
   }
   if (slos !== null && t.goodCount !== null && meetsSlos(m, slos)) t.goodCount++;
+  // A reasoning model cut by max_tokens before any visible answer: valid, but worth a warning.
+  if (
+    record.raw.finishReason === 'length' &&
+    m.time_to_first_output_token === undefined &&
+    m.time_to_first_token !== undefined
+  ) {
+    t.lengthWithoutOutputCount++;
+  }
 }
 
-/** Adds one record to `t` in place. Token sums and goodput use valid records; the window uses all. */
+/**
+ * Adds one record to `t` in place. Token sums, goodput and the benchmark window use valid records
+ * (AIPerf: the window is min request start → max response of the records that have a latency).
+ */
 export function addToTotals(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
-  addWindow(t, record);
   if (record.valid) {
+    addWindow(t, record);
     addValid(t, record, slos);
     return;
   }

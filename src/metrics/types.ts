@@ -75,6 +75,8 @@ export interface RunTotals {
   totalErrorIsl: number;
   usageDiscrepancyCount: number;
   oslMismatchCount: number;
+  /** Valid records that ended with `finish_reason: "length"` and no visible (non-reasoning) output. */
+  lengthWithoutOutputCount: number;
   /** Records meeting every goodput SLO; null when no SLOs were given. */
   goodCount: number | null;
   /** Earliest request start, monotonic ns; null with no records. */

@@ -19,5 +19,11 @@ export function runWarnings(t: RunTotals): string[] {
         'away from the client count; check that --tokenizer matches the served model.',
     );
   }
+  if (t.lengthWithoutOutputCount > 0) {
+    warnings.push(
+      `${t.lengthWithoutOutputCount} of ${t.validCount} requests hit max tokens (finish_reason "length") while ` +
+        'still reasoning, with no visible answer; raise the output length if answers matter.',
+    );
+  }
   return warnings;
 }
