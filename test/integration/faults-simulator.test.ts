@@ -76,7 +76,7 @@ interface TruthLine {
 interface RecordLine {
   metadata: { x_request_id: string };
   metrics: Record<string, { value: number | number[] }>;
-  error: { code: number; type: string; kind: string } | null;
+  error: { code: number; type: string; kind: string; retry_after?: string } | null;
 }
 
 /** Client error kind each injected fault must produce (`none` → success). */
@@ -151,6 +151,7 @@ test('seeded simulator faults are classified one by one, grouped in error_summar
     // RST's error surfaces (measured ~10 % on loopback); the client then reports a broken stream.
     if (t.fault === 'reset' && kind === 'stream_incomplete') continue;
     assert.equal(kind, expectedKind(t), `${t.x_request_id}: fault ${t.fault}/${t.status}`);
+    if (t.status === 429) assert.equal(r.error?.retry_after, String(SIM_OPTIONS.retryAfterS));
   }
 
   // error_summary groups by (code, type) with the counts of the records.
