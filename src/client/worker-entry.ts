@@ -1,0 +1,100 @@
+/**
+ * Entry point of one worker thread of the worker-pool client. It owns an ordinary single-process
+ * client (its own undici Pool), stamps on the main thread's clock (see worker-protocol.ts), and
+ * posts finished records back in batches: one `postMessage` per event-loop turn, flushed from
+ * `setImmediate` so every request that completed during that turn's I/O phase travels together.
+ */
+import { readFileSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
+import type { RawRecord } from '../record/types.js';
+import type { HttpClient } from './types.js';
+import { createHttpClient } from './undici-client.js';
+import {
+  type FromWorker,
+  originOffsetNs,
+  type ToWorker,
+  threadCpuSeconds,
+  type WireRequest,
+  type WorkerInit,
+} from './worker-protocol.js';
+
+const STATS_INTERVAL_MS = 1000;
+
+function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
+  const offsetNs = originOffsetNs(init.mainTimeOriginMs);
+  const client = createHttpClient({
+    url: init.url,
+    connections: init.connections,
+    nowNs: () => performance.now() * 1e6 + offsetNs,
+    ...(init.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: init.connectTimeoutMs }),
+    ...(init.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: init.keepAliveTimeoutMs }),
+  });
+  const cancels = new Map<number, AbortController>();
+  let outbox: Array<{ id: number; raw: RawRecord }> = [];
+  const flush = (): void => {
+    const records = outbox;
+    outbox = [];
+    port.postMessage({ type: 'records', records } satisfies FromWorker);
+  };
+  const done = (id: number, raw: RawRecord): void => {
+    cancels.delete(id);
+    if (outbox.length === 0) setImmediate(flush);
+    outbox.push({ id, raw });
+  };
+  const postStats = (): void =>
+    port.postMessage({
+      type: 'stats',
+      stats: { cpuSeconds: threadCpuSeconds((p) => readFileSync(p, 'utf8')) },
+    } satisfies FromWorker);
+  const statsTimer = setInterval(postStats, STATS_INTERVAL_MS);
+  statsTimer.unref();
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'send') for (const wire of message.requests) send(client, wire, cancels, done);
+    else if (message.type === 'cancel') cancels.get(message.id)?.abort(cancelReason(message.reason));
+    else void close(port, client, statsTimer, postStats);
+  });
+}
+
+function send(
+  client: HttpClient,
+  wire: WireRequest,
+  cancels: Map<number, AbortController>,
+  done: (id: number, raw: RawRecord) => void,
+): void {
+  const controller = new AbortController();
+  cancels.set(wire.id, controller);
+  const name = wire.adapterName;
+  if (!isEndpointTypeName(name)) throw new Error(`worker: unknown endpoint adapter ${name}`);
+  void client
+    .send({
+      identity: wire.identity,
+      path: wire.path,
+      headers: wire.headers,
+      body: wire.body,
+      stream: wire.stream,
+      adapter: ENDPOINTS[name],
+      timeoutMs: wire.timeoutMs,
+      signal: controller.signal,
+    })
+    .then((raw) => done(wire.id, raw));
+}
+
+function cancelReason(reason: string | null): Error | undefined {
+  return reason === null ? undefined : new Error(reason);
+}
+
+async function close(
+  port: NonNullable<typeof parentPort>,
+  client: HttpClient,
+  statsTimer: NodeJS.Timeout,
+  postStats: () => void,
+): Promise<void> {
+  clearInterval(statsTimer);
+  postStats();
+  await client.close();
+  port.postMessage({ type: 'closed' } satisfies FromWorker);
+  port.close();
+}
+
+if (parentPort !== null) start(parentPort, workerData as WorkerInit);

@@ -1,0 +1,39 @@
+/**
+ * Chooses the phase's client: the single-process undici client for `workers ≤ 1` (the default;
+ * cheapest for small runs, no thread start-up or message hops), else the worker-pool client.
+ */
+import type { HttpClient } from './types.js';
+import { createHttpClient } from './undici-client.js';
+import { createWorkerPoolClient, type WorkerThreadStats } from './worker-pool.js';
+
+/** Options of {@link createClient}. */
+export interface ClientChoice {
+  /** Server origin. */
+  url: string;
+  /** Total connections (split across workers when there are several). */
+  connections: number;
+  /** `--workers`: worker threads; undefined, 0 or 1 = single-process. */
+  workers?: number;
+}
+
+/** A phase client; `threadStats` is present only for the worker pool. */
+export interface PhaseClient extends HttpClient {
+  threadStats?(): WorkerThreadStats[];
+}
+
+/**
+ * Default `--workers`: 1 (single-process). On the 2-core reference machine the worker pool's extra
+ * message hop and thread start-up did not pay off for runs the single loop can carry (bench/README.md);
+ * pass `--workers N` for thousands of concurrent streams on a machine with cores to spare.
+ */
+export const DEFAULT_WORKERS = 1;
+
+/**
+ * Creates the client for one phase.
+ * @throws {TypeError} if `url` is not a valid absolute URL.
+ */
+export function createClient(choice: ClientChoice): PhaseClient {
+  const workers = choice.workers ?? DEFAULT_WORKERS;
+  if (workers <= 1) return createHttpClient({ url: choice.url, connections: choice.connections });
+  return createWorkerPoolClient({ url: choice.url, connections: choice.connections, workers });
+}

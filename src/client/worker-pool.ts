@@ -1,0 +1,254 @@
+/**
+ * The worker-pool client: an {@link HttpClient} that spreads requests over `worker_threads`, each
+ * running the ordinary undici client with its own Pool, so SSE parsing, JSON decoding and socket
+ * I/O leave the scheduler's event loop (typescript-stack.md §2: above ~1000 streams on 2 cores the
+ * single loop's timestamps lag by tens of ms).
+ *
+ * - Affinity: every turn of a conversation goes to the same worker (FNV-1a of its id).
+ * - Transport: request bodies are strings (structured clone copies them with one memcpy); sends are
+ *   batched into one `postMessage` per worker per microtask turn, records come back batched.
+ * - Time: workers stamp on the main thread's monotonic ns scale (worker-protocol.ts).
+ * - Cancellation: an aborted `signal` becomes a `cancel` message; a pre-aborted request is never
+ *   sent.
+ * - Failure: if a worker dies, each request it held resolves as a `client_error` record, and the
+ *   next request routed to that slot starts a fresh worker. `send()` never rejects or hangs.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { isEndpointTypeName } from '../endpoint/registry.js';
+import type { RawRecord } from '../record/types.js';
+import { monotonicNowNs } from '../timing/clock.js';
+import { recordError } from './failures.js';
+import { RecordBuilder } from './record-builder.js';
+import type { HttpClient, SendRequest } from './types.js';
+import {
+  type FromWorker,
+  type ToWorker,
+  type WireRequest,
+  type WorkerInit,
+  workerIndexFor,
+} from './worker-protocol.js';
+
+/** Options of {@link createWorkerPoolClient}. */
+export interface WorkerPoolOptions {
+  /** Server origin. */
+  url: string;
+  /** Total connections, split evenly (rounded up) across workers. */
+  connections: number;
+  /** Worker threads, ≥ 1. */
+  workers: number;
+  connectTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  /** Called with each worker thread as it starts (tests use it to kill one). */
+  onWorkerStart?: (worker: Worker) => void;
+}
+
+/** Per-thread figures of the pool, for self-monitoring. */
+export interface WorkerThreadStats {
+  /** Event-loop utilization since the worker started (0–1). */
+  eventLoopUtilization: number;
+  /** CPU seconds the thread has used, last reported; null when unknown. */
+  cpuSeconds: number | null;
+}
+
+/** An {@link HttpClient} backed by worker threads, with per-thread stats. */
+export interface WorkerPoolClient extends HttpClient {
+  readonly workers: number;
+  /** One entry per live worker slot. */
+  threadStats(): WorkerThreadStats[];
+}
+
+interface Pending {
+  request: SendRequest;
+  startNs: number;
+  resolve(raw: RawRecord): void;
+  onAbort?: () => void;
+}
+
+/**
+ * How to start a worker: the compiled `worker-entry.js`, or under tsx (tests, benches) a small
+ * bootstrap that registers tsx inside the worker first (`--import tsx` in `execArgv` does not reach
+ * worker threads on Node 20).
+ */
+function workerSource(): { source: string; eval: boolean } {
+  const ts = new URL('./worker-entry.ts', import.meta.url);
+  if (import.meta.url.endsWith('.ts') && existsSync(fileURLToPath(ts))) {
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const source = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(ts.href)}); });`;
+    return { source, eval: true };
+  }
+  return { source: fileURLToPath(new URL('./worker-entry.js', import.meta.url)), eval: false };
+}
+
+/** A `client_error` record for a request the pool could not complete (crash, bad adapter). */
+export function poolFailureRecord(request: SendRequest, startNs: number, message: string): RawRecord {
+  const at = monotonicNowNs();
+  const builder = new RecordBuilder(request);
+  builder.raw.startNs = startNs;
+  builder.raw.endNs = at;
+  builder.raw.error = recordError('client_error', 0, 'WorkerError', message, at);
+  return builder.raw;
+}
+
+/** One worker slot: the thread, its in-flight requests and its send batch. */
+class Slot {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private batch: WireRequest[] = [];
+  private cpuSeconds: number | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly init: WorkerInit,
+    private readonly onStart: ((worker: Worker) => void) | undefined,
+  ) {}
+
+  send(id: number, wire: WireRequest, pending: Pending): void {
+    const worker = this.worker ?? this.spawn();
+    this.pending.set(id, pending);
+    if (this.batch.length === 0) queueMicrotask(() => this.flush(worker));
+    this.batch.push(wire);
+  }
+
+  cancel(id: number, reason: unknown): void {
+    if (!this.pending.has(id)) return;
+    const message = reason instanceof Error ? reason.message : null;
+    this.post({ type: 'cancel', id, reason: message });
+  }
+
+  stats(): WorkerThreadStats {
+    const elu = this.worker?.performance.eventLoopUtilization().utilization ?? 0;
+    return { eventLoopUtilization: elu, cpuSeconds: this.cpuSeconds };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private spawn(): Worker {
+    const entry = workerSource();
+    const worker = new Worker(entry.source, { workerData: this.init, eval: entry.eval });
+    worker.on('message', (message: FromWorker) => this.onMessage(message));
+    worker.on('error', (err) => this.fail(worker, `worker thread failed: ${err.message}`));
+    worker.on('exit', (code) => this.fail(worker, `worker thread exited (code ${code})`));
+    this.worker = worker;
+    this.onStart?.(worker);
+    return worker;
+  }
+
+  private flush(worker: Worker): void {
+    const requests = this.batch;
+    this.batch = [];
+    if (worker !== this.worker) {
+      for (const wire of requests) this.settleFailed(wire.id, 'worker thread exited before the send');
+      return;
+    }
+    worker.postMessage({ type: 'send', requests } satisfies ToWorker);
+  }
+
+  private post(message: ToWorker): void {
+    this.worker?.postMessage(message);
+  }
+
+  private onMessage(message: FromWorker): void {
+    if (message.type === 'stats') this.cpuSeconds = message.stats.cpuSeconds;
+    if (message.type !== 'records') return;
+    for (const { id, raw } of message.records) {
+      const pending = this.pending.get(id);
+      if (pending === undefined) continue;
+      this.pending.delete(id);
+      release(pending);
+      pending.resolve(raw);
+    }
+  }
+
+  /** The worker died: fail everything it held; the next send starts a new one. */
+  private fail(worker: Worker, message: string): void {
+    if (worker !== this.worker) return;
+    this.worker = null;
+    for (const id of [...this.pending.keys()]) this.settleFailed(id, message);
+  }
+
+  private settleFailed(id: number, message: string): void {
+    const pending = this.pending.get(id);
+    if (pending === undefined) return;
+    this.pending.delete(id);
+    release(pending);
+    pending.resolve(poolFailureRecord(pending.request, pending.startNs, message));
+  }
+
+  private async shutdown(): Promise<void> {
+    const worker = this.worker;
+    if (worker === null) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const timer = setTimeout(() => void worker.terminate(), 5000);
+    worker.postMessage({ type: 'close' } satisfies ToWorker);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+function release(pending: Pending): void {
+  if (pending.onAbort !== undefined) pending.request.signal?.removeEventListener('abort', pending.onAbort);
+}
+
+/**
+ * Creates the worker-pool client. Workers start lazily, on the first request routed to them.
+ * @throws {TypeError} if `url` is not a valid absolute URL.
+ */
+export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolClient {
+  const origin = new URL(options.url).origin;
+  const workers = Math.max(1, Math.floor(options.workers));
+  const init: WorkerInit = {
+    url: origin,
+    connections: Math.max(1, Math.ceil(options.connections / workers)),
+    mainTimeOriginMs: performance.timeOrigin,
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: options.keepAliveTimeoutMs }),
+  };
+  const slots = Array.from({ length: workers }, () => new Slot(init, options.onWorkerStart));
+  let nextId = 0;
+  return {
+    workers,
+    send: (request) =>
+      new Promise<RawRecord>((resolve) => {
+        const startNs = monotonicNowNs();
+        const id = nextId++;
+        const slot = slots[workerIndexFor(request.identity.conversationId, workers)] as Slot;
+        route(slot, id, request, startNs, resolve);
+      }),
+    threadStats: () => slots.map((slot) => slot.stats()),
+    close: async () => {
+      await Promise.all(slots.map((slot) => slot.close()));
+    },
+  };
+}
+
+function route(
+  slot: Slot,
+  id: number,
+  request: SendRequest,
+  startNs: number,
+  resolve: (raw: RawRecord) => void,
+): void {
+  if (request.signal?.aborted === true) {
+    const builder = new RecordBuilder(request);
+    builder.raw.startNs = startNs;
+    resolve(builder.stop({ kind: 'cancelled', reason: request.signal.reason }, monotonicNowNs()));
+    return;
+  }
+  if (!isEndpointTypeName(request.adapter.name)) {
+    resolve(poolFailureRecord(request, startNs, `unknown endpoint adapter ${request.adapter.name}`));
+    return;
+  }
+  const pending: Pending = { request, startNs, resolve };
+  if (request.signal !== undefined) {
+    pending.onAbort = () => slot.cancel(id, request.signal?.reason);
+    request.signal.addEventListener('abort', pending.onAbort, { once: true });
+  }
+  const { identity, path, headers, body, stream, timeoutMs } = request;
+  const wire = { id, identity, path, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
+  slot.send(id, wire, pending);
+}

@@ -1,0 +1,89 @@
+/**
+ * Messages between the worker-pool client (main thread) and its workers, plus the two pure pieces
+ * both sides share: session → worker affinity and the clock conversion.
+ *
+ * Clock: each worker thread has its own `performance.timeOrigin` (epoch ms, µs precision), so its
+ * `performance.now()` counts from a different zero. A worker stamps with
+ * `performance.now()·1e6 + (workerOrigin − mainOrigin)·1e6`, which puts every record it returns on
+ * the main thread's monotonic ns scale (the run's TimeBase) without any per-record conversion.
+ */
+
+import type { RawRecord } from '../record/types.js';
+import type { RequestIdentity } from './types.js';
+
+/** Worker start-up data (`workerData`). */
+export interface WorkerInit {
+  /** Server origin. */
+  url: string;
+  /** Connections of this worker's own undici Pool. */
+  connections: number;
+  /** The main thread's `performance.timeOrigin`, epoch ms. */
+  mainTimeOriginMs: number;
+  connectTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+}
+
+/** One request, as sent to a worker: a {@link SendRequest} without its functions and signal. */
+export interface WireRequest {
+  id: number;
+  identity: RequestIdentity;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  stream: boolean;
+  /** `EndpointAdapter.name`; the worker looks the adapter up in `ENDPOINTS`. */
+  adapterName: string;
+  timeoutMs: number;
+}
+
+/** Main → worker. Sends are batched per event-loop turn. */
+export type ToWorker =
+  | { type: 'send'; requests: WireRequest[] }
+  | { type: 'cancel'; id: number; reason: string | null }
+  | { type: 'close' };
+
+/** Thread CPU and event-loop figures a worker reports about itself. */
+export interface WorkerSelfStats {
+  /** CPU seconds (user + system) this thread has used, from /proc/thread-self; null off Linux. */
+  cpuSeconds: number | null;
+}
+
+/** Worker → main. Records are batched per event-loop turn. */
+export type FromWorker =
+  | { type: 'records'; records: Array<{ id: number; raw: RawRecord }> }
+  | { type: 'stats'; stats: WorkerSelfStats }
+  | { type: 'closed' };
+
+/**
+ * Worker index of a conversation: FNV-1a (32-bit) of its id modulo `workers`, so every turn of a
+ * session goes through the same worker (and so the same connection pool), like AIPerf's
+ * session-sticky worker routing.
+ */
+export function workerIndexFor(conversationId: string, workers: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < conversationId.length; i++) {
+    hash ^= conversationId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % workers;
+}
+
+/**
+ * ns to add to this thread's `performance.now()·1e6` to land on the main thread's scale:
+ * `(thisOrigin − mainOrigin)·1e6`. Zero on the main thread itself.
+ */
+export function originOffsetNs(mainTimeOriginMs: number, ownTimeOriginMs = performance.timeOrigin): number {
+  return (ownTimeOriginMs - mainTimeOriginMs) * 1e6;
+}
+
+/** CPU seconds of the calling thread (user + system, 10 ms ticks), or null where unavailable. */
+export function threadCpuSeconds(read: (path: string) => string): number | null {
+  try {
+    const stat = read('/proc/thread-self/stat');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : null;
+  } catch {
+    return null;
+  }
+}
