@@ -120,3 +120,21 @@ export function oneOf<T extends string>(allowed: readonly T[]): (value: string) 
     return value as T;
   };
 }
+
+/**
+ * Accumulates `--simulator-option name=value`: `ttft-ms=20` or `ttftMs=20`; values parsed as JSON
+ * when they are JSON (`20`, `true`, `["a"]`), else kept as strings. Validated against the simulator's
+ * schema when the run is resolved.
+ */
+export function collectSimulatorOption(
+  value: string,
+  previous: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const idx = value.indexOf('=');
+  if (idx <= 0) throw new InvalidArgumentError(`expected name=value, got "${value}".`);
+  const name = value
+    .slice(0, idx)
+    .trim()
+    .replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return { ...previous, [name]: scalar(value.slice(idx + 1).trim()) };
+}

@@ -7,6 +7,7 @@ import { InvalidArgumentError } from 'commander';
 import { DATASET_LOADERS } from '../dataset/registry.js';
 import type { ProfileConfig } from '../run/config.js';
 import { stimulusName } from '../run/strategy-factory.js';
+import { SimulatorOptionsSchema } from '../simulator/options.js';
 import type { ArrivalPattern } from '../timing/arrivals.js';
 
 /** Raw commander option values of `profile` (see profile-options.ts). */
@@ -67,6 +68,7 @@ export interface ProfileFlags {
   goodput?: string;
   artifactDir?: string;
   simulator: boolean;
+  simulatorOption: Record<string, unknown>;
   timingPrecision: 'timer' | 'spin';
   ui: 'none' | 'simple';
   config?: string;
@@ -113,6 +115,18 @@ function checkSchedule(f: ProfileFlags, fixed: boolean): void {
     fail('--request-rate-ramp-duration is not allowed with a fixed schedule.');
   if (fixed && (f.concurrency?.length ?? 0) > 1)
     fail('sweeps (lists in --concurrency) are not allowed with a fixed schedule.');
+}
+
+function checkSimulatorOptions(f: ProfileFlags): Record<string, unknown> {
+  const opts = f.simulatorOption;
+  if (Object.keys(opts).length === 0) return {};
+  if (!f.simulator) fail('--simulator-option needs --simulator.');
+  const parsed = SimulatorOptionsSchema.safeParse(opts);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    fail(`--simulator-option ${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid value'}.`);
+  }
+  return opts;
 }
 
 function checkLoad(f: ProfileFlags): void {
@@ -186,6 +200,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
     perChunkUsage: f.perChunkUsage,
     artifactDir: '',
     simulator: f.simulator,
+    simulatorOptions: checkSimulatorOptions(f),
     skipBadLines: f.skipBadLines,
     timingPrecision: f.timingPrecision,
     gracePeriodSeconds: f.benchmarkGracePeriod,

@@ -10,6 +10,7 @@ import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import {
   collectExtraInputs,
   collectHeaders,
+  collectSimulatorOption,
   integerAtLeast,
   numberIn,
   parseModels,
@@ -180,6 +181,12 @@ function outputOptions(cmd: Command): Command {
   return cmd
     .option('--artifact-dir <dir>', 'output folder (default: artifacts/<run name>)')
     .option('--simulator', 'start the built-in simulator and profile it instead of --url', false)
+    .option(
+      '--simulator-option <name=value>',
+      'built-in simulator parameter (see `tokenload simulate --help`, camelCase or kebab-case); repeatable',
+      collectSimulatorOption,
+      {},
+    )
     .addOption(
       new Option('--timing-precision <mode>', 'timer: one Node timer; spin: poll the last 1.5 ms (costs CPU)')
         .choices(['timer', 'spin'])

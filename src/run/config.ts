@@ -88,6 +88,8 @@ export interface ProfileConfig {
   artifactDir: string;
   /** `--simulator`: start the built-in simulator in a child process and target it. */
   simulator: boolean;
+  /** `--simulator-option name=value` pairs for the built-in simulator (its option names). */
+  simulatorOptions?: Record<string, unknown>;
   /** `--skip-bad-lines`: count and skip malformed trace lines instead of failing. */
   skipBadLines: boolean;
   /** `--timing-precision`. */

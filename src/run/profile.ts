@@ -56,7 +56,11 @@ export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<Ru
   const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
   await mkdir(config.artifactDir, { recursive: true });
   const simulator = config.simulator
-    ? await spawnSimulator({ tokenizer: config.tokenizer, models: config.models })
+    ? await spawnSimulator({
+        tokenizer: config.tokenizer,
+        models: config.models,
+        ...(config.simulatorOptions ?? {}),
+      })
     : null;
   const target = simulator?.url ?? config.url;
   if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
