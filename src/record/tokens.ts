@@ -60,14 +60,17 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
       hasReasoning: reasoning !== '',
     };
   }
-  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output.
+  // No tokenizer: one token per content chunk; a chunk with any non-reasoning text counts as output,
+  // one with reasoning only as reasoning, an empty (non-token content, e.g. embeddings) one as nothing.
   let textChunks = 0;
+  let reasoningChunks = 0;
   let hasReasoning = false;
   for (const chunk of chunks) {
-    if (chunk.text !== '') textChunks += 1;
     if (chunk.reasoning !== '') hasReasoning = true;
+    if (chunk.text !== '') textChunks += 1;
+    else if (chunk.reasoning !== '') reasoningChunks += 1;
   }
-  return { text: textChunks, reasoning: chunks.length - textChunks, hasReasoning };
+  return { text: textChunks, reasoning: reasoningChunks, hasReasoning };
 }
 
 /**
