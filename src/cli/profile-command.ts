@@ -70,6 +70,7 @@ export interface ProfileFlags {
   simulator: boolean;
   simulatorOption: Record<string, unknown>;
   timingPrecision: 'timer' | 'spin';
+  workers?: number;
   ui: 'none' | 'simple';
   config?: string;
 }
@@ -228,6 +229,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
       datasetSamplingStrategy: f.datasetSamplingStrategy,
       contextModeOverride: f.conversationContextMode,
       requestCancellationRatePct: f.requestCancellationRate,
+      workers: f.workers,
       requestCancellationDelaySeconds:
         f.requestCancellationRate === undefined ? undefined : f.requestCancellationDelay,
     }),

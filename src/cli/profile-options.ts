@@ -192,6 +192,11 @@ function outputOptions(cmd: Command): Command {
         .choices(['timer', 'spin'])
         .default('timer'),
     )
+    .option(
+      '--workers <n>',
+      'client worker threads, each with its own connection pool (1 = single-process, the default)',
+      integerAtLeast(1),
+    )
     .addOption(new Option('--ui <mode>', 'progress output').choices(['none', 'simple']).default('simple'))
     .option('-f, --config <file>', 'YAML or JSON file of flag values (command-line flags win)');
 }

@@ -94,6 +94,8 @@ export interface ProfileConfig {
   skipBadLines: boolean;
   /** `--timing-precision`. */
   timingPrecision: TimingPrecision;
+  /** `--workers`: client worker threads (each with its own connection pool); ≤ 1 = single-process. */
+  workers?: number;
   /** `--benchmark-grace-period` after Ctrl-C / duration end before in-flight requests are cancelled, s. */
   gracePeriodSeconds: number;
   /** `--ui`: `none` | `simple`. */

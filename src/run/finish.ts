@@ -10,6 +10,7 @@ import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
 import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
+import { clientHealthLine } from './monitor.js';
 import type { PhaseResult } from './phase.js';
 
 /** What a finished run returns to the CLI. */
@@ -98,6 +99,8 @@ function header(input: FinishInput, wasCancelled: boolean): string {
       `Duration cut-off: ${cut.inFlightAtCutoff} requests in flight; ${cut.completedInGrace} completed in the grace period, ${cut.cancelledAfterGrace} cancelled after it`,
     );
   }
+  const health = input.profiling?.clientHealth;
+  if (health !== undefined) lines.push(clientHealthLine(health));
   if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
   return `${lines.join('\n')}\n`;
 }
@@ -132,6 +135,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   const pacing = pacingOf(input.strategy);
+  if (input.profiling?.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (pacing !== undefined) {
     extra.pacing = { achieved_request_rate: pacing.achievedRatePerS, schedule_reanchors: pacing.reanchors };
   }

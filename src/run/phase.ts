@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { createHttpClient } from '../client/undici-client.js';
+import { createClient } from '../client/worker-factory.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { processRecord } from '../record/process.js';
@@ -14,6 +14,7 @@ import type { ProcessedRecord, RawRecord } from '../record/types.js';
 import { monotonicNowNs, TimeBase } from '../timing/clock.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { LoadStrategy } from '../timing/types.js';
+import { type ClientHealth, startClientMonitor } from './monitor.js';
 import type { RunContext } from './profile.js';
 import { startProgress } from './progress.js';
 import { createSender } from './sender.js';
@@ -31,6 +32,8 @@ export interface PhaseResult {
   issued: number;
   /** Duration cut-off accounting; null without `--benchmark-duration`. */
   cutoff: CutoffReport | null;
+  /** Load-generator self-monitoring of the profiling phase. */
+  clientHealth?: ClientHealth;
 }
 
 /** What happened to requests in flight at the `--benchmark-duration` cut-off. */
@@ -53,7 +56,8 @@ export async function runPhase(
     ? new RecordWriter(join(config.artifactDir, RECORDS_FILE_NAME), new TimeBase())
     : null;
   const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
-  const client = createHttpClient({ url: ctx.target, connections: config.concurrency ?? 2500 });
+  const connections = config.concurrency ?? 2500;
+  const client = createClient({ url: ctx.target, connections, workers: config.workers });
   const records: ProcessedRecord[] = [];
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
@@ -90,9 +94,12 @@ export async function runPhase(
     },
     onRecord,
   });
+  await client.ready?.();
   const startTime = new Date();
   const disarm = armCancellation(ctx, limits, cancel, tracker);
   let issued = 0;
+  let clientHealth: ClientHealth | undefined;
+  const monitor = profiling ? startClientMonitor(client) : null;
   try {
     const result = await strategy.run({
       conversations: ctx.dataset.conversations,
@@ -103,6 +110,7 @@ export async function runPhase(
     issued = result.issued;
   } finally {
     disarm();
+    clientHealth = monitor?.stop(records);
     progress.stop();
     await client.close();
     await recordWriter?.close();
@@ -116,6 +124,7 @@ export async function runPhase(
     interrupted: env.stopSignal.aborted,
     issued,
     cutoff: tracker.report(),
+    ...(clientHealth === undefined ? {} : { clientHealth }),
   };
 }
 
