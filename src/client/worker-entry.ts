@@ -47,6 +47,10 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       type: 'stats',
       stats: { cpuSeconds: threadCpuSeconds((p) => readFileSync(p, 'utf8')) },
     } satisfies FromWorker);
+  port.postMessage({
+    type: 'ready',
+    stats: { cpuSeconds: threadCpuSeconds((p) => readFileSync(p, 'utf8')) },
+  } satisfies FromWorker);
   const statsTimer = setInterval(postStats, STATS_INTERVAL_MS);
   statsTimer.unref();
   port.on('message', (message: ToWorker) => {

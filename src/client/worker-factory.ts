@@ -19,6 +19,8 @@ export interface ClientChoice {
 /** A phase client; `threadStats` is present only for the worker pool. */
 export interface PhaseClient extends HttpClient {
   threadStats?(): WorkerThreadStats[];
+  /** Starts worker threads; await it before a timed schedule so the first sends are not late. */
+  ready?(): Promise<void>;
 }
 
 /**

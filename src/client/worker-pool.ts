@@ -14,6 +14,7 @@
  *   next request routed to that slot starts a fresh worker. `send()` never rejects or hangs.
  */
 import { existsSync } from 'node:fs';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isEndpointTypeName } from '../endpoint/registry.js';
@@ -55,8 +56,10 @@ export interface WorkerThreadStats {
 /** An {@link HttpClient} backed by worker threads, with per-thread stats. */
 export interface WorkerPoolClient extends HttpClient {
   readonly workers: number;
-  /** One entry per live worker slot. */
+  /** One entry per live worker slot; figures count from the moment each worker was ready. */
   threadStats(): WorkerThreadStats[];
+  /** Resolves once every worker has started (or failed to); call before a timed schedule. */
+  ready(): Promise<void>;
 }
 
 interface Pending {
@@ -97,6 +100,10 @@ class Slot {
   private readonly pending = new Map<number, Pending>();
   private batch: WireRequest[] = [];
   private cpuSeconds: number | null = null;
+  private cpuAtReady = 0;
+  private eluAtReady: EventLoopUtilization | undefined;
+  private started: Promise<void> | null = null;
+  private markStarted: () => void = () => undefined;
   private closing: Promise<void> | null = null;
 
   constructor(
@@ -118,8 +125,15 @@ class Slot {
   }
 
   stats(): WorkerThreadStats {
-    const elu = this.worker?.performance.eventLoopUtilization().utilization ?? 0;
-    return { eventLoopUtilization: elu, cpuSeconds: this.cpuSeconds };
+    const elu = this.worker?.performance.eventLoopUtilization(this.eluAtReady).utilization ?? 0;
+    const cpu = this.cpuSeconds === null ? null : this.cpuSeconds - this.cpuAtReady;
+    return { eventLoopUtilization: elu, cpuSeconds: cpu };
+  }
+
+  /** Starts the worker if needed; resolves when it is ready, or has died trying. */
+  start(): Promise<void> {
+    if (this.worker === null) this.spawn();
+    return this.started ?? Promise.resolve();
   }
 
   close(): Promise<void> {
@@ -130,6 +144,9 @@ class Slot {
   private spawn(): Worker {
     const entry = workerSource();
     const worker = new Worker(entry.source, { workerData: this.init, eval: entry.eval });
+    this.started = new Promise<void>((resolve) => {
+      this.markStarted = resolve;
+    });
     worker.on('message', (message: FromWorker) => this.onMessage(message));
     worker.on('error', (err) => this.fail(worker, `worker thread failed: ${err.message}`));
     worker.on('exit', (code) => this.fail(worker, `worker thread exited (code ${code})`));
@@ -153,7 +170,12 @@ class Slot {
   }
 
   private onMessage(message: FromWorker): void {
-    if (message.type === 'stats') this.cpuSeconds = message.stats.cpuSeconds;
+    if (message.type === 'ready') {
+      this.eluAtReady = this.worker?.performance.eventLoopUtilization();
+      this.cpuAtReady = message.stats.cpuSeconds ?? 0;
+      this.markStarted();
+    }
+    if (message.type === 'stats' || message.type === 'ready') this.cpuSeconds = message.stats.cpuSeconds;
     if (message.type !== 'records') return;
     for (const { id, raw } of message.records) {
       const pending = this.pending.get(id);
@@ -168,6 +190,7 @@ class Slot {
   private fail(worker: Worker, message: string): void {
     if (worker !== this.worker) return;
     this.worker = null;
+    this.markStarted();
     for (const id of [...this.pending.keys()]) this.settleFailed(id, message);
   }
 
@@ -195,7 +218,8 @@ function release(pending: Pending): void {
 }
 
 /**
- * Creates the worker-pool client. Workers start lazily, on the first request routed to them.
+ * Creates the worker-pool client. Workers start on {@link WorkerPoolClient.ready} or on the first
+ * request routed to them.
  * @throws {TypeError} if `url` is not a valid absolute URL.
  */
 export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolClient {
@@ -220,6 +244,9 @@ export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolCl
         route(slot, id, request, startNs, resolve);
       }),
     threadStats: () => slots.map((slot) => slot.stats()),
+    ready: async () => {
+      await Promise.all(slots.map((slot) => slot.start()));
+    },
     close: async () => {
       await Promise.all(slots.map((slot) => slot.close()));
     },

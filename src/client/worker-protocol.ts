@@ -51,6 +51,7 @@ export interface WorkerSelfStats {
 /** Worker → main. Records are batched per event-loop turn. */
 export type FromWorker =
   | { type: 'records'; records: Array<{ id: number; raw: RawRecord }> }
+  | { type: 'ready'; stats: WorkerSelfStats }
   | { type: 'stats'; stats: WorkerSelfStats }
   | { type: 'closed' };
 
