@@ -5,6 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { packageVersion } from '../util/package-root.js';
 import { registerAnalyzeCommands } from './analyze-action.js';
+import { registerCalibrateCommand } from './calibrate-action.js';
 import { expandConfigFile } from './config-file.js';
 import { registerProfileCommand } from './profile-action.js';
 import { registerReportCommands } from './report-action.js';
@@ -33,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   registerSimulateCommand(program, setExit);
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
+  registerCalibrateCommand(program, setExit);
   let args: string[];
   try {
     args = expandConfigFile(argv, 'profile');
