@@ -5,7 +5,7 @@
  *   send lag p99 stays under 2 ms — the schedule is honoured to within 2 ms;
  * - the most concurrent streams (OSL 50, one token per 10 ms) the client holds with its event-loop
  *   delay p99 under 10 ms, and the SSE events/s it parsed there.
- * Rates and stream counts double until a step fails. The simulator shares this machine, so the
+ * Rates and stream counts double from 50 until a step fails. The simulator shares this machine, so the
  * figures are a floor for a remote server. Results go to `~/.cache/tokenload/calibration.json`.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -129,7 +129,7 @@ async function calibrate(f: CalibrateFlags): Promise<Calibration> {
   let rateSteps: Step[];
   try {
     const base = profileConfig({ ...common, url: burst.url, extraInputs: { ignore_eos: true } });
-    rateSteps = await ramp(100, f.maxRate, (rate) =>
+    rateSteps = await ramp(50, f.maxRate, (rate) =>
       step(
         base,
         { requestRate: rate, synthetic: { isl: 100, osl: 20, numDatasetEntries: 100 } },
@@ -144,7 +144,7 @@ async function calibrate(f: CalibrateFlags): Promise<Calibration> {
   let streamSteps: Step[];
   try {
     const base = profileConfig({ ...common, url: paced.url, extraInputs: { ignore_eos: true } });
-    streamSteps = await ramp(100, f.maxStreams, (streams) =>
+    streamSteps = await ramp(50, f.maxStreams, (streams) =>
       step(
         base,
         { concurrency: streams, synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 } },
