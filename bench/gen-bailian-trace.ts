@@ -32,10 +32,12 @@ const source: Row[] = readdirSync(dir)
   .filter((l) => l.trim() !== '')
   .map((l) => JSON.parse(l) as Row);
 const times = source.map((r) => r.timestamp).sort((a, b) => a - b);
-const gaps = times
+const rawGaps = times
   .slice(1)
   .map((t, i) => t - (times[i] as number))
   .filter((g) => g >= 0);
+const meanGap = rawGaps.reduce((a, b) => a + b, 0) / Math.max(1, rawGaps.length);
+const gaps = rawGaps.map((g) => g / meanGap / ratePerS);
 
 let state = 12345;
 const next = (): number => {
