@@ -16,6 +16,7 @@ import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
 import { writeSweepSummary } from '../run/sweep.js';
 import { ScheduleError } from '../timing/fixed-schedule.js';
+import { rateWarning, readCalibration } from './calibrate-action.js';
 import { type ProfileFlags, resolveProfileConfigs } from './profile-command.js';
 import { defineProfileOptions } from './profile-options.js';
 
@@ -75,6 +76,10 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
     const outcomes = [];
     for (const config of configs) {
       if (stop.signal.aborted) break;
+      if (config.requestRate !== undefined) {
+        const warning = rateWarning(await readCalibration(), config.requestRate);
+        if (warning !== null) stderrLogger.warn(warning);
+      }
       const outcome = await runProfile(config, {
         log: stderrLogger,
         stopSignal: stop.signal,

@@ -71,7 +71,7 @@ export interface ProfileFlags {
   simulatorOption: Record<string, unknown>;
   timingPrecision: 'timer' | 'spin';
   workers?: number;
-  ui: 'none' | 'simple';
+  ui: 'none' | 'simple' | 'dashboard';
   config?: string;
 }
 
@@ -205,7 +205,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
     skipBadLines: f.skipBadLines,
     timingPrecision: f.timingPrecision,
     gracePeriodSeconds: f.benchmarkGracePeriod,
-    ui: f.ui,
+    ui: f.ui === 'dashboard' ? 'simple' : f.ui,
     commandLine,
     ...defined({
       endpointPath:

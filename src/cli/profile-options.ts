@@ -197,7 +197,11 @@ function outputOptions(cmd: Command): Command {
       'client worker threads, each with its own connection pool (1 = single-process, the default)',
       integerAtLeast(1),
     )
-    .addOption(new Option('--ui <mode>', 'progress output').choices(['none', 'simple']).default('simple'))
+    .addOption(
+      new Option('--ui <mode>', 'progress output (dashboard = the live bar, as simple)')
+        .choices(['none', 'simple', 'dashboard'])
+        .default('simple'),
+    )
     .option('-f, --config <file>', 'YAML or JSON file of flag values (command-line flags win)');
 }
 
