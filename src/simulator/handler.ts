@@ -10,9 +10,9 @@ import { chainedBlockKeys, type KvPool } from './kv-pool.js';
 import type { SimulatorOptions } from './options.js';
 import type { PromptTokenizer } from './prompt-tokenizer.js';
 import { type EndpointKind, type ParsedRequest, parseRequest, RequestError } from './request-parse.js';
-import { ResponseWriter } from './response-writer.js';
+import { ResponseWriter, type WriterDone } from './response-writer.js';
 import { errorBody } from './responses.js';
-import { newSequence, type Scheduler } from './sequence.js';
+import { newSequence, type Scheduler, type Sequence, type SequenceSink } from './sequence.js';
 import type { Counters } from './stats.js';
 
 /** Everything a request handler shares with the server. */
@@ -144,19 +144,45 @@ function startSequence(
 ): void {
   const ids = 'ids' in parsed.prompt ? parsed.prompt.ids : ctx.tokenizer.encode(parsed.prompt.text);
   const output = ctx.opts.reasoningTokens + parsed.maxTokens;
+  const meta = { kind: parsed.kind, id: t.id, created: Math.floor(Date.now() / 1000), model: parsed.model };
+  admitSequence(
+    ctx,
+    res,
+    t,
+    ids,
+    output,
+    'messages',
+    (cancel, done) => new ResponseWriter(res, meta, parsed, ctx.opts, fault, t, cancel, done),
+  );
+}
+
+/** A response writer the admission step can start and abandon. */
+export interface AdmittedWriter extends SequenceSink {
+  seq: Sequence | null;
+  start(): void;
+  abandon(): void;
+}
+
+/**
+ * Shared admission of a generation request (every route): checks the prompt + output fit the KV
+ * pool, counts prompt tokens, builds the writer and its sequence, and submits it to the scheduler.
+ * @throws {RequestError} 400 naming `field` when the request can never fit the pool.
+ */
+export function admitSequence(
+  ctx: HandlerContext,
+  res: ServerResponse,
+  t: RequestTimeline,
+  ids: readonly number[],
+  output: number,
+  field: string,
+  makeWriter: (cancel: (s: Sequence) => void, done: WriterDone) => AdmittedWriter,
+): void {
   if (ctx.pool.blocksFor(ids.length + output) > ctx.pool.capacityBlocks) {
-    throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`, 'messages');
+    throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`, field);
   }
   t.promptTokens = ids.length;
   ctx.counters.promptTokens += ids.length;
-  const meta = { kind: parsed.kind, id: t.id, created: Math.floor(Date.now() / 1000), model: parsed.model };
-  const writer = new ResponseWriter(
-    res,
-    meta,
-    parsed,
-    ctx.opts,
-    fault,
-    t,
+  const writer = makeWriter(
     (s) => ctx.scheduler.cancel(s),
     (done) => {
       ctx.counters.generationTokens += done.outputTokens;
@@ -167,7 +193,7 @@ function startSequence(
   const seq = newSequence(
     Number(t.id.slice(4)),
     ids.length,
-    chainedBlockKeys(ids, ctx.pool.blockSize),
+    chainedBlockKeys(ids as number[], ctx.pool.blockSize),
     output,
     writer,
   );

@@ -8,8 +8,8 @@ import { monotonicNowNs } from '../timing/clock.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import {
+  admitSequence,
   checkModel,
-  finishTimeline,
   type HandlerContext,
   holdOpen,
   newTimeline,
@@ -18,10 +18,8 @@ import {
   readBody,
   rejectEarly,
 } from './handler.js';
-import { chainedBlockKeys } from './kv-pool.js';
 import { RequestError } from './request-parse.js';
 import { type RouteRequest, RouteWriter, type WireFormat } from './routes-writer.js';
-import { newSequence } from './sequence.js';
 
 /** One extra generation API: its ground-truth label, request parser and wire format. */
 export interface GenerateRoute {
@@ -71,38 +69,16 @@ function startRouteSequence(
 ): void {
   const ids = ctx.tokenizer.encode(parsed.promptText);
   const output = ctx.opts.reasoningTokens + parsed.maxTokens;
-  if (ctx.pool.blocksFor(ids.length + output) > ctx.pool.capacityBlocks) {
-    throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`, 'input');
-  }
-  t.promptTokens = ids.length;
-  ctx.counters.promptTokens += ids.length;
   const meta = { id: t.id, model: parsed.model, created: Math.floor(Date.now() / 1000) };
-  const writer = new RouteWriter(
+  admitSequence(
+    ctx,
     res,
-    route.format,
-    meta,
-    parsed,
-    ctx.opts,
-    fault,
     t,
-    (s) => ctx.scheduler.cancel(s),
-    (done) => {
-      ctx.counters.generationTokens += done.outputTokens;
-      ctx.open.delete(res);
-      finishTimeline(ctx, done);
-    },
-  );
-  const seq = newSequence(
-    Number(t.id.slice(4)),
-    ids.length,
-    chainedBlockKeys(ids, ctx.pool.blockSize),
+    ids,
     output,
-    writer,
+    'input',
+    (cancel, done) => new RouteWriter(res, route.format, meta, parsed, ctx.opts, fault, t, cancel, done),
   );
-  writer.seq = seq;
-  res.on('close', () => writer.abandon());
-  writer.start();
-  ctx.scheduler.submit(seq);
 }
 
 /** Serves one POST to an extra generation route. Never throws; every outcome is an HTTP response. */
