@@ -1,6 +1,6 @@
 /**
  * `-f/--config FILE`: a YAML or JSON object of flag values, keyed by long flag name (`request-rate`,
- * `requestRate` or `--request-rate` all work). Values become command-line tokens placed BEFORE the
+ * `request_rate`, `requestRate` or `--request-rate` all work). Values become command-line tokens placed BEFORE the
  * real arguments, so flags typed on the command line win. `true` gives `--flag`, `false` gives
  * `--no-flag`, a list gives the flag once per element (repeatable flags) or comma-joined (sweeps).
  */
@@ -14,6 +14,7 @@ const COMMA_LISTS = new Set(['concurrency', 'request-rate', 'model']);
 function kebab(key: string): string {
   return key
     .replace(/^--/, '')
+    .replaceAll('_', '-')
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
     .toLowerCase();
 }

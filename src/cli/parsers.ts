@@ -72,6 +72,15 @@ export function collectExtraInputs(
   return { ...previous, [trimmed.slice(0, idx).trim()]: scalar(trimmed.slice(idx + 1).trim()) };
 }
 
+/** True when `text` has a control character other than tab (code points 0–31 and 127). */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c === 127) return true;
+  }
+  return false;
+}
+
 /** Accumulates `-H "Name: value"` headers. */
 export function collectHeaders(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const idx = value.indexOf(':');
@@ -79,7 +88,12 @@ export function collectHeaders(value: string, previous: Record<string, string> =
   const name = value.slice(0, idx).trim();
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
     throw new InvalidArgumentError(`invalid header name "${name}".`);
-  return { ...previous, [name]: value.slice(idx + 1).trim() };
+  const headerValue = value.slice(idx + 1).trim();
+  // RFC 9110 §5.5: field values carry no CR, LF, NUL or other control characters (tab allowed).
+  if (hasControlCharacter(headerValue)) {
+    throw new InvalidArgumentError(`header "${name}" has a control character (newline?) in its value.`);
+  }
+  return { ...previous, [name]: headerValue };
 }
 
 /**

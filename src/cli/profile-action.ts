@@ -62,12 +62,21 @@ export function registerProfileCommand(program: Command, setExit: (code: number)
 async function runAll(configs: ProfileConfig[]): Promise<number> {
   const stop = new AbortController();
   const force = new AbortController();
+  let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
-    if (!stop.signal.aborted) {
+    signals++;
+    if (signals === 1) {
       stderrLogger.warn(`${sig}: stopping; press Ctrl-C again to cancel in-flight requests`);
       stop.abort();
-    } else {
+    } else if (signals === 2) {
+      stderrLogger.warn(
+        `${sig}: cancelling in-flight requests; exports follow (a third Ctrl-C exits at once)`,
+      );
       force.abort();
+      // Something that cannot be interrupted (e.g. a hung file system call) must not hold the user.
+      setTimeout(() => process.exit(130), 10_000).unref();
+    } else {
+      process.exit(130);
     }
   };
   process.on('SIGINT', onSignal);

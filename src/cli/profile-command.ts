@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { DATASET_LOADERS } from '../dataset/registry.js';
+import { parseGoodput } from '../metrics/goodput.js';
 import type { ProfileConfig } from '../run/config.js';
 import { stimulusName } from '../run/strategy-factory.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
@@ -122,12 +123,26 @@ function checkSimulatorOptions(f: ProfileFlags): Record<string, unknown> {
   const opts = f.simulatorOption;
   if (Object.keys(opts).length === 0) return {};
   if (!f.simulator) fail('--simulator-option needs --simulator.');
+  const known = Object.keys(SimulatorOptionsSchema.shape);
+  for (const key of Object.keys(opts)) {
+    if (!known.includes(key))
+      fail(`--simulator-option ${key}: unknown simulator parameter (see tokenload simulate --help).`);
+  }
   const parsed = SimulatorOptionsSchema.safeParse(opts);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     fail(`--simulator-option ${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid value'}.`);
   }
   return opts;
+}
+
+function checkGoodput(f: ProfileFlags): void {
+  if (f.goodput === undefined) return;
+  try {
+    parseGoodput(f.goodput);
+  } catch (err) {
+    fail((err as Error).message);
+  }
 }
 
 function checkLoad(f: ProfileFlags): void {
@@ -182,6 +197,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
   const fixedSchedule = checkDataset(f);
   checkSchedule(f, fixedSchedule);
   checkLoad(f);
+  checkGoodput(f);
   const start = f.fixedScheduleStartOffset;
   const base: ProfileConfig = {
     models: f.model,

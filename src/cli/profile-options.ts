@@ -58,7 +58,7 @@ function endpointOptions(cmd: Command): Command {
     .option('--per-chunk-usage', 'ask for per-chunk usage (continuous_usage_stats)', false)
     .option(
       '--tokenizer <path>',
-      'HF model folder or tokenizer.json (default: bundled Qwen3)',
+      'HF model folder or tokenizer.json; builtin:qwen3 is the bundled Qwen3',
       'builtin:qwen3',
     )
     .option(
@@ -119,7 +119,7 @@ function scheduleOptions(cmd: Command): Command {
   return cmd
     .option('--fixed-schedule', 'replay on the trace timestamps (implied for timestamped traces)')
     .option('--no-fixed-schedule', 'ignore trace timestamps; use --concurrency or --request-rate')
-    .option('--fixed-schedule-auto-offset', 'start the schedule at the first timestamp (default on)', true)
+    .option('--fixed-schedule-auto-offset', 'start the schedule at the first timestamp', true)
     .option('--no-fixed-schedule-auto-offset', 'keep absolute timestamps: idle until the first one is due')
     .option(
       '--fixed-schedule-start-offset <ms>',
@@ -159,7 +159,7 @@ function loadOptions(cmd: Command): Command {
     .option('--benchmark-duration <s>', 'stop issuing after this many seconds', positiveNumber)
     .option(
       '--benchmark-grace-period <s>',
-      'wait this long for in-flight requests at a stop',
+      'wait this long for in-flight requests at a stop (s)',
       numberIn(0),
       30,
     )

@@ -28,10 +28,10 @@ export const PROCESS_IO: CliIo = {
   },
 };
 
-/** `1.37 MB`, `845 KB`, `512 B`. */
+/** Decimal units, as the profile footer: `1.37 MB`, `845 kB`, `512 B`. */
 export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(2)} MB`;
+  if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
   return `${bytes} B`;
 }
 

@@ -43,7 +43,7 @@ function secondsToMs(seconds: number): number {
 /**
  * Validates one Bailian row and builds its turn (`timestampMs` in trace ms before speedup, index 0).
  * Field rules: `chat_id` int (required); `parent_chat_id` int (default -1); `timestamp` number of
- * seconds ≥ 0 (required); `input_length` int ≥ 1 (required); `output_length` int ≥ 0 (required);
+ * seconds ≥ 0 (required); `input_length` int ≥ 1 (required); `output_length` int ≥ 1 (required; servers reject 0 max tokens);
  * `type` string (default ''); `turn` int (default 1); `hash_ids` int array (default []), and no more
  * ids than `input_length` needs at `blockSize`.
  * @throws {DatasetError} naming file, line and field.
@@ -54,7 +54,7 @@ export function parseBailianRow(value: unknown, at: SourceRef, blockSize: number
   const parentId = optionalInt(row, 'parent_chat_id', undefined, NO_PARENT, at);
   const timestampMs = secondsToMs(requiredNonNegative(row, 'timestamp', at));
   const inputLength = requiredInt(row, 'input_length', 1, at);
-  const maxTokens = requiredInt(row, 'output_length', 0, at);
+  const maxTokens = requiredInt(row, 'output_length', 1, at);
   const requestType = optionalString(row, 'type', '', at);
   const turnNumber = optionalInt(row, 'turn', undefined, 1, at);
   const hashIds = optionalIntArray(row, 'hash_ids', at);

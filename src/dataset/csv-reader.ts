@@ -8,9 +8,9 @@
  * malformed). Header names are matched after trimming, ignoring ASCII case; the first of two equal
  * names wins.
  */
-import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { type JsonlReadOptions, type JsonlRow, LFS_POINTER_PREFIX } from './jsonl-reader.js';
+import { openTraceFile } from './open-trace.js';
 import type { RowReader } from './trace-rows.js';
 import { DatasetError } from './types.js';
 
@@ -139,12 +139,7 @@ async function* readCsvRows(
   columns: CsvColumns,
   options: JsonlReadOptions,
 ): AsyncGenerator<JsonlRow> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    throw new DatasetError(`${file}: cannot open trace file (${(err as Error).message})`, file);
-  }
+  const handle = await openTraceFile(file);
   const lines = createInterface({ input: handle.createReadStream(), crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
   let width = 0;

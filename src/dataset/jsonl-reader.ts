@@ -5,8 +5,8 @@
  * Accepted layout: LF or CRLF line ends, blank or whitespace-only lines (skipped, line numbers still
  * count them), a last line without a newline, and a UTF-8 byte-order mark on the first line.
  */
-import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { openTraceFile } from './open-trace.js';
 import { DatasetError } from './types.js';
 
 /** One parsed line: its 1-based line number in the file and the JSON value on it. */
@@ -52,12 +52,7 @@ function badJsonError(file: string, line: number, text: string, cause: unknown):
  *   with {@link LFS_POINTER_PREFIX}), or has a line that is not JSON (unless `onBadJson` is given).
  */
 export async function* readJsonl(file: string, options: JsonlReadOptions = {}): AsyncGenerator<JsonlRow> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    throw new DatasetError(`${file}: cannot open trace file (${(err as Error).message})`, file);
-  }
+  const handle = await openTraceFile(file);
   const lines = createInterface({ input: handle.createReadStream(), crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
   try {

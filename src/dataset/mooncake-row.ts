@@ -144,7 +144,7 @@ export function parseMooncakeRow(value: unknown, at: SourceRef, blockSize: numbe
     timestampMs: optionalNonNegative(row, 'timestamp', at),
     delayMs: optionalNonNegative(row, 'delay', at),
     prompt,
-    maxTokens: isPresent(row.output_length) ? requiredInt(row, 'output_length', 0, at) : undefined,
+    maxTokens: isPresent(row.output_length) ? requiredInt(row, 'output_length', 1, at) : undefined,
     extra: parseExtra(row, at),
     source: at,
   };

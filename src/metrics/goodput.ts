@@ -23,7 +23,7 @@ function parseItem(item: string): Slo {
   const colon = item.lastIndexOf(':');
   const tag = item.slice(0, colon).trim();
   const threshold = Number(item.slice(colon + 1));
-  if (colon <= 0 || item.slice(colon + 1).trim() === '' || !Number.isFinite(threshold)) {
+  if (colon <= 0 || item.slice(colon + 1).trim() === '' || !Number.isFinite(threshold) || threshold < 0) {
     throw new GoodputParseError(`--goodput item "${item}": expected tag:value with a numeric value`);
   }
   const def = metricByTag(tag);

@@ -111,7 +111,14 @@ export function loadTokenizer(
       `--tokenizer ${spec}: cannot read ${files.tokenizerJson}: ${(err as Error).message}`,
     );
   }
-  const tok = new Tokenizer(json, config);
+  let tok: Tokenizer;
+  try {
+    tok = new Tokenizer(json, config);
+  } catch (err) {
+    throw new TokenizerLoadError(
+      `--tokenizer ${spec}: ${files.tokenizerJson} is not a usable tokenizer.json (${(err as Error).message})`,
+    );
+  }
   let vocabMap: Map<string, number> | undefined;
   const fast =
     options.engine !== 'library' && isFastPathEligible(json as TokenizerJson, config)

@@ -7,7 +7,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { getDatasetLoader } from '../dataset/registry.js';
-import { generateSyntheticDataset } from '../dataset/synthetic.js';
+import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { SyntheticDatasetOptions } from '../dataset/synthetic-options.js';
 import type { Dataset } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
@@ -118,7 +118,12 @@ function applyContextOverride(dataset: Dataset, config: ProfileConfig): Dataset 
 
 function describeDataset(d: Dataset): string {
   const skipped = d.skipped.beforeStartOffset + d.skipped.afterEndOffset;
-  const parts = [`${d.turnCount} requests in ${d.conversations.length} sessions from ${d.file}`];
+  const parts =
+    d.file === SYNTHETIC_SOURCE
+      ? [
+          `synthetic dataset: ${d.conversations.length} conversations (${d.turnCount} turns), sampled until the stop condition`,
+        ]
+      : [`${d.turnCount} requests in ${d.conversations.length} sessions from ${d.file}`];
   if (skipped > 0) parts.push(`${skipped} rows outside the offset window`);
   if (d.skipped.badLines > 0) parts.push(`${d.skipped.badLines} bad lines skipped`);
   return parts.join('; ');

@@ -84,19 +84,27 @@ test('real stratified sample: 24 single-turn sessions with synthetic 16-token-bl
   }
 });
 
-test('turn fields: seconds → ms, output_length → maxTokens (0 allowed), type, source; defaults applied', async () => {
+test('turn fields: seconds → ms, output_length → maxTokens, type, source; defaults applied', async () => {
   const file = writeTrace([
-    row({ chat_id: 1, timestamp: 1.5, output_length: 0, type: 'search' }),
+    row({ chat_id: 1, timestamp: 1.5, output_length: 3, type: 'search' }),
     row({ chat_id: 2 }, ['parent_chat_id', 'type', 'turn', 'hash_ids']),
   ]);
   const dataset = await loadBailianTrace(file);
   const [a, b] = dataset.conversations.map((c) => c.turns[0]);
   assert.equal(a?.timestampMs, 1500);
-  assert.equal(a?.maxTokens, 0);
+  assert.equal(a?.maxTokens, 3);
   assert.equal(a?.requestType, 'search');
   assert.deepEqual(a?.source, { file, line: 1 });
   assert.equal(b?.requestType, '');
   assert.deepEqual(b?.prompt, { kind: 'synthetic', inputLength: 20, hashIds: [], blockSize: 16 });
+});
+
+test('output_length 0 is rejected naming file, line and field (servers refuse 0 max tokens)', async () => {
+  const file = writeTrace([row({ chat_id: 1 }), row({ chat_id: 2, output_length: 0 })]);
+  await assert.rejects(loadBailianTrace(file), (err: Error) => {
+    assert.match(err.message, new RegExp(`${file.replaceAll('.', '\\.')}:2: field "output_length"`));
+    return true;
+  });
 });
 
 test('a child whose parent is not in the file becomes its own root', async () => {

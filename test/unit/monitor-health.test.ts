@@ -35,7 +35,22 @@ test('sendLag takes scheduled records only, in ms', () => {
   const records = Array.from({ length: 100 }, (_, i) => ({
     raw: { scheduledNs: 1e6, startNs: 1e6 + i * 1e6 },
   }));
-  assert.deepEqual(sendLag(records), { p50: 49, p99: 98, max: 99 });
+  // lags 0..99 ms: nearest-rank p50 = 49, p90 = 89, p99 = 98
+  assert.deepEqual(sendLag(records), { p50: 49, p90: 89, p99: 98, max: 99, count: 100 });
+});
+
+test('a small run is judged on send lag p90, so one cold first request does not condemn the client', () => {
+  const base = {
+    event_loop_delay_ms: { p50: 1, p99: 2, max: 3 },
+    event_loop_utilization: 0.05,
+    cpu_percent: 7,
+    main_thread_cpu_percent: null,
+  };
+  const oneOutlier = judge({ ...base, send_lag_ms: { p50: 0.3, p90: 0.8, p99: 29, max: 29, count: 24 } });
+  assert.equal(oneOutlier.saturated, false);
+  assert.match(oneOutlier.verdict, /^ok/);
+  const manyLate = judge({ ...base, send_lag_ms: { p50: 0.3, p90: 0.8, p99: 29, max: 29, count: 500 } });
+  assert.equal(manyLate.saturated, true);
 });
 
 test('the monitor sees a blocked event loop and reports thread figures of a pool client', async () => {
