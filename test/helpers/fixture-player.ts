@@ -10,6 +10,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { type SendOnceOptions, sendOnce } from '../../src/client/send-once.js';
+import type { RawRecord } from '../../src/record/types.js';
 
 /** A scripted write: `data` as UTF-8 or `hex` as raw bytes, not before `atMs` after the headers. */
 export interface FixtureWrite {
@@ -251,4 +254,43 @@ export function chatChunk(content: string | null, finishReason: string | null = 
   const delta = content === null ? {} : { content };
   const choice = { index: 0, delta, finish_reason: finishReason };
   return `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [choice] })}\n\n`;
+}
+
+/** What {@link playFixturesInTests} gives a test file. */
+export interface PlayedFixtures {
+  /** The running player (valid inside tests). */
+  player(): FixturePlayer;
+  /** Sends one chat request selecting fixture `name` (streaming by default). */
+  send(name: string, over?: Partial<SendOnceOptions>): Promise<RawRecord>;
+}
+
+/**
+ * Starts a player for `fixtures` before the file's tests and closes it after them; `send` posts one
+ * chat request (model `test-model`, one user message) with the `x-fixture` header set.
+ */
+export function playFixturesInTests(fixtures: readonly Fixture[]): PlayedFixtures {
+  let running: FixturePlayer | undefined;
+  before(async () => {
+    running = await startFixturePlayer(fixtures);
+  });
+  after(async () => {
+    await running?.close();
+  });
+  const player = (): FixturePlayer => {
+    if (running === undefined) throw new Error('fixture player not started (use inside a test)');
+    return running;
+  };
+  return {
+    player,
+    send: (name, over = {}) =>
+      sendOnce({
+        url: player().origin,
+        endpoint: 'chat',
+        model: 'test-model',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+        headers: { 'x-fixture': name },
+        ...over,
+      }),
+  };
 }

@@ -2,14 +2,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { sendOnce } from '../../src/client/send-once.js';
-import {
-  chatChunk,
-  type FixturePlayer,
-  inlineFixture,
-  startFixturePlayer,
-} from '../helpers/fixture-player.js';
+import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixture-player.js';
 
 const SSE = { 'content-type': 'text/event-stream' };
 const fixtures = [
@@ -50,24 +45,7 @@ const fixtures = [
   inlineFixture('empty-503', { status: 503, headers: {}, body: '' }),
 ];
 
-let player: FixturePlayer;
-before(async () => {
-  player = await startFixturePlayer(fixtures);
-});
-after(async () => {
-  await player.close();
-});
-
-const send = (name: string, over: Partial<Parameters<typeof sendOnce>[0]> = {}) =>
-  sendOnce({
-    url: player.origin,
-    endpoint: 'chat',
-    model: 'test-model',
-    messages: [{ role: 'user', content: 'x' }],
-    stream: true,
-    headers: { 'x-fixture': name },
-    ...over,
-  });
+const { send, player: current } = playFixturesInTests(fixtures);
 
 test('event: error inside a 200 stream is an in-band error (502) that keeps partial output', async () => {
   const raw = await send('event-error');
@@ -75,7 +53,7 @@ test('event: error inside a 200 stream is an in-band error (502) that keeps part
   assert.equal(raw.error?.code, 502);
   assert.equal(raw.error?.message, 'engine died');
   assert.equal(raw.chunks[0]?.text, 'Hi');
-  assert.equal(player.attempts('event-error'), 1);
+  assert.equal(current().attempts('event-error'), 1);
 });
 
 test('connection refused is a connection error, not a throw', async () => {
@@ -108,7 +86,7 @@ test('cancellation via AbortSignal is error 499, keeps partial output, never sen
   pre.abort();
   const early = await send('tokens-then-hang', { signal: pre.signal });
   assert.equal(early.error?.kind, 'cancelled');
-  assert.equal(player.attempts('tokens-then-hang'), 1, 'a pre-aborted request is never sent');
+  assert.equal(current().attempts('tokens-then-hang'), 1, 'a pre-aborted request is never sent');
 });
 
 test('timeout after some tokens keeps TTFT data; the hung socket is closed', async () => {
@@ -117,7 +95,9 @@ test('timeout after some tokens keeps TTFT data; the hung socket is closed', asy
   assert.equal(raw.error?.code, 408);
   assert.equal(raw.chunks.length, 1);
   assert.ok((raw.error?.failedAtNs ?? 0) - raw.startNs >= 300e6);
-  const entry = player.log.filter((e) => e.fixture === 'tokens-then-hang').at(-1);
+  const entry = current()
+    .log.filter((e) => e.fixture === 'tokens-then-hang')
+    .at(-1);
   const deadline = performance.now() + 2000;
   while (entry !== undefined && !entry.socketClosed && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));

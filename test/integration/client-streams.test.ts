@@ -1,14 +1,8 @@
 /** Successful exchanges beyond the fixture set: CRLF, split bytes, completions, whole bodies, reasoning. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { sendOnce } from '../../src/client/send-once.js';
+import { test } from 'node:test';
 import { packageVersion } from '../../src/util/package-root.js';
-import {
-  chatChunk,
-  type FixturePlayer,
-  inlineFixture,
-  startFixturePlayer,
-} from '../helpers/fixture-player.js';
+import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixture-player.js';
 
 const SSE = { 'content-type': 'text/event-stream' };
 const crlf = (text: string) => text.replaceAll('\n', '\r\n');
@@ -83,24 +77,7 @@ const fixtures = [
   }),
 ];
 
-let player: FixturePlayer;
-before(async () => {
-  player = await startFixturePlayer(fixtures);
-});
-after(async () => {
-  await player.close();
-});
-
-const send = (name: string, over: Partial<Parameters<typeof sendOnce>[0]> = {}) =>
-  sendOnce({
-    url: player.origin,
-    endpoint: 'chat',
-    model: 'test-model',
-    messages: [{ role: 'user', content: 'x' }],
-    stream: true,
-    headers: { 'x-fixture': name },
-    ...over,
-  });
+const { send, player: current } = playFixturesInTests(fixtures);
 
 test('CRLF stream with \\r\\n and UTF-8 characters split across writes', async () => {
   const raw = await send('crlf-split');
@@ -123,7 +100,7 @@ test('completions stream: finish_reason on every choice and a clean end is compl
   assert.equal(raw.error, null);
   assert.equal(raw.chunks.map((c) => c.text).join(''), 'AB');
   assert.notEqual(raw.streamEndNs, null);
-  const sent = player.log.find((entry) => entry.fixture === 'completions-finish-no-done');
+  const sent = current().log.find((entry) => entry.fixture === 'completions-finish-no-done');
   assert.equal(sent?.path, '/v1/completions');
   assert.equal(sent?.body.max_tokens, 2);
 });
@@ -135,7 +112,7 @@ test('non-streamed chat body: one chunk stamped when the body has been read', as
   assert.equal(raw.chunks[0]?.text, 'Hi!');
   assert.equal(raw.usage?.completion_tokens, 2);
   assert.ok((raw.chunks[0]?.atNs ?? 0) - raw.startNs >= 30e6);
-  const sent = player.log.find((entry) => entry.fixture === 'whole-chat-body');
+  const sent = current().log.find((entry) => entry.fixture === 'whole-chat-body');
   assert.equal(sent?.headers.accept, 'application/json');
   assert.equal(sent?.body.stream_options, undefined);
 });
@@ -157,7 +134,9 @@ test('request headers: content type, accept, user agent, caller headers', async 
   await send('crlf-split', {
     headers: { 'x-fixture': 'crlf-split', 'X-Request-ID': 'abc', 'Content-Type': 'text/plain' },
   });
-  const sent = player.log.filter((entry) => entry.fixture === 'crlf-split').at(-1);
+  const sent = current()
+    .log.filter((entry) => entry.fixture === 'crlf-split')
+    .at(-1);
   assert.equal(sent?.headers['content-type'], 'application/json');
   assert.equal(sent?.headers.accept, 'text/event-stream');
   assert.equal(sent?.headers['user-agent'], `tokenload/${packageVersion()}`);
