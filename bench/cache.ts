@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { idealPrefixHit } from '../src/dataset/prefix-analysis.js';
 import { getDatasetLoader } from '../src/dataset/registry.js';
 import type { StatsSummary } from '../src/metrics/summary.js';
-import type { ProfileConfig } from '../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, r3 } from './common.js';
@@ -52,34 +52,21 @@ const CASES: TraceCase[] = [
 /** KV pool large enough that nothing a sample needs is evicted (16 M tokens at block size 16). */
 const LARGE_CAPACITY_BLOCKS = 1_000_000;
 
-function profileConfig(c: TraceCase, url: string, dir: string): ProfileConfig {
-  return {
+function caseConfig(c: TraceCase, url: string, dir: string): ProfileConfig {
+  return profileConfig({
     models: ['Qwen/Qwen3-0.6B'],
     url,
-    endpointType: 'chat',
     streaming: true,
     inputFile: c.file,
     customDatasetType: c.type,
     fixedSchedule: true,
-    fixedScheduleAutoOffset: true,
     ...(c.endOffsetMs === undefined ? {} : { fixedScheduleEndOffsetMs: c.endOffsetMs }),
     synthesisSpeedupRatio: c.speedup,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 1,
     requestTimeoutSeconds: 3600,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: dir,
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
-    gracePeriodSeconds: 30,
-    ui: 'none',
     commandLine: 'bench/cache.ts',
-  };
+  });
 }
 
 /** Reads one unlabelled-or-labelled sample value of a Prometheus metric. */
@@ -113,7 +100,7 @@ async function replay(c: TraceCase, prefixCache: boolean): Promise<RunFigures> {
   const t0 = performance.now();
   try {
     const dir = mkdtempSync(join(tmpdir(), `tokenload-cache-${c.name}-`));
-    const outcome = await runProfile(profileConfig(c, sim.url, dir), {
+    const outcome = await runProfile(caseConfig(c, sim.url, dir), {
       log: { info: () => undefined, warn: (m) => process.stderr.write(`warning: ${m}\n`) },
       stopSignal: new AbortController().signal,
     });

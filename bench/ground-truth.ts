@@ -18,7 +18,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProfileConfig } from '../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, r3 } from './common.js';
@@ -30,30 +30,16 @@ const osl = Number(arg('osl', '100'));
 const bailianSpeedup = Number(arg('speedup', '20'));
 
 function baseConfig(url: string, dir: string): ProfileConfig {
-  return {
+  return profileConfig({
     models: ['Qwen/Qwen3-0.6B'],
     url,
-    endpointType: 'chat',
     streaming: true,
-    fixedSchedule: false,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 1,
     requestTimeoutSeconds: 600,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: dir,
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 60,
-    ui: 'none',
     commandLine: 'bench/ground-truth.ts',
-  };
+  });
 }
 
 /** Server-side timeline of one request, epoch ns. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StatsSummary } from '../src/metrics/summary.js';
-import type { ProfileConfig } from '../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import type { ArrivalPattern } from '../src/timing/arrivals.js';
@@ -27,34 +27,22 @@ const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
 const rows = [];
 for (const rate of rates) {
   for (const pattern of patterns) {
-    const config: ProfileConfig = {
+    const config: ProfileConfig = profileConfig({
       models: ['m'],
       url: sim.url,
-      endpointType: 'chat',
       streaming: true,
       synthetic: { isl: 100, osl, numDatasetEntries: 100 },
-      fixedSchedule: false,
-      fixedScheduleAutoOffset: true,
-      synthesisSpeedupRatio: 1,
       requestRate: rate,
       arrivalPattern: pattern,
       benchmarkDurationSeconds: seconds,
-      tokenizer: 'builtin:qwen3',
       randomSeed: 1,
       requestTimeoutSeconds: 60,
       extraInputs: { ignore_eos: true },
-      headers: {},
-      useLegacyMaxTokens: false,
-      useServerTokenCount: false,
-      perChunkUsage: false,
       artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-rate-')),
-      simulator: false,
-      skipBadLines: false,
       timingPrecision: precision,
       gracePeriodSeconds: 10,
-      ui: 'none',
       commandLine: 'bench/rate.ts',
-    };
+    });
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
     const cpu0 = process.cpuUsage();

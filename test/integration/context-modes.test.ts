@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ContextMode } from '../../src/dataset/types.js';
-import type { ProfileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { outputText } from '../../src/simulator/responses.js';
 import { startSimulator } from '../../src/simulator/server.js';
@@ -24,34 +24,21 @@ const SESSION = {
 };
 
 function config(dir: string, url: string, inputFile: string, mode: ContextMode): ProfileConfig {
-  return {
+  return profileConfig({
     models: ['sim-model'],
     url,
-    endpointType: 'chat',
     streaming: true,
     inputFile,
     customDatasetType: 'multi_turn',
     contextModeOverride: mode,
     concurrency: 1,
-    fixedSchedule: false,
     fixedScheduleAutoOffset: false,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 1,
     requestTimeoutSeconds: 30,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: join(dir, mode),
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 5,
-    ui: 'none',
     commandLine: 'test',
-  };
+  });
 }
 
 /** Runs the session in `mode` and returns the `messages` of each request the simulator received. */

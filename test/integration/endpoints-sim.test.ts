@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { EndpointTypeName } from '../../src/endpoint/registry.js';
-import type { ProfileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 
@@ -30,7 +30,7 @@ async function profileEndpoint(endpointType: EndpointTypeName, streaming: boolea
     { mode: 'fixed', ttftMs: 2, itlMs: 1, groundTruthLog: truthPath },
     { captureRequests: true },
   );
-  const config: ProfileConfig = {
+  const config: ProfileConfig = profileConfig({
     models: ['sim-model'],
     url: sim.url,
     endpointType,
@@ -38,25 +38,13 @@ async function profileEndpoint(endpointType: EndpointTypeName, streaming: boolea
     synthetic: { isl: ISL, osl: OSL, numDatasetEntries: 4 },
     concurrency: 2,
     requestCount: 4,
-    fixedSchedule: false,
     fixedScheduleAutoOffset: false,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 3,
     requestTimeoutSeconds: 30,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: join(dir, 'run'),
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 5,
-    ui: 'none',
     commandLine: 'test',
-  };
+  });
   let captured: ReturnType<typeof sim.capturedRequests>;
   try {
     const silent = { info: () => undefined, warn: () => undefined };

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { ProfileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { FaultPicker } from '../../src/simulator/faults.js';
 import { parseSimulatorOptions } from '../../src/simulator/options.js';
@@ -38,33 +38,19 @@ after(() => {
 });
 
 function config(url: string, artifactDir: string): ProfileConfig {
-  return {
+  return profileConfig({
     models: ['Qwen/Qwen3-0.6B'],
     url,
-    endpointType: 'chat',
     streaming: true,
     synthetic: { isl: 64, osl: 12 },
     concurrency: 8,
     requestCount: REQUESTS,
-    fixedSchedule: false,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 5,
     requestTimeoutSeconds: 1,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir,
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 5,
-    ui: 'none',
     commandLine: 'test',
-  };
+  });
 }
 
 interface TruthLine {

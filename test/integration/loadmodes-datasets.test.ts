@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ProfileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 
@@ -20,31 +20,17 @@ interface Measured {
 }
 
 function config(dir: string, url: string, over: Partial<ProfileConfig>): ProfileConfig {
-  return {
+  return profileConfig({
     models: ['sim-model'],
     url,
-    endpointType: 'chat',
     streaming: true,
-    fixedSchedule: false,
-    fixedScheduleAutoOffset: true,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 5,
     requestTimeoutSeconds: 30,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: join(dir, 'run'),
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 5,
-    ui: 'none',
     commandLine: 'test',
     ...over,
-  };
+  });
 }
 
 /** Writes `content` as the input file, runs it and returns each record's ISL/OSL with the server's count. */

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ProfileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import type { RunOutcome } from '../../src/run/finish.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
@@ -40,31 +40,18 @@ interface Run {
 const SILENT = { info: () => undefined, warn: () => undefined };
 
 function baseConfig(dir: string, url: string): ProfileConfig {
-  return {
+  return profileConfig({
     models: ['sim-model'],
     url,
-    endpointType: 'chat',
     streaming: true,
     synthetic: { isl: 24, osl: 4, numDatasetEntries: 20 },
-    fixedSchedule: false,
     fixedScheduleAutoOffset: false,
-    synthesisSpeedupRatio: 1,
-    tokenizer: 'builtin:qwen3',
     randomSeed: 11,
     requestTimeoutSeconds: 30,
-    extraInputs: {},
-    headers: {},
-    useLegacyMaxTokens: false,
-    useServerTokenCount: false,
-    perChunkUsage: false,
     artifactDir: dir,
-    simulator: false,
-    skipBadLines: false,
-    timingPrecision: 'timer',
     gracePeriodSeconds: 5,
-    ui: 'none',
     commandLine: 'test',
-  };
+  });
 }
 
 function readRecords(dir: string): RecordLine[] {
