@@ -1,41 +1,25 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { azureLoader, loadAzureTrace } from '../../src/dataset/azure.js';
 import { splitCsvLine } from '../../src/dataset/csv-reader.js';
 import { getDatasetLoader } from '../../src/dataset/registry.js';
 import { msBetween, parseTraceDatetime } from '../../src/dataset/trace-time.js';
-import { type Dataset, DatasetError, type LoadOptions } from '../../src/dataset/types.js';
+import type { Dataset, LoadOptions } from '../../src/dataset/types.js';
+import { assertDatasetError, tempFileWriter } from '../helpers/dataset-files.js';
 
 const CODE = 'examples/traces/azure_llm_2023_code.csv';
 const CONV = 'examples/traces/azure_llm_2023_conv.csv';
 const HEADER = 'TIMESTAMP,ContextTokens,GeneratedTokens';
 
-const dir = mkdtempSync(join(tmpdir(), 'tokenload-azure-'));
-let fileCounter = 0;
+const write = tempFileWriter('azure', 'csv');
 
 /** Writes lines joined by CRLF with no trailing newline, like the real 2023 files. */
 function writeCsv(lines: string[], ending = '\r\n', trailing = ''): string {
-  fileCounter += 1;
-  const file = join(dir, `azure${fileCounter}.csv`);
-  writeFileSync(file, lines.join(ending) + trailing);
-  return file;
+  return write(lines.join(ending) + trailing);
 }
 
-async function rejectsWith(
-  file: string,
-  pattern: RegExp,
-  field?: string,
-  options?: LoadOptions,
-): Promise<void> {
-  await assert.rejects(loadAzureTrace(file, options), (err: unknown) => {
-    assert.ok(err instanceof DatasetError, String(err));
-    assert.match(err.message, pattern);
-    if (field !== undefined) assert.equal(err.field, field);
-    return true;
-  });
+function rejectsWith(file: string, pattern: RegExp, field?: string, options?: LoadOptions): Promise<void> {
+  return assertDatasetError(loadAzureTrace, file, pattern, field, options);
 }
 
 function timestamps(dataset: Dataset): Array<number | undefined> {

@@ -1,38 +1,22 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { burstGptLoader, loadBurstGptTrace } from '../../src/dataset/burstgpt.js';
 import { getDatasetLoader } from '../../src/dataset/registry.js';
-import { DatasetError, type LoadOptions } from '../../src/dataset/types.js';
+import type { LoadOptions } from '../../src/dataset/types.js';
+import { assertDatasetError, tempFileWriter } from '../helpers/dataset-files.js';
 
 const HEADER_V1 = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
 const HEADER_V3 =
   'Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type';
 
-const dir = mkdtempSync(join(tmpdir(), 'tokenload-burstgpt-'));
-let fileCounter = 0;
+const write = tempFileWriter('burst', 'csv');
 
 function writeCsv(lines: string[], ending = '\n'): string {
-  fileCounter += 1;
-  const file = join(dir, `burst${fileCounter}.csv`);
-  writeFileSync(file, lines.join(ending) + ending);
-  return file;
+  return write(lines.join(ending) + ending);
 }
 
-async function rejectsWith(
-  file: string,
-  pattern: RegExp,
-  field?: string,
-  options?: LoadOptions,
-): Promise<void> {
-  await assert.rejects(loadBurstGptTrace(file, options), (err: unknown) => {
-    assert.ok(err instanceof DatasetError, String(err));
-    assert.match(err.message, pattern);
-    if (field !== undefined) assert.equal(err.field, field);
-    return true;
-  });
+function rejectsWith(file: string, pattern: RegExp, field?: string, options?: LoadOptions): Promise<void> {
+  return assertDatasetError(loadBurstGptTrace, file, pattern, field, options);
 }
 
 test('release 1 rows: seconds become ms, lengths become synthetic prompts and maxTokens', async () => {
