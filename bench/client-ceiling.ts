@@ -2,49 +2,83 @@
  * Client ceiling: requests/s and SSE events/s tokenload's client sustains against a minimal loopback
  * server, side by side with autocannon against the same server in the same run.
  *
- * The server (this file run with `--serve`, in a child process) answers every request at once with
- * the same bytes: 20 `chat.completion.chunk` events, a finish chunk with usage and `[DONE]`
- * (22 events). tokenload POSTs and parses the stream (closed loop, C requests in flight);
- * autocannon GETs the same bytes with C connections and does not parse them.
+ * The server (this file run with `--serve`, in a child process) answers every request with the same
+ * bytes: `--events N` events (N − 2 `chat.completion.chunk` content events, a finish chunk with usage,
+ * and `[DONE]`), in `--writes K` socket writes (one event-loop turn apart, so each is its own read).
+ * Both clients send the same request: a POST of the same JSON body with the same headers.
+ * tokenload parses the stream (closed loop, C requests in flight); autocannon reads the same bytes
+ * with C connections and does not parse them.
  *
- *   npm run bench:client -- --connections 64 --seconds 5 --workers 1,2
+ *   npm run bench:client -- --connections 64 --seconds 5 --workers 1,2 --events 22 --writes 1
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { oneOffIdentity } from '../src/client/send-once.js';
 import type { HttpClient, SendRequest } from '../src/client/types.js';
 import { createClient } from '../src/client/worker-factory.js';
 import { ENDPOINTS } from '../src/endpoint/registry.js';
-import { arg, machine, r3 } from './common.js';
+import { packageVersion } from '../src/util/package-root.js';
+import { arg, machine, procCpuSeconds, r3 } from './common.js';
 
-const EVENTS_PER_RESPONSE = 22;
+const PATH = '/v1/chat/completions';
+const BODY = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+/** Headers of a tokenload request (undici-client `requestHeaders` with one caller header). */
+const HEADERS: Record<string, string> = {
+  accept: 'text/event-stream',
+  'user-agent': `tokenload/${packageVersion()}`,
+  'x-request-id': '00000000-0000-0000-0000-000000000000',
+  'content-type': 'application/json',
+};
 
 /** The part of autocannon's programmatic API used here (it ships no types). */
 type Autocannon = (options: {
   url: string;
   connections: number;
   duration: number;
-}) => Promise<{ requests: { average: number }; errors: number }>;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+}) => Promise<{ requests: { average: number }; errors: number; non2xx: number }>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-function streamBytes(): Buffer {
+/** The response body as `writes` buffers split on event boundaries; `events` ≥ 3. */
+function streamWrites(events: number, writes: number): Buffer[] {
   const chunk = (delta: object, finish: string | null, usage?: object) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
-  let out = '';
-  for (let i = 0; i < 20; i++)
-    out += chunk(i === 0 ? { role: 'assistant', content: ' tok' } : { content: ' tok' }, null);
-  out += chunk({}, 'stop', { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 });
-  return Buffer.from(`${out}data: [DONE]\n\n`);
+  const content = events - 2;
+  const all: string[] = [];
+  for (let i = 0; i < content; i++)
+    all.push(chunk(i === 0 ? { role: 'assistant', content: ' tok' } : { content: ' tok' }, null));
+  all.push(chunk({}, 'stop', { prompt_tokens: 10, completion_tokens: content, total_tokens: 10 + content }));
+  all.push('data: [DONE]\n\n');
+  const parts = Math.min(writes, all.length);
+  const out: Buffer[] = [];
+  for (let p = 0; p < parts; p++) {
+    const from = Math.floor((p * all.length) / parts);
+    const to = Math.floor(((p + 1) * all.length) / parts);
+    out.push(Buffer.from(all.slice(from, to).join('')));
+  }
+  return out;
 }
 
-function serve(): void {
-  const body = streamBytes();
+function writeBody(res: ServerResponse, parts: Buffer[], i: number): void {
+  const part = parts[i] as Buffer;
+  if (i === parts.length - 1) res.end(part);
+  else {
+    res.write(part);
+    setImmediate(writeBody, res, parts, i + 1);
+  }
+}
+
+function serve(events: number, writes: number): void {
+  const parts = streamWrites(events, writes);
+  const length = parts.reduce((n, b) => n + b.length, 0);
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': body.length });
-      res.end(body);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': length });
+      writeBody(res, parts, 0);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -55,8 +89,9 @@ function serve(): void {
   process.on('message', () => server.close(() => process.exit(0)));
 }
 
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { execArgv: ['--import', 'tsx'] });
+function startServer(events: number, writes: number): Promise<{ child: ChildProcess; url: string }> {
+  const args = ['--serve', '--events', String(events), '--writes', String(writes)];
+  const child = fork(new URL(import.meta.url).pathname, args, { execArgv: ['--import', 'tsx'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m: { port: number }) => resolve({ child, url: `http://127.0.0.1:${m.port}` }));
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
@@ -66,59 +101,84 @@ function startServer(): Promise<{ child: ChildProcess; url: string }> {
 function requestOf(i: number): SendRequest {
   return {
     identity: { ...oneOffIdentity('m', 20), conversationId: `c${i}` },
-    path: '/v1/chat/completions',
-    headers: { 'x-request-id': `r${i}` },
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    path: PATH,
+    headers: { 'x-request-id': `00000000-0000-0000-0000-${String(i).padStart(12, '0')}` },
+    body: BODY,
     stream: true,
     adapter: ENDPOINTS.chat,
     timeoutMs: 30_000,
   };
 }
 
+/** Process and server CPU over `work`, per request, in ms. */
+async function withCpu<T extends { requests: number }>(serverPid: number, work: () => Promise<T>) {
+  const cpu0 = process.cpuUsage();
+  const server0 = procCpuSeconds(serverPid);
+  const result = await work();
+  const cpu = process.cpuUsage(cpu0);
+  const serverS = procCpuSeconds(serverPid) - server0;
+  const n = Math.max(1, result.requests);
+  return {
+    result,
+    processCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / n),
+    serverCpuMsPerRequest: r3((serverS * 1000) / n),
+  };
+}
+
 async function closedLoop(client: HttpClient, connections: number, seconds: number) {
   const endMs = performance.now() + seconds * 1000;
-  let done = 0;
+  let requests = 0;
   let events = 0;
   let errors = 0;
   let i = 0;
-  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (performance.now() < endMs) {
         const raw = await client.send(requestOf(i++));
-        done++;
+        requests++;
         events += raw.chunks.length + 2;
         if (raw.error !== null) errors++;
       }
     }),
   );
-  const s = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  return {
-    requestsPerS: Math.round(done / s),
-    sseEventsPerS: Math.round(events / s),
-    errors,
-    processCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / Math.max(1, done)),
-  };
+  return { requests, events, errors, s: (performance.now() - t0) / 1000 };
 }
 
-async function tokenload(url: string, connections: number, seconds: number, workers: number) {
+async function tokenload(url: string, pid: number, connections: number, seconds: number, workers: number) {
   const client = createClient({ url, connections, workers }) as HttpClient & { ready?(): Promise<void> };
   await client.ready?.();
   await closedLoop(client, connections, 1); // warm-up: JIT, connections
-  const result = await closedLoop(client, connections, seconds);
+  const { result: r, ...cpu } = await withCpu(pid, () => closedLoop(client, connections, seconds));
   await client.close();
-  return { workers, ...result };
+  return {
+    workers,
+    requestsPerS: Math.round(r.requests / r.s),
+    sseEventsPerS: Math.round(r.events / r.s),
+    errors: r.errors,
+    ...cpu,
+  };
 }
 
-async function cannon(url: string, connections: number, seconds: number) {
-  const result = await autocannon({ url: `${url}/v1/chat/completions`, connections, duration: seconds });
-  const rps = result.requests.average;
+async function cannon(url: string, pid: number, connections: number, seconds: number, events: number) {
+  const run = async () => {
+    const out = await autocannon({
+      url: `${url}${PATH}`,
+      connections,
+      duration: seconds,
+      method: 'POST',
+      headers: HEADERS,
+      body: BODY,
+    });
+    return { ...out, requests: Math.round(out.requests.average * seconds) };
+  };
+  const { result, ...cpu } = await withCpu(pid, run);
+  const rps = result.requests / seconds;
   return {
     requestsPerS: Math.round(rps),
-    sseEventsPerS: Math.round(rps * EVENTS_PER_RESPONSE),
-    errors: result.errors,
+    sseEventsPerS: Math.round(rps * events),
+    errors: result.errors + result.non2xx,
+    ...cpu,
   };
 }
 
@@ -126,13 +186,16 @@ async function main(): Promise<void> {
   const connections = Number(arg('connections', '64'));
   const seconds = Number(arg('seconds', '5'));
   const workerCounts = arg('workers', '1,2').split(',').map(Number);
-  const server = await startServer();
+  const events = Math.max(3, Number(arg('events', '22')));
+  const writes = Math.max(1, Number(arg('writes', '1')));
+  const server = await startServer(events, writes);
+  const pid = server.child.pid ?? 0;
   const rows = [];
   try {
-    await cannon(server.url, connections, 1);
+    await cannon(server.url, pid, connections, 1, events);
     for (const workers of workerCounts) {
-      const ours = await tokenload(server.url, connections, seconds, workers);
-      const theirs = await cannon(server.url, connections, seconds);
+      const ours = await tokenload(server.url, pid, connections, seconds, workers);
+      const theirs = await cannon(server.url, pid, connections, seconds, events);
       rows.push({
         ...ours,
         autocannon: theirs,
@@ -142,9 +205,12 @@ async function main(): Promise<void> {
   } finally {
     server.child.send('stop');
   }
-  const method = `loopback node:http server in a child process answering every request at once with the same ${streamBytes().length} B, ${EVENTS_PER_RESPONSE}-event SSE body; tokenload: closed loop, ${connections} requests in flight, streamed POST parsed per event (createClient, workers as listed), 1 s warm-up then ${seconds} s; autocannon 8: ${connections} connections, GET of the same bytes, ${seconds} s, no parsing (events/s = req/s × ${EVENTS_PER_RESPONSE}); each tokenload row is followed by its autocannon run`;
+  const parts = streamWrites(events, writes);
+  const bytes = parts.reduce((n, b) => n + b.length, 0);
+  const method = `loopback node:http server in a child process answering every request with the same ${bytes} B, ${events}-event SSE body (${events - 2} content events, a usage chunk, [DONE]) in ${parts.length} write(s) one event-loop turn apart; both clients send the same POST ${PATH} with the same ${BODY.length} B JSON body and headers (${Object.keys(HEADERS).join(', ')}; tokenload varies x-request-id per request); tokenload: closed loop, ${connections} requests in flight, stream decoded and stamped per read, parsed per event (createClient, workers as listed), 1 s warm-up then ${seconds} s; autocannon 8 (in this process): ${connections} connections, ${seconds} s, no decoding (events/s = req/s × ${events}); each tokenload row is followed by its autocannon run; CPU per request: this process (process.cpuUsage) and the server child (/proc, 10 ms ticks)`;
   console.log(JSON.stringify({ benchmark: 'client ceiling', machine: machine(), method, rows }, null, 2));
 }
 
-if (process.argv.includes('--serve')) serve();
+if (process.argv.includes('--serve'))
+  serve(Math.max(3, Number(arg('events', '22'))), Math.max(1, Number(arg('writes', '1'))));
 else await main();
