@@ -5,6 +5,9 @@
  * time) and the client's event-loop delay.
  *
  *   npm run bench:rate -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5
+ *
+ * `--sim-cpu-prof DIR` runs the simulator child with `node --cpu-prof` and writes its profile to DIR
+ * (profile the client by starting this script with `node --cpu-prof --import tsx bench/rate.ts`).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +26,12 @@ const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
 
-const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
+const simProfileDir = arg('sim-cpu-prof', '');
+
+const sim = await spawnSimulator(
+  { mode: 'fixed', ttftMs: 0, itlMs: 0 },
+  simProfileDir === '' ? {} : { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', simProfileDir] },
+);
 const rows = [];
 for (const rate of rates) {
   for (const pattern of patterns) {

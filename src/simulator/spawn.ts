@@ -45,16 +45,29 @@ function closer(child: ChildProcess): () => Promise<void> {
   };
 }
 
+/** Process-level settings of the child (not simulator options). */
+export interface SpawnProcessOptions {
+  /**
+   * Extra Node flags for the child, after the loader flags; e.g.
+   * `['--cpu-prof', '--cpu-prof-dir', dir]` to profile the simulator (written when it closes).
+   */
+  nodeArgs?: readonly string[];
+}
+
 /**
  * Starts the simulator in a child process.
  * @param options simulator options (must be JSON-serialisable; they are sent over IPC).
+ * @param processOptions extra Node flags for the child.
  * @returns once the child listens: its URL, pid and `close()`.
  * @throws {SimulatorSpawnError} when the child fails to start or exits first.
  */
-export function spawnSimulator(options: SimulatorOptionsInput = {}): Promise<SpawnedSimulator> {
+export function spawnSimulator(
+  options: SimulatorOptionsInput = {},
+  processOptions: SpawnProcessOptions = {},
+): Promise<SpawnedSimulator> {
   const entry = childEntry();
   const child = fork(entry.path, [], {
-    execArgv: entry.execArgv,
+    execArgv: [...entry.execArgv, ...(processOptions.nodeArgs ?? [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
