@@ -1,8 +1,9 @@
 /**
  * Fixed-mode scheduler: no batching and no queueing. Token i of a request is emitted at
  * `arrival + ttftMs + ttftPerUncachedTokenMs·uncachedPromptTokens + i·itlMs`, on absolute
- * timestamps. The prefix cache is still consulted so `cached_tokens` is reported; when the pool
- * cannot hold a request its prompt is simply treated as uncached.
+ * timestamps; a first token due at arrival (TTFT 0) is emitted at once, without a timer. The prefix
+ * cache is still consulted so `cached_tokens` is reported; when the pool cannot hold a request its
+ * prompt is simply treated as uncached.
  */
 import { monotonicNowNs } from '../timing/clock.js';
 import type { KvPool } from './kv-pool.js';
@@ -15,7 +16,7 @@ export interface FixedParams {
   ttftPerUncachedTokenMs: number;
 }
 
-/** Per-request timers on absolute targets. */
+/** Per-request timers on absolute targets (one per token, or one per request when `itlMs` is 0). */
 export class FixedScheduler implements Scheduler {
   private readonly timers = new Map<Sequence, NodeJS.Timeout>();
   private closed = false;
@@ -33,7 +34,8 @@ export class FixedScheduler implements Scheduler {
     seq.cachedTokens = seq.alloc === null ? 0 : seq.alloc.hitKeys.length * this.pool.blockSize;
     const uncached = seq.promptTokens - seq.cachedTokens;
     const firstNs = arrivalNs + (this.params.ttftMs + this.params.ttftPerUncachedTokenMs * uncached) * 1e6;
-    this.schedule(seq, firstNs);
+    if (firstNs <= arrivalNs) this.fire(seq, firstNs);
+    else this.schedule(seq, firstNs);
   }
 
   private schedule(seq: Sequence, targetNs: number): void {
@@ -44,22 +46,39 @@ export class FixedScheduler implements Scheduler {
     );
   }
 
+  /**
+   * Emits the token due at `targetNs`. With `itlMs` 0 every later token is due at the same instant,
+   * so they are all emitted now, as one burst the sink may write at once; otherwise the next token
+   * gets its own timer.
+   */
   private fire(seq: Sequence, targetNs: number): void {
     this.timers.delete(seq);
     if (seq.finished) return;
+    const itlNs = this.params.itlMs * 1e6;
+    if (itlNs > 0) {
+      if (this.emit(seq, targetNs)) this.schedule(seq, targetNs + itlNs);
+      return;
+    }
+    seq.sink.beginBurst?.();
+    while (this.emit(seq, targetNs));
+    seq.sink.endBurst?.();
+  }
+
+  /** Emits one token (and the end after the last one); true when more tokens follow. */
+  private emit(seq: Sequence, targetNs: number): boolean {
     if (seq.generated === 0) {
       seq.prefillRemaining = 0;
       if (seq.alloc !== null) this.pool.commitPrompt(seq.alloc, seq.blockKeys);
     }
     const index = seq.generated++;
     seq.sink.onToken(index, targetNs, 1);
-    if (seq.finished) return;
+    if (seq.finished) return false;
     if (seq.generated >= seq.outputTokens) {
       this.cancel(seq);
       seq.sink.onDone(targetNs);
-      return;
+      return false;
     }
-    this.schedule(seq, targetNs + this.params.itlMs * 1e6);
+    return true;
   }
 
   cancel(seq: Sequence): void {

@@ -1,22 +1,22 @@
 /**
  * Turns a sequence's token callbacks into an HTTP response: SSE chunks (k tokens per chunk,
  * reasoning before content, optional role-only first chunk, usage chunk, `[DONE]`) or one JSON
- * body, and applies the after-N-tokens faults (in-band error, truncation, TCP reset).
+ * body, and applies the after-N-tokens faults (in-band error, truncation, TCP reset). Tokens the
+ * scheduler delivers as one burst (same due time) are gathered and written with one `write`.
  */
 import type { ServerResponse } from 'node:http';
 import { monotonicNowNs } from '../timing/clock.js';
+import { ChunkFramer } from './chunk-text.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import type { ParsedRequest } from './request-parse.js';
 import {
   type ChunkContent,
-  chunkObject,
   errorBody,
   fullBody,
   outputText,
   type ResponseMeta,
   usageBody,
-  usageChunk,
 } from './responses.js';
 import type { Sequence, SequenceSink } from './sequence.js';
 
@@ -38,6 +38,11 @@ export class ResponseWriter implements SequenceSink {
   private readonly perChunk: number;
   private readonly roleChunk: boolean;
   private roleSent = false;
+  private readonly framer: ChunkFramer;
+  /** Text gathered during a burst (null outside one). */
+  private gathered: string | null = null;
+  /** Token chunks in {@link gathered}, stamped when it is written. */
+  private unstamped = 0;
   seq: Sequence | null = null;
 
   constructor(
@@ -52,6 +57,7 @@ export class ResponseWriter implements SequenceSink {
   ) {
     this.perChunk = fault.kind === 'multi-token' ? fault.tokensPerChunk : settings.tokensPerChunk;
     this.roleChunk = req.kind === 'chat' && (settings.roleOnlyFirstChunk || fault.kind === 'role-chunk');
+    this.framer = new ChunkFramer(meta);
   }
 
   private get total(): number {
@@ -68,9 +74,22 @@ export class ResponseWriter implements SequenceSink {
     });
     this.res.flushHeaders();
     if (this.roleChunk) {
-      this.writeEvent(chunkObject(this.meta, { role: true, content: null }, null));
+      this.put(this.framer.chunk({ role: true, content: null }, null));
       this.roleSent = true;
     }
+  }
+
+  /** Gathers what the next token calls write, until {@link endBurst}. */
+  beginBurst(): void {
+    this.gathered ??= '';
+  }
+
+  /** Writes what was gathered since {@link beginBurst} (nothing when the response already ended). */
+  endBurst(): void {
+    const text = this.gathered;
+    this.gathered = null;
+    if (text !== null && text !== '' && !this.res.writableEnded) this.res.write(text);
+    this.stampWrites();
   }
 
   /** Client went away: stop generating and record it. */
@@ -111,15 +130,27 @@ export class ResponseWriter implements SequenceSink {
     if (this.seq !== null) this.cancel(this.seq);
     if (f.kind === 'sse-error') {
       this.writeEvent(errorBody('simulated in-band error', 'internal_server_error', 500));
-      this.res.write('data: [DONE]\n\n');
-      this.res.end();
+      this.endWith('data: [DONE]\n\n');
     } else if (f.kind === 'truncate') {
-      this.res.end();
+      this.endWith('');
     } else {
-      this.res.socket?.resetAndDestroy();
+      this.reset();
     }
     this.finish(200);
     return true;
+  }
+
+  /**
+   * TCP reset. What this turn of the event loop wrote (gathered tokens, headers) is still buffered
+   * in the socket and a reset would drop it, so then the reset follows on the next turn, after the
+   * bytes have left.
+   */
+  private reset(): void {
+    this.endBurst();
+    const socket = this.res.socket;
+    if (socket === null) return;
+    if (socket.writableLength === 0) socket.resetAndDestroy();
+    else setImmediate(() => socket.resetAndDestroy());
   }
 
   private usage(completion: number): ReturnType<typeof usageBody> {
@@ -136,22 +167,45 @@ export class ResponseWriter implements SequenceSink {
     else c.content = outputText(from - r, to - r);
     if (last) c.finishReason = 'length';
     const usage = this.req.continuousUsage ? this.usage(to) : null;
-    this.writeEvent(chunkObject(this.meta, c, usage));
-    const now = monotonicNowNs();
-    if (this.timeline.firstTokenWriteNs === null) this.timeline.firstTokenWriteNs = now;
-    this.timeline.chunkWriteNs.push(now);
+    this.unstamped++;
+    this.put(this.framer.chunk(c, usage));
     this.pendingFrom = to;
     this.sent = to;
   }
 
+  /** Writes `text` now, or gathers it during a burst. */
+  private put(text: string): void {
+    if (this.gathered !== null) {
+      this.gathered += text;
+      return;
+    }
+    this.res.write(text);
+    this.stampWrites();
+  }
+
+  /** Ends the response with the gathered text plus `text`. */
+  private endWith(text: string): void {
+    const all = (this.gathered ?? '') + text;
+    if (this.gathered !== null) this.gathered = '';
+    this.res.end(all);
+    this.stampWrites();
+  }
+
+  /** Stamps the token chunks just handed to the socket (ground-truth write times). */
+  private stampWrites(): void {
+    if (this.unstamped === 0) return;
+    const now = monotonicNowNs();
+    this.timeline.firstTokenWriteNs ??= now;
+    for (; this.unstamped > 0; this.unstamped--) this.timeline.chunkWriteNs.push(now);
+  }
+
   private writeEvent(obj: unknown): void {
-    this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
+    this.put(`data: ${JSON.stringify(obj)}\n\n`);
   }
 
   private endStream(): void {
-    if (this.req.includeUsage) this.writeEvent(usageChunk(this.meta, this.usage(this.sent)));
-    this.res.write('data: [DONE]\n\n');
-    this.res.end();
+    const usage = this.req.includeUsage ? this.framer.usage(this.usage(this.sent)) : '';
+    this.endWith(`${usage}data: [DONE]\n\n`);
     this.finish(200);
   }
 

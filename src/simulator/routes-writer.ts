@@ -2,7 +2,8 @@
  * Response writer of the simulator's extra generation routes (Responses API, TGI): the same token
  * timing as the chat/completions `ResponseWriter`, with the wire shapes delegated to a
  * {@link WireFormat}. Of the faults, the after-N-tokens ones apply to streams (in-band error event,
- * clean truncation, TCP reset); the chat-only ones (role chunk, multi-token chunks) do not.
+ * clean truncation, TCP reset); the chat-only ones (role chunk, multi-token chunks) do not. Tokens
+ * the scheduler delivers as one burst (same due time) are gathered and written with one `write`.
  */
 import type { ServerResponse } from 'node:http';
 import { monotonicNowNs } from '../timing/clock.js';
@@ -73,6 +74,10 @@ export interface RouteWriterSettings {
 export class RouteWriter implements SequenceSink {
   private sent = 0;
   private closed = false;
+  /** Frames gathered during a burst (null outside one). */
+  private gathered: string | null = null;
+  /** Token pieces in {@link gathered}, stamped when it is written. */
+  private unstamped = 0;
   seq: Sequence | null = null;
 
   constructor(
@@ -97,6 +102,19 @@ export class RouteWriter implements SequenceSink {
     this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     this.res.flushHeaders();
     this.write(this.format.start(this.meta));
+  }
+
+  /** Gathers what the next token calls write, until {@link endBurst}. */
+  beginBurst(): void {
+    this.gathered ??= '';
+  }
+
+  /** Writes what was gathered since {@link beginBurst} (nothing when the response already ended). */
+  endBurst(): void {
+    const text = this.gathered;
+    this.gathered = null;
+    if (text !== null && text !== '' && !this.res.writableEnded) this.res.write(text);
+    this.stampWrites();
   }
 
   /** Client went away: stop generating and record it. */
@@ -125,7 +143,7 @@ export class RouteWriter implements SequenceSink {
     this.timeline.endNs = nowNs;
     if (this.req.stream) {
       this.write(this.format.end(this.meta, this.endOf(this.sent)));
-      this.res.end();
+      this.end();
     } else {
       this.sendBody();
     }
@@ -149,10 +167,39 @@ export class RouteWriter implements SequenceSink {
     if (index > this.sent) this.flush(index);
     if (this.seq !== null) this.cancel(this.seq);
     if (f.kind === 'sse-error') this.write(this.format.error(this.meta));
-    if (f.kind === 'reset') this.res.socket?.resetAndDestroy();
-    else this.res.end();
+    if (f.kind === 'reset') this.reset();
+    else this.end();
     this.finish(200);
     return true;
+  }
+
+  /**
+   * TCP reset. What this turn of the event loop wrote (gathered pieces, headers) is still buffered
+   * in the socket and a reset would drop it, so then the reset follows on the next turn, after the
+   * bytes have left.
+   */
+  private reset(): void {
+    this.endBurst();
+    const socket = this.res.socket;
+    if (socket === null) return;
+    if (socket.writableLength === 0) socket.resetAndDestroy();
+    else setImmediate(() => socket.resetAndDestroy());
+  }
+
+  /** Ends the response with the gathered frames. */
+  private end(): void {
+    const text = this.gathered ?? '';
+    if (this.gathered !== null) this.gathered = '';
+    this.res.end(text);
+    this.stampWrites();
+  }
+
+  /** Stamps the token pieces just handed to the socket (ground-truth write times). */
+  private stampWrites(): void {
+    if (this.unstamped === 0) return;
+    const now = monotonicNowNs();
+    this.timeline.firstTokenWriteNs ??= now;
+    for (; this.unstamped > 0; this.unstamped--) this.timeline.chunkWriteNs.push(now);
   }
 
   private flush(to: number): void {
@@ -162,10 +209,8 @@ export class RouteWriter implements SequenceSink {
     const text = reasoning ? outputText(from, to) : outputText(from - r, to - r);
     const piece: WireDelta = { text, reasoning, last: to >= this.total, sentTokens: to };
     if (piece.last) piece.end = this.endOf(to);
+    this.unstamped++;
     this.write(this.format.delta(this.meta, piece));
-    const now = monotonicNowNs();
-    this.timeline.firstTokenWriteNs ??= now;
-    this.timeline.chunkWriteNs.push(now);
     this.sent = to;
   }
 
@@ -182,8 +227,14 @@ export class RouteWriter implements SequenceSink {
     this.res.end(body);
   }
 
+  /** Writes `frames` now, or gathers them during a burst. */
   private write(frames: string[]): void {
+    if (this.gathered !== null) {
+      for (const frame of frames) this.gathered += frame;
+      return;
+    }
     for (const frame of frames) this.res.write(frame);
+    this.stampWrites();
   }
 
   private finish(status: number): void {

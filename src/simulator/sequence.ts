@@ -14,6 +14,13 @@ export interface SequenceSink {
   onToken(index: number, nowNs: number, batchSize: number): void;
   /** Called once after the last token; the sequence's KV blocks are already released. */
   onDone(nowNs: number): void;
+  /**
+   * Optional: the `onToken` (and possibly `onDone`) calls up to {@link SequenceSink.endBurst} are
+   * due at the same instant and come synchronously, so the sink may write them all at once.
+   */
+  beginBurst?(): void;
+  /** Optional: ends a burst begun by {@link SequenceSink.beginBurst}; the sink writes what it gathered. */
+  endBurst?(): void;
 }
 
 /** Scheduler-side state of one request. */
