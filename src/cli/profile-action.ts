@@ -96,6 +96,10 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
       });
       process.stdout.write(`${outcome.consoleText}\n`);
       outcomes.push({ config, outcome });
+      if (outcome.inputError !== null) {
+        process.stderr.write(`error: ${outcome.inputError.message}\n`);
+        return 1;
+      }
     }
     if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
     return stop.signal.aborted ? 130 : 0;

@@ -32,6 +32,7 @@ export interface ProfileFlags {
   datasetSamplingStrategy?: 'sequential' | 'random' | 'shuffle';
   conversationContextMode?: ProfileConfig['contextModeOverride'];
   skipBadLines: boolean;
+  traceStreaming: boolean;
   islBlockSize?: number;
   isl?: number;
   islStddev?: number;
@@ -219,6 +220,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
     simulator: f.simulator,
     simulatorOptions: checkSimulatorOptions(f),
     skipBadLines: f.skipBadLines,
+    traceStreaming: f.traceStreaming,
     timingPrecision: f.timingPrecision,
     gracePeriodSeconds: f.benchmarkGracePeriod,
     ui: f.ui === 'dashboard' ? 'simple' : f.ui,

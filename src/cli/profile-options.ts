@@ -89,6 +89,10 @@ function datasetOptions(cmd: Command): Command {
     )
     .option('--skip-bad-lines', 'skip (and count) malformed trace lines instead of failing', false)
     .option(
+      '--no-trace-streaming',
+      'fixed schedule: read and validate the whole trace before the first request, instead of reading it while it replays',
+    )
+    .option(
       '--isl-block-size <tokens>',
       'tokens per hash_id block (default: 16 Bailian, 512 Mooncake)',
       integerAtLeast(1),

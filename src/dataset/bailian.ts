@@ -8,8 +8,17 @@
  */
 import { resolveLoadOptions } from './load-options.js';
 import { findChainRoots, groupByKey, NO_PARENT, sortRowsStable } from './sessions.js';
-import { collectTraceRows, type TraceRow } from './trace-rows.js';
-import type { Conversation, Dataset, DatasetLoader, LoadOptions, SourceRef, Turn } from './types.js';
+import { collectTraceRows, emptySkipCounts, streamTraceRows, type TraceRow } from './trace-rows.js';
+import type {
+  Conversation,
+  Dataset,
+  DatasetLoader,
+  LoadOptions,
+  SourceRef,
+  StreamedTurn,
+  TraceStream,
+  Turn,
+} from './types.js';
 import {
   asObject,
   checkHashIdsFit,
@@ -109,10 +118,44 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
   };
 }
 
-/** The `bailian_trace` dataset type (block size 16, timestamped). */
+/**
+ * Opens a Bailian trace for a streaming replay. A row joins the session of its parent's root when
+ * its parent was read earlier (and survived the offsets); otherwise it starts a session of its own
+ * (a missing parent, `-1`, or a self-parent). That is {@link buildBailianConversations}' grouping for
+ * any file where parents precede children, which the public traces guarantee (`chat_id` increases
+ * with file order). Memory: one `chat_id → root` map entry per row read.
+ * @throws {DatasetError} at once for bad options; row errors surface while iterating.
+ */
+export function streamBailianTrace(file: string, options: LoadOptions = {}): TraceStream {
+  const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
+  const skipped = emptySkipCounts();
+  const rows = streamTraceRows(file, resolved, parseBailianRow, skipped, undefined, {
+    stopAtEndOffset: true,
+  });
+  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows) };
+}
+
+async function* bailianTurns(rows: AsyncIterable<BailianRow>): AsyncGenerator<StreamedTurn> {
+  const rootOf = new Map<number, number>();
+  for await (const row of rows) {
+    const linked = row.parentId !== NO_PARENT && row.parentId !== row.chatId;
+    const root = (linked ? rootOf.get(row.parentId) : undefined) ?? row.chatId;
+    rootOf.set(row.chatId, root);
+    yield {
+      sessionId: String(root),
+      turn: row.turn,
+      order: row.turnNumber,
+      contextMode: 'message_array_with_responses',
+      lastOfSession: false,
+    };
+  }
+}
+
+/** The `bailian_trace` dataset type (block size 16, timestamped, streamable). */
 export const bailianLoader: DatasetLoader = {
   name: 'bailian_trace',
   defaultBlockSize: BAILIAN_BLOCK_SIZE,
   timestamped: true,
   load: loadBailianTrace,
+  stream: streamBailianTrace,
 };

@@ -7,7 +7,7 @@
 import { resolveLoadOptions } from './load-options.js';
 import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
 import { groupByKey } from './sessions.js';
-import { collectTraceRows } from './trace-rows.js';
+import { collectTraceRows, emptySkipCounts, streamTraceRows } from './trace-rows.js';
 import {
   type ContextMode,
   type Conversation,
@@ -16,6 +16,8 @@ import {
   type DatasetLoader,
   type LoadOptions,
   type SkipCounts,
+  type StreamedTurn,
+  type TraceStream,
   type Turn,
 } from './types.js';
 
@@ -92,10 +94,58 @@ export async function loadMooncakeTrace(file: string, options: LoadOptions = {})
   return { conversations, turnCount, blockSize: resolved.blockSize, skipped, file };
 }
 
-/** The `mooncake_trace` dataset type (block size 512, timestamped). */
+/**
+ * Opens a Mooncake trace for a streaming replay: rows sharing a `session_id` join one session in
+ * file order; a row without one is a one-turn session (`lastOfSession`). A row whose input mode
+ * differs from its session's first row is an error, or with `skipBadLines` is dropped and counted.
+ * Memory: one map entry per `session_id` read.
+ * @throws {DatasetError} at once for bad options; row errors surface while iterating.
+ */
+export function streamMooncakeTrace(file: string, options: LoadOptions = {}): TraceStream {
+  const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
+  const skipped = emptySkipCounts();
+  const rows = streamTraceRows(file, resolved, parseMooncakeRow, skipped, undefined, {
+    stopAtEndOffset: true,
+  });
+  return {
+    file,
+    blockSize: resolved.blockSize,
+    skipped,
+    turns: mooncakeTurns(rows, resolved.skipBadLines, skipped),
+  };
+}
+
+async function* mooncakeTurns(
+  rows: AsyncIterable<MooncakeRow>,
+  skipBadLines: boolean,
+  skipped: SkipCounts,
+): AsyncGenerator<StreamedTurn> {
+  const modeOf = new Map<string, MooncakeInputField>();
+  for await (const row of rows) {
+    const own = row.sessionId === undefined;
+    const sessionId = row.sessionId ?? `${GENERATED_SESSION_PREFIX}${row.turn.source.line}`;
+    const first = own ? row.inputField : (modeOf.get(sessionId) ?? row.inputField);
+    if (!own) modeOf.set(sessionId, first);
+    if (row.inputField !== first) {
+      if (!skipBadLines) throw mixedSessionError(row, sessionId, first);
+      skipped.badLines += 1;
+      continue;
+    }
+    yield {
+      sessionId,
+      turn: row.turn,
+      order: 0,
+      contextMode: mooncakeContextMode(first),
+      lastOfSession: own,
+    };
+  }
+}
+
+/** The `mooncake_trace` dataset type (block size 512, timestamped, streamable). */
 export const mooncakeLoader: DatasetLoader = {
   name: 'mooncake_trace',
   defaultBlockSize: MOONCAKE_BLOCK_SIZE,
   timestamped: true,
   load: loadMooncakeTrace,
+  stream: streamMooncakeTrace,
 };

@@ -8,7 +8,10 @@ import { type JsonlReadOptions, type JsonlRow, readJsonl } from './jsonl-reader.
 import type { ResolvedLoadOptions } from './load-options.js';
 import { DatasetError, type SkipCounts, type SourceRef, type Turn } from './types.js';
 
-/** A validated row. `turn.timestampMs` is in trace ms BEFORE speedup until {@link collectTraceRows} returns. */
+/**
+ * A validated row. A parser returns `turn.timestampMs` in trace ms before speedup;
+ * {@link streamTraceRows} divides it by the speedup ratio before yielding the row.
+ */
 export interface TraceRow {
   turn: Turn;
 }
@@ -61,28 +64,41 @@ function outsideWindow(
   return undefined;
 }
 
+/** Options of {@link streamTraceRows}. */
+export interface StreamRowsOptions {
+  /**
+   * Stop reading at the first row after the end offset, provided every row read so far was in
+   * non-decreasing timestamp order (so no later row can fall inside the window). The line it stopped
+   * at is recorded in `skipped.unreadAfterLine`. For a streaming replay of a huge trace.
+   */
+  stopAtEndOffset?: boolean;
+}
+
 /**
- * Reads, validates and filters a trace file.
- *
- * Rows without a timestamp are never dropped by the offsets (there is nothing to compare). After
- * filtering, each surviving `turn.timestampMs` is divided by `options.speedupRatio`; `delayMs` is left
- * unchanged.
- * @param read the row source (default {@link readJsonl}).
+ * Streams a trace file as validated rows: each row is parsed, dropped (and counted in `skipped`) when
+ * outside the offset window, and has its `turn.timestampMs` divided by `options.speedupRatio` before
+ * it is yielded. Rows without a timestamp are never dropped by the offsets. Counts in `skipped` are
+ * live and final once the generator returns.
+ * @param skipped counters this updates (see {@link emptySkipCounts}).
  * @throws {DatasetError} for a malformed row or non-JSON line (unless `skipBadLines`, which counts them
  *   in `skipped.badLines`), for a Git LFS pointer file, or when no row is left (naming the offsets).
  */
-export async function collectTraceRows<R extends TraceRow>(
+export async function* streamTraceRows<R extends TraceRow>(
   file: string,
   options: ResolvedLoadOptions,
   parse: RowParser<R>,
+  skipped: SkipCounts,
   read: RowReader = readJsonl,
-): Promise<CollectedRows<R>> {
-  const skipped: SkipCounts = { beforeStartOffset: 0, afterEndOffset: 0, badLines: 0 };
-  const countBadLine = (): void => {
-    skipped.badLines += 1;
-  };
-  const onBadJson = options.skipBadLines ? countBadLine : undefined;
-  const rows: R[] = [];
+  streamOptions: StreamRowsOptions = {},
+): AsyncGenerator<R> {
+  const onBadJson = options.skipBadLines
+    ? (): void => {
+        skipped.badLines += 1;
+      }
+    : undefined;
+  let yielded = 0;
+  let maxTsMs = Number.NEGATIVE_INFINITY;
+  let sorted = true;
   for await (const { line, value } of read(file, { onBadJson })) {
     let row: R;
     try {
@@ -92,17 +108,45 @@ export async function collectTraceRows<R extends TraceRow>(
       skipped.badLines += 1;
       continue;
     }
-    const dropReason = outsideWindow(row.turn.timestampMs, options);
-    if (dropReason !== undefined) skipped[dropReason] += 1;
-    else rows.push(row);
+    const tsMs = row.turn.timestampMs;
+    if (tsMs !== undefined) {
+      if (tsMs < maxTsMs) sorted = false;
+      else maxTsMs = tsMs;
+    }
+    const dropReason = outsideWindow(tsMs, options);
+    if (dropReason !== undefined) {
+      skipped[dropReason] += 1;
+      if (dropReason === 'afterEndOffset' && sorted && streamOptions.stopAtEndOffset === true) {
+        skipped.unreadAfterLine = line;
+        break;
+      }
+      continue;
+    }
+    if (tsMs !== undefined && options.speedupRatio !== 1) row.turn.timestampMs = tsMs / options.speedupRatio;
+    yielded += 1;
+    yield row;
   }
-  if (rows.length === 0) throw nothingLeftError(file, options, skipped);
-  if (options.speedupRatio !== 1) applySpeedup(rows, options.speedupRatio);
-  return { rows, skipped };
+  if (yielded === 0) throw nothingLeftError(file, options, skipped);
 }
 
-function applySpeedup(rows: readonly TraceRow[], speedupRatio: number): void {
-  for (const { turn } of rows) {
-    if (turn.timestampMs !== undefined) turn.timestampMs /= speedupRatio;
-  }
+/** Zeroed drop counters. */
+export function emptySkipCounts(): SkipCounts {
+  return { beforeStartOffset: 0, afterEndOffset: 0, badLines: 0 };
+}
+
+/**
+ * Reads, validates and filters a whole trace file ({@link streamTraceRows} collected into an array).
+ * @param read the row source (default {@link readJsonl}).
+ * @throws {DatasetError} as {@link streamTraceRows}.
+ */
+export async function collectTraceRows<R extends TraceRow>(
+  file: string,
+  options: ResolvedLoadOptions,
+  parse: RowParser<R>,
+  read: RowReader = readJsonl,
+): Promise<CollectedRows<R>> {
+  const skipped = emptySkipCounts();
+  const rows: R[] = [];
+  for await (const row of streamTraceRows(file, options, parse, skipped, read)) rows.push(row);
+  return { rows, skipped };
 }

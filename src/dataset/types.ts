@@ -82,6 +82,12 @@ export interface SkipCounts {
    * for formats that have no such rows.
    */
   invalidRows?: number;
+  /**
+   * Set when a streaming replay stopped reading at this 1-based line: the first row after the end
+   * offset in a file whose timestamps had been non-decreasing so far. Rows after it were not read
+   * (and are not in `afterEndOffset`).
+   */
+  unreadAfterLine?: number;
 }
 
 /** A loaded dataset. */
@@ -108,6 +114,35 @@ export interface LoadOptions {
   skipBadLines?: boolean;
 }
 
+/**
+ * One validated trace row of a streaming replay, in file order, with the session it joins.
+ * `turn.timestampMs` is already divided by the speedup ratio; `turn.index` is set by the consumer.
+ */
+export interface StreamedTurn {
+  /** Session key: Bailian root `chat_id` as a string, Mooncake `session_id` or a generated id. */
+  sessionId: string;
+  turn: Turn;
+  /** Sort key among the session's turns not yet sent (Bailian `turn`); ties keep file order. */
+  order: number;
+  contextMode: ContextMode;
+  /** True when the format guarantees that no later row joins this session. */
+  lastOfSession: boolean;
+}
+
+/**
+ * A trace read row by row while it is replayed, so a million-row file starts sending at once and
+ * memory stays bounded. `turns` can be iterated once; iterating it throws the same
+ * {@link DatasetError}s as a whole-file load, at the row where they occur.
+ */
+export interface TraceStream {
+  file: string;
+  /** KV-cache block size in tokens that `hashIds` refer to. */
+  blockSize: number;
+  turns: AsyncIterable<StreamedTurn>;
+  /** Live drop counters, final once `turns` is exhausted. */
+  skipped: SkipCounts;
+}
+
 /** A loader for one custom dataset type, chosen from the typed registry in `dataset/registry.ts`. */
 export interface DatasetLoader {
   /** Name as given to `--custom-dataset-type`. */
@@ -121,6 +156,13 @@ export interface DatasetLoader {
    * @throws {DatasetError} naming file, line and field for a malformed row, or an empty offset window.
    */
   load(file: string, options: LoadOptions): Promise<Dataset>;
+  /**
+   * Opens the file for a streaming replay (formats whose sessions can be formed row by row).
+   * Rows must come in non-decreasing timestamp order for the replay to match a whole-file load;
+   * a child row must follow its parent.
+   * @throws {DatasetError} at once for bad options; file and row errors surface while iterating.
+   */
+  stream?(file: string, options: LoadOptions): TraceStream;
 }
 
 /** A bad input file: message names the file, the 1-based line and the field. */

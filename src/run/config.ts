@@ -92,6 +92,12 @@ export interface ProfileConfig {
   simulatorOptions?: Record<string, unknown>;
   /** `--skip-bad-lines`: count and skip malformed trace lines instead of failing. */
   skipBadLines: boolean;
+  /**
+   * `--trace-streaming` (default on): a fixed-schedule replay of a streamable trace (Bailian,
+   * Mooncake) reads the file while it replays instead of loading it whole first. Off: the whole
+   * file is read and validated before the first request (AIPerf's behaviour).
+   */
+  traceStreaming: boolean;
   /** `--timing-precision`. */
   timingPrecision: TimingPrecision;
   /** `--workers`: client worker threads (each with its own connection pool); ≤ 1 = single-process. */
@@ -122,6 +128,7 @@ export const PROFILE_DEFAULTS = {
   artifactDir: 'artifacts/run',
   simulator: false,
   skipBadLines: false,
+  traceStreaming: true,
   timingPrecision: 'timer',
   gracePeriodSeconds: 30,
   ui: 'none',

@@ -27,6 +27,11 @@ export interface RunOutcome {
   achievedRatePerS: number | null;
   /** Times the rate schedule fell more than the catch-up bound behind and re-anchored. */
   scheduleReanchors: number;
+  /**
+   * A bad trace row met while streaming the trace after requests had been sent: issuing stopped
+   * there, the summary covers what was measured, and the CLI exits non-zero with this error.
+   */
+  inputError: Error | null;
 }
 
 /** Inputs of {@link finishRun}. */
@@ -84,7 +89,14 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     recordCount: profiling?.records.length ?? 0,
     achievedRatePerS: pacingOf(input.strategy)?.achievedRatePerS ?? null,
     scheduleReanchors: pacingOf(input.strategy)?.reanchors ?? 0,
+    inputError: feedErrorOf(input),
   };
+}
+
+function feedErrorOf(input: FinishInput): Error | null {
+  const err = input.profiling?.replay?.feedError;
+  if (err === undefined || err === null) return null;
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function pacingOf(strategy: LoadStrategy): { reanchors: number; achievedRatePerS: number } | undefined {
@@ -102,6 +114,11 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   const health = input.profiling?.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
   if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
+  const inputError = feedErrorOf(input);
+  if (inputError !== null)
+    lines.push(
+      `Stopped by a bad trace row: ${inputError.message}; the summary covers the requests sent before it`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -110,6 +127,7 @@ function runWarnings(input: FinishInput): string[] {
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0)
     out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);
+  out.push(...replayWarnings(input));
   const pacing = pacingOf(input.strategy);
   const target = input.config.requestRate;
   if (pacing !== undefined && target !== undefined && pacing.achievedRatePerS > 0) {
@@ -129,6 +147,19 @@ function runWarnings(input: FinishInput): string[] {
   return out;
 }
 
+function replayWarnings(input: FinishInput): string[] {
+  const replay = input.profiling?.replay;
+  if (replay === undefined) return [];
+  const out: string[] = [];
+  if (replay.outOfOrderSessions > 0)
+    out.push(
+      `trace not in timestamp order: ${replay.outOfOrderSessions} sessions were read after a later session had started and were sent late; sort the file by timestamp or pass --no-trace-streaming`,
+    );
+  const err = feedErrorOf(input);
+  if (err !== null) out.push(`trace reading stopped early: ${err.message}`);
+  return out;
+}
+
 function extraSections(input: FinishInput, warmupSummary: Summary | null): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   if (warmupSummary !== null) extra.warmup_metrics = warmupSummary.metrics;
@@ -142,6 +173,16 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
   }
   const pacing = pacingOf(input.strategy);
   if (input.profiling?.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
+  const replay = input.profiling?.replay;
+  if (replay !== undefined) {
+    extra.replay = {
+      rows_read: replay.rowsRead,
+      sessions: replay.sessions,
+      zero_trace_ms: replay.zeroMs,
+      out_of_order_sessions: replay.outOfOrderSessions,
+      input_error: feedErrorOf(input)?.message ?? null,
+    };
+  }
   if (pacing !== undefined) {
     extra.pacing = { achieved_request_rate: pacing.achievedRatePerS, schedule_reanchors: pacing.reanchors };
   }

@@ -12,8 +12,9 @@ import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from 
 import { processRecord } from '../record/process.js';
 import type { ProcessedRecord, RawRecord } from '../record/types.js';
 import { monotonicNowNs, TimeBase } from '../timing/clock.js';
+import type { FixedScheduleResult } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
-import type { LoadStrategy } from '../timing/types.js';
+import type { LoadStrategy, StrategyResult } from '../timing/types.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
 import type { RunContext } from './profile.js';
 import { startProgress } from './progress.js';
@@ -34,6 +35,8 @@ export interface PhaseResult {
   cutoff: CutoffReport | null;
   /** Load-generator self-monitoring of the profiling phase. */
   clientHealth?: ClientHealth;
+  /** What a fixed-schedule replay read and how it ended (rows, sessions, out-of-order starts, feed error). */
+  replay?: FixedScheduleResult;
 }
 
 /** What happened to requests in flight at the `--benchmark-duration` cut-off. */
@@ -65,7 +68,7 @@ export async function runPhase(
   const progress = startProgress(
     config.ui,
     env.log,
-    limits.stop.requestCount ?? (limits.onePass ? ctx.dataset.turnCount : null),
+    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
   );
   const tracker = new InFlightTracker();
   const onRecord = async (raw: RawRecord): Promise<void> => {
@@ -98,6 +101,7 @@ export async function runPhase(
   const startTime = new Date();
   const disarm = armCancellation(ctx, limits, cancel, tracker);
   let issued = 0;
+  let replay: FixedScheduleResult | undefined;
   let clientHealth: ClientHealth | undefined;
   const monitor = profiling ? startClientMonitor(client) : null;
   try {
@@ -108,6 +112,7 @@ export async function runPhase(
       signal: env.stopSignal,
     });
     issued = result.issued;
+    if (isReplayResult(result)) replay = result;
   } finally {
     disarm();
     clientHealth = monitor?.stop(records);
@@ -125,7 +130,12 @@ export async function runPhase(
     issued,
     cutoff: tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
+    ...(replay === undefined ? {} : { replay }),
   };
+}
+
+function isReplayResult(result: StrategyResult): result is FixedScheduleResult {
+  return 'rowsRead' in result;
 }
 
 /** Counts requests in flight, and what became of those in flight at the duration cut-off. */

@@ -9,12 +9,12 @@ import { mkdir } from 'node:fs/promises';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { SyntheticDatasetOptions } from '../dataset/synthetic-options.js';
-import type { Dataset } from '../dataset/types.js';
+import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
-import { spawnSimulator } from '../simulator/spawn.js';
+import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import type { ProfileConfig } from './config.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
@@ -41,6 +41,8 @@ export interface RunContext {
   adapter: EndpointAdapter;
   /** Server base URL (origin + optional base path). */
   target: string;
+  /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
+  stream: TraceStream | null;
 }
 
 /**
@@ -49,28 +51,51 @@ export interface RunContext {
  *   bad input or an unreachable server, before anything is measured.
  */
 export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<RunOutcome> {
-  const tokenizer = loadTokenizer(config.tokenizer);
-  const dataset = applyContextOverride(await loadDataset(config), config);
-  env.log.info(describeDataset(dataset));
-  const synthesizer = PromptSynthesizer.create(tokenizer, config.randomSeed);
-  const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
-  await mkdir(config.artifactDir, { recursive: true });
-  const simulator = config.simulator
-    ? await spawnSimulator({
-        tokenizer: config.tokenizer,
-        models: config.models,
-        ...(config.simulatorOptions ?? {}),
-      })
-    : null;
-  const target = simulator?.url ?? config.url;
-  if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
+  // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
+  const starting = config.simulator ? startSimulator(config) : null;
+  let simulator: SpawnedSimulator | null = null;
   try {
+    const inputs = await prepareInputs(config, env);
+    await mkdir(config.artifactDir, { recursive: true });
+    simulator = await starting;
+    const target = simulator?.url ?? config.url;
+    if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
     await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
-    const ctx: RunContext = { config, env, dataset, tokenizer, synthesizer, adapter, target };
-    return await runPhases(ctx);
+    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
+    return await runPhases({ config, env, adapter, target, ...inputs });
   } finally {
+    simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
   }
+}
+
+function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
+  const starting = spawnSimulator({
+    tokenizer: config.tokenizer,
+    models: config.models,
+    ...(config.simulatorOptions ?? {}),
+  });
+  // Awaited later; until then a failed start must not count as an unhandled rejection.
+  starting.catch(() => undefined);
+  return starting;
+}
+
+/** Tokenizer, dataset (or trace stream) and prompt synthesizer of a run. */
+async function prepareInputs(
+  config: ProfileConfig,
+  env: RunEnv,
+): Promise<Pick<RunContext, 'tokenizer' | 'dataset' | 'stream' | 'synthesizer'>> {
+  const tokenizer = loadTokenizer(config.tokenizer);
+  const stream = openTraceStream(config);
+  const dataset =
+    stream === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(stream);
+  env.log.info(
+    stream === null
+      ? describeDataset(dataset)
+      : `streaming ${stream.file}: rows are read as the schedule reaches them`,
+  );
+  const synthesizer = PromptSynthesizer.create(tokenizer, config.randomSeed);
+  return { tokenizer, dataset, stream, synthesizer };
 }
 
 async function runPhases(ctx: RunContext): Promise<RunOutcome> {
@@ -82,10 +107,59 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
     warmup = await runPhase(ctx, 'warmup', buildStrategy(config, dataset, warm, 'warmup'), warm);
   }
   const limits = profilingLimits(config, dataset);
-  const strategy = buildStrategy(config, dataset, limits, 'profiling');
+  const strategy = buildStrategy(config, dataset, limits, 'profiling', ctx.stream?.turns);
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
   const profiling = ctx.env.stopSignal.aborted ? null : await runPhase(ctx, 'profiling', strategy, limits);
+  const replay = profiling?.replay;
+  // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
+  if (replay !== undefined && replay.feedError !== null && replay.issued === 0) throw replay.feedError;
+  if (ctx.stream !== null && replay !== undefined) ctx.env.log.info(describeStream(ctx.stream, replay));
   return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer });
+}
+
+/**
+ * The trace stream of a run, or null when the dataset is loaded whole: streaming needs
+ * `--trace-streaming` (default), a fixed schedule, a loader that can stream, no `--concurrency` cap
+ * (a session slot is held until a session's last turn, which a stream cannot know) and no warmup
+ * (which samples conversations from a loaded dataset).
+ * @throws {DatasetError} for bad load options.
+ */
+export function openTraceStream(config: ProfileConfig): TraceStream | null {
+  if (!config.traceStreaming || !config.fixedSchedule || config.inputFile === undefined) return null;
+  if (config.concurrency !== undefined || warmupLimits(config) !== null) return null;
+  const loader = getDatasetLoader(config.customDatasetType ?? '');
+  if (loader.stream === undefined) return null;
+  const stream = loader.stream(config.inputFile, loadOptions(config));
+  const mode = config.contextModeOverride;
+  return mode === undefined ? stream : { ...stream, turns: withContextMode(stream.turns, mode) };
+}
+
+async function* withContextMode(
+  turns: AsyncIterable<StreamedTurn>,
+  mode: NonNullable<ProfileConfig['contextModeOverride']>,
+): AsyncGenerator<StreamedTurn> {
+  for await (const t of turns) yield { ...t, contextMode: mode };
+}
+
+function streamedDataset(stream: TraceStream): Dataset {
+  return {
+    conversations: [],
+    turnCount: 0,
+    blockSize: stream.blockSize,
+    skipped: stream.skipped,
+    file: stream.file,
+  };
+}
+
+function describeStream(stream: TraceStream, replay: NonNullable<PhaseResult['replay']>): string {
+  const { skipped } = stream;
+  const parts = [`read ${replay.rowsRead} requests in ${replay.sessions} sessions from ${stream.file}`];
+  const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
+  if (filtered > 0) parts.push(`${filtered} rows outside the offset window`);
+  if (skipped.unreadAfterLine !== undefined)
+    parts.push(`reading stopped at line ${skipped.unreadAfterLine}, the first row after the end offset`);
+  if (skipped.badLines > 0) parts.push(`${skipped.badLines} bad lines skipped`);
+  return parts.join('; ');
 }
 
 async function loadDataset(config: ProfileConfig): Promise<Dataset> {
@@ -96,7 +170,11 @@ async function loadDataset(config: ProfileConfig): Promise<Dataset> {
     } as SyntheticDatasetOptions);
   }
   const loader = getDatasetLoader(config.customDatasetType ?? '');
-  return loader.load(config.inputFile, {
+  return loader.load(config.inputFile, loadOptions(config));
+}
+
+function loadOptions(config: ProfileConfig): LoadOptions {
+  return {
     ...(config.fixedScheduleStartOffsetMs === undefined
       ? {}
       : { startOffsetMs: config.fixedScheduleStartOffsetMs }),
@@ -106,7 +184,7 @@ async function loadDataset(config: ProfileConfig): Promise<Dataset> {
     speedupRatio: config.synthesisSpeedupRatio,
     ...(config.islBlockSize === undefined ? {} : { blockSize: config.islBlockSize }),
     skipBadLines: config.skipBadLines,
-  });
+  };
 }
 
 function applyContextOverride(dataset: Dataset, config: ProfileConfig): Dataset {

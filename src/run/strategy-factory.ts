@@ -5,7 +5,7 @@
  * otherwise (default 1, as AIPerf).
  */
 import { createConversationSampler, defaultSamplingStrategy } from '../dataset/sampling.js';
-import type { Dataset } from '../dataset/types.js';
+import type { Dataset, StreamedTurn } from '../dataset/types.js';
 import { createIntervals } from '../timing/arrivals.js';
 import { createConcurrency } from '../timing/concurrency.js';
 import { createFixedSchedule, earliestFirstTurnMs } from '../timing/fixed-schedule.js';
@@ -85,22 +85,29 @@ export function warmupLimits(config: ProfileConfig): PhaseLimits | null {
 /**
  * Builds the strategy for one phase. Warmup never replays the trace schedule (AIPerf): it uses
  * the rate or concurrency settings.
- * @throws {ScheduleError} for a fixed schedule whose first turns lack timestamps.
+ * @param feed the trace rows of a streaming replay (fixed schedule only); absent when the dataset
+ *   was loaded whole.
+ * @throws {ScheduleError} for a loaded dataset replayed on a fixed schedule whose first turns lack
+ *   timestamps (a streamed one reports it when the row is read).
  */
 export function buildStrategy(
   config: ProfileConfig,
   dataset: Dataset,
   limits: PhaseLimits,
   phase: 'warmup' | 'profiling',
+  feed?: AsyncIterable<StreamedTurn>,
 ): LoadStrategy {
   const name = strategyName(config);
   if (name === 'fixed_schedule' && phase === 'profiling') {
-    const zeroMs = config.fixedScheduleAutoOffset
-      ? earliestFirstTurnMs(dataset.conversations)
-      : (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio;
+    const zeroMs = !config.fixedScheduleAutoOffset
+      ? (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio
+      : feed === undefined
+        ? earliestFirstTurnMs(dataset.conversations)
+        : 'auto';
     return STRATEGIES.fixed_schedule({
       zeroMs,
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
+      ...(feed === undefined ? {} : { feed }),
     });
   }
   const sampling = config.datasetSamplingStrategy ?? defaultSamplingStrategy(config.customDatasetType);

@@ -14,6 +14,17 @@ export interface Clock {
    * Resolves immediately when the target is already past.
    */
   sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Lets pending I/O callbacks run without time passing for the caller's schedule (a virtual clock
+   * must not advance during it). Default when absent: one `setImmediate` turn.
+   */
+  yieldNow?(): Promise<void>;
+}
+
+/** Yields one event-loop turn through `clock.yieldNow`, or `setImmediate` when the clock has none. */
+export function yieldEventLoop(clock: Clock): Promise<void> {
+  if (clock.yieldNow !== undefined) return clock.yieldNow();
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Current monotonic time in ns (`performance.now()` × 1e6). */

@@ -1,142 +1,414 @@
 /**
  * Fixed-schedule replay (AIPerf `--fixed-schedule`, aiperf-semantics §1.6), on one absolute
  * timeline: time zero is `startNs`; a turn with trace timestamp `ts` (ms) is due at
- * `startNs + (ts − zeroMs)·1e6`. First turns are released in timestamp order by a single timer
- * chain; a later turn of a conversation is due at `max(previous turn's completion, its own target)`
- * (or previous completion + `delayMs`, or at once), so a session never has two requests in flight.
- * Late requests go out at once and are never dropped; their lateness is recorded as schedule lag.
+ * `startNs + (ts − zeroMs)·1e6`. Sessions start in first-turn timestamp order; a later turn of a
+ * session is due at `max(previous turn's completion, its own target)` (or previous completion +
+ * `delayMs`, or at once), so a session never has two requests in flight. Late requests go out at
+ * once and are never dropped; their lateness is recorded as schedule lag.
+ *
+ * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
+ * `readAheadNs` ahead of the schedule, so a million-row file starts sending at once and memory holds
+ * only the rows near "now" plus one small entry per session seen. Without a feed the conversations
+ * loaded whole are replayed the same way.
  */
-import type { Conversation, Turn } from '../dataset/types.js';
-import { PrepareAhead } from './prepare-ahead.js';
+import type { Conversation, StreamedTurn, Turn } from '../dataset/types.js';
+import { type Clock, yieldEventLoop } from './clock.js';
+import { feedFromConversations, ScheduleError } from './schedule-feed.js';
 import { Semaphore } from './semaphore.js';
+import { StartQueue } from './start-queue.js';
 import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
+
+export { earliestFirstTurnMs, ScheduleError } from './schedule-feed.js';
 
 /** Options of the fixed schedule. */
 export interface FixedScheduleOptions {
   /**
-   * Trace ms mapped to the start of the run. With auto-offset it is the earliest first-turn
-   * timestamp; otherwise the start offset (0 if none). Same unit as `Turn.timestampMs`.
+   * Trace ms mapped to the start of the run, same unit as `Turn.timestampMs`; `'auto'` = the
+   * earliest first-turn timestamp among the rows read before the start (AIPerf auto-offset).
    */
-  zeroMs: number;
-  /** Optional session-slot ceiling (AIPerf `--concurrency` with a fixed schedule). */
+  zeroMs: number | 'auto';
+  /**
+   * Optional session-slot ceiling (AIPerf `--concurrency` with a fixed schedule). A slot is held
+   * until a session's last turn completes, so it needs a feed that marks `lastOfSession`.
+   */
   concurrency?: number;
   /** How far ahead of their send time first turns are built, ns (default 1 s). */
   lookaheadNs?: number;
+  /** How far ahead of the schedule the feed is read, ns (default 2 s; at least `lookaheadNs`). */
+  readAheadNs?: number;
+  /** The rows to replay; default: `StrategyInput.conversations`, loaded whole. Iterated once. */
+  feed?: AsyncIterable<StreamedTurn>;
 }
 
 /** Default prepare-ahead window: 1 s. */
 export const DEFAULT_LOOKAHEAD_NS = 1e9;
 
-/** Error for a dataset that cannot be replayed on a fixed schedule. */
-export class ScheduleError extends Error {
-  override readonly name = 'ScheduleError';
+/** Default read-ahead window: 2 s. */
+export const DEFAULT_READ_AHEAD_NS = 2e9;
+
+/** Fixed-schedule outcome beyond {@link StrategyResult}. */
+export interface FixedScheduleResult extends StrategyResult {
+  /** Trace ms used as time zero. */
+  zeroMs: number;
+  /** Rows replayed (turns read from the feed inside the window). */
+  rowsRead: number;
+  /** Sessions seen. */
+  sessions: number;
+  /**
+   * Sessions whose first row was read after a later-timestamped session had already started (a
+   * trace not in timestamp order): they were sent as soon as read, late.
+   */
+  outOfOrderSessions: number;
+  /** The error that ended reading the feed early (a bad row), or null. Issuing stopped there. */
+  feedError: unknown;
 }
 
-/**
- * Earliest first-turn timestamp, the auto-offset zero.
- * @throws {ScheduleError} when a conversation's first turn has no timestamp.
- */
-export function earliestFirstTurnMs(conversations: readonly Conversation[]): number {
-  let min = Number.POSITIVE_INFINITY;
-  for (const c of conversations) min = Math.min(min, firstTimestamp(c));
-  return Number.isFinite(min) ? min : 0;
-}
-
-function firstTimestamp(c: Conversation): number {
-  const ts = c.turns[0]?.timestampMs;
-  if (ts === undefined) {
-    const src = c.turns[0]?.source;
-    throw new ScheduleError(
-      `--fixed-schedule: conversation ${c.id} has no timestamp on its first turn${src ? ` (${src.file}:${src.line})` : ''}`,
-    );
-  }
-  return ts;
+/** The fixed-schedule strategy, whose result says what the replay read. */
+export interface FixedScheduleStrategy extends LoadStrategy {
+  run(input: StrategyInput): Promise<FixedScheduleResult>;
 }
 
 /** Creates the fixed-schedule strategy. */
-export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy {
+export function createFixedSchedule(options: FixedScheduleOptions): FixedScheduleStrategy {
   return {
     name: 'fixed_schedule',
     describe: () =>
-      `fixed schedule (zero at trace ${options.zeroMs} ms${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`})`,
-    run: (input) => runFixedSchedule(options, input),
+      `fixed schedule (zero at trace ${options.zeroMs === 'auto' ? 'first timestamp' : `${options.zeroMs} ms`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.feed === undefined ? '' : ', trace streamed'})`,
+    run: (input) => new Replay(options, input).run(),
   };
 }
 
-async function runFixedSchedule(
-  options: FixedScheduleOptions,
-  input: StrategyInput,
-): Promise<StrategyResult> {
-  const { clock, signal } = input;
-  const order = input.conversations
-    .map((c, i) => ({ c, i, ts: firstTimestamp(c) }))
-    .sort((a, b) => a.ts - b.ts || a.i - b.i);
-  const startNs = clock.nowNs();
-  const targetNs = (ts: number): number => startNs + (ts - options.zeroMs) * 1e6;
-  const slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
-  const running: Promise<void>[] = [];
-  let issued = 0;
-  const send = async (prepared: PreparedSend): Promise<void> => {
-    issued++;
-    await prepared.send();
-  };
-  const ahead = new PrepareAhead(
-    order.length,
-    (k) => targetNs((order[k] as (typeof order)[number]).ts),
-    (k) => {
-      const e = order[k] as (typeof order)[number];
-      const first = e.c.turns[0] as Turn;
-      return input.dispatch.prepare({
-        conversation: e.c,
-        turn: first,
-        sessionNum: k,
-        scheduledNs: targetNs(e.ts),
-      });
-    },
-    clock,
-    options.lookaheadNs ?? DEFAULT_LOOKAHEAD_NS,
-  );
-  for (let sessionNum = 0; sessionNum < order.length; sessionNum++) {
-    const entry = order[sessionNum] as (typeof order)[number];
-    const prepared = await ahead.take(sessionNum);
-    await clock.sleepUntil(targetNs(entry.ts), signal);
-    if (slots !== null) await slots.acquire();
-    if (signal.aborted) {
-      slots?.release();
-      break;
+/** A turn slot of a session that was sent and no longer needed (keeps `turns.length` right). */
+const RELEASED_TURN: Turn = Object.freeze({
+  index: -1,
+  prompt: Object.freeze({ kind: 'text', text: '' }),
+  source: Object.freeze({ file: '', line: 0 }),
+}) as Turn;
+
+interface Session {
+  conversation: Conversation;
+  sessionNum: number;
+  /** Index in `conversation.turns` of the next turn to send. */
+  next: number;
+  /** Sort keys of the turns from `next` on (parallel to `conversation.turns`). */
+  orders: number[];
+  /** A turn is scheduled or in flight. */
+  busy: boolean;
+  /** The first turn has been dispatched. */
+  started: boolean;
+  /** The feed said no more turns will join. */
+  ended: boolean;
+  /** Monotonic ns the previous turn completed. */
+  lastEndNs: number;
+  /** First turn built ahead of its send time. */
+  prepared: PreparedSend | null;
+}
+
+class Replay {
+  private readonly clock: Clock;
+  private readonly signal: AbortSignal;
+  /** Aborted to wake the dispatcher when a start is queued before the one it is waiting for. */
+  private headMoved: AbortController | null = null;
+  private readonly lookaheadNs: number;
+  private readonly readAheadNs: number;
+  private readonly sessions = new Map<string, Session>();
+  private readonly starts = new StartQueue<Session>();
+  private readonly slots: Semaphore | null;
+  private zeroMs = 0;
+  private startNs = 0;
+  private primed = false;
+  private feedDone = false;
+  private feedError: unknown = null;
+  private wake: (() => void) | null = null;
+  private rowsRead = 0;
+  private issued = 0;
+  private lastStartTsMs = Number.NEGATIVE_INFINITY;
+  private outOfOrder = 0;
+  private active = 0;
+  private idle: (() => void) | null = null;
+  /** Smoothed time to build one request, ns. */
+  private prepNs = 1e6;
+
+  constructor(
+    private readonly options: FixedScheduleOptions,
+    private readonly input: StrategyInput,
+  ) {
+    this.clock = input.clock;
+    this.signal = input.signal;
+    this.lookaheadNs = options.lookaheadNs ?? DEFAULT_LOOKAHEAD_NS;
+    this.readAheadNs = Math.max(options.readAheadNs ?? DEFAULT_READ_AHEAD_NS, this.lookaheadNs);
+    this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+  }
+
+  async run(): Promise<FixedScheduleResult> {
+    const feed = this.options.feed ?? feedFromConversations(this.input.conversations);
+    const reading = this.read(feed);
+    await this.untilPrimed();
+    await this.dispatchStarts();
+    await reading;
+    await this.untilIdle();
+    return {
+      startNs: this.startNs,
+      issued: this.issued,
+      stopped: this.signal.aborted,
+      zeroMs: this.zeroMs,
+      rowsRead: this.rowsRead,
+      sessions: this.sessions.size,
+      outOfOrderSessions: this.outOfOrder,
+      feedError: this.feedError,
+    };
+  }
+
+  private targetNs(tsMs: number): number {
+    return this.startNs + (tsMs - this.zeroMs) * 1e6;
+  }
+
+  // ---- reading --------------------------------------------------------------------------------
+
+  private async read(feed: AsyncIterable<StreamedTurn>): Promise<void> {
+    let firstTsMs: number | undefined;
+    try {
+      for await (const row of feed) {
+        if (this.signal.aborted) break;
+        const startedSession = this.accept(row);
+        if (startedSession === undefined) continue;
+        firstTsMs ??= startedSession;
+        if (!this.primed) {
+          if (startedSession - firstTsMs < this.readAheadNs / 1e6) continue;
+          this.prime();
+        }
+        const aheadNs = this.targetNs(startedSession) - this.readAheadNs;
+        if (aheadNs > this.clock.nowNs()) await this.clock.sleepUntil(aheadNs, this.signal);
+      }
+    } catch (err) {
+      this.feedError = err;
+    } finally {
+      this.feedDone = true;
+      this.prime();
+      this.notify();
     }
-    const session = runSession(entry.c, sessionNum, prepared, targetNs, input, send).finally(() =>
-      slots?.release(),
-    );
-    running.push(session);
   }
-  await Promise.all(running);
-  return { startNs, issued, stopped: signal.aborted };
+
+  /** Takes one row; returns the first-turn timestamp when it started a new session. */
+  private accept(row: StreamedTurn): number | undefined {
+    this.rowsRead++;
+    const known = this.sessions.get(row.sessionId);
+    if (known !== undefined) {
+      this.append(known, row);
+      if (known.started && !known.busy) this.sendNext(known);
+      return undefined;
+    }
+    const tsMs = row.turn.timestampMs;
+    if (tsMs === undefined) throw missingTimestamp(row);
+    const session: Session = {
+      conversation: { id: row.sessionId, turns: [], contextMode: row.contextMode },
+      sessionNum: this.sessions.size,
+      next: 0,
+      orders: [],
+      busy: false,
+      started: false,
+      ended: false,
+      lastEndNs: 0,
+      prepared: null,
+    };
+    this.sessions.set(row.sessionId, session);
+    this.append(session, row);
+    if (this.primed && tsMs < this.lastStartTsMs) this.outOfOrder++;
+    const head = this.starts.peek();
+    this.starts.push({ tsMs, seq: session.sessionNum, session });
+    if (head !== undefined && this.starts.peek() !== head) this.headMoved?.abort();
+    this.notify();
+    return tsMs;
+  }
+
+  /** Adds a turn among the unsent ones by its sort key (ties after equal keys) and re-indexes them. */
+  private append(session: Session, row: StreamedTurn): void {
+    const turns = session.conversation.turns;
+    // The first row of a session stays first: its start is already queued by its timestamp.
+    const floor = Math.max(session.next, Math.min(1, turns.length));
+    let at = turns.length;
+    while (at > floor && (session.orders[at - 1] as number) > row.order) at--;
+    turns.splice(at, 0, row.turn);
+    session.orders.splice(at, 0, row.order);
+    for (let k = at; k < turns.length; k++) (turns[k] as Turn).index = k;
+    if (row.lastOfSession) session.ended = true;
+  }
+
+  /** Fixes time zero (the earliest start read so far, with auto-offset) and lets sending begin. */
+  private prime(): void {
+    if (this.primed) return;
+    this.primed = true;
+    this.zeroMs = this.options.zeroMs === 'auto' ? (this.starts.peek()?.tsMs ?? 0) : this.options.zeroMs;
+    this.startNs = this.clock.nowNs();
+    this.notify();
+  }
+
+  /** True once issuing must stop: the run was stopped or the feed failed. */
+  private halted(): boolean {
+    return this.signal.aborted || this.feedError !== null;
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private waitForFeed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  private async untilPrimed(): Promise<void> {
+    while (!this.primed) await this.waitForFeed();
+  }
+
+  // ---- session starts -------------------------------------------------------------------------
+
+  private async dispatchStarts(): Promise<void> {
+    for (;;) {
+      if (this.halted()) return;
+      const head = this.starts.peek();
+      if (head === undefined) {
+        if (this.feedDone) return;
+        await this.waitForFeed();
+        continue;
+      }
+      const dueNs = this.targetNs(head.tsMs);
+      await this.prepareAhead(dueNs);
+      if (!(await this.sleepUntilDue(dueNs))) continue;
+      if (this.slots !== null) await this.slots.acquire();
+      if (this.halted()) {
+        this.slots?.release();
+        return;
+      }
+      const entry = this.starts.shift();
+      if (entry === undefined) continue;
+      this.lastStartTsMs = Math.max(this.lastStartTsMs, entry.tsMs);
+      entry.session.started = true;
+      this.sendNext(entry.session);
+    }
+  }
+
+  /**
+   * Waits for `dueNs`; returns false when woken early because an earlier start was queued (the
+   * caller then looks at the new head).
+   */
+  private async sleepUntilDue(dueNs: number): Promise<boolean> {
+    if (dueNs <= this.clock.nowNs()) return true;
+    const moved = new AbortController();
+    this.headMoved = moved;
+    await this.clock.sleepUntil(dueNs, AbortSignal.any([this.signal, moved.signal]));
+    this.headMoved = null;
+    return !moved.signal.aborted || this.signal.aborted;
+  }
+
+  /**
+   * Builds first turns due within the look-ahead window while the next send is more than twice
+   * the observed build time away, yielding between builds so streams keep being read on time.
+   */
+  private async prepareAhead(nextDueNs: number): Promise<void> {
+    for (;;) {
+      const entry = this.starts.peekToPrepare();
+      if (entry === undefined) return;
+      const now = this.clock.nowNs();
+      if (this.targetNs(entry.tsMs) > now + this.lookaheadNs) return;
+      if (now + 2 * this.prepNs > nextDueNs) return;
+      this.starts.nextToPrepare();
+      const session = entry.session;
+      session.prepared = this.build(
+        session,
+        session.conversation.turns[0] as Turn,
+        this.targetNs(entry.tsMs),
+      );
+      await yieldEventLoop(this.clock);
+    }
+  }
+
+  private build(session: Session, turn: Turn, scheduledNs: number): PreparedSend {
+    const t0 = this.clock.nowNs();
+    const prepared = this.input.dispatch.prepare({
+      conversation: session.conversation,
+      turn,
+      sessionNum: session.sessionNum,
+      scheduledNs,
+    });
+    this.prepNs = 0.8 * this.prepNs + 0.2 * (this.clock.nowNs() - t0);
+    return prepared;
+  }
+
+  // ---- turns of a session ---------------------------------------------------------------------
+
+  /** Sends the session's next turn if it has one; ends the session if it is known to be over. */
+  private sendNext(session: Session): void {
+    const turns = session.conversation.turns;
+    if (session.next >= turns.length) {
+      if (session.ended) this.slots?.release();
+      return;
+    }
+    session.busy = true;
+    this.active++;
+    void this.runTurn(session).finally(() => {
+      this.active--;
+      if (this.active === 0) this.idle?.();
+    });
+  }
+
+  private async runTurn(session: Session): Promise<void> {
+    const k = session.next;
+    const turn = session.conversation.turns[k] as Turn;
+    let prepared = k === 0 ? session.prepared : null;
+    session.prepared = null;
+    const scheduledNs =
+      k === 0
+        ? this.targetNs(turn.timestampMs as number)
+        : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
+    prepared ??= this.build(session, turn, scheduledNs);
+    if (k > 0) await this.clock.sleepUntil(scheduledNs, this.signal);
+    if (this.halted()) return this.stopSession(session);
+    session.next = k + 1;
+    session.orders[k] = Number.NEGATIVE_INFINITY;
+    this.issued++;
+    await prepared.send();
+    session.conversation.turns[k] = RELEASED_TURN;
+    session.lastEndNs = this.clock.nowNs();
+    session.busy = false;
+    if (this.halted()) return this.stopSession(session);
+    this.sendNext(session);
+  }
+
+  private stopSession(session: Session): void {
+    session.busy = false;
+    if (session.started) this.slots?.release();
+  }
+
+  private untilIdle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idle = resolve;
+    });
+  }
 }
 
-async function runSession(
-  conversation: Conversation,
-  sessionNum: number,
-  firstPrepared: PreparedSend,
+/**
+ * Target of a later turn: its own timestamp (never before now), else previous completion + delay
+ * (never before now), else now.
+ */
+function laterTurnTarget(
+  turn: Turn,
+  lastEndNs: number,
+  nowNs: number,
   targetNs: (ts: number) => number,
-  input: StrategyInput,
-  send: (prepared: PreparedSend) => Promise<void>,
-): Promise<void> {
-  const { clock, signal } = input;
-  await send(firstPrepared);
-  for (const turn of conversation.turns.slice(1)) {
-    if (signal.aborted) return;
-    const scheduledNs = laterTurnTarget(turn, clock.nowNs(), targetNs);
-    const prepared = input.dispatch.prepare({ conversation, turn, sessionNum, scheduledNs });
-    await clock.sleepUntil(scheduledNs, signal);
-    if (signal.aborted) return;
-    await send(prepared);
-  }
+): number {
+  if (turn.timestampMs !== undefined) return Math.max(targetNs(turn.timestampMs), nowNs);
+  if (turn.delayMs !== undefined) return Math.max(lastEndNs + turn.delayMs * 1e6, nowNs);
+  return nowNs;
 }
 
-/** Target of a later turn: its own timestamp, else previous completion + delay, else now. */
-function laterTurnTarget(turn: Turn, nowNs: number, targetNs: (ts: number) => number): number {
-  if (turn.timestampMs !== undefined) return Math.max(targetNs(turn.timestampMs), nowNs);
-  if (turn.delayMs !== undefined) return nowNs + turn.delayMs * 1e6;
-  return nowNs;
+function missingTimestamp(row: StreamedTurn): ScheduleError {
+  const { file, line } = row.turn.source;
+  return new ScheduleError(
+    `--fixed-schedule: session ${row.sessionId} has no timestamp on its first turn (${file}:${line})`,
+  );
 }

@@ -8,6 +8,8 @@ import { TimerHeap } from './min-heap.js';
 /** Virtual time in ns starting at `startNs`. */
 export class VirtualClock implements Clock {
   private readonly heap = new TimerHeap();
+  /** Callers inside {@link yieldNow}: time must not advance under them. */
+  private yielding = 0;
 
   constructor(private now = 0) {}
 
@@ -21,6 +23,17 @@ export class VirtualClock implements Clock {
       this.heap.push(targetNs, resolve);
       signal?.addEventListener('abort', () => resolve(), { once: true });
     });
+  }
+
+  /** One `setImmediate` turn during which {@link runUntilIdle} does not advance time. */
+  yieldNow(): Promise<void> {
+    this.yielding++;
+    return new Promise((resolve) =>
+      setImmediate(() => {
+        this.yielding--;
+        resolve();
+      }),
+    );
   }
 
   /** Sets the time to `targetNs` (never backwards) and releases every waiter due by then. */
@@ -47,6 +60,7 @@ export class VirtualClock implements Clock {
     );
     for (let guard = 0; guard < 10_000_000; guard++) {
       await settle();
+      if (this.yielding > 0) continue;
       const next = this.heap.peek();
       if (next === undefined) {
         if (done === undefined || finished) return;

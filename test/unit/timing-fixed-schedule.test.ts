@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Conversation, Turn } from '../../src/dataset/types.js';
-import { createFixedSchedule, earliestFirstTurnMs, ScheduleError } from '../../src/timing/fixed-schedule.js';
-import type { DispatchItem } from '../../src/timing/types.js';
-import { VirtualClock } from '../../src/timing/virtual-clock.js';
-
-const MS = 1e6;
+import { earliestFirstTurnMs, ScheduleError } from '../../src/timing/fixed-schedule.js';
+import { type Sent, virtualReplay } from '../helpers/virtual-replay.js';
 
 function turn(index: number, timestampMs?: number, delayMs?: number): Turn {
   return {
@@ -21,44 +18,20 @@ function conv(id: string, turns: Turn[]): Conversation {
   return { id, turns, contextMode: 'message_array_with_responses' };
 }
 
-interface Sent {
-  id: string;
-  turn: number;
-  scheduledMs: number;
-  sentMs: number;
-  doneMs: number;
-}
-
-/** Replays on a virtual clock; each request takes `durationMs(id, turn)` of virtual time. */
+/** Replays whole conversations on a virtual clock; each request takes `durationMs(id, turn)`. */
 async function replay(
   conversations: Conversation[],
   zeroMs: number,
   durationMs: (id: string, turn: number) => number,
   concurrency?: number,
 ): Promise<Sent[]> {
-  const clock = new VirtualClock(1000 * MS);
-  const sent: Sent[] = [];
-  const strategy = createFixedSchedule({ zeroMs, ...(concurrency === undefined ? {} : { concurrency }) });
-  const start = clock.nowNs();
-  const dispatch = {
-    prepare: (item: DispatchItem) => ({
-      send: async (): Promise<void> => {
-        const sentNs = clock.nowNs();
-        await clock.sleepUntil(sentNs + durationMs(item.conversation.id, item.turn.index) * MS);
-        sent.push({
-          id: item.conversation.id,
-          turn: item.turn.index,
-          scheduledMs: ((item.scheduledNs ?? Number.NaN) - start) / MS,
-          sentMs: (sentNs - start) / MS,
-          doneMs: (clock.nowNs() - start) / MS,
-        });
-      },
-    }),
-  };
-  const done = strategy.run({ conversations, clock, dispatch, signal: new AbortController().signal });
-  await clock.runUntilIdle(done);
-  await done;
-  return sent.sort((a, b) => a.sentMs - b.sentMs || a.id.localeCompare(b.id));
+  const { sent } = await virtualReplay({
+    conversations,
+    zeroMs,
+    durationMs,
+    ...(concurrency === undefined ? {} : { concurrency }),
+  });
+  return sent;
 }
 
 test('first turns go out at start + (ts - zero), in timestamp order, ties together', async () => {
