@@ -45,6 +45,22 @@ export function readJson(path: string): unknown {
   return JSON.parse(text);
 }
 
+/** @throws {TokenizerLoadError} when the library rejects the tokenizer.json. */
+function buildLibraryTokenizer(
+  json: Record<string, unknown>,
+  config: Record<string, unknown>,
+  spec: string,
+  path: string,
+): Tokenizer {
+  try {
+    return new Tokenizer(json, config);
+  } catch (err) {
+    throw new TokenizerLoadError(
+      `--tokenizer ${spec}: ${path} is not a usable tokenizer.json (${(err as Error).message})`,
+    );
+  }
+}
+
 /** Resolves a tokenizer spec to its tokenizer.json (+ optional config) path. @throws {TokenizerLoadError} */
 export function resolveFiles(spec: string): {
   tokenizerJson: string;
@@ -111,29 +127,28 @@ export function loadTokenizer(
       `--tokenizer ${spec}: cannot read ${files.tokenizerJson}: ${(err as Error).message}`,
     );
   }
-  let tok: Tokenizer;
-  try {
-    tok = new Tokenizer(json, config);
-  } catch (err) {
-    throw new TokenizerLoadError(
-      `--tokenizer ${spec}: ${files.tokenizerJson} is not a usable tokenizer.json (${(err as Error).message})`,
-    );
-  }
-  let vocabMap: Map<string, number> | undefined;
   const fast =
     options.engine !== 'library' && isFastPathEligible(json as TokenizerJson, config)
       ? buildFastEncoder(json as TokenizerJson)
       : null;
+  // The library tokenizer (~1 s to build for Qwen3) is only needed without the fast path, or to decode.
+  let library: Tokenizer | undefined;
+  const tok = (): Tokenizer => {
+    library ??= buildLibraryTokenizer(json, config, spec, files.tokenizerJson);
+    return library;
+  };
+  if (fast === null) tok();
+  let vocabMap: Map<string, number> | undefined;
   const encode =
     fast === null
-      ? (text: string): number[] => tok.encode(text, { add_special_tokens: false }).ids
+      ? (text: string): number[] => tok().encode(text, { add_special_tokens: false }).ids
       : (text: string): number[] => fast.encode(text);
   return {
     name: files.name,
     engine: fast === null ? 'library' : 'fast',
     encode,
     count: (text) => encode(text).length,
-    decode: (ids) => tok.decode(ids as number[], { skip_special_tokens: false }),
+    decode: (ids) => tok().decode(ids as number[], { skip_special_tokens: false }),
     vocab: () => {
       if (vocabMap === undefined) {
         const model = json.model as { vocab?: Record<string, number> | Array<[string, number]> } | undefined;
