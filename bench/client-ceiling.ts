@@ -10,6 +10,8 @@
  * with C connections and does not parse them.
  *
  *   npm run bench:client -- --connections 64 --seconds 5 --workers 1,2 --events 22 --writes 1
+ *
+ * `--autocannon no` skips autocannon (e.g. to profile tokenload alone with `node --cpu-prof`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
@@ -188,13 +190,18 @@ async function main(): Promise<void> {
   const workerCounts = arg('workers', '1,2').split(',').map(Number);
   const events = Math.max(3, Number(arg('events', '22')));
   const writes = Math.max(1, Number(arg('writes', '1')));
+  const withCannon = arg('autocannon', 'yes') !== 'no';
   const server = await startServer(events, writes);
   const pid = server.child.pid ?? 0;
   const rows = [];
   try {
-    await cannon(server.url, pid, connections, 1, events);
+    if (withCannon) await cannon(server.url, pid, connections, 1, events);
     for (const workers of workerCounts) {
       const ours = await tokenload(server.url, pid, connections, seconds, workers);
+      if (!withCannon) {
+        rows.push(ours);
+        continue;
+      }
       const theirs = await cannon(server.url, pid, connections, seconds, events);
       rows.push({
         ...ours,

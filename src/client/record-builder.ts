@@ -15,7 +15,7 @@ import {
   TIMEOUT_CODE,
   transportFailure,
 } from './failures.js';
-import { SseDecoder, type SseEvent } from './sse-decoder.js';
+import { SseDecoder, type SseSink } from './sse-decoder.js';
 import type { SendRequest } from './types.js';
 
 /** Why a request stopped before its body ended. */
@@ -43,8 +43,17 @@ function errorEventDetails(data: string): { message: string; code: number | null
   return { message, code: httpLikeCode(inner?.code), type: asText(inner?.type) || null };
 }
 
+const DONE = '[DONE]';
+
+/** True when `bytes[start, end)` is exactly `[DONE]` (other spellings take the text path). */
+function isDone(bytes: Buffer, start: number, end: number): boolean {
+  if (end - start !== DONE.length) return false;
+  for (let i = 0; i < DONE.length; i++) if (bytes[start + i] !== DONE.charCodeAt(i)) return false;
+  return true;
+}
+
 /** Accumulates one request's observations; finalize with {@link RecordBuilder.end} or {@link RecordBuilder.stop}. */
-export class RecordBuilder {
+export class RecordBuilder implements SseSink {
   readonly raw: RawRecord;
   private mode: BodyMode = 'sse';
   private decoder: SseDecoder | null = null;
@@ -111,18 +120,14 @@ export class RecordBuilder {
       this.bodyParts.push(bytes);
       return;
     }
-    const events = this.decoder.push(bytes, atNs);
-    for (let i = 0; i < events.length; i++) this.onEvent(events[i] as SseEvent);
+    this.decoder.feed(bytes, atNs, this);
   }
 
   /** The body ended cleanly at `atNs`; returns the finished record. */
   end(atNs: number): RawRecord {
     if (this.mode === 'error-body') return this.finish(this.httpError(atNs), atNs);
     if (this.mode === 'json') this.onWholeBody(atNs);
-    else if (this.decoder !== null) {
-      const { events } = this.decoder.end(atNs);
-      for (const event of events) this.onEvent(event);
-    }
+    else if (this.decoder !== null) this.decoder.finish(atNs, this);
     this.raw.streamEndNs ??= atNs;
     if (this.clientError !== null) return this.finish(this.clientError, atNs);
     if (this.inBand !== null) return this.finish(this.inBand, atNs);
@@ -198,17 +203,36 @@ export class RecordBuilder {
     return true;
   }
 
-  private onEvent(event: SseEvent): void {
-    if (event.event === 'error') {
-      const { message, code, type } = errorEventDetails(event.data);
-      this.setInBand(message, code, type, event.atNs);
+  /** {@link SseSink}: an event whose data is one line of the current read (parsed in place when possible). */
+  onEventBytes(event: string, bytes: Buffer, start: number, end: number, atNs: number): void {
+    const adapter = this.request.adapter;
+    if (event !== 'error' && adapter.parseBytes !== undefined && start < end && !isDone(bytes, start, end)) {
+      let parsed: ParsedResponse | undefined;
+      try {
+        parsed = adapter.parseBytes(bytes, start, end);
+      } catch (err) {
+        this.adapterThrew(err, atNs);
+        return;
+      }
+      if (parsed !== undefined) {
+        this.apply(parsed, atNs);
+        return;
+      }
+    }
+    this.onEventText(event, bytes.toString('utf8', start, end), atNs);
+  }
+
+  /** {@link SseSink}: an event with decoded data. */
+  onEventText(event: string, data: string, atNs: number): void {
+    if (event === 'error') {
+      const { message, code, type } = errorEventDetails(data);
+      this.setInBand(message, code, type, atNs);
       return;
     }
-    const data = event.data;
     if (data === '') return;
     if (data === '[DONE]' || data.trim() === '[DONE]') {
       this.doneSeen = true;
-      this.raw.streamEndNs ??= event.atNs;
+      this.raw.streamEndNs ??= atNs;
       return;
     }
     let json: unknown;
@@ -218,7 +242,7 @@ export class RecordBuilder {
       this.raw.parseErrors += 1;
       return;
     }
-    this.parseAndApply(json, true, event.atNs);
+    this.parseAndApply(json, true, atNs);
   }
 
   private onWholeBody(atNs: number): void {
@@ -239,11 +263,15 @@ export class RecordBuilder {
     try {
       parsed = this.request.adapter.parse(json, streaming);
     } catch (err) {
-      const message = `endpoint adapter ${this.request.adapter.name} threw: ${String(err)}`;
-      this.clientError ??= recordError('client_error', 0, 'AdapterError', message, atNs);
+      this.adapterThrew(err, atNs);
       return;
     }
     this.apply(parsed, atNs);
+  }
+
+  private adapterThrew(err: unknown, atNs: number): void {
+    const message = `endpoint adapter ${this.request.adapter.name} threw: ${String(err)}`;
+    this.clientError ??= recordError('client_error', 0, 'AdapterError', message, atNs);
   }
 
   private apply(parsed: ParsedResponse, atNs: number): void {

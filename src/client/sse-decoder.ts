@@ -2,11 +2,15 @@
  * Incremental decoder for `text/event-stream` bodies, following the WHATWG HTML standard,
  * "Server-sent events" § "Parsing an event stream" / "Interpreting an event stream".
  *
- * Design: bytes are decoded to text with one streaming `TextDecoder` (so a UTF-8 character split
- * across reads survives), then lines are found by index scanning, never by regex or `split`, with
- * one slice per line. Only the unfinished tail of a read is carried over to the next one.
- * Each dispatched event carries the arrival time of the read that held its terminating blank line;
- * the caller stamps that time once per read, before calling {@link SseDecoder.push}.
+ * Design: lines are found on the raw bytes with `Buffer#indexOf` (CR and LF never occur inside a
+ * UTF-8 multi-byte sequence, so a complete line always holds whole characters). Nothing is decoded
+ * to text until needed: an event whose data is one line reaches the sink as a byte range of the read
+ * that held it ({@link SseSink.onEventBytes}), so the caller can parse it in place; only an event
+ * with several data lines, or one completed by a later read, is decoded to a string. Only the
+ * unfinished last line of a read is copied and carried over to the next one. The result is the
+ * same as decoding the whole body with `TextDecoder` first (leading BOM dropped, invalid bytes as
+ * U+FFFD). Each dispatched event carries the arrival time of the read that held its terminating
+ * blank line; the caller stamps that time once per read.
  */
 
 /** One dispatched server-sent event. */
@@ -27,21 +31,73 @@ export interface SseEndResult {
   midEvent: boolean;
 }
 
+/** Receiver of dispatched events ({@link SseDecoder.feed}); exactly one method is called per event. */
+export interface SseSink {
+  /**
+   * An event whose data is the UTF-8 bytes `bytes[start, end)` (one `data:` line, complete in the
+   * current read). The bytes are valid only during the call.
+   */
+  onEventBytes(event: string, bytes: Buffer, start: number, end: number, atNs: number): void;
+  /** An event whose data was decoded to text (several `data:` lines, or carried across reads). */
+  onEventText(event: string, data: string, atNs: number): void;
+}
+
 const LF = 10;
+const CR = 13;
 const SPACE = 32;
+const COLON = 58;
 const NO_EVENTS: SseEvent[] = [];
+
+/** Collects events as {@link SseEvent} objects (the string API). */
+class EventCollector implements SseSink {
+  events: SseEvent[] = NO_EVENTS;
+
+  onEventBytes(event: string, bytes: Buffer, start: number, end: number, atNs: number): void {
+    this.onEventText(event, bytes.toString('utf8', start, end), atNs);
+  }
+
+  onEventText(event: string, data: string, atNs: number): void {
+    const out: SseEvent = { event, data, atNs };
+    if (this.events === NO_EVENTS) this.events = [out];
+    else this.events.push(out);
+  }
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function isBomPrefix(bytes: Buffer): boolean {
+  const bom = [0xef, 0xbb, 0xbf];
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== bom[i]) return false;
+  return true;
+}
+
+/** True for the field name `name` (ASCII) at `bytes[start…]`, followed by `:` or the line end. */
+function isField(bytes: Buffer, start: number, end: number, name: string): boolean {
+  const n = name.length;
+  if (end - start < n) return false;
+  for (let i = 0; i < n; i++) if (bytes[start + i] !== name.charCodeAt(i)) return false;
+  return start + n === end || bytes[start + n] === COLON;
+}
 
 /** Stateful decoder for one response body. Not reusable across bodies. */
 export class SseDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
-  /** Text of an unfinished line carried from earlier reads. */
-  private tail = '';
-  /** The previous read ended with `\r`: a `\n` starting the next text belongs to that line end. */
+  /** Bytes of an unfinished line carried from earlier reads (a copy). */
+  private carry: Buffer | null = null;
+  /** The previous read ended with `\r`: a `\n` starting the next read belongs to that line end. */
   private skipLeadingLf = false;
-  private data = '';
+  /** No byte seen yet that rules out a leading byte-order mark. */
+  private bomCheck = true;
   private hasData = false;
+  /** Data of the pending event as a byte range of the current read, when it is one line. */
+  private dataBytes: Buffer | null = null;
+  private dataStart = 0;
+  private dataEnd = 0;
+  /** Data of the pending event as text, otherwise. */
+  private dataText = '';
   private eventType = '';
-  private out: SseEvent[] = NO_EVENTS;
+  private collector: EventCollector | null = null;
 
   /**
    * Feeds one network read.
@@ -50,109 +106,169 @@ export class SseDecoder {
    * @returns events completed by this read, in order (a shared empty array when none)
    */
   push(bytes: Uint8Array, atNs: number): SseEvent[] {
-    const decoded = this.utf8.decode(bytes, { stream: true });
-    if (decoded.length === 0) return NO_EVENTS;
-    this.out = NO_EVENTS;
-    this.scan(decoded, atNs);
-    return this.out;
+    const collector = this.collect();
+    this.feed(bytes, atNs, collector);
+    return collector.events;
   }
 
   /**
-   * Ends the body: flushes the UTF-8 decoder, interprets an unterminated last line and dispatches a
-   * trailing event that has data but no blank line.
+   * Ends the body: interprets an unterminated last line and dispatches a trailing event that has
+   * data but no blank line.
    * @param atNs monotonic ns at which the end of the body was seen
    */
   end(atNs: number): SseEndResult {
-    this.out = NO_EVENTS;
-    const rest = this.utf8.decode();
-    if (rest.length > 0) this.scan(rest, atNs);
-    const midEvent = this.tail.length > 0 || this.hasData || this.eventType.length > 0;
-    if (this.tail.length > 0) {
-      const line = this.tail;
-      this.tail = '';
-      this.processLine(line, atNs);
-    }
-    this.dispatch(atNs);
-    return { events: this.out, midEvent };
+    const collector = this.collect();
+    const midEvent = this.finish(atNs, collector);
+    return { events: collector.events, midEvent };
   }
 
-  private scan(decoded: string, atNs: number): void {
-    const text = this.withTail(decoded);
-    const length = text.length;
+  /**
+   * Feeds one network read; completed events go to `sink`, in order, before this returns.
+   * @param bytes raw body bytes as read from the socket (not retained after the call)
+   * @param atNs monotonic ns at which the read arrived
+   */
+  feed(bytes: Uint8Array, atNs: number, sink: SseSink): void {
+    let buf = asBuffer(bytes);
+    if (buf.length === 0) return;
+    if (this.bomCheck) {
+      const head = this.stripBom(buf);
+      if (head === null) return;
+      buf = head;
+    }
     let pos = 0;
+    if (this.skipLeadingLf) {
+      this.skipLeadingLf = false;
+      if (buf[0] === LF) pos = 1;
+    }
+    if (this.carry !== null) pos = this.completeCarry(buf, pos, atNs, sink);
+    if (pos >= 0) this.scan(buf, pos, atNs, sink);
+    if (this.dataBytes !== null) this.materialize();
+  }
+
+  /**
+   * Ends the body (see {@link SseDecoder.end}); a trailing event goes to `sink`.
+   * @returns true when the body ended inside an event
+   */
+  finish(atNs: number, sink: SseSink): boolean {
+    const carry = this.carry;
+    const midEvent = carry !== null || this.hasData || this.eventType.length > 0;
+    if (carry !== null) {
+      this.carry = null;
+      this.processLine(carry, 0, carry.length, atNs, sink);
+    }
+    this.dispatch(atNs, sink);
+    return midEvent;
+  }
+
+  private collect(): EventCollector {
+    this.collector ??= new EventCollector();
+    this.collector.events = NO_EVENTS;
+    return this.collector;
+  }
+
+  /** Drops a leading BOM (possibly split across reads); null while the first bytes could still be one. */
+  private stripBom(buf: Buffer): Buffer | null {
+    const all = this.carry === null ? buf : Buffer.concat([this.carry, buf]);
+    this.carry = null;
+    if (all.length < 3 && isBomPrefix(all)) {
+      this.carry = Buffer.from(all);
+      return null;
+    }
+    this.bomCheck = false;
+    return isBomPrefix(all.subarray(0, 3)) ? all.subarray(3) : all;
+  }
+
+  /** Completes the carried line with the start of `buf`; returns where scanning continues, -1 for none. */
+  private completeCarry(buf: Buffer, pos: number, atNs: number, sink: SseSink): number {
+    const carry = this.carry as Buffer;
+    const lf = buf.indexOf(LF, pos);
+    const cr = buf.indexOf(CR, pos);
+    const lineEnd = cr !== -1 && (lf === -1 || cr < lf) ? cr : lf;
+    if (lineEnd === -1) {
+      this.carry = Buffer.concat([carry, buf.subarray(pos)]);
+      return -1;
+    }
+    this.carry = null;
+    const line = Buffer.concat([carry, buf.subarray(pos, lineEnd)]);
+    this.processLine(line, 0, line.length, atNs, sink);
+    return buf[lineEnd] === CR ? this.afterCr(buf, lineEnd) : lineEnd + 1;
+  }
+
+  private scan(buf: Buffer, from: number, atNs: number, sink: SseSink): void {
+    const length = buf.length;
+    let pos = from;
     let lfAt = -2;
     let crAt = -2;
     while (pos < length) {
-      if (lfAt !== -1 && lfAt < pos) lfAt = text.indexOf('\n', pos);
-      if (crAt !== -1 && crAt < pos) crAt = text.indexOf('\r', pos);
+      if (lfAt !== -1 && lfAt < pos) lfAt = buf.indexOf(LF, pos);
+      if (crAt !== -1 && crAt < pos) crAt = buf.indexOf(CR, pos);
       const endsWithCr = crAt !== -1 && (lfAt === -1 || crAt < lfAt);
       const lineEnd = endsWithCr ? crAt : lfAt;
       if (lineEnd === -1) {
-        this.tail = text.slice(pos);
+        this.carry = Buffer.from(buf.subarray(pos));
         return;
       }
-      this.processLine(lineEnd === pos ? '' : text.slice(pos, lineEnd), atNs);
-      pos = endsWithCr ? this.afterCr(text, crAt) : lfAt + 1;
+      this.processLine(buf, pos, lineEnd, atNs, sink);
+      pos = endsWithCr ? this.afterCr(buf, crAt) : lfAt + 1;
     }
   }
 
-  /** Decoded text prefixed with the carried tail, minus a `\n` that completes a previous `\r`. */
-  private withTail(decoded: string): string {
-    let text = decoded;
-    if (this.skipLeadingLf) {
-      this.skipLeadingLf = false;
-      if (text.charCodeAt(0) === LF) text = text.slice(1);
-    }
-    if (this.tail.length > 0) {
-      text = this.tail + text;
-      this.tail = '';
-    }
-    return text;
-  }
-
-  /** Position after a `\r` line end (and its `\n`); remembers a `\r` that ends the text. */
-  private afterCr(text: string, crAt: number): number {
-    if (crAt + 1 === text.length) {
+  /** Position after a `\r` line end (and its `\n`); remembers a `\r` that ends the read. */
+  private afterCr(buf: Buffer, crAt: number): number {
+    if (crAt + 1 === buf.length) {
       this.skipLeadingLf = true;
       return crAt + 1;
     }
-    return text.charCodeAt(crAt + 1) === LF ? crAt + 2 : crAt + 1;
+    return buf[crAt + 1] === LF ? crAt + 2 : crAt + 1;
   }
 
-  private processLine(line: string, atNs: number): void {
-    if (line.length === 0) {
-      this.dispatch(atNs);
+  private processLine(buf: Buffer, start: number, end: number, atNs: number, sink: SseSink): void {
+    if (start === end) {
+      this.dispatch(atNs, sink);
       return;
     }
-    const colon = line.indexOf(':');
-    if (colon === 0) return; // comment
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let valueStart = colon === -1 ? line.length : colon + 1;
-    if (line.charCodeAt(valueStart) === SPACE) valueStart += 1;
-    if (field === 'data') {
-      const value = line.slice(valueStart);
-      this.data = this.hasData ? this.data + '\n' + value : value;
-      this.hasData = true;
-    } else if (field === 'event') {
-      this.eventType = line.slice(valueStart);
+    if (buf[start] === COLON) return; // comment
+    if (isField(buf, start, end, 'data')) {
+      let valueStart = Math.min(start + 5, end);
+      if (valueStart < end && buf[valueStart] === SPACE) valueStart += 1;
+      if (!this.hasData) {
+        this.hasData = true;
+        this.dataBytes = buf;
+        this.dataStart = valueStart;
+        this.dataEnd = end;
+      } else {
+        if (this.dataBytes !== null) this.materialize();
+        this.dataText = this.dataText + '\n' + buf.toString('utf8', valueStart, end);
+      }
+    } else if (isField(buf, start, end, 'event')) {
+      let valueStart = Math.min(start + 6, end);
+      if (valueStart < end && buf[valueStart] === SPACE) valueStart += 1;
+      this.eventType = buf.toString('utf8', valueStart, end);
     }
     // `id`, `retry` and unknown fields are ignored.
   }
 
-  private dispatch(atNs: number): void {
+  /** Turns pending single-line data into text (it outlives the read that held it). */
+  private materialize(): void {
+    this.dataText = (this.dataBytes as Buffer).toString('utf8', this.dataStart, this.dataEnd);
+    this.dataBytes = null;
+  }
+
+  private dispatch(atNs: number, sink: SseSink): void {
     if (!this.hasData) {
       this.eventType = '';
       return;
     }
-    const event: SseEvent = {
-      event: this.eventType === '' ? 'message' : this.eventType,
-      data: this.data,
-      atNs,
-    };
-    if (this.out === NO_EVENTS) this.out = [event];
-    else this.out.push(event);
-    this.data = '';
+    const event = this.eventType === '' ? 'message' : this.eventType;
+    const bytes = this.dataBytes;
     this.hasData = false;
+    this.dataBytes = null;
     this.eventType = '';
+    if (bytes !== null) sink.onEventBytes(event, bytes, this.dataStart, this.dataEnd, atNs);
+    else {
+      const data = this.dataText;
+      this.dataText = '';
+      sink.onEventText(event, data, atNs);
+    }
   }
 }

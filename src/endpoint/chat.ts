@@ -4,6 +4,8 @@
  * `chat.completion.chunk` whose text sits in `choices[*].delta`; a whole body is a
  * `chat.completion` whose text sits in `choices[*].message`.
  */
+
+import { scanChoices } from './choices-scan.js';
 import { asObject, asText, choicesOf, emptyParse, inBandError, noteChoice, usageOf } from './parse-common.js';
 import { streamOptionsFor } from './stream-options.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
@@ -73,4 +75,5 @@ export const chat: EndpointAdapter = {
   streamable: true,
   buildBody: buildChatBody,
   parse: (json) => parseChat(json),
+  parseBytes: (bytes, start, end) => scanChoices(bytes, start, end, 'chat'),
 };

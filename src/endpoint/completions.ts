@@ -3,6 +3,7 @@
  * reference, "Endpoint types and wire formats"): text sits in `choices[*].text`, streamed or not.
  */
 import type { ChatMessage } from '../dataset/types.js';
+import { scanChoices } from './choices-scan.js';
 import { asObject, asText, choicesOf, emptyParse, inBandError, noteChoice, usageOf } from './parse-common.js';
 import { streamOptionsFor } from './stream-options.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
@@ -51,4 +52,5 @@ export const completions: EndpointAdapter = {
   streamable: true,
   buildBody: buildCompletionsBody,
   parse: (json) => parseCompletions(json),
+  parseBytes: (bytes, start, end) => scanChoices(bytes, start, end, 'completions'),
 };

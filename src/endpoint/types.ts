@@ -67,6 +67,13 @@ export interface EndpointAdapter {
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */
   parse(json: unknown, streaming: boolean): ParsedResponse;
+  /**
+   * Optional fast path for one streamed event: reads the UTF-8 JSON text in `bytes[start, end)`
+   * directly and returns exactly what `parse(JSON.parse(text), true)` would, or `undefined` to
+   * decline (the caller then decodes, `JSON.parse`s and calls {@link EndpointAdapter.parse}; that
+   * path also decides whether the text is invalid JSON). Never throws.
+   */
+  parseBytes?(bytes: Buffer, start: number, end: number): ParsedResponse | undefined;
 }
 
 /**
