@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
-import type { ParsedResponse } from '../endpoint/types.js';
+import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
 import type { RawRecord, RecordError } from '../record/types.js';
 import {
   CANCELLED_CODE,
@@ -64,6 +64,8 @@ export class RecordBuilder implements SseSink {
   private clientError: RecordError | null = null;
   private readonly choiceFinished = new Map<number, boolean>();
   private statusText = '';
+  /** The adapter's per-stream state for its `parseBytes` fast path. */
+  private readonly scratch: StreamScratch = { memo: undefined };
   private retryAfter: string | undefined;
 
   constructor(private readonly request: SendRequest) {
@@ -209,7 +211,7 @@ export class RecordBuilder implements SseSink {
     if (event !== 'error' && adapter.parseBytes !== undefined && start < end && !isDone(bytes, start, end)) {
       let parsed: ParsedResponse | undefined;
       try {
-        parsed = adapter.parseBytes(bytes, start, end);
+        parsed = adapter.parseBytes(bytes, start, end, this.scratch);
       } catch (err) {
         this.adapterThrew(err, atNs);
         return;

@@ -75,5 +75,5 @@ export const chat: EndpointAdapter = {
   streamable: true,
   buildBody: buildChatBody,
   parse: (json) => parseChat(json),
-  parseBytes: (bytes, start, end) => scanChoices(bytes, start, end, 'chat'),
+  parseBytes: (bytes, start, end, scratch) => scanChoices(bytes, start, end, 'chat', scratch),
 };

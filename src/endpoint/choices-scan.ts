@@ -12,7 +12,8 @@
  * Test: test/unit/choices-scan.test.ts compares both paths on random payloads.
  */
 import type { Usage } from '../record/types.js';
-import type { ParsedResponse } from './types.js';
+import { ChoicesMemo, type VaryingField } from './choices-memo.js';
+import type { ParsedResponse, StreamScratch } from './types.js';
 
 /** Which adapter's reading of a choice: chat (`delta`) or completions (`text`). */
 export type ChoicesFlavor = 'chat' | 'completions';
@@ -66,6 +67,17 @@ class Scanner {
   /** Per-message findings of the last `delta` object. */
   mText = '';
   mReasoning = '';
+  mReasoningContent = '';
+  /**
+   * The last text member of the (last) choice's message, when it is an unescaped string: its key and
+   * content bounds. Another payload that differs only inside that string parses the same but for it
+   * (see {@link ChoicesMemo}). `candKey` is -1 when there is no such member.
+   */
+  candKey = -1;
+  candS0 = 0;
+  candS1 = 0;
+  /** Whether the last {@link Scanner.textValue} read a string. */
+  private wasString = false;
 
   run(bytes: Buffer, start: number, end: number, flavor: ChoicesFlavor): ParsedResponse | undefined {
     const parsed = this.scan(bytes, start, end, flavor);
@@ -106,6 +118,7 @@ class Scanner {
   }
 
   private resetChoices(): void {
+    this.candKey = -1;
     this.text = '';
     this.reasoning = '';
     this.finishReason = null;
@@ -212,6 +225,7 @@ class Scanner {
   private cReasoning = '';
 
   private choice(position: number, depth: number): boolean {
+    this.candKey = -1;
     this.cIndex = undefined;
     this.cFinish = '';
     this.cText = '';
@@ -246,6 +260,7 @@ class Scanner {
       return true;
     }
     if (this.chat && key === KEY_DELTA) {
+      this.candKey = -1;
       this.cText = '';
       this.cReasoning = '';
       if (c !== LBRACE) return this.value(depth);
@@ -262,12 +277,11 @@ class Scanner {
       const text = this.textValue(depth);
       if (text === null) return false;
       this.cText = text;
+      this.noteCandidate(key);
       return true;
     }
     return this.value(depth);
   };
-
-  private mReasoningContent = '';
 
   private readonly messageMember = (key: number, depth: number): boolean => {
     if (key === KEY_ESCAPED) return false;
@@ -277,6 +291,7 @@ class Scanner {
       if (key === KEY_CONTENT) this.mText = text;
       else if (key === KEY_REASONING) this.mReasoning = text;
       else this.mReasoningContent = text;
+      this.noteCandidate(key);
       return true;
     }
     if (key === KEY_TOOL_CALLS && this.b[this.p] === LBRACKET) return false;
@@ -285,9 +300,21 @@ class Scanner {
 
   /** A member's value as `asText` reads it: the string, or '' for any other value; null on a syntax error. */
   private textValue(depth: number): string | null {
-    if (this.b[this.p] !== QUOTE || this.p >= this.e) return this.value(depth) ? '' : null;
+    this.wasString = this.b[this.p] === QUOTE && this.p < this.e;
+    if (!this.wasString) return this.value(depth) ? '' : null;
     if (!this.string()) return null;
     return this.stringText();
+  }
+
+  /** Records the text member just read as the candidate (or clears it: not a plain string). */
+  private noteCandidate(key: number): void {
+    if (!this.wasString || this.escaped) {
+      this.candKey = -1;
+      return;
+    }
+    this.candKey = key;
+    this.candS0 = this.s0;
+    this.candS1 = this.s1;
   }
 
   /** Skips any JSON value at the cursor, validating it. */
@@ -465,9 +492,36 @@ KEYS.forEach((key, id) => {
 const KEY_ESCAPED = -2;
 
 const scanner = new Scanner();
+const VARYING: Record<number, VaryingField> = {
+  [KEY_CONTENT]: 'content',
+  [KEY_REASONING_CONTENT]: 'reasoning_content',
+  [KEY_REASONING]: 'reasoning',
+  [KEY_TEXT]: 'text',
+};
+
+/** After a full scan: a memo for the next events, when the payload qualifies (see choices-memo.ts). */
+function memoOf(parsed: ParsedResponse, bytes: Buffer, start: number, end: number): ChoicesMemo | undefined {
+  const field = VARYING[scanner.candKey];
+  const choice = parsed.choices?.[0];
+  if (field === undefined || choice === undefined || parsed.choices?.length !== 1 || parsed.usage !== null)
+    return undefined;
+  if (scanner.chat && scanner.wholeCompletion) return undefined;
+  return new ChoicesMemo(
+    Buffer.from(bytes.subarray(start, scanner.candS0)),
+    Buffer.from(bytes.subarray(scanner.candS1, end)),
+    field,
+    scanner.mText,
+    scanner.mReasoningContent,
+    scanner.mReasoning,
+    choice.index,
+    choice.finishReason,
+  );
+}
 
 /**
  * Reads the streamed chat or completions payload in `bytes[start, end)` (UTF-8 JSON text).
+ * @param scratch the stream's scratch state: events that differ from an earlier one of the same
+ *   stream only in their text are recognized without a full scan (choices-memo.ts)
  * @returns what the adapter's `parse(JSON.parse(text), true)` returns, or `undefined` when the
  *   payload is outside the fast path (see the file comment); never throws
  */
@@ -476,6 +530,17 @@ export function scanChoices(
   start: number,
   end: number,
   flavor: ChoicesFlavor,
+  scratch?: StreamScratch,
 ): ParsedResponse | undefined {
-  return scanner.run(bytes, start, end, flavor);
+  const memo = scratch?.memo;
+  if (memo instanceof ChoicesMemo && (memo.field === 'text') === (flavor === 'completions')) {
+    const hit = memo.match(bytes, start, end);
+    if (hit !== undefined) return hit;
+  }
+  const parsed = scanner.run(bytes, start, end, flavor);
+  if (parsed !== undefined && scratch !== undefined) {
+    const next = memoOf(parsed, bytes, start, end);
+    if (next !== undefined) scratch.memo = next;
+  }
+  return parsed;
 }

@@ -52,5 +52,5 @@ export const completions: EndpointAdapter = {
   streamable: true,
   buildBody: buildCompletionsBody,
   parse: (json) => parseCompletions(json),
-  parseBytes: (bytes, start, end) => scanChoices(bytes, start, end, 'completions'),
+  parseBytes: (bytes, start, end, scratch) => scanChoices(bytes, start, end, 'completions', scratch),
 };

@@ -73,7 +73,17 @@ export interface EndpointAdapter {
    * decline (the caller then decodes, `JSON.parse`s and calls {@link EndpointAdapter.parse}; that
    * path also decides whether the text is invalid JSON). Never throws.
    */
-  parseBytes?(bytes: Buffer, start: number, end: number): ParsedResponse | undefined;
+  parseBytes?(bytes: Buffer, start: number, end: number, scratch: StreamScratch): ParsedResponse | undefined;
+}
+
+/**
+ * Per-response state that {@link EndpointAdapter.parseBytes} may keep between the events of one
+ * stream (e.g. to recognize events that differ from the previous one only in their text). Opaque to
+ * the caller, who passes a fresh `{ memo: undefined }` for each response and the same one for all of
+ * its events.
+ */
+export interface StreamScratch {
+  memo: unknown;
 }
 
 /**

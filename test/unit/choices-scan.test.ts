@@ -247,3 +247,58 @@ test('number and literal grammar: the fast path accepts exactly what JSON.parse 
     else assert.deepStrictEqual(fast, expected, body);
   }
 });
+
+/** Sets the varying text member of the first choice (creating the path) to `value`. */
+function withText(payload: Record<string, unknown>, field: string, value: unknown): Record<string, unknown> {
+  const copy = structuredClone(payload);
+  const choices = Array.isArray(copy.choices) ? copy.choices : [];
+  const first = (typeof choices[0] === 'object' && choices[0] !== null ? choices[0] : {}) as Record<
+    string,
+    unknown
+  >;
+  if (field === 'text') first.text = value;
+  else {
+    const delta = (typeof first.delta === 'object' && first.delta !== null ? first.delta : {}) as Record<
+      string,
+      unknown
+    >;
+    delta[field] = value;
+    first.delta = delta;
+  }
+  choices[0] = first;
+  copy.choices = choices;
+  return copy;
+}
+
+test('with a stream memo, every event of a sequence parses exactly as without one', () => {
+  const field = fc.constantFrom('content', 'reasoning_content', 'reasoning', 'text');
+  const values = fc.array(fc.oneof(text, odd, fc.constantFrom('"', '\\', 'a\u0001b', '')), {
+    minLength: 1,
+    maxLength: 8,
+  });
+  const sequence = fc.tuple(
+    payload,
+    field,
+    values,
+    fc.integer(),
+    fc.constantFrom<ChoicesFlavor>('chat', 'completions'),
+  );
+  let hits = 0;
+  fc.assert(
+    fc.property(sequence, ([base, which, texts, seed, flavor]) => {
+      const scratch = { memo: undefined as unknown };
+      for (const value of texts) {
+        const body = serialize(withText(base as Record<string, unknown>, which, value), prng(seed));
+        const bytes = Buffer.from(`data: ${body}\n\n`);
+        const end = bytes.length - 2;
+        const before = scratch.memo;
+        const withMemo = scanChoices(bytes, 6, end, flavor, scratch);
+        const without = scanChoices(bytes, 6, end, flavor);
+        assert.deepStrictEqual(withMemo, without, body);
+        if (before !== undefined && before === scratch.memo && withMemo !== undefined) hits++;
+      }
+    }),
+    { numRuns: 3000 },
+  );
+  assert.ok(hits > 200, `memo hits ${hits}`);
+});
