@@ -3,8 +3,17 @@
  * dispatch-handler API, so each body read is timestamped in the data callback itself, once, before
  * any decoding (typescript-stack.md §2: undici pool + on-data stamping is the cheapest, lowest-lag
  * variant). undici's own 300 s header/body timeouts are disabled: a long prefill must never be cut
- * short by a library default. Instead one timer per request enforces `timeoutMs`, measured from the
- * send stamp; when it fires the request is aborted, which makes undici destroy the socket.
+ * short by a library default. Instead `timeoutMs` is enforced from the send stamp by the client's
+ * deadline list (deadlines.ts, one timer for all requests); when it passes, the request is aborted,
+ * which makes undici destroy the socket. Cancellation signals are watched with one listener per
+ * signal (abort-watch.ts).
+ *
+ * Per request the hot path allocates the promise, one {@link Exchange} (handler, deadline entry
+ * and signal watcher in one object), the record and the header object; nothing per body read but
+ * the record's chunks. The handler implements undici's dispatch-handler callbacks in their original
+ * form (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`, which undici 7 still calls
+ * internally): the newer controller form is served through a per-request adapter that also parses
+ * every response header into an object, where we read two.
  *
  * Requests are never retried and `send()` never rejects: every outcome is a {@link RawRecord}.
  */
@@ -14,8 +23,11 @@ import { Pool } from 'undici';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
+import { AbortWatch, type AbortWatcher } from './abort-watch.js';
+import { type Deadline, Deadlines } from './deadlines.js';
 import { recordError } from './failures.js';
 import { RecordBuilder, type StopReason } from './record-builder.js';
+import { responseHeaders } from './response-headers.js';
 import type { HttpClient, SendRequest } from './types.js';
 
 /** Options of {@link createHttpClient}. */
@@ -38,9 +50,23 @@ export function requestHeaders(request: SendRequest, userAgent: string): Record<
     accept: request.stream ? 'text/event-stream' : 'application/json',
     'user-agent': userAgent,
   };
-  for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
+  const extra = request.headers;
+  const names = Object.keys(extra);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    headers[name.toLowerCase()] = extra[name] as string;
+  }
   headers['content-type'] = 'application/json';
   return headers;
+}
+
+/** What every exchange of one client shares. */
+interface ClientContext {
+  readonly pool: Pool;
+  readonly userAgent: string;
+  readonly nowNs: () => number;
+  readonly deadlines: Deadlines;
+  readonly watch: AbortWatch;
 }
 
 /**
@@ -58,121 +84,121 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: options.keepAliveTimeoutMs }),
   });
   const nowNs = options.nowNs ?? monotonicNowNs;
-  const userAgent = `tokenload/${packageVersion()}`;
+  const context: ClientContext = {
+    pool,
+    userAgent: `tokenload/${packageVersion()}`,
+    nowNs,
+    deadlines: new Deadlines(nowNs),
+    watch: new AbortWatch(),
+  };
   return {
-    send: (request) => sendOne(pool, request, userAgent, nowNs),
+    send: (request) => new Promise<RawRecord>((resolve) => new Exchange(context, request, resolve).start()),
     close: async () => {
       await pool.destroy();
+      context.deadlines.close();
     },
   };
 }
 
-function sendOne(
-  pool: Pool,
-  request: SendRequest,
-  userAgent: string,
-  nowNs: () => number,
-): Promise<RawRecord> {
-  const builder = new RecordBuilder(request);
-  const headers = requestHeaders(request, userAgent);
-  return new Promise<RawRecord>((resolve) => {
-    const exchange = new Exchange(builder, request, nowNs, resolve);
-    builder.raw.startNs = nowNs();
-    if (request.signal?.aborted === true) {
-      exchange.stop({ kind: 'cancelled', reason: request.signal.reason });
-      return;
-    }
-    exchange.arm(builder.raw.startNs);
-    try {
-      pool.dispatch({ path: request.path, method: 'POST', headers, body: request.body }, exchange);
-    } catch (err) {
-      const at = nowNs();
-      const message = err instanceof Error ? err.message : String(err);
-      exchange.settle(() => {
-        builder.raw.error = recordError('client_error', 0, 'DispatchError', message, at);
-        builder.raw.endNs = at;
-        return builder.raw;
-      });
-    }
-  });
-}
-
-/** One request's dispatch handler plus its timer and cancellation wiring. */
-class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
-  private timer: NodeJS.Timeout | null = null;
+/** One request: its dispatch handler, deadline entry and signal watcher. */
+class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
+  private readonly builder: RecordBuilder;
+  private abort: ((err?: Error) => void) | null = null;
   private settled = false;
-  private readonly onAbort = () => this.stop({ kind: 'cancelled', reason: this.request.signal?.reason });
+  deadlineNs = 0;
+  prevDeadline: Deadline | null = null;
+  nextDeadline: Deadline | null = null;
+  inDeadlines = false;
+  prevWatcher: AbortWatcher | null = null;
+  nextWatcher: AbortWatcher | null = null;
+  watching: AbortSignal | null = null;
 
   constructor(
-    private readonly builder: RecordBuilder,
+    private readonly context: ClientContext,
     private readonly request: SendRequest,
-    private readonly nowNs: () => number,
     private readonly resolve: (record: RawRecord) => void,
-  ) {}
+  ) {
+    this.builder = new RecordBuilder(request);
+  }
 
-  /**
-   * Starts the timeout timer (deadline = send stamp + `timeoutMs`) and listens for cancellation.
-   * Node timers run on a coarser, cached clock and can fire up to ~1 ms before the monotonic
-   * deadline, so the callback re-checks it and re-arms for the remainder.
-   */
-  arm(startNs: number): void {
-    const deadlineNs = startNs + this.request.timeoutMs * 1e6;
-    const onTimer = () => {
-      const leftMs = (deadlineNs - this.nowNs()) / 1e6;
-      if (leftMs > 0) this.timer = setTimeout(onTimer, Math.ceil(leftMs));
-      else this.stop({ kind: 'timeout', timeoutMs: this.request.timeoutMs });
-    };
-    this.timer = setTimeout(onTimer, this.request.timeoutMs);
-    this.request.signal?.addEventListener('abort', this.onAbort, { once: true });
+  /** Stamps the send, arms the timeout and cancellation, and dispatches (or fails at once). */
+  start(): void {
+    const { context, request, builder } = this;
+    const headers = requestHeaders(request, context.userAgent);
+    const startNs = context.nowNs();
+    builder.raw.startNs = startNs;
+    const signal = request.signal;
+    if (signal?.aborted === true) {
+      this.stop({ kind: 'cancelled', reason: signal.reason });
+      return;
+    }
+    this.deadlineNs = startNs + request.timeoutMs * 1e6;
+    context.deadlines.add(this);
+    if (signal !== undefined) context.watch.add(signal, this);
+    try {
+      context.pool.dispatch({ path: request.path, method: 'POST', headers, body: request.body }, this);
+    } catch (err) {
+      if (this.settled) return;
+      const at = context.nowNs();
+      const message = err instanceof Error ? err.message : String(err);
+      builder.raw.error = recordError('client_error', 0, 'DispatchError', message, at);
+      builder.raw.endNs = at;
+      this.finish(builder.raw);
+    }
+  }
+
+  /** {@link Deadline}: the request timeout passed. */
+  expire(): void {
+    this.stop({ kind: 'timeout', timeoutMs: this.request.timeoutMs });
+  }
+
+  /** {@link AbortWatcher}: the request's signal aborted. */
+  onSignalAbort(reason: unknown): void {
+    this.stop({ kind: 'cancelled', reason });
   }
 
   /** Finishes with `reason` and aborts the exchange (undici then destroys the socket). */
-  stop(reason: StopReason): void {
+  private stop(reason: StopReason): void {
     if (this.settled) return;
-    const at = this.nowNs();
-    this.settle(() => this.builder.stop(reason, at));
-    this.controller?.abort(new Error(`tokenload: request ${reason.kind}`));
+    const at = this.context.nowNs();
+    this.finish(this.builder.stop(reason, at));
+    this.abort?.(new Error(`tokenload: request ${reason.kind}`));
   }
 
-  /** Resolves once with the record `make` returns, and releases the timer and listener. */
-  settle(make: () => RawRecord): void {
-    if (this.settled) return;
+  /** Resolves once with `record`, and leaves the deadline list and the signal watch. */
+  private finish(record: RawRecord): void {
     this.settled = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.request.signal?.removeEventListener('abort', this.onAbort);
-    this.resolve(make());
+    this.context.deadlines.remove(this);
+    this.context.watch.remove(this);
+    this.resolve(record);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('tokenload: request already finished'));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort(new Error('tokenload: request already finished'));
   }
 
-  onResponseStart(
-    _controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: Record<string, string | string[] | undefined>,
-    statusMessage?: string,
-  ): void {
-    const at = this.nowNs();
-    if (this.settled || statusCode < 200) return;
-    this.builder.onHeaders(statusCode, headers, statusMessage ?? '', at);
+  onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, statusText: string): boolean {
+    const at = this.context.nowNs();
+    if (this.settled || statusCode < 200) return true;
+    this.builder.onHeaders(statusCode, responseHeaders(rawHeaders), statusText ?? '', at);
+    return true;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const at = this.nowNs();
+  onData(chunk: Buffer): boolean {
+    const at = this.context.nowNs();
     if (!this.settled) this.builder.onData(chunk, at);
+    return true;
   }
 
-  onResponseEnd(): void {
-    const at = this.nowNs();
-    this.settle(() => this.builder.end(at));
+  onComplete(): void {
+    const at = this.context.nowNs();
+    if (!this.settled) this.finish(this.builder.end(at));
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onError(error: Error): void {
     if (this.settled) return;
-    const at = this.nowNs();
-    this.settle(() => this.builder.stop({ kind: 'transport', error }, at));
+    const at = this.context.nowNs();
+    this.finish(this.builder.stop({ kind: 'transport', error }, at));
   }
 }

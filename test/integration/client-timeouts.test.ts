@@ -1,0 +1,95 @@
+/**
+ * Timeouts and cancellation of many requests on one client (one shared deadline timer, one abort
+ * listener per signal) against hanging loopback streams: each request times out on its own budget,
+ * measured from its own send stamp; one shared signal cancels every request still in flight; the
+ * client leaves no listener behind.
+ */
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { test } from 'node:test';
+import { oneOffIdentity } from '../../src/client/send-once.js';
+import type { SendRequest } from '../../src/client/types.js';
+import { createHttpClient } from '../../src/client/undici-client.js';
+import { ENDPOINTS } from '../../src/endpoint/registry.js';
+import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixture-player.js';
+
+const { player } = playFixturesInTests([
+  inlineFixture('hang', {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    writes: [{ atMs: 0, data: chatChunk('Hi') }],
+    end: 'hang',
+  }),
+]);
+
+function hanging(timeoutMs: number, signal?: AbortSignal): SendRequest {
+  return {
+    identity: oneOffIdentity('test-model'),
+    path: '/v1/chat/completions',
+    headers: { 'x-fixture': 'hang' },
+    body: JSON.stringify({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true }),
+    stream: true,
+    adapter: ENDPOINTS.chat,
+    timeoutMs,
+    ...(signal === undefined ? {} : { signal }),
+  };
+}
+
+test('concurrent requests time out on their own budgets, measured from their own send', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 4 });
+  try {
+    const budgets = [400, 150, 300, 150];
+    const records = await Promise.all(budgets.map((ms) => client.send(hanging(ms))));
+    records.forEach((raw, i) => {
+      const budget = budgets[i] as number;
+      assert.equal(raw.error?.kind, 'timeout');
+      assert.equal(raw.chunks.length, 1, 'the token before the hang is kept');
+      assert.ok(
+        (raw.error?.failedAtNs ?? 0) - raw.startNs >= budget * 1e6,
+        `request ${i} not before ${budget} ms`,
+      );
+    });
+    const order = records.map((raw, i) => [raw.endNs, budgets[i]] as const).sort((a, b) => a[0] - b[0]);
+    assert.deepEqual(
+      order.map(([, budget]) => budget),
+      [150, 150, 300, 400],
+    );
+  } finally {
+    await client.close();
+  }
+});
+
+test('one shared signal cancels every request in flight and leaves no listener', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 8 });
+  const controller = new AbortController();
+  try {
+    const pending = Array.from({ length: 6 }, () => client.send(hanging(10_000, controller.signal)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
+    controller.abort(new Error('run stopped'));
+    const records = await Promise.all(pending);
+    for (const raw of records) {
+      assert.equal(raw.error?.kind, 'cancelled');
+      assert.equal(raw.cancelled, true);
+      assert.match(raw.error?.message ?? '', /run stopped/);
+    }
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test('requests that finish remove their listener from a long-lived signal', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 2 });
+  const controller = new AbortController();
+  try {
+    const records = await Promise.all([
+      client.send(hanging(100, controller.signal)),
+      client.send(hanging(120, controller.signal)),
+    ]);
+    for (const raw of records) assert.equal(raw.error?.kind, 'timeout');
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  } finally {
+    await client.close();
+  }
+});
