@@ -107,8 +107,8 @@ interface Session {
 class Replay {
   private readonly clock: Clock;
   private readonly signal: AbortSignal;
-  /** Aborted to wake the dispatcher when a start is queued before the one it is waiting for. */
-  private headMoved: AbortController | null = null;
+  /** Wakes the dispatcher when a start is queued before the one it is waiting for. */
+  private headMoved: (() => void) | null = null;
   private readonly lookaheadNs: number;
   private readonly readAheadNs: number;
   private readonly sessions = new Map<string, Session>();
@@ -216,7 +216,7 @@ class Replay {
     if (this.primed && tsMs < this.lastStartTsMs) this.outOfOrder++;
     const head = this.starts.peek();
     this.starts.push({ tsMs, seq: session.sessionNum, session });
-    if (head !== undefined && this.starts.peek() !== head) this.headMoved?.abort();
+    if (head !== undefined && this.starts.peek() !== head) this.headMoved?.();
     this.notify();
     return tsMs;
   }
@@ -293,15 +293,21 @@ class Replay {
 
   /**
    * Waits for `dueNs`; returns false when woken early because an earlier start was queued (the
-   * caller then looks at the new head).
+   * caller then looks at the new head). The early wake is a promise race, not an abort signal: a
+   * signal per wait would leave a listener on the run's signal per session (O(n²) adds).
    */
   private async sleepUntilDue(dueNs: number): Promise<boolean> {
     if (dueNs <= this.clock.nowNs()) return true;
-    const moved = new AbortController();
-    this.headMoved = moved;
-    await this.clock.sleepUntil(dueNs, AbortSignal.any([this.signal, moved.signal]));
+    let moved = false;
+    const headMoved = new Promise<void>((resolve) => {
+      this.headMoved = () => {
+        moved = true;
+        resolve();
+      };
+    });
+    await Promise.race([this.clock.sleepUntil(dueNs, this.signal), headMoved]);
     this.headMoved = null;
-    return !moved.signal.aborted || this.signal.aborted;
+    return !moved || this.signal.aborted;
   }
 
   /**

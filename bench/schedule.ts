@@ -1,0 +1,126 @@
+/**
+ * Fixed-schedule precision: for each rate, writes a Bailian-format trace of one-turn sessions whose
+ * timestamps are `1/rate` s apart (constant) or exponential gaps (poisson), replays it with
+ * `--fixed-schedule` (trace streamed) against the simulator in fixed mode in a child process, and
+ * reports the send lag (request start − intended send time, absolute), the achieved send rate and
+ * both processes' CPU per request.
+ *
+ *   npm run bench:schedule -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5 --itl-ms 0
+ *
+ * `--itl-ms 0`: every token is due at once, so the simulator writes each response in one burst;
+ * `--itl-ms 1`: the 20 chunks are written 1 ms apart, so the client reads each one separately.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { StatsSummary } from '../src/metrics/summary.js';
+import { profileConfig } from '../src/run/config.js';
+import { runProfile } from '../src/run/profile.js';
+import { spawnSimulator } from '../src/simulator/spawn.js';
+import { arg, machine, procCpuSeconds, r3 } from './common.js';
+
+const rates = arg('rates', '100,1000,5000').split(',').map(Number);
+const patterns = arg('patterns', 'constant,poisson').split(',');
+const seconds = Number(arg('seconds', '5'));
+const osl = Number(arg('osl', '20'));
+const itlMs = Number(arg('itl-ms', '0'));
+const precision = arg('precision', 'timer') as 'timer' | 'spin';
+const ISL = 100;
+
+/** Trace timestamps in seconds: constant spacing or seeded exponential gaps. */
+function timestamps(rate: number, pattern: string): number[] {
+  const n = Math.round(rate * seconds);
+  let x = 12345;
+  const uniform = (): number => {
+    x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x9e3779b9) >>> 0;
+    return (x + 0.5) / 2 ** 32;
+  };
+  const out: number[] = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    out.push(Math.round(t * 1e6) / 1e6);
+    t += pattern === 'poisson' ? -Math.log(uniform()) / rate : 1 / rate;
+  }
+  return out;
+}
+
+function writeTrace(dir: string, rate: number, pattern: string): string {
+  const blocks = Math.ceil(ISL / 16);
+  const lines = timestamps(rate, pattern).map((ts, i) =>
+    JSON.stringify({
+      chat_id: i,
+      parent_chat_id: -1,
+      timestamp: ts,
+      input_length: ISL,
+      output_length: osl,
+      type: 'text',
+      turn: 1,
+      hash_ids: Array.from({ length: blocks }, (_, b) => (b < 4 ? b : i * blocks + b)),
+    }),
+  );
+  const file = join(dir, `trace-${rate}-${pattern}.jsonl`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tokenload-schedule-'));
+const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
+const rows = [];
+for (const rate of rates) {
+  for (const pattern of patterns) {
+    const config = profileConfig({
+      models: ['m'],
+      url: sim.url,
+      streaming: true,
+      inputFile: writeTrace(dir, rate, pattern),
+      customDatasetType: 'bailian_trace',
+      fixedSchedule: true,
+      randomSeed: 1,
+      requestTimeoutSeconds: 60,
+      extraInputs: { ignore_eos: true },
+      artifactDir: join(dir, `run-${rate}-${pattern}`),
+      timingPrecision: precision,
+      commandLine: 'bench/schedule.ts',
+    });
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const cpu0 = process.cpuUsage();
+    const simCpu0 = procCpuSeconds(sim.pid);
+    const outcome = await runProfile(config, {
+      log: { info: () => undefined, warn: () => undefined },
+      stopSignal: new AbortController().signal,
+    });
+    loop.disable();
+    const cpu = process.cpuUsage(cpu0);
+    const simCpu = procCpuSeconds(sim.pid) - simCpu0;
+    const m = outcome.summary.metrics;
+    const lag = m.schedule_lag as StatsSummary | undefined;
+    const sentRate = (m.request_throughput as { avg: number } | undefined)?.avg;
+    rows.push({
+      targetRatePerS: rate,
+      pattern,
+      requests: outcome.recordCount,
+      requestThroughputPerS: r3(sentRate),
+      sendLagMs: { p50: r3(lag?.p50), p90: r3(lag?.p90), p99: r3(lag?.p99), max: r3(lag?.max) },
+      errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
+      loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
+      warnings: outcome.summary.warnings.filter((w) => /client|order/i.test(w)),
+      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / Math.max(1, outcome.recordCount)),
+      simulatorCpuMsPerRequest: r3((simCpu * 1000) / Math.max(1, outcome.recordCount)),
+    });
+  }
+}
+await sim.close();
+console.log(
+  JSON.stringify(
+    {
+      benchmark: 'fixed-schedule precision',
+      machine: machine(),
+      method: `tokenload profile --fixed-schedule on a generated Bailian trace (${seconds} s of one-turn sessions, ISL ${ISL}, OSL ${osl} with ignore_eos, timestamps 1/rate apart or exponential), trace streamed, simulator in fixed mode (TTFT 0, ITL ${itlMs} ms) in a child process, timing precision ${precision}; lag = request start − intended send time; request throughput as AIPerf defines it`,
+      rows,
+    },
+    null,
+    2,
+  ),
+);
