@@ -60,6 +60,19 @@ export function requestHeaders(request: SendRequest, userAgent: string): Record<
   return headers;
 }
 
+/** The single-process client, plus sends that can be cancelled by key (the worker threads' path). */
+export interface PooledHttpClient extends HttpClient {
+  /**
+   * Sends like {@link HttpClient.send} but reports through `done(record, key)` instead of a promise
+   * (exactly once; before this call returns when the request fails at once, e.g. a pre-aborted
+   * signal), and can be cancelled with {@link PooledHttpClient.cancel} until then. `key` must be
+   * unique among the keyed requests in flight.
+   */
+  sendKeyed(request: SendRequest, key: number, done: (record: RawRecord, key: number) => void): void;
+  /** Cancels the keyed request in flight, as an aborted signal with `reason` would; no-op once it has finished. */
+  cancel(key: number, reason?: unknown): void;
+}
+
 /** What every exchange of one client shares. */
 interface ClientContext {
   readonly pool: Pool;
@@ -67,13 +80,15 @@ interface ClientContext {
   readonly nowNs: () => number;
   readonly deadlines: Deadlines;
   readonly watch: AbortWatch;
+  /** Keyed requests in flight. */
+  readonly keyed: Map<number, Exchange>;
 }
 
 /**
  * Creates a pooled client bound to one origin.
  * @throws {TypeError} if `url` is not a valid absolute URL.
  */
-export function createHttpClient(options: HttpClientOptions): HttpClient {
+export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
   const origin = new URL(options.url).origin;
   const pool = new Pool(origin, {
     connections: options.connections,
@@ -90,9 +105,17 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     nowNs,
     deadlines: new Deadlines(nowNs),
     watch: new AbortWatch(),
+    keyed: new Map(),
   };
   return {
-    send: (request) => new Promise<RawRecord>((resolve) => new Exchange(context, request, resolve).start()),
+    send: (request) =>
+      new Promise<RawRecord>((resolve) => new Exchange(context, request, resolve, -1).start()),
+    sendKeyed: (request, key, done) => {
+      const exchange = new Exchange(context, request, done, key);
+      context.keyed.set(key, exchange);
+      exchange.start();
+    },
+    cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
     close: async () => {
       await pool.destroy();
       context.deadlines.close();
@@ -100,7 +123,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   };
 }
 
-/** One request: its dispatch handler, deadline entry and signal watcher. */
+/** One request: its dispatch handler, deadline entry and signal watcher; `key` is -1 unless keyed. */
 class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
   private readonly builder: RecordBuilder;
   private abort: ((err?: Error) => void) | null = null;
@@ -116,7 +139,8 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
   constructor(
     private readonly context: ClientContext,
     private readonly request: SendRequest,
-    private readonly resolve: (record: RawRecord) => void,
+    private readonly resolve: (record: RawRecord, key: number) => void,
+    private readonly key: number,
   ) {
     this.builder = new RecordBuilder(request);
   }
@@ -152,7 +176,7 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
     this.stop({ kind: 'timeout', timeoutMs: this.request.timeoutMs });
   }
 
-  /** {@link AbortWatcher}: the request's signal aborted. */
+  /** {@link AbortWatcher}: the request's signal aborted (or its key was cancelled). */
   onSignalAbort(reason: unknown): void {
     this.stop({ kind: 'cancelled', reason });
   }
@@ -165,12 +189,14 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
     this.abort?.(new Error(`tokenload: request ${reason.kind}`));
   }
 
-  /** Resolves once with `record`, and leaves the deadline list and the signal watch. */
+  /** Resolves once with `record`, and leaves the deadline list, the signal watch and the keyed map. */
   private finish(record: RawRecord): void {
     this.settled = true;
-    this.context.deadlines.remove(this);
-    this.context.watch.remove(this);
-    this.resolve(record);
+    const context = this.context;
+    context.deadlines.remove(this);
+    context.watch.remove(this);
+    if (this.key >= 0) context.keyed.delete(this.key);
+    this.resolve(record, this.key);
   }
 
   onConnect(abort: (err?: Error) => void): void {

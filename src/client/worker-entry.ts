@@ -2,14 +2,16 @@
  * Entry point of one worker thread of the worker-pool client. It owns an ordinary single-process
  * client (its own undici Pool), stamps on the main thread's clock (see worker-protocol.ts), and
  * posts finished records back in batches: one `postMessage` per event-loop turn, flushed from
- * `setImmediate` so every request that completed during that turn's I/O phase travels together.
+ * `setImmediate` so every request that completed during that turn's I/O phase travels together,
+ * packed in column form (record-wire.ts). Requests are sent keyed by their id, so a `cancel`
+ * message needs no AbortController per request.
  */
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
 import type { RawRecord } from '../record/types.js';
-import type { HttpClient } from './types.js';
-import { createHttpClient } from './undici-client.js';
+import { packRecords } from './record-wire.js';
+import { createHttpClient, type PooledHttpClient } from './undici-client.js';
 import {
   type FromWorker,
   originOffsetNs,
@@ -30,17 +32,18 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     ...(init.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: init.connectTimeoutMs }),
     ...(init.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: init.keepAliveTimeoutMs }),
   });
-  const cancels = new Map<number, AbortController>();
-  let outbox: Array<{ id: number; raw: RawRecord }> = [];
+  let ids: number[] = [];
+  let records: RawRecord[] = [];
   const flush = (): void => {
-    const records = outbox;
-    outbox = [];
-    port.postMessage({ type: 'records', records } satisfies FromWorker);
+    const message: FromWorker = { type: 'records', ids, packed: packRecords(records) };
+    ids = [];
+    records = [];
+    port.postMessage(message);
   };
-  const done = (id: number, raw: RawRecord): void => {
-    cancels.delete(id);
-    if (outbox.length === 0) setImmediate(flush);
-    outbox.push({ id, raw });
+  const done = (raw: RawRecord, id: number): void => {
+    if (ids.length === 0) setImmediate(flush);
+    ids.push(id);
+    records.push(raw);
   };
   const postStats = (): void =>
     port.postMessage({
@@ -54,34 +57,25 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   const statsTimer = setInterval(postStats, STATS_INTERVAL_MS);
   statsTimer.unref();
   port.on('message', (message: ToWorker) => {
-    if (message.type === 'send') for (const wire of message.requests) send(client, wire, cancels, done);
-    else if (message.type === 'cancel') cancels.get(message.id)?.abort(cancelReason(message.reason));
+    if (message.type === 'send') for (const wire of message.requests) send(client, wire, done);
+    else if (message.type === 'cancel') client.cancel(message.id, cancelReason(message.reason));
     else void close(port, client, statsTimer, postStats);
   });
 }
 
-function send(
-  client: HttpClient,
-  wire: WireRequest,
-  cancels: Map<number, AbortController>,
-  done: (id: number, raw: RawRecord) => void,
-): void {
-  const controller = new AbortController();
-  cancels.set(wire.id, controller);
+function send(client: PooledHttpClient, wire: WireRequest, done: (raw: RawRecord, id: number) => void): void {
   const name = wire.adapterName;
   if (!isEndpointTypeName(name)) throw new Error(`worker: unknown endpoint adapter ${name}`);
-  void client
-    .send({
-      identity: wire.identity,
-      path: wire.path,
-      headers: wire.headers,
-      body: wire.body,
-      stream: wire.stream,
-      adapter: ENDPOINTS[name],
-      timeoutMs: wire.timeoutMs,
-      signal: controller.signal,
-    })
-    .then((raw) => done(wire.id, raw));
+  const request = {
+    identity: wire.identity,
+    path: wire.path,
+    headers: wire.headers,
+    body: wire.body,
+    stream: wire.stream,
+    adapter: ENDPOINTS[name],
+    timeoutMs: wire.timeoutMs,
+  };
+  client.sendKeyed(request, wire.id, done);
 }
 
 function cancelReason(reason: string | null): Error | undefined {
@@ -90,7 +84,7 @@ function cancelReason(reason: string | null): Error | undefined {
 
 async function close(
   port: NonNullable<typeof parentPort>,
-  client: HttpClient,
+  client: PooledHttpClient,
   statsTimer: NodeJS.Timeout,
   postStats: () => void,
 ): Promise<void> {

@@ -6,10 +6,11 @@
  *
  * - Affinity: every turn of a conversation goes to the same worker (FNV-1a of its id).
  * - Transport: request bodies are strings (structured clone copies them with one memcpy); sends are
- *   batched into one `postMessage` per worker per microtask turn, records come back batched.
+ *   batched into one `postMessage` per worker per microtask turn, records come back batched and
+ *   packed in column form (record-wire.ts), so a record's chunks are not cloned object by object.
  * - Time: workers stamp on the main thread's monotonic ns scale (worker-protocol.ts).
- * - Cancellation: an aborted `signal` becomes a `cancel` message; a pre-aborted request is never
- *   sent.
+ * - Cancellation: an aborted `signal` becomes a `cancel` message (one listener per signal, see
+ *   abort-watch.ts); a pre-aborted request is never sent.
  * - Failure: if a worker dies, each request it held resolves as a `client_error` record, and the
  *   next request routed to that slot starts a fresh worker. `send()` never rejects or hangs.
  */
@@ -20,8 +21,10 @@ import { Worker } from 'node:worker_threads';
 import { isEndpointTypeName } from '../endpoint/registry.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
+import { AbortWatch, type AbortWatcher } from './abort-watch.js';
 import { recordError } from './failures.js';
 import { RecordBuilder } from './record-builder.js';
+import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
   type FromWorker,
@@ -62,11 +65,23 @@ export interface WorkerPoolClient extends HttpClient {
   ready(): Promise<void>;
 }
 
-interface Pending {
-  request: SendRequest;
-  startNs: number;
-  resolve(raw: RawRecord): void;
-  onAbort?: () => void;
+/** A request handed to a worker and not yet answered; watches its signal to forward a cancel. */
+class Pending implements AbortWatcher {
+  prevWatcher: AbortWatcher | null = null;
+  nextWatcher: AbortWatcher | null = null;
+  watching: AbortSignal | null = null;
+
+  constructor(
+    readonly request: SendRequest,
+    readonly startNs: number,
+    readonly resolve: (raw: RawRecord) => void,
+    private readonly slot: Slot,
+    private readonly id: number,
+  ) {}
+
+  onSignalAbort(reason: unknown): void {
+    this.slot.cancel(this.id, reason);
+  }
 }
 
 /**
@@ -109,6 +124,8 @@ class Slot {
   constructor(
     private readonly init: WorkerInit,
     private readonly onStart: ((worker: Worker) => void) | undefined,
+    /** The pool's signal watch (shared by all slots). */
+    readonly watch: AbortWatch,
   ) {}
 
   send(id: number, wire: WireRequest, pending: Pending): void {
@@ -177,12 +194,15 @@ class Slot {
     }
     if (message.type === 'stats' || message.type === 'ready') this.cpuSeconds = message.stats.cpuSeconds;
     if (message.type !== 'records') return;
-    for (const { id, raw } of message.records) {
+    const records = unpackRecords(message.packed);
+    const ids = message.ids;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as number;
       const pending = this.pending.get(id);
       if (pending === undefined) continue;
       this.pending.delete(id);
-      release(pending);
-      pending.resolve(raw);
+      this.watch.remove(pending);
+      pending.resolve(records[i] as RawRecord);
     }
   }
 
@@ -198,7 +218,7 @@ class Slot {
     const pending = this.pending.get(id);
     if (pending === undefined) return;
     this.pending.delete(id);
-    release(pending);
+    this.watch.remove(pending);
     pending.resolve(poolFailureRecord(pending.request, pending.startNs, message));
   }
 
@@ -211,10 +231,6 @@ class Slot {
     await exited;
     clearTimeout(timer);
   }
-}
-
-function release(pending: Pending): void {
-  if (pending.onAbort !== undefined) pending.request.signal?.removeEventListener('abort', pending.onAbort);
 }
 
 /**
@@ -232,7 +248,8 @@ export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolCl
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: options.keepAliveTimeoutMs }),
   };
-  const slots = Array.from({ length: workers }, () => new Slot(init, options.onWorkerStart));
+  const watch = new AbortWatch();
+  const slots = Array.from({ length: workers }, () => new Slot(init, options.onWorkerStart, watch));
   let nextId = 0;
   return {
     workers,
@@ -270,11 +287,8 @@ function route(
     resolve(poolFailureRecord(request, startNs, `unknown endpoint adapter ${request.adapter.name}`));
     return;
   }
-  const pending: Pending = { request, startNs, resolve };
-  if (request.signal !== undefined) {
-    pending.onAbort = () => slot.cancel(id, request.signal?.reason);
-    request.signal.addEventListener('abort', pending.onAbort, { once: true });
-  }
+  const pending = new Pending(request, startNs, resolve, slot, id);
+  if (request.signal !== undefined) slot.watch.add(request.signal, pending);
   const { identity, path, headers, body, stream, timeoutMs } = request;
   const wire = { id, identity, path, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
   slot.send(id, wire, pending);

@@ -8,7 +8,7 @@
  * the main thread's monotonic ns scale (the run's TimeBase) without any per-record conversion.
  */
 
-import type { RawRecord } from '../record/types.js';
+import type { PackedRecords } from './record-wire.js';
 import type { RequestIdentity } from './types.js';
 
 /** Worker start-up data (`workerData`). */
@@ -48,9 +48,12 @@ export interface WorkerSelfStats {
   cpuSeconds: number | null;
 }
 
-/** Worker → main. Records are batched per event-loop turn. */
+/**
+ * Worker → main. Records are batched per event-loop turn and packed in column form
+ * (record-wire.ts); `ids[i]` is the request id of the i-th record.
+ */
 export type FromWorker =
-  | { type: 'records'; records: Array<{ id: number; raw: RawRecord }> }
+  | { type: 'records'; ids: number[]; packed: PackedRecords }
   | { type: 'ready'; stats: WorkerSelfStats }
   | { type: 'stats'; stats: WorkerSelfStats }
   | { type: 'closed' };
