@@ -25,8 +25,13 @@ function isPlainString(bytes: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** What a single-choice payload parsed to, minus its varying string, plus the bytes around it. */
+/**
+ * What a single-choice payload parsed to, minus its varying string, plus the bytes around it.
+ * Results built from one memo share their (never mutated) `choices` array.
+ */
 export class ChoicesMemo {
+  private readonly choices: ReadonlyArray<{ index: number; finishReason: string | null }>;
+
   /**
    * @param prefix copy of the payload bytes up to and including the varying string's opening quote
    * @param suffix copy of the payload bytes from its closing quote to the end
@@ -46,7 +51,9 @@ export class ChoicesMemo {
     readonly reasoning: string,
     readonly index: number,
     readonly finishReason: string | null,
-  ) {}
+  ) {
+    this.choices = Object.freeze([Object.freeze({ index, finishReason })]);
+  }
 
   /** The parse of `bytes[start, end)` when it matches the memo, else undefined. */
   match(bytes: Buffer, start: number, end: number): ParsedResponse | undefined {
@@ -73,14 +80,13 @@ export class ChoicesMemo {
       const reasoningContent = field === 'reasoning_content' ? value : this.reasoningContent;
       reasoning = reasoningContent || (field === 'reasoning' ? value : this.reasoning);
     }
-    const finishReason = this.finishReason;
     return {
       text,
       reasoning,
       usage: null,
-      finishReason,
+      finishReason: this.finishReason,
       error: null,
-      choices: [{ index: this.index, finishReason }],
+      choices: this.choices,
     };
   }
 }
