@@ -14,11 +14,13 @@
  * `--autocannon no` skips autocannon (e.g. to profile tokenload alone with `node --cpu-prof`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { oneOffIdentity } from '../src/client/send-once.js';
 import type { HttpClient, SendRequest } from '../src/client/types.js';
 import { createClient } from '../src/client/worker-factory.js';
+import { threadCpuSeconds } from '../src/client/worker-protocol.js';
 import { ENDPOINTS } from '../src/endpoint/registry.js';
 import { packageVersion } from '../src/util/package-root.js';
 import { arg, machine, procCpuSeconds, r3 } from './common.js';
@@ -112,17 +114,22 @@ function requestOf(i: number): SendRequest {
   };
 }
 
-/** Process and server CPU over `work`, per request, in ms. */
+const mainThreadCpuSeconds = (): number => threadCpuSeconds((path) => readFileSync(path, 'utf8')) ?? 0;
+
+/** Process, main-thread and server CPU over `work`, per request, in ms. */
 async function withCpu<T extends { requests: number }>(serverPid: number, work: () => Promise<T>) {
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpuSeconds();
   const server0 = procCpuSeconds(serverPid);
   const result = await work();
   const cpu = process.cpuUsage(cpu0);
+  const mainS = mainThreadCpuSeconds() - main0;
   const serverS = procCpuSeconds(serverPid) - server0;
   const n = Math.max(1, result.requests);
   return {
     result,
     processCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / n),
+    mainThreadCpuMsPerRequest: r3((mainS * 1000) / n),
     serverCpuMsPerRequest: r3((serverS * 1000) / n),
   };
 }
@@ -214,7 +221,7 @@ async function main(): Promise<void> {
   }
   const parts = streamWrites(events, writes);
   const bytes = parts.reduce((n, b) => n + b.length, 0);
-  const method = `loopback node:http server in a child process answering every request with the same ${bytes} B, ${events}-event SSE body (${events - 2} content events, a usage chunk, [DONE]) in ${parts.length} write(s) one event-loop turn apart; both clients send the same POST ${PATH} with the same ${BODY.length} B JSON body and headers (${Object.keys(HEADERS).join(', ')}; tokenload varies x-request-id per request); tokenload: closed loop, ${connections} requests in flight, stream decoded and stamped per read, parsed per event (createClient, workers as listed), 1 s warm-up then ${seconds} s; autocannon 8 (in this process): ${connections} connections, ${seconds} s, no decoding (events/s = req/s × ${events}); each tokenload row is followed by its autocannon run; CPU per request: this process (process.cpuUsage) and the server child (/proc, 10 ms ticks)`;
+  const method = `loopback node:http server in a child process answering every request with the same ${bytes} B, ${events}-event SSE body (${events - 2} content events, a usage chunk, [DONE]) in ${parts.length} write(s) one event-loop turn apart; both clients send the same POST ${PATH} with the same ${BODY.length} B JSON body and headers (${Object.keys(HEADERS).join(', ')}; tokenload varies x-request-id per request); tokenload: closed loop, ${connections} requests in flight, stream decoded and stamped per read, parsed per event (createClient, workers as listed), 1 s warm-up then ${seconds} s; autocannon 8 (in this process): ${connections} connections, ${seconds} s, no decoding (events/s = req/s × ${events}); each tokenload row is followed by its autocannon run; CPU per request: this process (process.cpuUsage, all threads), its main thread and the server child (/proc, 10 ms ticks)`;
   console.log(JSON.stringify({ benchmark: 'client ceiling', machine: machine(), method, rows }, null, 2));
 }
 

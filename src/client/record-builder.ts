@@ -16,7 +16,7 @@ import {
   transportFailure,
 } from './failures.js';
 import { SseDecoder, type SseSink } from './sse-decoder.js';
-import type { SendRequest } from './types.js';
+import type { RequestIdentity, SendRequest } from './types.js';
 
 /** Why a request stopped before its body ended. */
 export type StopReason =
@@ -41,6 +41,34 @@ function errorEventDetails(data: string): { message: string; code: number | null
   const inner = asObject(body?.error) ?? body;
   const message = asText(inner?.message) || asText(body?.error) || data;
   return { message, code: httpLikeCode(inner?.code), type: asText(inner?.type) || null };
+}
+
+/** A record of `identity` with nothing observed yet (start and end 0, no chunks, no error). */
+export function emptyRecord(id: RequestIdentity): RawRecord {
+  const raw: RawRecord = {
+    conversationId: id.conversationId,
+    turnIndex: id.turnIndex,
+    sessionNum: id.sessionNum,
+    xRequestId: id.xRequestId,
+    xCorrelationId: id.xCorrelationId,
+    model: id.model,
+    scheduledNs: id.scheduledNs,
+    startNs: 0,
+    ackNs: null,
+    chunks: [],
+    streamEndNs: null,
+    endNs: 0,
+    usage: null,
+    finishReason: null,
+    inputTokens: id.inputTokens,
+    requestedOutputTokens: id.requestedOutputTokens,
+    httpStatus: null,
+    parseErrors: 0,
+    error: null,
+    cancelled: false,
+  };
+  if (id.requestType !== undefined) raw.requestType = id.requestType;
+  return raw;
 }
 
 const DONE = '[DONE]';
@@ -69,30 +97,7 @@ export class RecordBuilder implements SseSink {
   private retryAfter: string | undefined;
 
   constructor(private readonly request: SendRequest) {
-    const id = request.identity;
-    this.raw = {
-      conversationId: id.conversationId,
-      turnIndex: id.turnIndex,
-      sessionNum: id.sessionNum,
-      xRequestId: id.xRequestId,
-      xCorrelationId: id.xCorrelationId,
-      model: id.model,
-      scheduledNs: id.scheduledNs,
-      startNs: 0,
-      ackNs: null,
-      chunks: [],
-      streamEndNs: null,
-      endNs: 0,
-      usage: null,
-      finishReason: null,
-      inputTokens: id.inputTokens,
-      requestedOutputTokens: id.requestedOutputTokens,
-      httpStatus: null,
-      parseErrors: 0,
-      error: null,
-      cancelled: false,
-    };
-    if (id.requestType !== undefined) this.raw.requestType = id.requestType;
+    this.raw = emptyRecord(request.identity);
   }
 
   /** Status line and headers arrived at `atNs`. `headers` has lower-case names. */

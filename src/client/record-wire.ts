@@ -1,20 +1,30 @@
 /**
  * Compact transport of finished records from a worker thread to the main thread. Structured clone
  * copies an object property by property, so a record with hundreds of `{atNs, text, reasoning}`
- * chunks costs hundreds of object (de)serializations on both threads; the main thread, which also
- * runs the schedule, pays the larger half. Here the chunks of every record in a batch travel as
- * columns: one `Float64Array` of arrival stamps, the texts concatenated into one string with a
- * `Uint32Array` of lengths (likewise reasoning), and a `Float64Array` of running usage counts (NaN
- * where a chunk has none). Typed arrays and one string clone as plain copies; the record shells
- * (everything but `chunks`) go by structured clone as before. {@link unpackRecords} rebuilds records
- * equal to the originals (test/unit/record-wire.test.ts).
+ * chunks costs hundreds of object (de)serializations on both threads. Here a batch travels as
+ * columns:
+ * - only what the worker observed: the identity fields (conversation, ids, model, schedule, token
+ *   counts requested) are not sent back, the main thread rebuilds them from the request it kept;
+ * - per record, stamps and counts in one `Float64Array` (NaN for null), finish reason, usage and
+ *   error in three small arrays (usually null);
+ * - per chunk, one `Float64Array` of arrival stamps, the texts concatenated into one string with a
+ *   `Uint32Array` of lengths (likewise reasoning), and a `Float64Array` of running usage counts (NaN
+ *   where a chunk has none).
+ * Typed arrays and strings clone as plain copies. {@link unpackRecords} rebuilds records equal to
+ * the originals (test/unit/record-wire.test.ts).
  */
-import type { ContentChunk, RawRecord } from '../record/types.js';
+import type { ContentChunk, RawRecord, RecordError, Usage } from '../record/types.js';
+
+/** Numbers per record in {@link PackedRecords.numbers}. */
+const FIELDS = 7;
 
 /** A batch of records in column form (structured-clone friendly). */
 export interface PackedRecords {
-  /** The records with `chunks` emptied, in order. */
-  shells: RawRecord[];
+  /** Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0); NaN = null. */
+  numbers: Float64Array;
+  finishReasons: (string | null)[];
+  usages: (Usage | null)[];
+  errors: (RecordError | null)[];
   /** Chunk count of each record. */
   chunkCounts: Uint32Array;
   /** `atNs` of every chunk of every record, in order. */
@@ -29,23 +39,38 @@ export interface PackedRecords {
   usageTokens: Float64Array;
 }
 
-/**
- * Packs `records` for posting; their `chunks` arrays are replaced by empty ones (the caller gives the
- * records up).
- */
-export function packRecords(records: RawRecord[]): PackedRecords {
+const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);
+const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value);
+
+/** Packs what the worker observed of `records` (identity fields are left out). */
+export function packRecords(records: readonly RawRecord[]): PackedRecords {
   let total = 0;
   for (const raw of records) total += raw.chunks.length;
+  const numbers = new Float64Array(records.length * FIELDS);
   const chunkCounts = new Uint32Array(records.length);
   const atNs = new Float64Array(total);
   const textLengths = new Uint32Array(total);
   const reasoningLengths = new Uint32Array(total);
   const usageTokens = new Float64Array(total);
+  const finishReasons: (string | null)[] = [];
+  const usages: (Usage | null)[] = [];
+  const errors: (RecordError | null)[] = [];
   let text = '';
   let reasoning = '';
   let c = 0;
   for (let r = 0; r < records.length; r++) {
     const raw = records[r] as RawRecord;
+    const at = r * FIELDS;
+    numbers[at] = raw.startNs;
+    numbers[at + 1] = orNaN(raw.ackNs);
+    numbers[at + 2] = orNaN(raw.streamEndNs);
+    numbers[at + 3] = raw.endNs;
+    numbers[at + 4] = orNaN(raw.httpStatus);
+    numbers[at + 5] = raw.parseErrors;
+    numbers[at + 6] = raw.cancelled ? 1 : 0;
+    finishReasons.push(raw.finishReason);
+    usages.push(raw.usage);
+    errors.push(raw.error);
     const chunks = raw.chunks;
     chunkCounts[r] = chunks.length;
     for (let k = 0; k < chunks.length; k++, c++) {
@@ -57,10 +82,12 @@ export function packRecords(records: RawRecord[]): PackedRecords {
       reasoningLengths[c] = chunk.reasoning.length;
       usageTokens[c] = chunk.usageCompletionTokens ?? Number.NaN;
     }
-    raw.chunks = [];
   }
   return {
-    shells: records,
+    numbers,
+    finishReasons,
+    usages,
+    errors,
     chunkCounts,
     atNs,
     text,
@@ -71,13 +98,28 @@ export function packRecords(records: RawRecord[]): PackedRecords {
   };
 }
 
-/** Rebuilds the records of a packed batch (after it crossed threads), chunks included. */
-export function unpackRecords(packed: PackedRecords): RawRecord[] {
-  const { shells, chunkCounts, atNs, text, textLengths, reasoning, reasoningLengths, usageTokens } = packed;
+/**
+ * Completes `shells` (records built on this side from each request's identity, nothing observed
+ * yet) with a packed batch that crossed threads, in order; returns them.
+ */
+export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRecord[] {
+  const { numbers, chunkCounts, atNs, text, textLengths, reasoning, reasoningLengths, usageTokens } = packed;
   let c = 0;
   let textAt = 0;
   let reasoningAt = 0;
   for (let r = 0; r < shells.length; r++) {
+    const raw = shells[r] as RawRecord;
+    const at = r * FIELDS;
+    raw.startNs = numbers[at] as number;
+    raw.ackNs = orNull(numbers[at + 1] as number);
+    raw.streamEndNs = orNull(numbers[at + 2] as number);
+    raw.endNs = numbers[at + 3] as number;
+    raw.httpStatus = orNull(numbers[at + 4] as number);
+    raw.parseErrors = numbers[at + 5] as number;
+    raw.cancelled = numbers[at + 6] === 1;
+    raw.finishReason = packed.finishReasons[r] ?? null;
+    raw.usage = packed.usages[r] ?? null;
+    raw.error = packed.errors[r] ?? null;
     const count = chunkCounts[r] as number;
     const chunks: ContentChunk[] = [];
     for (let k = 0; k < count; k++, c++) {
@@ -94,7 +136,7 @@ export function unpackRecords(packed: PackedRecords): RawRecord[] {
       if (!Number.isNaN(usage)) chunk.usageCompletionTokens = usage;
       chunks.push(chunk);
     }
-    (shells[r] as RawRecord).chunks = chunks;
+    raw.chunks = chunks;
   }
   return shells;
 }

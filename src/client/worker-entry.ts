@@ -18,6 +18,7 @@ import {
   type ToWorker,
   threadCpuSeconds,
   type WireRequest,
+  WORKER_IDENTITY,
   type WorkerInit,
 } from './worker-protocol.js';
 
@@ -67,7 +68,7 @@ function send(client: PooledHttpClient, wire: WireRequest, done: (raw: RawRecord
   const name = wire.adapterName;
   if (!isEndpointTypeName(name)) throw new Error(`worker: unknown endpoint adapter ${name}`);
   const request = {
-    identity: wire.identity,
+    identity: WORKER_IDENTITY,
     path: wire.path,
     headers: wire.headers,
     body: wire.body,

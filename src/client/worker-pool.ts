@@ -7,7 +7,8 @@
  * - Affinity: every turn of a conversation goes to the same worker (FNV-1a of its id).
  * - Transport: request bodies are strings (structured clone copies them with one memcpy); sends are
  *   batched into one `postMessage` per worker per microtask turn, records come back batched and
- *   packed in column form (record-wire.ts), so a record's chunks are not cloned object by object.
+ *   packed in column form (record-wire.ts): chunks are not cloned object by object, and identities
+ *   never cross (the main thread keeps each request and rebuilds its record's identity fields).
  * - Time: workers stamp on the main thread's monotonic ns scale (worker-protocol.ts).
  * - Cancellation: an aborted `signal` becomes a `cancel` message (one listener per signal, see
  *   abort-watch.ts); a pre-aborted request is never sent.
@@ -23,13 +24,14 @@ import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
 import { recordError } from './failures.js';
-import { RecordBuilder } from './record-builder.js';
+import { emptyRecord, RecordBuilder } from './record-builder.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
   type FromWorker,
   type ToWorker,
   type WireRequest,
+  WORKER_IDENTITY,
   type WorkerInit,
   workerIndexFor,
 } from './worker-protocol.js';
@@ -194,13 +196,19 @@ class Slot {
     }
     if (message.type === 'stats' || message.type === 'ready') this.cpuSeconds = message.stats.cpuSeconds;
     if (message.type !== 'records') return;
-    const records = unpackRecords(message.packed);
     const ids = message.ids;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i] as number;
+    const answered: (Pending | undefined)[] = [];
+    const shells: RawRecord[] = [];
+    for (const id of ids) {
       const pending = this.pending.get(id);
+      answered.push(pending);
+      shells.push(emptyRecord(pending?.request.identity ?? WORKER_IDENTITY));
+    }
+    const records = unpackRecords(message.packed, shells);
+    for (let i = 0; i < ids.length; i++) {
+      const pending = answered[i];
       if (pending === undefined) continue;
-      this.pending.delete(id);
+      this.pending.delete(ids[i] as number);
       this.watch.remove(pending);
       pending.resolve(records[i] as RawRecord);
     }
@@ -289,7 +297,7 @@ function route(
   }
   const pending = new Pending(request, startNs, resolve, slot, id);
   if (request.signal !== undefined) slot.watch.add(request.signal, pending);
-  const { identity, path, headers, body, stream, timeoutMs } = request;
-  const wire = { id, identity, path, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
+  const { path, headers, body, stream, timeoutMs } = request;
+  const wire = { id, path, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
   slot.send(id, wire, pending);
 }

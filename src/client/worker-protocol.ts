@@ -11,6 +11,19 @@
 import type { PackedRecords } from './record-wire.js';
 import type { RequestIdentity } from './types.js';
 
+/** The identity a worker gives its requests: never read (the main thread rebuilds the real one). */
+export const WORKER_IDENTITY: RequestIdentity = {
+  conversationId: '',
+  turnIndex: 0,
+  sessionNum: 0,
+  xRequestId: '',
+  xCorrelationId: '',
+  model: '',
+  scheduledNs: null,
+  inputTokens: null,
+  requestedOutputTokens: null,
+};
+
 /** Worker start-up data (`workerData`). */
 export interface WorkerInit {
   /** Server origin. */
@@ -23,10 +36,12 @@ export interface WorkerInit {
   keepAliveTimeoutMs?: number;
 }
 
-/** One request, as sent to a worker: a {@link SendRequest} without its functions and signal. */
+/**
+ * One request, as sent to a worker: a {@link SendRequest} without its identity (the main thread
+ * keeps it and fills the record's identity fields itself, record-wire.ts), adapter and signal.
+ */
 export interface WireRequest {
   id: number;
-  identity: RequestIdentity;
   path: string;
   headers: Record<string, string>;
   body: string;

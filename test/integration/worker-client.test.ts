@@ -123,6 +123,33 @@ test('every SSE fixture gives the same record through the worker pool as through
   }
 });
 
+test('records from the pool carry the identity of their own request (concurrent sends, both workers)', async () => {
+  const base = fixtures[0] as Fixture;
+  const requests = Array.from({ length: 12 }, (_, i) => ({
+    ...requestFor(base),
+    identity: {
+      conversationId: `id${i}`,
+      turnIndex: i % 3,
+      sessionNum: i,
+      xRequestId: `req-${i}`,
+      xCorrelationId: `corr-${i}`,
+      model: `model-${i % 2}`,
+      scheduledNs: i % 2 === 0 ? null : i * 1000,
+      inputTokens: i % 4 === 0 ? null : i * 10,
+      requestedOutputTokens: i,
+      ...(i % 3 === 0 ? { requestType: `type-${i}` } : {}),
+    },
+  }));
+  const records = await Promise.all(requests.map((request) => pool.send(request)));
+  records.forEach((raw, i) => {
+    const { identity } = requests[i] as SendRequest;
+    const { requestType, ...fields } = identity;
+    for (const [key, value] of Object.entries(fields)) assert.equal(raw[key as keyof RawRecord], value, key);
+    assert.equal(raw.requestType, requestType);
+    assert.equal('requestType' in raw, requestType !== undefined);
+  });
+});
+
 test('in-band error and HTTP status errors match the single client', async () => {
   for (const fixture of inline.filter((f) => f.name !== 'w-hang')) {
     const expected = await single.send(requestFor(fixture));
