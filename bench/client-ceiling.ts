@@ -102,11 +102,15 @@ function startServer(events: number, writes: number): Promise<{ child: ChildProc
   });
 }
 
+const IDENTITY = oneOffIdentity('m', 20);
+
+/** Request `i`: the same body, its own conversation id and X-Request-ID (a counter, not a random UUID). */
 function requestOf(i: number): SendRequest {
+  const requestId = `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`;
   return {
-    identity: { ...oneOffIdentity('m', 20), conversationId: `c${i}` },
+    identity: { ...IDENTITY, conversationId: `c${i}`, xRequestId: requestId },
     path: PATH,
-    headers: { 'x-request-id': `00000000-0000-0000-0000-${String(i).padStart(12, '0')}` },
+    headers: { 'x-request-id': requestId },
     body: BODY,
     stream: true,
     adapter: ENDPOINTS.chat,

@@ -81,6 +81,19 @@ function isField(bytes: Buffer, start: number, end: number, name: string): boole
   return start + n === end || bytes[start + n] === COLON;
 }
 
+/** {@link isField} for `data`, unrolled (it is checked on every line). */
+function isDataField(bytes: Buffer, start: number, end: number): boolean {
+  const length = end - start;
+  return (
+    length >= 4 &&
+    bytes[start] === 0x64 &&
+    bytes[start + 1] === 0x61 &&
+    bytes[start + 2] === 0x74 &&
+    bytes[start + 3] === 0x61 &&
+    (length === 4 || bytes[start + 4] === COLON)
+  );
+}
+
 /** Stateful decoder for one response body. Not reusable across bodies. */
 export class SseDecoder {
   /** Bytes of an unfinished line carried from earlier reads (a copy). */
@@ -228,7 +241,7 @@ export class SseDecoder {
       return;
     }
     if (buf[start] === COLON) return; // comment
-    if (isField(buf, start, end, 'data')) {
+    if (isDataField(buf, start, end)) {
       let valueStart = Math.min(start + 5, end);
       if (valueStart < end && buf[valueStart] === SPACE) valueStart += 1;
       if (!this.hasData) {

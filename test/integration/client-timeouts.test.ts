@@ -1,8 +1,10 @@
 /**
- * Timeouts and cancellation of many requests on one client (one shared deadline timer, one abort
- * listener per signal) against hanging loopback streams: each request times out on its own budget,
- * measured from its own send stamp; one shared signal cancels every request still in flight; the
- * client leaves no listener behind.
+ * Timeouts, cancellation and queueing of many requests on one client (one shared deadline timer,
+ * one abort listener per signal) against loopback streams: each request times out on its own
+ * budget, measured from its own send stamp; one shared signal cancels every request still in
+ * flight; the client leaves no listener behind; requests beyond the connection count wait their
+ * turn, a request that times out while waiting is never sent, the client still serves the request
+ * after an aborted one, and closing it fails the requests still waiting.
  */
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
@@ -20,13 +22,19 @@ const { player } = playFixturesInTests([
     writes: [{ atMs: 0, data: chatChunk('Hi') }],
     end: 'hang',
   }),
+  inlineFixture('quick', {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    writes: [{ atMs: 20, data: `${chatChunk('Hi')}${chatChunk(null, 'stop')}data: [DONE]\n\n` }],
+    end: 'close',
+  }),
 ]);
 
-function hanging(timeoutMs: number, signal?: AbortSignal): SendRequest {
+function hanging(timeoutMs: number, signal?: AbortSignal, fixture = 'hang'): SendRequest {
   return {
     identity: oneOffIdentity('test-model'),
     path: '/v1/chat/completions',
-    headers: { 'x-fixture': 'hang' },
+    headers: { 'x-fixture': fixture },
     body: JSON.stringify({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true }),
     stream: true,
     adapter: ENDPOINTS.chat,
@@ -92,4 +100,48 @@ test('requests that finish remove their listener from a long-lived signal', asyn
   } finally {
     await client.close();
   }
+});
+
+test('requests beyond the connection count wait their turn and all complete', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 2 });
+  try {
+    const records = await Promise.all(
+      Array.from({ length: 7 }, () => client.send(hanging(5000, undefined, 'quick'))),
+    );
+    for (const raw of records) {
+      assert.equal(raw.error, null);
+      assert.equal(raw.chunks.length, 1);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+test('a request that times out while waiting for a connection is never sent; the next one is', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 1 });
+  try {
+    const sent = player().attempts('quick');
+    const blocker = client.send(hanging(300));
+    const starved = client.send(hanging(100, undefined, 'quick'));
+    const after = client.send(hanging(5000, undefined, 'quick'));
+    const [blocked, waited, served] = await Promise.all([blocker, starved, after]);
+    assert.equal(blocked.error?.kind, 'timeout');
+    assert.equal(waited.error?.kind, 'timeout');
+    assert.equal(waited.httpStatus, null);
+    assert.equal(served.error, null, 'the request after the aborted one is served');
+    assert.equal(player().attempts('quick'), sent + 1, 'the timed-out waiting request was never sent');
+  } finally {
+    await client.close();
+  }
+});
+
+test('closing the client fails requests still waiting for a connection', async () => {
+  const client = createHttpClient({ url: player().origin, connections: 1 });
+  const inFlight = client.send(hanging(10_000));
+  const waiting = client.send(hanging(10_000, undefined, 'quick'));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await client.close();
+  const [a, b] = await Promise.all([inFlight, waiting]);
+  assert.notEqual(a.error, null);
+  assert.equal(b.error?.kind, 'connection_error');
 });
