@@ -2,12 +2,17 @@
  * Micro-benchmarks of the three CPU-heavy pieces, each timed after a warm-up:
  * - prompt synthesis (tokens/s): `PromptSynthesizer.synthesize` on the example Mooncake rows;
  * - fast encoder (tokens/s): `TextTokenizer.encode` of synthesized prompts;
- * - SSE decode (events/s): `SseDecoder.push` on a recorded 22-event chat stream, split into 4 reads.
+ * - SSE decode (events/s): `SseDecoder.push` on a recorded 22-event chat stream, split into 4 reads;
+ * - record building (events/s): the same reads through `RecordBuilder` with the chat adapter
+ *   (decode, parse in place, stamp, record), as the client does per response.
  *
  *   npm run bench:micro -- --seconds 2
  */
 import { readFileSync } from 'node:fs';
+import { RecordBuilder } from '../src/client/record-builder.js';
+import { oneOffIdentity } from '../src/client/send-once.js';
 import { SseDecoder } from '../src/client/sse-decoder.js';
+import { ENDPOINTS } from '../src/endpoint/registry.js';
 import { PromptSynthesizer } from '../src/prompt/synthesizer.js';
 import { loadTokenizer } from '../src/prompt/tokenizer.js';
 import { arg, machine } from './common.js';
@@ -49,7 +54,7 @@ const encoderTokensPerS = rate(() => tokenizer.encode(texts[n++ % texts.length] 
 const chunk = (content: string, finish: string | null) =>
   `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":${finish === null ? 'null' : `"${finish}"`}}]}\n\n`;
 let stream = '';
-for (let i = 0; i < 21; i++) stream += chunk(' tok', i === 20 ? 'stop' : null);
+for (let i = 0; i < 21; i++) stream += chunk(` t${i % 10}`, i === 20 ? 'stop' : null);
 const bytes = Buffer.from(`${stream}data: [DONE]\n\n`);
 const quarter = Math.ceil(bytes.length / 4);
 const reads = [0, 1, 2, 3].map((i) => bytes.subarray(i * quarter, Math.min(bytes.length, (i + 1) * quarter)));
@@ -59,16 +64,34 @@ const sseEventsPerS = rate(() => {
   for (const read of reads) events += decoder.push(read, 0).length;
   return events;
 });
+const identity = oneOffIdentity('m');
+const sseHeaders = { 'content-type': 'text/event-stream' };
+const recordEventsPerS = rate(() => {
+  const builder = new RecordBuilder({
+    identity,
+    path: '/v1/chat/completions',
+    headers: {},
+    body: '',
+    stream: true,
+    adapter: ENDPOINTS.chat,
+    timeoutMs: 1000,
+  });
+  builder.onHeaders(200, sseHeaders, 'OK', 1);
+  for (let i = 0; i < reads.length; i++) builder.onData(reads[i] as Buffer, i + 2);
+  builder.end(reads.length + 2);
+  return 22;
+});
 
 console.log(
   JSON.stringify(
     {
       benchmark: 'micro',
       machine: machine(),
-      method: `${seconds} s per item after 0.3 s warm-up, one thread; synthesis: ${rows.length} Mooncake rows (block 512) with tokenizer builtin:qwen3 (${tokenizer.engine} engine); encoder: 20 synthesized prompts; SSE: ${bytes.length} B 22-event chat stream in 4 reads`,
+      method: `${seconds} s per item after 0.3 s warm-up, one thread; synthesis: ${rows.length} Mooncake rows (block 512) with tokenizer builtin:qwen3 (${tokenizer.engine} engine); encoder: 20 synthesized prompts; SSE and record: ${bytes.length} B 22-event chat stream in 4 reads`,
       synthesisTokensPerS,
       encoderTokensPerS,
       sseEventsPerS,
+      recordEventsPerS,
     },
     null,
     2,
