@@ -19,6 +19,7 @@ import {
   usageBody,
 } from './responses.js';
 import type { Sequence, SequenceSink } from './sequence.js';
+import { startStream } from './stream-start.js';
 
 /** Settings the writer needs beyond the request. */
 export interface WriterSettings {
@@ -67,12 +68,11 @@ export class ResponseWriter implements SequenceSink {
   /** Sends the stream's headers (and the role-only chunk when configured). */
   start(): void {
     if (!this.req.stream) return;
-    this.res.writeHead(200, {
+    startStream(this.res, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
-    this.res.flushHeaders();
     if (this.roleChunk) {
       this.put(this.framer.chunk({ role: true, content: null }, null));
       this.roleSent = true;

@@ -11,6 +11,7 @@ import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import { outputText, type UsageBody, usageBody } from './responses.js';
 import type { Sequence, SequenceSink } from './sequence.js';
+import { startStream } from './stream-start.js';
 
 /** A generation request as the extra routes parse it. */
 export interface RouteRequest {
@@ -99,8 +100,7 @@ export class RouteWriter implements SequenceSink {
   /** Sends the stream's headers and start frames. */
   start(): void {
     if (!this.req.stream) return;
-    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    this.res.flushHeaders();
+    startStream(this.res, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     this.write(this.format.start(this.meta));
   }
 
