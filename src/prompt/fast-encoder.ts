@@ -120,11 +120,34 @@ function firstChars(added: ReadonlyMap<string, number>): Set<string> {
   return new Set([...added.keys()].map((k) => k.charAt(0)));
 }
 
+/** True for ASCII letters. */
+function isAsciiLetter(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
+}
+
+/**
+ * True when `regex` splits runs of ASCII-letter words separated by single spaces into the words
+ * with their leading space (`"abc Def gh"` → `abc`, ` Def`, ` gh`), as the GPT-2, Llama 3 and Qwen
+ * split patterns do; checked on probes, so an unusual pattern keeps the regex path.
+ */
+function splitsSpaceWords(regex: RegExp): boolean {
+  for (const probe of ['abc Def gh', ' xyz q LONGER Words end', ' a b c']) {
+    const pieces: string[] = [];
+    const re = new RegExp(regex.source, regex.flags);
+    for (let m = re.exec(probe); m !== null && m[0].length > 0; m = re.exec(probe)) pieces.push(m[0]);
+    const expected = probe.split(/(?= )/);
+    if (pieces.join('\u0000') !== expected.join('\u0000')) return false;
+  }
+  return true;
+}
+
 class FastPromptTokenizer implements PromptTokenizer {
   readonly engine = 'fast' as const;
   private readonly cache = new Map<string, readonly number[]>();
   private readonly firsts: Set<string>;
   private readonly maxAddedLen: number;
+  /** The split pattern cuts plain space-separated ASCII words at the spaces (see {@link splitsSpaceWords}). */
+  private readonly spaceWords: boolean;
 
   constructor(
     private readonly splitRegex: RegExp,
@@ -135,6 +158,7 @@ class FastPromptTokenizer implements PromptTokenizer {
   ) {
     this.firsts = firstChars(added);
     this.maxAddedLen = Math.max(0, ...[...added.keys()].map((k) => k.length));
+    this.spaceWords = splitsSpaceWords(splitRegex);
   }
 
   encode(text: string): number[] {
@@ -161,6 +185,7 @@ class FastPromptTokenizer implements PromptTokenizer {
 
   private encodeSection(section: string, out: number[]): void {
     if (section.length === 0) return;
+    if (this.spaceWords && this.encodeSpaceWords(section, out)) return;
     const re = this.splitRegex;
     re.lastIndex = 0;
     let prev = 0;
@@ -175,6 +200,29 @@ class FastPromptTokenizer implements PromptTokenizer {
       prev = m.index + piece.length;
     }
     if (prev < section.length) this.pushPiece(section.slice(prev), out);
+  }
+
+  /**
+   * Synthesized prompts are ASCII words separated by single spaces: split them at the spaces
+   * without the regex (NFC leaves ASCII unchanged). Returns false, with `out` as it was, as soon
+   * as the section holds anything else (then the regex path runs).
+   */
+  private encodeSpaceWords(section: string, out: number[]): boolean {
+    const mark = out.length;
+    const n = section.length;
+    let start = 0;
+    for (let i = 0; i < n; i++) {
+      const code = section.charCodeAt(i);
+      if (isAsciiLetter(code)) continue;
+      if (code !== 32 || i + 1 >= n || !isAsciiLetter(section.charCodeAt(i + 1))) {
+        out.length = mark;
+        return false;
+      }
+      if (i > start) this.pushPiece(section.slice(start, i), out);
+      start = i;
+    }
+    this.pushPiece(section.slice(start), out);
+    return true;
   }
 
   private pushPiece(piece: string, out: number[]): void {

@@ -93,3 +93,23 @@ test('forceLibrary selects the library engine', () => {
   assert.equal(lib.engine, 'library');
   assert.deepEqual(lib.encode('Hello world'), [9707, 1879]);
 });
+
+test('plain space-separated ASCII words (the synthesized-prompt shape) encode like the library', () => {
+  const lib = loadTokenizer('builtin:qwen3');
+  const fast = createPromptTokenizer('builtin:qwen3');
+  const words = [...lib.vocab().keys()]
+    .filter((k) => /^Ġ?[A-Za-z]{1,14}$/.test(k))
+    .map((k) => k.replace('Ġ', ''));
+  const rnd = lcg(5);
+  for (let t = 0; t < 300; t++) {
+    let s = t % 2 === 0 ? '' : (words[rnd() % words.length] as string);
+    for (let i = 0; i < 200; i++) {
+      const w = words[rnd() % words.length] as string;
+      s += rnd() % 7 === 0 ? ` ${w.toUpperCase()}${w}` : ` ${w}`;
+    }
+    assert.deepEqual(fast.encode(s), lib.encode(s), s.slice(0, 80));
+  }
+  for (const edge of ['a', 'Ab', ' a', 'a b', 'a  b', 'a b ', ' ', 'a\u00e9 b', 'ab cd.']) {
+    assert.deepEqual(fast.encode(edge), lib.encode(edge), JSON.stringify(edge));
+  }
+});
