@@ -29,8 +29,9 @@ export interface SenderDeps {
   /** Aborts in-flight requests (recorded as cancelled). */
   cancelSignal: AbortSignal;
   /**
-   * Called with each built body (serialized JSON) when it is prepared (for inputs.json); the
-   * returned promise is awaited after the request completes, bounding buffered writes.
+   * Called with each body (serialized JSON) right after it was handed to the client, so a request
+   * prepared but never sent (a stop) is not listed in inputs.json; the returned promise is awaited
+   * after the request completes, bounding buffered writes.
    */
   onBody(conversationId: string, turnIndex: number, body: string): Promise<void> | undefined;
   /** Called right before each request is sent. */
@@ -115,17 +116,18 @@ function prepareOne(
   }
   // Large prompts: keep one copy (the serialized body) and drop it as soon as it is handed over.
   let bodyText: string | null = JSON.stringify(body);
-  const written = deps.onBody(conversation.id, turn.index, bodyText);
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
-  const keepsHistory = conversation.contextMode !== 'message_array_with_responses';
-  const turnMessages = keepsHistory ? prompt.messages : [];
+  const isLast = turn.index === conversation.turns.length - 1;
+  const mode = conversation.contextMode;
+  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : prompt.messages;
+  const needsReply = mode === 'deltas_without_responses' && !isLast;
   return {
     send: async () => {
       deps.onSend?.();
       const cancel = requestSignal(deps.cancelSignal, cancelAfterMs);
       const text = bodyText ?? '';
       bodyText = null;
-      const raw = await deps.client.send({
+      const pending = deps.client.send({
         identity,
         path: deps.path,
         headers,
@@ -135,14 +137,22 @@ function prepareOne(
         timeoutMs: deps.config.requestTimeoutSeconds * 1000,
         signal: cancel.signal,
       });
+      const written = deps.onBody(conversation.id, turn.index, text);
+      const raw = await pending;
       cancel.disarm();
-      const reply = keepsHistory && raw.error === null ? raw.chunks.map((c) => c.text).join('') : null;
-      const isLast = turn.index === conversation.turns.length - 1;
-      context.remember(conversation.id, conversation.contextMode, turnMessages, reply, isLast);
+      const reply = needsReply && raw.error === null ? replyText(raw) : null;
+      context.remember(conversation.id, mode, turnMessages, reply, isLast);
       await written;
       return raw;
     },
   };
+}
+
+/** The live reply of a request (its content text), for `deltas_without_responses` history. */
+function replyText(raw: RawRecord): string {
+  let text = '';
+  for (const c of raw.chunks) text += c.text;
+  return text;
 }
 
 function buildBody(

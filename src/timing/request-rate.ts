@@ -6,6 +6,8 @@
  * more than `maxCatchupNs` behind a tick it re-anchors the timeline to now and counts it, instead of
  * bursting an unbounded backlog. With `concurrency` the loop waits for a session slot after the tick
  * (sleep-then-gate). `rampNs` raises the rate linearly from ~0 to the target (`--request-rate-ramp-duration`).
+ * When a tick is sure to start a new session, that session's request is prepared before the sleep,
+ * so building it never delays the send.
  */
 import type { Conversation, Turn } from '../dataset/types.js';
 import type { IntervalSource } from './arrivals.js';
@@ -67,6 +69,7 @@ async function runRequestRate(
   let tickNs = startNs;
   let lastSentTickNs = startNs;
   for (;;) {
+    if (!budget.exhausted(tickNs)) state.prepareAhead(tickNs);
     await clock.sleepUntil(tickNs, signal);
     const now = clock.nowNs();
     if (signal.aborted || budget.exhausted(now)) break;
@@ -93,6 +96,13 @@ async function runRequestRate(
   return { startNs, issued: budget.issued, stopped: signal.aborted };
 }
 
+/** A new session's first turn, built before its tick (see {@link RateState.prepareAhead}). */
+interface EarlySession {
+  conversation: Conversation;
+  sessionNum: number;
+  prepared: PreparedSend;
+}
+
 /** Sessions in progress: ready continuations, in-flight sends, session slots. */
 class RateState {
   private readonly ready: Continuation[] = [];
@@ -101,6 +111,10 @@ class RateState {
   private sessions = 0;
   private sourceDone = false;
   private readonly waiters: Array<() => void> = [];
+  /** In-flight requests whose session has another turn (each may queue a continuation). */
+  private continuable = 0;
+  /** The next new session, already prepared for the coming tick. */
+  private early: EarlySession | null = null;
 
   constructor(
     private readonly options: RequestRateOptions,
@@ -120,14 +134,17 @@ class RateState {
       this.launch(c.conversation, c.turn, c.sessionNum, scheduledNs, c.release);
       return 'sent';
     }
+    const early = this.early;
+    if (early !== null) {
+      this.early = null;
+      this.start(early.conversation, early.sessionNum, early.prepared, this.newSessionRelease());
+      return 'sent';
+    }
     if (!this.sourceDone) {
       if (this.slots !== null && !this.slots.tryAcquire()) return 'blocked';
       const conversation = this.options.source.next();
       if (conversation !== undefined) {
-        const release = (): void => {
-          this.slots?.release();
-          this.notify();
-        };
+        const release = this.newSessionRelease();
         this.launch(conversation, conversation.turns[0] as Turn, this.sessions++, scheduledNs, release);
         return 'sent';
       }
@@ -135,6 +152,32 @@ class RateState {
       this.sourceDone = true;
     }
     return this.ready.length === 0 && this.running.size === 0 ? 'done' : 'idle';
+  }
+
+  /**
+   * Builds the next new session's first turn for the tick at `tickNs` before sleeping until it, so
+   * prompt synthesis and body serialization are not between the tick and the send. Only when that
+   * tick is sure to start a new session: no session slots to wait for, no continuation queued, and
+   * no request in flight that could queue one; nothing is launched between this call and the
+   * tick's {@link RateState.issue}, which sends it. A session prepared for a tick that is never
+   * issued (stop, interrupt) is dropped unsent.
+   */
+  prepareAhead(tickNs: number): void {
+    if (this.early !== null || this.slots !== null || this.sourceDone) return;
+    if (this.ready.length > 0 || this.continuable > 0) return;
+    const conversation = this.options.source.next();
+    if (conversation === undefined) {
+      this.sourceDone = true;
+      return;
+    }
+    const sessionNum = this.sessions++;
+    const prepared = this.input.dispatch.prepare({
+      conversation,
+      turn: conversation.turns[0] as Turn,
+      sessionNum,
+      scheduledNs: tickNs,
+    });
+    this.early = { conversation, sessionNum, prepared };
   }
 
   /** Resolves when a slot is released, a continuation is queued, or the earliest queued one is due. */
@@ -162,6 +205,13 @@ class RateState {
     for (const c of this.ready.splice(0)) c.release();
   }
 
+  private newSessionRelease(): () => void {
+    return () => {
+      this.slots?.release();
+      this.notify();
+    };
+  }
+
   private launch(
     conversation: Conversation,
     turn: Turn,
@@ -169,16 +219,24 @@ class RateState {
     scheduledNs: number,
     release: () => void,
   ): void {
-    const prepared: PreparedSend = this.input.dispatch.prepare({
-      conversation,
-      turn,
-      sessionNum,
-      scheduledNs,
-    });
+    const prepared = this.input.dispatch.prepare({ conversation, turn, sessionNum, scheduledNs });
+    this.start(conversation, sessionNum, prepared, release, turn);
+  }
+
+  /** Sends a prepared turn (the first one unless `turn` says otherwise) and queues its continuation. */
+  private start(
+    conversation: Conversation,
+    sessionNum: number,
+    prepared: PreparedSend,
+    release: () => void,
+    turn: Turn = conversation.turns[0] as Turn,
+  ): void {
+    const next = conversation.turns[turn.index + 1];
+    if (next !== undefined) this.continuable++;
     const p = prepared.send().then(() => {
-      const next = conversation.turns[turn.index + 1];
       if (next === undefined) release();
       else {
+        this.continuable--;
         const readyAtNs = this.input.clock.nowNs() + (next.delayMs ?? 0) * 1e6;
         this.ready.push({ conversation, turn: next, sessionNum, readyAtNs, release });
         this.notify();
