@@ -96,6 +96,31 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
   );
 }
 
+/** Per tag: `"tag":{"value":` and `,"unit":"…"}`, built once per tag. */
+const metricParts = new Map<string, readonly [string, string]>();
+
+function partsOf(tag: string): readonly [string, string] {
+  let parts = metricParts.get(tag);
+  if (parts === undefined) {
+    parts = [`${JSON.stringify(tag)}:{"value":`, `,"unit":${JSON.stringify(metricByTag(tag)?.unit ?? '')}}`];
+    metricParts.set(tag, parts);
+  }
+  return parts;
+}
+
+/** `{"tag":{"value":…,"unit":…},…}` text; same bytes as `JSON.stringify(metricsOf(record))`. */
+function metricsText(record: ProcessedRecord): string {
+  let text = '';
+  for (const tag in record.metrics) {
+    const value = record.metrics[tag] as number | number[];
+    const [head, tail] = partsOf(tag);
+    const valueText =
+      typeof value === 'number' ? (Number.isFinite(value) ? String(value) : 'null') : JSON.stringify(value);
+    text += `${text === '' ? '' : ','}${head}${valueText}${tail}`;
+  }
+  return `{${text}}`;
+}
+
 /**
  * The JSON text of one line, newline included; epoch ns are written as bare integers.
  * Built by hand rather than through `stringifyWithBigInt`: a `JSON.stringify` replacer runs
@@ -103,8 +128,7 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
  * output is byte-identical to `stringifyWithBigInt(toRecordLine(record, time))`.
  */
 export function formatRecordLine(record: ProcessedRecord, time: EpochConverter): string {
-  const metrics = JSON.stringify(metricsOf(record));
-  return `{"metadata":${metadataText(record, time)},"metrics":${metrics},"error":${JSON.stringify(errorOf(record))}}\n`;
+  return `{"metadata":${metadataText(record, time)},"metrics":${metricsText(record)},"error":${JSON.stringify(errorOf(record))}}\n`;
 }
 
 /**

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { InputsWriter } from '../../src/export/inputs-json.js';
 import { stringifyWithBigInt } from '../../src/export/json-bigint.js';
-import { type EpochConverter, formatRecordLine, RecordWriter } from '../../src/export/jsonl-writer.js';
+import {
+  type EpochConverter,
+  formatRecordLine,
+  RecordWriter,
+  toRecordLine,
+} from '../../src/export/jsonl-writer.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-export-'));
@@ -87,6 +92,20 @@ test('JSONL line: error object with kind, null ack and schedule', () => {
   });
   assert.equal(line.metadata.request_ack_ns, null);
   assert.equal(line.metadata.request_scheduled_ns, null);
+});
+
+test('JSONL line is byte-identical to stringifyWithBigInt of the line object', () => {
+  const metrics = {
+    time_to_first_token: 20.123456789,
+    inter_chunk_latency: [1, 2.5, 1e-7, 123456789.125],
+    output_token_throughput_per_user: 1e21,
+    schedule_lag: -0.25,
+    request_latency: Number.NaN,
+    input_sequence_length: 0,
+    an_unknown_tag: Number.POSITIVE_INFINITY,
+  };
+  const r = { ...record(), metrics };
+  assert.equal(formatRecordLine(r, time), `${stringifyWithBigInt(toRecordLine(r, time))}\n`);
 });
 
 test('stringifyWithBigInt leaves look-alike user strings alone', () => {
