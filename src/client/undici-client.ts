@@ -9,8 +9,8 @@
  * signal (abort-watch.ts).
  *
  * Per request the hot path allocates the promise, one {@link Exchange} (handler, deadline entry
- * and signal watcher in one object), the record and the header object; nothing per body read but
- * the record's chunks. The handler implements undici's dispatch-handler callbacks in their original
+ * and signal watcher in one object), the record and the header object, and no closure or timer;
+ * per event only what decoding needs (record-builder.ts, endpoint/choices-scan.ts). The handler implements undici's dispatch-handler callbacks in their original
  * form (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`, which undici 7 still calls
  * internally): the newer controller form is served through a per-request adapter that also parses
  * every response header into an object, where we read two.
