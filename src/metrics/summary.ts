@@ -78,24 +78,49 @@ function runSummaries(totals: RunTotals): Partial<Record<MetricTag, MetricSummar
 }
 
 /**
+ * Incremental form of {@link summarize}: records are folded in as they complete, so a run keeps only
+ * the metric values (numbers) and the sums, never the records themselves. `build()` may be called
+ * more than once; it does not consume the builder.
+ */
+export class SummaryBuilder {
+  private readonly slos: readonly Slo[] | null;
+  private readonly totals: RunTotals;
+  private readonly values = new Map<string, number[]>();
+  private readonly errors = new ErrorSummaryBuilder();
+  /** Records added. */
+  count = 0;
+
+  constructor(opts: SummarizeOptions = {}) {
+    this.slos = opts.slos !== undefined && opts.slos.length > 0 ? opts.slos : null;
+    this.totals = emptyTotals(this.slos !== null);
+  }
+
+  /** Folds in one record. */
+  add(record: ProcessedRecord): void {
+    this.count++;
+    addToTotals(this.totals, record, this.slos);
+    collectValues(this.values, record);
+    if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
+  }
+
+  /** The summary of the records added so far. */
+  build(): Summary {
+    return {
+      metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals) },
+      errorSummary: this.errors.entries(),
+      warnings: runWarnings(this.totals),
+      totals: this.totals,
+    };
+  }
+}
+
+/**
  * Summarizes processed records in one pass. Per-record metrics get exact statistics over all their
  * values (list metrics such as inter_chunk_latency are flattened); run-level metrics follow
  * `metrics/defs/counts.ts` and `metrics/defs/throughput.ts`.
  */
 export function summarize(records: Iterable<ProcessedRecord>, opts: SummarizeOptions = {}): Summary {
-  const slos = opts.slos !== undefined && opts.slos.length > 0 ? opts.slos : null;
-  const totals = emptyTotals(slos !== null);
-  const values = new Map<string, number[]>();
-  const errors = new ErrorSummaryBuilder();
-  for (const record of records) {
-    addToTotals(totals, record, slos);
-    collectValues(values, record);
-    if (!record.valid && record.raw.error !== null) errors.add(record.raw.error);
-  }
-  return {
-    metrics: { ...recordSummaries(values), ...runSummaries(totals) },
-    errorSummary: errors.entries(),
-    warnings: runWarnings(totals),
-    totals,
-  };
+  const builder = new SummaryBuilder(opts);
+  for (const record of records) builder.add(record);
+  return builder.build();
 }

@@ -52,9 +52,8 @@ export interface FinishInput {
 export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const { config, profiling } = input;
   const slos = config.goodput === undefined ? undefined : parseGoodput(config.goodput);
-  const opts = slos === undefined ? {} : { slos };
-  const summary = summarize(profiling?.records ?? [], opts);
-  const warmupSummary = input.warmup === null ? null : summarize(input.warmup.records, opts);
+  const summary = profiling?.summary.build() ?? summarize([], slos === undefined ? {} : { slos });
+  const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
   summary.warnings.push(...runWarnings(input));
   const wasCancelled = profiling === null || profiling.interrupted;
   const now = new Date();
@@ -86,7 +85,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     consoleText: `${text}${reportLine}\n`,
     artifactDir: config.artifactDir,
     wasCancelled,
-    recordCount: profiling?.records.length ?? 0,
+    recordCount: profiling?.recordCount ?? 0,
     achievedRatePerS: pacingOf(input.strategy)?.achievedRatePerS ?? null,
     scheduleReanchors: pacingOf(input.strategy)?.reanchors ?? 0,
     inputError: feedErrorOf(input),

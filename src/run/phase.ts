@@ -9,13 +9,15 @@ import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
+import { parseGoodput } from '../metrics/goodput.js';
+import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
-import type { ProcessedRecord, RawRecord } from '../record/types.js';
+import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs, TimeBase } from '../timing/clock.js';
 import type { FixedScheduleResult } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { LoadStrategy, StrategyResult } from '../timing/types.js';
-import { type ClientHealth, startClientMonitor } from './monitor.js';
+import { type ClientHealth, type LagSample, startClientMonitor } from './monitor.js';
 import type { RunContext } from './profile.js';
 import { startProgress } from './progress.js';
 import { createSender } from './sender.js';
@@ -24,7 +26,13 @@ import type { PhaseLimits } from './strategy-factory.js';
 /** What a phase produced. */
 export interface PhaseResult {
   phase: 'warmup' | 'profiling';
-  records: ProcessedRecord[];
+  /**
+   * The phase's records folded into a summary as they completed (the records themselves are on disk
+   * in `profile_export.jsonl`, not in memory, so a long run's memory does not grow per record).
+   */
+  summary: SummaryBuilder;
+  /** Records the phase produced. */
+  recordCount: number;
   startTime: Date;
   endTime: Date;
   /** True when Ctrl-C / SIGTERM stopped the phase early. */
@@ -61,7 +69,10 @@ export async function runPhase(
   const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
   const connections = config.concurrency ?? 2500;
   const client = createClient({ url: ctx.target, connections, workers: config.workers });
-  const records: ProcessedRecord[] = [];
+  const summary = new SummaryBuilder(
+    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
+  );
+  const lagSamples: { raw: LagSample }[] = [];
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
@@ -78,7 +89,8 @@ export async function runPhase(
       useServerTokenCount: config.useServerTokenCount,
       streaming: config.streaming && ctx.adapter.streamable,
     });
-    records.push(processed);
+    summary.add(processed);
+    lagSamples.push({ raw: { scheduledNs: processed.raw.scheduledNs, startNs: processed.raw.startNs } });
     progress.onRecord(processed);
     await recordWriter?.write(processed);
   };
@@ -115,7 +127,7 @@ export async function runPhase(
     if (isReplayResult(result)) replay = result;
   } finally {
     disarm();
-    clientHealth = monitor?.stop(records);
+    clientHealth = monitor?.stop(lagSamples);
     progress.stop();
     await client.close();
     await recordWriter?.close();
@@ -123,7 +135,8 @@ export async function runPhase(
   }
   return {
     phase,
-    records,
+    summary,
+    recordCount: summary.count,
     startTime,
     endTime: new Date(),
     interrupted: env.stopSignal.aborted,
