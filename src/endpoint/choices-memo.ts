@@ -33,8 +33,9 @@ export class ChoicesMemo {
   private readonly choices: ReadonlyArray<{ index: number; finishReason: string | null }>;
 
   /**
-   * @param prefix copy of the payload bytes up to and including the varying string's opening quote
-   * @param suffix copy of the payload bytes from its closing quote to the end
+   * @param event copy of the whole payload the memo was taken from
+   * @param prefixLength bytes of `event` up to and including the varying string's opening quote
+   * @param suffixStart offset in `event` of the varying string's closing quote
    * @param field which member the varying string is
    * @param content the message's `content` text as parsed (chat)
    * @param reasoningContent its `reasoning_content` text (chat)
@@ -43,8 +44,9 @@ export class ChoicesMemo {
    * @param finishReason the choice's finish reason
    */
   constructor(
-    readonly prefix: Buffer,
-    readonly suffix: Buffer,
+    private readonly event: Buffer,
+    private readonly prefixLength: number,
+    private readonly suffixStart: number,
     readonly field: VaryingField,
     readonly content: string,
     readonly reasoningContent: string,
@@ -57,13 +59,12 @@ export class ChoicesMemo {
 
   /** The parse of `bytes[start, end)` when it matches the memo, else undefined. */
   match(bytes: Buffer, start: number, end: number): ParsedResponse | undefined {
-    const prefixLength = this.prefix.length;
-    const suffixLength = this.suffix.length;
-    const from = start + prefixLength;
-    const to = end - suffixLength;
+    const event = this.event;
+    const from = start + this.prefixLength;
+    const to = end - (event.length - this.suffixStart);
     if (to < from) return undefined;
-    if (bytes.compare(this.prefix, 0, prefixLength, start, from) !== 0) return undefined;
-    if (bytes.compare(this.suffix, 0, suffixLength, to, end) !== 0) return undefined;
+    if (bytes.compare(event, 0, this.prefixLength, start, from) !== 0) return undefined;
+    if (bytes.compare(event, this.suffixStart, event.length, to, end) !== 0) return undefined;
     if (!isPlainString(bytes, from, to)) return undefined;
     return this.parsed(bytes.toString('utf8', from, to));
   }

@@ -137,7 +137,7 @@ class Scanner {
   }
 
   /** At `{`: calls `member` for each key (cursor at its value); false on a syntax error or bail. */
-  private object(depth: number, member: (key: number, depth: number) => boolean): boolean {
+  private object(depth: number, level: number): boolean {
     if (depth > MAX_DEPTH) return false;
     this.p++;
     this.ws();
@@ -152,7 +152,7 @@ class Scanner {
       if (this.p >= this.e || this.b[this.p] !== COLON) return false;
       this.p++;
       this.ws();
-      if (!member(key, depth)) return false;
+      if (!this.member(level, key, depth)) return false;
       this.ws();
       if (this.p >= this.e) return false;
       const c = this.b[this.p++];
@@ -163,10 +163,18 @@ class Scanner {
   }
 
   private topObject(): boolean {
-    return this.object(1, this.topMember);
+    return this.object(1, TOP);
   }
 
-  private readonly topMember = (key: number, depth: number): boolean => {
+  /** Reads the value of member `key` of an object at `level` (cursor at the value). */
+  private member(level: number, key: number, depth: number): boolean {
+    if (level === SKIP) return this.value(depth);
+    if (level === TOP) return this.topMember(key, depth);
+    if (level === CHOICE) return this.choiceMember(key, depth);
+    return this.messageMember(key, depth);
+  }
+
+  private topMember(key: number, depth: number): boolean {
     if (key === KEY_ESCAPED) return false;
     if (key === KEY_CHOICES) return this.choicesValue(depth);
     if (key === KEY_USAGE) {
@@ -191,7 +199,7 @@ class Scanner {
       return true;
     }
     return this.value(depth);
-  };
+  }
 
   private choicesValue(depth: number): boolean {
     this.resetChoices();
@@ -230,7 +238,7 @@ class Scanner {
     this.cFinish = '';
     this.cText = '';
     this.cReasoning = '';
-    if (!this.object(depth, this.choiceMember)) return false;
+    if (!this.object(depth, CHOICE)) return false;
     const finishReason = this.cFinish === '' ? null : this.cFinish;
     if (finishReason !== null) this.finishReason = finishReason;
     this.choices ??= [];
@@ -240,7 +248,7 @@ class Scanner {
     return true;
   }
 
-  private readonly choiceMember = (key: number, depth: number): boolean => {
+  private choiceMember(key: number, depth: number): boolean {
     if (key === KEY_ESCAPED) return false;
     const c = this.b[this.p];
     if (key === KEY_INDEX) {
@@ -267,7 +275,7 @@ class Scanner {
       this.mText = '';
       this.mReasoning = '';
       this.mReasoningContent = '';
-      if (!this.object(depth + 1, this.messageMember)) return false;
+      if (!this.object(depth + 1, MESSAGE)) return false;
       this.cText = this.mText;
       this.cReasoning = this.mReasoningContent || this.mReasoning;
       return true;
@@ -281,9 +289,9 @@ class Scanner {
       return true;
     }
     return this.value(depth);
-  };
+  }
 
-  private readonly messageMember = (key: number, depth: number): boolean => {
+  private messageMember(key: number, depth: number): boolean {
     if (key === KEY_ESCAPED) return false;
     if (key === KEY_CONTENT || key === KEY_REASONING_CONTENT || key === KEY_REASONING) {
       const text = this.textValue(depth);
@@ -296,7 +304,7 @@ class Scanner {
     }
     if (key === KEY_TOOL_CALLS && this.b[this.p] === LBRACKET) return false;
     return this.value(depth);
-  };
+  }
 
   /** A member's value as `asText` reads it: the string, or '' for any other value; null on a syntax error. */
   private textValue(depth: number): string | null {
@@ -322,15 +330,13 @@ class Scanner {
     if (this.p >= this.e) return false;
     const c = this.b[this.p];
     if (c === QUOTE) return this.string();
-    if (c === LBRACE) return this.object(depth + 1, this.skipMember);
+    if (c === LBRACE) return this.object(depth + 1, SKIP);
     if (c === LBRACKET) return this.array(depth + 1);
     if (c === 0x74) return this.literal('true');
     if (c === 0x66) return this.literal('false');
     if (c === 0x6e) return this.literal('null');
     return this.number();
   }
-
-  private readonly skipMember = (_key: number, depth: number): boolean => this.value(depth);
 
   private array(depth: number): boolean {
     if (depth > MAX_DEPTH) return false;
@@ -453,6 +459,11 @@ class Scanner {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Object levels of {@link Scanner.object}: which member reader applies. */
+const SKIP = 0;
+const TOP = 1;
+const CHOICE = 2;
+const MESSAGE = 3;
 const SIMPLE_ESCAPES = new Set([QUOTE, BACKSLASH, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 const KEYS = [
   'choices',
@@ -506,9 +517,12 @@ function memoOf(parsed: ParsedResponse, bytes: Buffer, start: number, end: numbe
   if (field === undefined || choice === undefined || parsed.choices?.length !== 1 || parsed.usage !== null)
     return undefined;
   if (scanner.chat && scanner.wholeCompletion) return undefined;
+  const event = Buffer.allocUnsafe(end - start);
+  bytes.copy(event, 0, start, end);
   return new ChoicesMemo(
-    Buffer.from(bytes.subarray(start, scanner.candS0)),
-    Buffer.from(bytes.subarray(scanner.candS1, end)),
+    event,
+    scanner.candS0 - start,
+    scanner.candS1 - start,
     field,
     scanner.mText,
     scanner.mReasoningContent,
