@@ -1,13 +1,20 @@
 /**
- * The wall-time {@link Clock}: every waiter in one heap, served by ONE Node timer armed for the
- * earliest target. When it fires, everything due is released together (dispatch all that is due).
- * Node timers have 1 ms granularity and may fire up to ~1 ms early against `performance.now()`, so
- * the last stretch before a target is covered by `setImmediate` polling: in `timer` precision only
- * when the timer fired early; in `spin` precision for the final `spinNs` before every target (sub-
- * millisecond sends at the cost of one busy core while a send is imminent).
+ * The wall-time {@link Clock}: every waiter in one heap; everything due is released together
+ * (dispatch all that is due).
+ *
+ * Node timers have 1 ms granularity: they cannot wait less than 1 ms, and may fire up to ~1 ms early
+ * or late against `performance.now()`. How the final stretch before a target is covered depends on
+ * the precision:
+ * - `timer` (default): a helper thread ({@link WakeThread}) wakes the event loop at the target, so
+ *   the main thread sleeps in its I/O wait until then; one ordinary timer set just after the target
+ *   guards liveness. Without worker threads, the last millisecond is polled with `setImmediate`
+ *   (never a 1 ms timer for a shorter wait, which would overshoot).
+ * - `spin`: `setImmediate` polling for the final `spinNs` before every target (sub-millisecond
+ *   sends at the cost of one busy core while a send is imminent).
  */
 import { type Clock, monotonicNowNs } from './clock.js';
 import { TimerHeap } from './min-heap.js';
+import { type WakeClient, WakeThread } from './wake-thread.js';
 
 /** Timer precision modes (`--timing-precision`). */
 export type TimingPrecision = 'timer' | 'spin';
@@ -17,18 +24,29 @@ export interface RealClockOptions {
   precision?: TimingPrecision;
   /** How long before a target `spin` mode starts polling, ns. Default 1.5 ms. */
   spinNs?: number;
+  /** `timer` mode: use the wake thread when available (default true; false = timers and polling only). */
+  wakeThread?: boolean;
 }
 
+/** Node's timer granularity, ns: a shorter wait cannot be a timer. */
+const TIMER_GRANULARITY_NS = 1_000_000;
+
 /** Single-timer, absolute-target clock on `performance.now()`. */
-export class RealClock implements Clock {
+export class RealClock implements Clock, WakeClient {
   private readonly heap = new TimerHeap();
   private timer: NodeJS.Timeout | null = null;
   private armedForNs = Number.POSITIVE_INFINITY;
   private polling = false;
   private readonly spinNs: number;
+  private readonly wake: WakeThread | null;
+  /** Waiters by abort signal: one 'abort' listener per signal, not one per sleep. */
+  private readonly bySignal = new Map<AbortSignal, Set<() => void>>();
 
   constructor(options: RealClockOptions = {}) {
-    this.spinNs = options.precision === 'spin' ? (options.spinNs ?? 1_500_000) : 0;
+    const spin = options.precision === 'spin';
+    this.spinNs = spin ? (options.spinNs ?? 1_500_000) : 0;
+    // Started here, before any schedule begins: creating the thread blocks for about a millisecond.
+    this.wake = spin || options.wakeThread === false ? null : WakeThread.shared();
   }
 
   nowNs(): number {
@@ -42,24 +60,75 @@ export class RealClock implements Clock {
       const finish = (): void => {
         if (done) return;
         done = true;
-        signal?.removeEventListener('abort', finish);
+        if (signal !== undefined) this.forget(signal, finish);
         resolve();
       };
-      signal?.addEventListener('abort', finish, { once: true });
+      if (signal !== undefined) this.listen(signal, finish);
       this.heap.push(targetNs, finish);
       this.arm();
     });
   }
 
+  /** Called by the wake thread at the earliest target. */
+  onWake(): void {
+    this.releaseDue();
+  }
+
+  private listen(signal: AbortSignal, finish: () => void): void {
+    let waiters = this.bySignal.get(signal);
+    if (waiters === undefined) {
+      const set = new Set<() => void>();
+      waiters = set;
+      this.bySignal.set(signal, set);
+      signal.addEventListener('abort', () => this.abortAll(signal, set), { once: true });
+    }
+    waiters.add(finish);
+  }
+
+  private forget(signal: AbortSignal, finish: () => void): void {
+    this.bySignal.get(signal)?.delete(finish);
+  }
+
+  private abortAll(signal: AbortSignal, waiters: Set<() => void>): void {
+    this.bySignal.delete(signal);
+    for (const finish of [...waiters]) finish();
+  }
+
   private arm(): void {
     const next = this.heap.peek();
-    if (next === undefined || this.polling) return;
+    if (next === undefined) {
+      this.wake?.cancel(this);
+      this.disarmTimer();
+      return;
+    }
+    if (this.polling) return;
+    const remainingNs = next.targetNs - this.nowNs();
+    if (this.wake?.usable === true) {
+      this.wake.request(this, next.targetNs);
+      // Liveness guard (the thread is unref'd) and fallback: fires at or after the target.
+      this.armTimer(next.targetNs + TIMER_GRANULARITY_NS, Math.ceil(remainingNs / 1e6) + 1);
+      return;
+    }
     const wakeNs = next.targetNs - this.spinNs;
-    if (this.timer !== null && wakeNs >= this.armedForNs) return;
+    if (wakeNs - this.nowNs() < TIMER_GRANULARITY_NS) {
+      this.poll();
+      return;
+    }
+    this.armTimer(wakeNs, Math.floor((wakeNs - this.nowNs()) / 1e6));
+  }
+
+  /** One timer for `forNs` (kept when one is already set no later), `delayMs` from now. */
+  private armTimer(forNs: number, delayMs: number): void {
+    if (this.timer !== null && forNs >= this.armedForNs) return;
+    this.disarmTimer();
+    this.armedForNs = forNs;
+    this.timer = setTimeout(() => this.onTimer(), delayMs);
+  }
+
+  private disarmTimer(): void {
     if (this.timer !== null) clearTimeout(this.timer);
-    const delayMs = Math.max(0, (wakeNs - this.nowNs()) / 1e6);
-    this.armedForNs = wakeNs;
-    this.timer = setTimeout(() => this.onTimer(), Math.floor(delayMs));
+    this.timer = null;
+    this.armedForNs = Number.POSITIVE_INFINITY;
   }
 
   private onTimer(): void {
@@ -75,8 +144,11 @@ export class RealClock implements Clock {
       e.resolve();
     }
     const next = this.heap.peek();
-    if (next === undefined) return;
-    if (next.targetNs - now <= Math.max(this.spinNs, 1_000_000)) {
+    if (
+      next !== undefined &&
+      this.wake?.usable !== true &&
+      next.targetNs - now <= Math.max(this.spinNs, 1e6)
+    ) {
       this.poll();
     } else {
       this.arm();
