@@ -3,6 +3,8 @@ export interface TimedEntry {
   targetNs: number;
   seq: number;
   resolve: () => void;
+  /** Set by the owner when the waiter left early (e.g. aborted); {@link TimerHeap.peekLive} drops it. */
+  cancelled?: boolean;
 }
 
 /** Min-heap keyed by (targetNs, seq). O(log n) push/pop. */
@@ -25,6 +27,16 @@ export class TimerHeap {
     this.items.push(entry);
     this.up(this.items.length - 1);
     return entry;
+  }
+
+  /** Earliest entry not marked `cancelled` (cancelled ones at the top are dropped), or undefined. */
+  peekLive(): TimedEntry | undefined {
+    let top = this.items[0];
+    while (top?.cancelled === true) {
+      this.pop();
+      top = this.items[0];
+    }
+    return top;
   }
 
   /** Removes and returns the earliest entry. */

@@ -60,11 +60,12 @@ export class RealClock implements Clock, WakeClient {
       const finish = (): void => {
         if (done) return;
         done = true;
+        entry.cancelled = true; // no-op once released; an aborted sleep leaves the heap
         if (signal !== undefined) this.forget(signal, finish);
         resolve();
       };
+      const entry = this.heap.push(targetNs, finish);
       if (signal !== undefined) this.listen(signal, finish);
-      this.heap.push(targetNs, finish);
       this.arm();
     });
   }
@@ -92,10 +93,11 @@ export class RealClock implements Clock, WakeClient {
   private abortAll(signal: AbortSignal, waiters: Set<() => void>): void {
     this.bySignal.delete(signal);
     for (const finish of [...waiters]) finish();
+    this.arm();
   }
 
   private arm(): void {
-    const next = this.heap.peek();
+    const next = this.heap.peekLive();
     if (next === undefined) {
       this.wake?.cancel(this);
       this.disarmTimer();
@@ -139,11 +141,11 @@ export class RealClock implements Clock, WakeClient {
 
   private releaseDue(): void {
     const now = this.nowNs();
-    for (let e = this.heap.peek(); e !== undefined && e.targetNs <= now; e = this.heap.peek()) {
+    for (let e = this.heap.peekLive(); e !== undefined && e.targetNs <= now; e = this.heap.peekLive()) {
       this.heap.pop();
       e.resolve();
     }
-    const next = this.heap.peek();
+    const next = this.heap.peekLive();
     if (
       next !== undefined &&
       this.wake?.usable !== true &&

@@ -147,14 +147,14 @@ export class WakeThread {
     }
   }
 
-  /** The thread reached the earliest target: wake every client that is due (each re-requests). */
+  /** The thread reached the earliest target: wake every due client, earliest first (each re-requests). */
   private deliver(): void {
     this.armedNs = 0;
     const now = monotonicNowNs();
-    const due = [...this.targets].filter(([, t]) => t <= now).map(([c]) => c);
-    for (const c of due) this.targets.delete(c);
+    const due = [...this.targets].filter(([, t]) => t <= now).sort((x, y) => x[1] - y[1]);
+    for (const [c] of due) this.targets.delete(c);
     this.rearm();
-    for (const c of due) c.onWake();
+    for (const [c] of due) c.onWake();
   }
 
   private fail(): void {

@@ -84,13 +84,17 @@ test('the wake thread wakes only clients that are due, at or after their targets
   assert.deepEqual(woke, ['a', 'b']);
 });
 
-test('a process whose clock has nothing left to wait for exits (the wake thread holds nothing open)', () => {
+test('a process whose clock has nothing left to wait for exits (no wake thread or timer of an aborted sleep holds it open)', () => {
   const clockUrl = new URL('../../src/timing/real-clock.ts', import.meta.url).href;
   const script = `
     const { RealClock } = await import(${JSON.stringify(clockUrl)});
     const clock = new RealClock();
     for (let i = 0; i < 50; i++) await clock.sleepUntil(clock.nowNs() + 300_000);
     await clock.sleepUntil(clock.nowNs() + 20_000_000);
+    const stop = new AbortController();
+    const far = clock.sleepUntil(clock.nowNs() + 600e9, stop.signal);
+    stop.abort();
+    await far;
     console.log('done');
   `;
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
