@@ -5,10 +5,11 @@
  * Node timers have 1 ms granularity: they cannot wait less than 1 ms, and may fire up to ~1 ms early
  * or late against `performance.now()`. How the final stretch before a target is covered depends on
  * the precision:
- * - `timer` (default): a helper thread ({@link WakeThread}) wakes the event loop at the target, so
- *   the main thread sleeps in its I/O wait until then; one ordinary timer set just after the target
- *   guards liveness. Without worker threads, the last millisecond is polled with `setImmediate`
- *   (never a 1 ms timer for a shorter wait, which would overshoot).
+ * - `timer` (default): a helper thread ({@link WakeThread}) wakes the event loop {@link WAKE_POLL_NS}
+ *   before the target and the main thread polls (`setImmediate`) only that last stretch, so it
+ *   sleeps in its I/O wait until then; one ordinary timer set just after the target guards
+ *   liveness. Without worker threads, the last millisecond is polled (never a 1 ms timer for a
+ *   shorter wait, which would overshoot).
  * - `spin`: `setImmediate` polling for the final `spinNs` before every target (sub-millisecond
  *   sends at the cost of one busy core while a send is imminent).
  */
@@ -30,6 +31,13 @@ export interface RealClockOptions {
 
 /** Node's timer granularity, ns: a shorter wait cannot be a timer. */
 const TIMER_GRANULARITY_NS = 1_000_000;
+
+/**
+ * `timer` precision with the wake thread: it wakes the loop this long before a target, and the main
+ * thread polls the rest, ns. A thread woken from a futex runs tens to a few hundred microseconds
+ * late; polling the last stretch keeps sends on time at the cost of at most this much busy loop.
+ */
+export const WAKE_POLL_NS = 200_000;
 
 /** Single-timer, absolute-target clock on `performance.now()`. */
 export class RealClock implements Clock, WakeClient {
@@ -105,18 +113,28 @@ export class RealClock implements Clock, WakeClient {
     }
     if (this.polling) return;
     const remainingNs = next.targetNs - this.nowNs();
-    if (this.wake?.usable === true) {
-      this.wake.request(this, next.targetNs);
+    const wake = this.wake?.usable === true ? this.wake : null;
+    if (remainingNs <= this.pollWindowNs(wake)) {
+      this.poll();
+      return;
+    }
+    if (wake !== null) {
+      wake.request(this, next.targetNs - WAKE_POLL_NS);
       // Liveness guard (the thread is unref'd) and fallback: fires at or after the target.
       this.armTimer(next.targetNs + TIMER_GRANULARITY_NS, Math.ceil(remainingNs / 1e6) + 1);
       return;
     }
     const wakeNs = next.targetNs - this.spinNs;
-    if (wakeNs - this.nowNs() < TIMER_GRANULARITY_NS) {
-      this.poll();
-      return;
-    }
     this.armTimer(wakeNs, Math.floor((wakeNs - this.nowNs()) / 1e6));
+  }
+
+  /**
+   * The final stretch polled on the main thread, ns: {@link WAKE_POLL_NS} after a wake-thread
+   * wake-up; otherwise `spinNs` plus the timer granularity (a timer cannot wait less, and may fire
+   * that much early).
+   */
+  private pollWindowNs(wake: WakeThread | null): number {
+    return wake !== null ? WAKE_POLL_NS : this.spinNs + TIMER_GRANULARITY_NS;
   }
 
   /** One timer for `forNs` (kept when one is already set no later), `delayMs` from now. */
@@ -145,16 +163,7 @@ export class RealClock implements Clock, WakeClient {
       this.heap.pop();
       e.resolve();
     }
-    const next = this.heap.peekLive();
-    if (
-      next !== undefined &&
-      this.wake?.usable !== true &&
-      next.targetNs - now <= Math.max(this.spinNs, 1e6)
-    ) {
-      this.poll();
-    } else {
-      this.arm();
-    }
+    this.arm();
   }
 
   private poll(): void {

@@ -13,8 +13,8 @@
 import { Worker } from 'node:worker_threads';
 import { monotonicNowNs } from './clock.js';
 
-/** How long before a target the thread stops sleeping and spins, ns (covers futex wake-up slack). */
-export const WAKE_LEAD_NS = 150_000;
+/** How long before a target the thread stops sleeping and spins, ns (covers part of the futex wake-up slack). */
+export const WAKE_LEAD_NS = 50_000;
 
 /** Something that wants to be woken: called on the main thread at (or just after) its target. */
 export interface WakeClient {
