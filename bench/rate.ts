@@ -8,12 +8,15 @@
  *
  * `--sim-cpu-prof DIR` runs the simulator child with `node --cpu-prof` and writes its profile to DIR
  * (profile the client by starting this script with `node --cpu-prof --import tsx bench/rate.ts`).
+ * `--warmup-seconds S` runs a warmup phase at the same rate first (not measured; default none), so
+ * the figures leave out JIT compilation, first connections and the collection of start-up garbage.
+ * CPU per request is then counted over both phases and divided by the requests of both.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { StatsSummary } from '../src/metrics/summary.js';
+import type { StatsSummary, Summary } from '../src/metrics/summary.js';
 import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
@@ -27,6 +30,7 @@ const osl = Number(arg('osl', '20'));
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
 
 const simProfileDir = arg('sim-cpu-prof', '');
+const warmupSeconds = Number(arg('warmup-seconds', '0'));
 
 const sim = await spawnSimulator(
   { mode: 'fixed', ttftMs: 0, itlMs: 0 },
@@ -49,6 +53,7 @@ for (const rate of rates) {
       artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-rate-')),
       timingPrecision: precision,
       gracePeriodSeconds: 10,
+      ...(warmupSeconds > 0 ? { warmupDurationSeconds: warmupSeconds } : {}),
       commandLine: 'bench/rate.ts',
     });
     const loop = monitorEventLoopDelay({ resolution: 1 });
@@ -63,6 +68,7 @@ for (const rate of rates) {
     const cpu = process.cpuUsage(cpu0);
     const simCpu = procCpuSeconds(sim.pid) - simCpu0;
     const m = outcome.summary.metrics;
+    const cpuRequests = Math.max(1, outcome.recordCount + requestsOf(outcome.warmupSummary));
     const lag = m.schedule_lag as StatsSummary | undefined;
     rows.push({
       targetRatePerS: rate,
@@ -75,18 +81,26 @@ for (const rate of rates) {
       errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
       loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
       warnings: outcome.summary.warnings.filter((w) => /client/i.test(w)),
-      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / Math.max(1, outcome.recordCount)),
-      simulatorCpuMsPerRequest: r3((simCpu * 1000) / Math.max(1, outcome.recordCount)),
+      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / cpuRequests),
+      simulatorCpuMsPerRequest: r3((simCpu * 1000) / cpuRequests),
     });
   }
 }
 await sim.close();
+
+/** Requests (successful and failed) of a phase summary; 0 without one. */
+function requestsOf(summary: Summary | null): number {
+  if (summary === null) return 0;
+  const count = (tag: 'request_count' | 'error_request_count'): number =>
+    (summary.metrics[tag] as { avg: number } | undefined)?.avg ?? 0;
+  return count('request_count') + count('error_request_count');
+}
 console.log(
   JSON.stringify(
     {
       benchmark: 'request-rate pacing',
       machine: machine(),
-      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (TTFT 0, ITL 0) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time`,
+      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds}${warmupSeconds > 0 ? ` --warmup-duration ${warmupSeconds}` : ''} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (TTFT 0, ITL 0) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time`,
       rows,
     },
     null,
