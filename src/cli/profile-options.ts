@@ -192,7 +192,10 @@ function outputOptions(cmd: Command): Command {
       {},
     )
     .addOption(
-      new Option('--timing-precision <mode>', 'timer: a helper thread wakes the loop 0.2 ms early, the last 0.2 ms is polled; spin: poll the last 1.5 ms before every send (costs a busy core)')
+      new Option(
+        '--timing-precision <mode>',
+        'timer: a helper thread wakes the loop 0.2 ms early, the last 0.2 ms is polled; spin: poll the last 1.5 ms before every send (costs a busy core)',
+      )
         .choices(['timer', 'spin'])
         .default('timer'),
     )
