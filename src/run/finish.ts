@@ -3,6 +3,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SkipCounts } from '../dataset/types.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { type Summary, summarize } from '../metrics/summary.js';
@@ -42,6 +43,8 @@ export interface FinishInput {
   warmup: PhaseResult | null;
   strategy: LoadStrategy;
   synthesizer: PromptSynthesizer;
+  /** Rows of `--input-file` the loader dropped, by reason; null without an input file. */
+  inputSkipped?: SkipCounts | null;
 }
 
 /**
@@ -113,6 +116,9 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   const health = input.profiling?.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
   if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
+  const bad = input.inputSkipped?.badLines ?? 0;
+  if (bad > 0)
+    lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);
   const inputError = feedErrorOf(input);
   if (inputError !== null)
     lines.push(
@@ -172,6 +178,16 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
   }
   const pacing = pacingOf(input.strategy);
   if (input.profiling?.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
+  const skipped = input.inputSkipped;
+  if (skipped !== undefined && skipped !== null) {
+    extra.input_rows_skipped = {
+      before_start_offset: skipped.beforeStartOffset,
+      after_end_offset: skipped.afterEndOffset,
+      bad_lines: skipped.badLines,
+      ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
+      unread_after_line: skipped.unreadAfterLine ?? null,
+    };
+  }
   const replay = input.profiling?.replay;
   if (replay !== undefined) {
     extra.replay = {

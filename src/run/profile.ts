@@ -5,13 +5,15 @@
  * waits a bounded grace period for in-flight requests, cancels what is left (recorded as
  * cancelled), and still writes every export.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { SyntheticDatasetOptions } from '../dataset/synthetic-options.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
+import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
@@ -86,7 +88,8 @@ async function prepareInputs(
   env: RunEnv,
 ): Promise<Pick<RunContext, 'tokenizer' | 'dataset' | 'stream' | 'synthesizer'>> {
   const tokenizer = loadTokenizer(config.tokenizer);
-  const stream = openTraceStream(config);
+  const opened = openTraceStream(config);
+  const stream = opened === null ? null : await firstRowRead(opened);
   const dataset =
     stream === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(stream);
   env.log.info(
@@ -112,9 +115,14 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   const profiling = ctx.env.stopSignal.aborted ? null : await runPhase(ctx, 'profiling', strategy, limits);
   const replay = profiling?.replay;
   // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
-  if (replay !== undefined && replay.feedError !== null && replay.issued === 0) throw replay.feedError;
+  if (replay !== undefined && replay.feedError !== null && replay.issued === 0) {
+    // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
+    await removePhaseFiles(config.artifactDir);
+    throw replay.feedError;
+  }
   if (ctx.stream !== null && replay !== undefined) ctx.env.log.info(describeStream(ctx.stream, replay));
-  return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer });
+  const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
+  return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer, inputSkipped });
 }
 
 /**
@@ -132,6 +140,27 @@ export function openTraceStream(config: ProfileConfig): TraceStream | null {
   const stream = loader.stream(config.inputFile, loadOptions(config));
   const mode = config.contextModeOverride;
   return mode === undefined ? stream : { ...stream, turns: withContextMode(stream.turns, mode) };
+}
+
+/**
+ * Reads the first row of a stream before the run starts, so a missing file, a folder, an empty file
+ * or a bad first row fails before anything is started or written, as with a whole-file load.
+ * @throws {DatasetError} for those.
+ */
+async function firstRowRead(stream: TraceStream): Promise<TraceStream> {
+  const rows = stream.turns[Symbol.asyncIterator]();
+  const first = await rows.next();
+  async function* all(): AsyncGenerator<StreamedTurn> {
+    if (first.done === true) return;
+    yield first.value;
+    for (let next = await rows.next(); next.done !== true; next = await rows.next()) yield next.value;
+  }
+  return { ...stream, turns: all() };
+}
+
+async function removePhaseFiles(artifactDir: string): Promise<void> {
+  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME])
+    await rm(join(artifactDir, name), { force: true });
 }
 
 async function* withContextMode(
@@ -153,12 +182,14 @@ function streamedDataset(stream: TraceStream): Dataset {
 
 function describeStream(stream: TraceStream, replay: NonNullable<PhaseResult['replay']>): string {
   const { skipped } = stream;
-  const parts = [`read ${replay.rowsRead} requests in ${replay.sessions} sessions from ${stream.file}`];
+  const parts = [
+    `${stream.file}: rows read ${replay.rowsRead}, sessions ${replay.sessions}, requests sent ${replay.issued}`,
+  ];
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
-  if (filtered > 0) parts.push(`${filtered} rows outside the offset window`);
+  if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);
   if (skipped.unreadAfterLine !== undefined)
     parts.push(`reading stopped at line ${skipped.unreadAfterLine}, the first row after the end offset`);
-  if (skipped.badLines > 0) parts.push(`${skipped.badLines} bad lines skipped`);
+  if (skipped.badLines > 0) parts.push(`malformed lines skipped ${skipped.badLines}`);
   return parts.join('; ');
 }
 

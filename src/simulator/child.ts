@@ -2,6 +2,8 @@
  * Child-process entry of {@link spawnSimulator}: starts the simulator with the options received
  * in the first IPC message, reports `{ type: 'listening', url, port }` (or `{ type: 'error' }`),
  * closes on `{ type: 'shutdown' }`, and exits when the parent disconnects (parent died).
+ * SIGINT is ignored: a terminal Ctrl-C reaches the whole process group, and the parent's grace
+ * period needs the simulator to keep answering the requests still in flight; the parent closes it.
  */
 import { startSimulator } from './server.js';
 
@@ -39,3 +41,4 @@ process.once('message', (m: StartMessage) => {
   if (m.type === 'start') void start(m);
 });
 process.on('disconnect', () => process.exit(0));
+process.on('SIGINT', () => undefined);

@@ -55,8 +55,9 @@ export interface FixedScheduleResult extends StrategyResult {
   /** Sessions seen. */
   sessions: number;
   /**
-   * Sessions whose first row was read after a later-timestamped session had already started (a
-   * trace not in timestamp order): they were sent as soon as read, late.
+   * Sessions whose first row came after a later-timestamped one in the file (a trace not in
+   * timestamp order) and was read only after its due time, or after a later session had started:
+   * they were sent as soon as read, late.
    */
   outOfOrderSessions: number;
   /** The error that ended reading the feed early (a bad row), or null. Issuing stopped there. */
@@ -123,6 +124,8 @@ class Replay {
   private rowsRead = 0;
   private issued = 0;
   private lastStartTsMs = Number.NEGATIVE_INFINITY;
+  /** Latest first-turn timestamp read so far. */
+  private maxReadTsMs = Number.NEGATIVE_INFINITY;
   private outOfOrder = 0;
   private active = 0;
   private idle: (() => void) | null = null;
@@ -213,7 +216,15 @@ class Replay {
     };
     this.sessions.set(row.sessionId, session);
     this.append(session, row);
-    if (this.primed && tsMs < this.lastStartTsMs) this.outOfOrder++;
+    // Out of order: an earlier-timestamped start read after a later one, so late (its due time had
+    // passed, or a later session had already started): reading waited on the later row.
+    if (
+      this.primed &&
+      tsMs < this.maxReadTsMs &&
+      (tsMs < this.lastStartTsMs || this.targetNs(tsMs) < this.clock.nowNs())
+    )
+      this.outOfOrder++;
+    this.maxReadTsMs = Math.max(this.maxReadTsMs, tsMs);
     const head = this.starts.peek();
     this.starts.push({ tsMs, seq: session.sessionNum, session });
     if (head !== undefined && this.starts.peek() !== head) this.headMoved?.();

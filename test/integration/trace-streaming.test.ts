@@ -100,3 +100,24 @@ test('--no-trace-streaming reads the whole file first: the same bad row fails be
   assert.match(stderr, /trace\.jsonl:5: .*input_length/);
   assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
 });
+
+test('--skip-bad-lines: the skipped count is in the summary JSON; a bad row in the first window leaves no files', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
+  dirs.push(dir);
+  const trace = traceWithBadRow(dir);
+  const skipping = join(dir, 'skip');
+  const ok = await runCli(profileArgs(trace, skipping, ['--skip-bad-lines']));
+  assert.equal(ok.code, 0, ok.stderr);
+  const summary = JSON.parse(readFileSync(join(skipping, 'profile_export_aiperf.json'), 'utf8'));
+  assert.equal(summary.request_count.avg, 4);
+  assert.equal(summary.input_rows_skipped.bad_lines, 1);
+  // Line 2 is bad: the stream meets it before the first send, so the run fails like a whole-file load.
+  const early = join(dir, 'early.jsonl');
+  writeFileSync(early, `${bailianLine(1, 0)}\n{"chat_id": 2,\n${bailianLine(3, 5)}\n`);
+  const out = join(dir, 'early-out');
+  const failed = await runCli(profileArgs(early, out));
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.match(failed.stderr, /early\.jsonl:2: not valid JSON/);
+  assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
+  assert.equal(existsSync(join(out, 'inputs.json')), false);
+});

@@ -121,6 +121,16 @@ test('a session read after a later one has started is counted out of order and s
   );
 });
 
+test('a start read late because reading waited on a far-future row is counted out of order', async () => {
+  // The 8.5 s row holds the reader until 6.5 s, so the 1.0 s row behind it is read 5.5 s late.
+  const rows = [row('a', 500, 1), row('far', 8500, 2), row('behind', 1000, 3), row('d', 9000, 4)];
+  const { sent, result } = await virtualReplay({ feed: feedOf(rows), zeroMs: 'auto', durationMs: () => 10 });
+  assert.equal(result.outOfOrderSessions, 1);
+  const behind = sent.find((s) => s.id === 'behind');
+  assert.equal(behind?.sentMs, 6000);
+  assert.equal(behind?.scheduledMs, 500);
+});
+
 test('a later turn arriving after its session went idle is sent at its own time', async () => {
   const first = row('s', 0, 1, false);
   const second: StreamedTurn = { ...row('s', 5000, 3, false), order: 1 };
