@@ -49,3 +49,42 @@ export function procCpuSeconds(pid: number): number {
     return 0;
   }
 }
+
+/** What {@link measuredRun} observed around one `runProfile` call. */
+export interface MeasuredRun {
+  outcome: import('../src/run/finish.js').RunOutcome;
+  /** Client event-loop delay percentiles, ms. */
+  loopDelayMs: { p50: number | null; p99: number | null };
+  /** Client process CPU (user + system) during the run, ms. */
+  clientCpuMs: number;
+  /** Simulator child CPU during the run, ms. */
+  simulatorCpuMs: number;
+}
+
+/**
+ * Runs one profile quietly in this process against the simulator child `simPid`, sampling this
+ * process's event-loop delay (1 ms resolution) and both processes' CPU.
+ */
+export async function measuredRun(
+  config: import('../src/run/config.js').ProfileConfig,
+  simPid: number,
+): Promise<MeasuredRun> {
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const { runProfile } = await import('../src/run/profile.js');
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const cpu0 = process.cpuUsage();
+  const simCpu0 = procCpuSeconds(simPid);
+  const outcome = await runProfile(config, {
+    log: { info: () => undefined, warn: () => undefined },
+    stopSignal: new AbortController().signal,
+  });
+  loop.disable();
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    outcome,
+    loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
+    clientCpuMs: (cpu.user + cpu.system) / 1000,
+    simulatorCpuMs: (procCpuSeconds(simPid) - simCpu0) * 1000,
+  };
+}

@@ -15,13 +15,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StatsSummary, Summary } from '../src/metrics/summary.js';
 import { type ProfileConfig, profileConfig } from '../src/run/config.js';
-import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import type { ArrivalPattern } from '../src/timing/arrivals.js';
-import { arg, machine, procCpuSeconds, r3 } from './common.js';
+import { arg, machine, measuredRun, r3 } from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',') as ArrivalPattern[];
@@ -56,17 +54,8 @@ for (const rate of rates) {
       ...(warmupSeconds > 0 ? { warmupDurationSeconds: warmupSeconds } : {}),
       commandLine: 'bench/rate.ts',
     });
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const cpu0 = process.cpuUsage();
-    const simCpu0 = procCpuSeconds(sim.pid);
-    const outcome = await runProfile(config, {
-      log: { info: () => undefined, warn: () => undefined },
-      stopSignal: new AbortController().signal,
-    });
-    loop.disable();
-    const cpu = process.cpuUsage(cpu0);
-    const simCpu = procCpuSeconds(sim.pid) - simCpu0;
+    const run = await measuredRun(config, sim.pid);
+    const { outcome } = run;
     const m = outcome.summary.metrics;
     const cpuRequests = Math.max(1, outcome.recordCount + requestsOf(outcome.warmupSummary));
     const lag = m.schedule_lag as StatsSummary | undefined;
@@ -79,10 +68,10 @@ for (const rate of rates) {
         outcome.achievedRatePerS === null ? null : r3((100 * outcome.achievedRatePerS) / rate - 100),
       sendLagMs: { p50: r3(lag?.p50), p99: r3(lag?.p99), max: r3(lag?.max) },
       errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
-      loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
+      loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client/i.test(w)),
-      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / cpuRequests),
-      simulatorCpuMsPerRequest: r3((simCpu * 1000) / cpuRequests),
+      clientCpuMsPerRequest: r3(run.clientCpuMs / cpuRequests),
+      simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / cpuRequests),
     });
   }
 }

@@ -13,12 +13,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { StatsSummary } from '../src/metrics/summary.js';
 import { profileConfig } from '../src/run/config.js';
-import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
-import { arg, machine, procCpuSeconds, r3 } from './common.js';
+import { arg, machine, measuredRun, r3 } from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',');
@@ -83,17 +81,8 @@ for (const rate of rates) {
       timingPrecision: precision,
       commandLine: 'bench/schedule.ts',
     });
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const cpu0 = process.cpuUsage();
-    const simCpu0 = procCpuSeconds(sim.pid);
-    const outcome = await runProfile(config, {
-      log: { info: () => undefined, warn: () => undefined },
-      stopSignal: new AbortController().signal,
-    });
-    loop.disable();
-    const cpu = process.cpuUsage(cpu0);
-    const simCpu = procCpuSeconds(sim.pid) - simCpu0;
+    const run = await measuredRun(config, sim.pid);
+    const { outcome } = run;
     const m = outcome.summary.metrics;
     const lag = m.schedule_lag as StatsSummary | undefined;
     const sentRate = (m.request_throughput as { avg: number } | undefined)?.avg;
@@ -104,10 +93,10 @@ for (const rate of rates) {
       requestThroughputPerS: r3(sentRate),
       sendLagMs: { p50: r3(lag?.p50), p90: r3(lag?.p90), p99: r3(lag?.p99), max: r3(lag?.max) },
       errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
-      loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
+      loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client|order/i.test(w)),
-      clientCpuMsPerRequest: r3((cpu.user + cpu.system) / 1000 / Math.max(1, outcome.recordCount)),
-      simulatorCpuMsPerRequest: r3((simCpu * 1000) / Math.max(1, outcome.recordCount)),
+      clientCpuMsPerRequest: r3(run.clientCpuMs / Math.max(1, outcome.recordCount)),
+      simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / Math.max(1, outcome.recordCount)),
     });
   }
 }
