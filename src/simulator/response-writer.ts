@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { monotonicNowNs } from '../timing/clock.js';
+import { BurstWriter } from './burst-writer.js';
 import { ChunkFramer } from './chunk-text.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
@@ -40,10 +41,7 @@ export class ResponseWriter implements SequenceSink {
   private readonly roleChunk: boolean;
   private roleSent = false;
   private readonly framer: ChunkFramer;
-  /** Text gathered during a burst (null outside one). */
-  private gathered: string | null = null;
-  /** Token chunks in {@link gathered}, stamped when it is written. */
-  private unstamped = 0;
+  private readonly out: BurstWriter;
   seq: Sequence | null = null;
 
   constructor(
@@ -59,6 +57,7 @@ export class ResponseWriter implements SequenceSink {
     this.perChunk = fault.kind === 'multi-token' ? fault.tokensPerChunk : settings.tokensPerChunk;
     this.roleChunk = req.kind === 'chat' && (settings.roleOnlyFirstChunk || fault.kind === 'role-chunk');
     this.framer = new ChunkFramer(meta);
+    this.out = new BurstWriter(res, timeline);
   }
 
   private get total(): number {
@@ -74,22 +73,19 @@ export class ResponseWriter implements SequenceSink {
       connection: 'keep-alive',
     });
     if (this.roleChunk) {
-      this.put(this.framer.chunk({ role: true, content: null }, null));
+      this.out.put(this.framer.chunk({ role: true, content: null }, null));
       this.roleSent = true;
     }
   }
 
   /** Gathers what the next token calls write, until {@link endBurst}. */
   beginBurst(): void {
-    this.gathered ??= '';
+    this.out.beginBurst();
   }
 
   /** Writes what was gathered since {@link beginBurst} (nothing when the response already ended). */
   endBurst(): void {
-    const text = this.gathered;
-    this.gathered = null;
-    if (text !== null && text !== '' && !this.res.writableEnded) this.res.write(text);
-    this.stampWrites();
+    this.out.endBurst();
   }
 
   /** Client went away: stop generating and record it. */
@@ -130,9 +126,9 @@ export class ResponseWriter implements SequenceSink {
     if (this.seq !== null) this.cancel(this.seq);
     if (f.kind === 'sse-error') {
       this.writeEvent(errorBody('simulated in-band error', 'internal_server_error', 500));
-      this.endWith('data: [DONE]\n\n');
+      this.out.endWith('data: [DONE]\n\n');
     } else if (f.kind === 'truncate') {
-      this.endWith('');
+      this.out.endWith('');
     } else {
       this.reset();
     }
@@ -167,45 +163,19 @@ export class ResponseWriter implements SequenceSink {
     else c.content = outputText(from - r, to - r);
     if (last) c.finishReason = 'length';
     const usage = this.req.continuousUsage ? this.usage(to) : null;
-    this.unstamped++;
-    this.put(this.framer.chunk(c, usage));
+    this.out.countChunk();
+    this.out.put(this.framer.chunk(c, usage));
     this.pendingFrom = to;
     this.sent = to;
   }
 
-  /** Writes `text` now, or gathers it during a burst. */
-  private put(text: string): void {
-    if (this.gathered !== null) {
-      this.gathered += text;
-      return;
-    }
-    this.res.write(text);
-    this.stampWrites();
-  }
-
-  /** Ends the response with the gathered text plus `text`. */
-  private endWith(text: string): void {
-    const all = (this.gathered ?? '') + text;
-    if (this.gathered !== null) this.gathered = '';
-    this.res.end(all);
-    this.stampWrites();
-  }
-
-  /** Stamps the token chunks just handed to the socket (ground-truth write times). */
-  private stampWrites(): void {
-    if (this.unstamped === 0) return;
-    const now = monotonicNowNs();
-    this.timeline.firstTokenWriteNs ??= now;
-    for (; this.unstamped > 0; this.unstamped--) this.timeline.chunkWriteNs.push(now);
-  }
-
   private writeEvent(obj: unknown): void {
-    this.put(`data: ${JSON.stringify(obj)}\n\n`);
+    this.out.put(`data: ${JSON.stringify(obj)}\n\n`);
   }
 
   private endStream(): void {
     const usage = this.req.includeUsage ? this.framer.usage(this.usage(this.sent)) : '';
-    this.endWith(`${usage}data: [DONE]\n\n`);
+    this.out.endWith(`${usage}data: [DONE]\n\n`);
     this.finish(200);
   }
 

@@ -7,6 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { monotonicNowNs } from '../timing/clock.js';
+import { BurstWriter } from './burst-writer.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import { outputText, type UsageBody, usageBody } from './responses.js';
@@ -75,10 +76,7 @@ export interface RouteWriterSettings {
 export class RouteWriter implements SequenceSink {
   private sent = 0;
   private closed = false;
-  /** Frames gathered during a burst (null outside one). */
-  private gathered: string | null = null;
-  /** Token pieces in {@link gathered}, stamped when it is written. */
-  private unstamped = 0;
+  private readonly out: BurstWriter;
   seq: Sequence | null = null;
 
   constructor(
@@ -91,7 +89,9 @@ export class RouteWriter implements SequenceSink {
     readonly timeline: RequestTimeline,
     private readonly cancel: (seq: Sequence) => void,
     private readonly done: (timeline: RequestTimeline) => void,
-  ) {}
+  ) {
+    this.out = new BurstWriter(res, timeline);
+  }
 
   private get total(): number {
     return this.settings.reasoningTokens + this.req.maxTokens;
@@ -106,15 +106,12 @@ export class RouteWriter implements SequenceSink {
 
   /** Gathers what the next token calls write, until {@link endBurst}. */
   beginBurst(): void {
-    this.gathered ??= '';
+    this.out.beginBurst();
   }
 
   /** Writes what was gathered since {@link beginBurst} (nothing when the response already ended). */
   endBurst(): void {
-    const text = this.gathered;
-    this.gathered = null;
-    if (text !== null && text !== '' && !this.res.writableEnded) this.res.write(text);
-    this.stampWrites();
+    this.out.endBurst();
   }
 
   /** Client went away: stop generating and record it. */
@@ -188,18 +185,7 @@ export class RouteWriter implements SequenceSink {
 
   /** Ends the response with the gathered frames. */
   private end(): void {
-    const text = this.gathered ?? '';
-    if (this.gathered !== null) this.gathered = '';
-    this.res.end(text);
-    this.stampWrites();
-  }
-
-  /** Stamps the token pieces just handed to the socket (ground-truth write times). */
-  private stampWrites(): void {
-    if (this.unstamped === 0) return;
-    const now = monotonicNowNs();
-    this.timeline.firstTokenWriteNs ??= now;
-    for (; this.unstamped > 0; this.unstamped--) this.timeline.chunkWriteNs.push(now);
+    this.out.endWith('');
   }
 
   private flush(to: number): void {
@@ -209,7 +195,7 @@ export class RouteWriter implements SequenceSink {
     const text = reasoning ? outputText(from, to) : outputText(from - r, to - r);
     const piece: WireDelta = { text, reasoning, last: to >= this.total, sentTokens: to };
     if (piece.last) piece.end = this.endOf(to);
-    this.unstamped++;
+    this.out.countChunk();
     this.write(this.format.delta(this.meta, piece));
     this.sent = to;
   }
@@ -227,14 +213,9 @@ export class RouteWriter implements SequenceSink {
     this.res.end(body);
   }
 
-  /** Writes `frames` now, or gathers them during a burst. */
+  /** Writes `frames` now (as one write), or gathers them during a burst. */
   private write(frames: string[]): void {
-    if (this.gathered !== null) {
-      for (const frame of frames) this.gathered += frame;
-      return;
-    }
-    for (const frame of frames) this.res.write(frame);
-    this.stampWrites();
+    this.out.put(frames.join(''));
   }
 
   private finish(status: number): void {
