@@ -55,6 +55,19 @@ export class BurstWriter {
     this.stamp();
   }
 
+  /**
+   * TCP reset. What this turn of the event loop wrote (gathered chunks, headers) is still buffered
+   * in the socket and a reset would drop it, so then the reset follows on the next turn, after the
+   * bytes have left.
+   */
+  reset(): void {
+    this.endBurst();
+    const socket = this.res.socket;
+    if (socket === null) return;
+    if (socket.writableLength === 0) socket.resetAndDestroy();
+    else setImmediate(() => socket.resetAndDestroy());
+  }
+
   private stamp(): void {
     if (this.unstamped === 0) return;
     const now = monotonicNowNs();

@@ -136,17 +136,9 @@ export class ResponseWriter implements SequenceSink {
     return true;
   }
 
-  /**
-   * TCP reset. What this turn of the event loop wrote (gathered tokens, headers) is still buffered
-   * in the socket and a reset would drop it, so then the reset follows on the next turn, after the
-   * bytes have left.
-   */
+  /** TCP reset, after the bytes this turn wrote have left ({@link BurstWriter.reset}). */
   private reset(): void {
-    this.endBurst();
-    const socket = this.res.socket;
-    if (socket === null) return;
-    if (socket.writableLength === 0) socket.resetAndDestroy();
-    else setImmediate(() => socket.resetAndDestroy());
+    this.out.reset();
   }
 
   private usage(completion: number): ReturnType<typeof usageBody> {

@@ -20,8 +20,12 @@ export class VirtualClock implements Clock {
   sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void> {
     if (targetNs <= this.now || signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      this.heap.push(targetNs, resolve);
-      signal?.addEventListener('abort', () => resolve(), { once: true });
+      const onAbort = (): void => resolve();
+      this.heap.push(targetNs, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
