@@ -123,38 +123,37 @@ interface CalibrateFlags {
   output?: string;
 }
 
+/**
+ * Ramps a level from 50 to `max` (each step `seconds` long, configured by `at(level)`) against a
+ * fixed-mode simulator whose tokens are `itlMs` apart, then closes the simulator.
+ */
+async function rampAgainst(
+  itlMs: number,
+  common: Partial<ProfileConfig> & Pick<ProfileConfig, 'models' | 'randomSeed'>,
+  max: number,
+  seconds: number,
+  at: (level: number) => Partial<ProfileConfig>,
+): Promise<Step[]> {
+  const server = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
+  try {
+    const base = profileConfig({ ...common, url: server.url, extraInputs: { ignore_eos: true } });
+    return await ramp(50, max, (level) => step(base, at(level), level, seconds));
+  } finally {
+    await server.close();
+  }
+}
+
 async function calibrate(f: CalibrateFlags): Promise<Calibration> {
   const common = { models: ['m'], randomSeed: 1, streaming: true, ui: 'none' as const, workers: f.workers };
-  const burst = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
-  let rateSteps: Step[];
-  try {
-    const base = profileConfig({ ...common, url: burst.url, extraInputs: { ignore_eos: true } });
-    rateSteps = await ramp(50, f.maxRate, (rate) =>
-      step(
-        base,
-        { requestRate: rate, synthetic: { isl: 100, osl: 20, numDatasetEntries: 100 } },
-        rate,
-        f.seconds,
-      ),
-    );
-  } finally {
-    await burst.close();
-  }
-  const paced = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 10 });
-  let streamSteps: Step[];
-  try {
-    const base = profileConfig({ ...common, url: paced.url, extraInputs: { ignore_eos: true } });
-    streamSteps = await ramp(50, f.maxStreams, (streams) =>
-      step(
-        base,
-        { concurrency: streams, synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 } },
-        streams,
-        f.seconds,
-      ),
-    );
-  } finally {
-    await paced.close();
-  }
+  // Requests/s: responses due at once; concurrent streams: 10 ms between tokens.
+  const rateSteps = await rampAgainst(0, common, f.maxRate, f.seconds, (rate) => ({
+    requestRate: rate,
+    synthetic: { isl: 100, osl: 20, numDatasetEntries: 100 },
+  }));
+  const streamSteps = await rampAgainst(10, common, f.maxStreams, f.seconds, (streams) => ({
+    concurrency: streams,
+    synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 },
+  }));
   return {
     schemaVersion: 1,
     measuredAt: new Date().toISOString(),
