@@ -113,7 +113,9 @@ export class ResponseWriter implements SequenceSink {
 
   onDone(nowNs: number): void {
     if (this.closed) return;
-    this.timeline.endNs = nowNs;
+    // The scheduler passes the planned time; a timer may fire before it, so never stamp the end
+    // earlier than now (the ground truth must not end before its last write).
+    this.timeline.endNs = Math.max(nowNs, monotonicNowNs());
     if (this.req.stream) this.endStream();
     else this.endBody();
   }

@@ -137,7 +137,9 @@ export class RouteWriter implements SequenceSink {
 
   onDone(nowNs: number): void {
     if (this.closed) return;
-    this.timeline.endNs = nowNs;
+    // The scheduler passes the planned time; a timer may fire before it, so never stamp the end
+    // earlier than now (the ground truth must not end before its last write).
+    this.timeline.endNs = Math.max(nowNs, monotonicNowNs());
     if (this.req.stream) {
       this.write(this.format.end(this.meta, this.endOf(this.sent)));
       this.end();
