@@ -13,6 +13,9 @@ import {
 import { startSimulator } from '../simulator/server.js';
 import { stderrLogger } from './profile-action.js';
 
+/** `tokenload simulate` warms up for this long unless `--warmup-ms` says otherwise, ms. */
+export const CLI_WARMUP_MS = 1000;
+
 type FieldKind = 'number' | 'boolean' | 'string' | 'array' | 'enum';
 
 interface ZodLike {
@@ -73,7 +76,7 @@ export function registerSimulateCommand(program: Command, setExit: (code: number
     .description('Run the built-in KV-cache-aware OpenAI-compatible simulator (see docs/simulator.md).');
   for (const doc of SIMULATOR_OPTION_DOCS) cmd.addOption(optionFor(doc));
   cmd.action(async (flags: Record<string, unknown>) => {
-    const parsed = SimulatorOptionsSchema.safeParse(flags);
+    const parsed = SimulatorOptionsSchema.safeParse({ warmupMs: CLI_WARMUP_MS, ...flags });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = String(issue?.path[0] ?? '');

@@ -46,6 +46,7 @@ export const SimulatorOptionsSchema = z.object({
   retryAfterS: z.number().int().min(0).default(1),
   seed: z.number().int().default(0),
   groundTruthLog: z.string().optional(),
+  warmupMs: nonNegMs.default(0),
 });
 
 /** Parsed simulator options (all defaults applied). */
@@ -212,6 +213,13 @@ export const SIMULATOR_OPTION_DOCS: readonly SimulatorOptionDoc[] = [
     unit: 'path',
     default: '(off)',
     description: 'JSONL file with one line of server-side epoch-ns timings per request.',
+  },
+  {
+    name: 'warmupMs',
+    unit: 'ms',
+    default: '0 (1000 for simulate and profile --simulator)',
+    description:
+      'Before listening, serve internal requests for this long on a throwaway fixed-mode instance, so the first real requests meet compiled code (no effect on the cache or counters).',
   },
 ];
 

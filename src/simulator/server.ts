@@ -5,6 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
+import { buildWordList } from '../prompt/word-list.js';
 import { EngineScheduler } from './engine.js';
 import { FaultPicker } from './faults.js';
 import { FixedScheduler } from './fixed.js';
@@ -12,7 +14,6 @@ import { GroundTruthLog } from './ground-truth.js';
 import { type HandlerContext, handleGenerate, sendError } from './handler.js';
 import { KvPool } from './kv-pool.js';
 import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInput } from './options.js';
-import { createPromptTokenizer } from './prompt-tokenizer.js';
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
 import { handleRoute } from './routes-generate.js';
@@ -20,6 +21,7 @@ import { RESPONSES_ROUTE } from './routes-responses.js';
 import { TGI_GENERATE_ROUTE, TGI_STREAM_ROUTE } from './routes-tgi.js';
 import type { Scheduler } from './sequence.js';
 import { newCounters, renderMetrics, type SimulatorStats } from './stats.js';
+import { driveWarmUp } from './warm-up.js';
 
 export type { CapturedRequest } from './routes-capture.js';
 export type { SimulatorStats } from './stats.js';
@@ -41,6 +43,8 @@ export interface RunningSimulator {
 export interface SimulatorHooks {
   /** Keep every POST body in memory for {@link RunningSimulator.capturedRequests}. */
   captureRequests?: boolean;
+  /** An already loaded tokenizer to use instead of loading `options.tokenizer` again. */
+  tokenizer?: TextTokenizer;
 }
 
 /** Default name listed by `/v1/models` when no model names are configured. */
@@ -117,9 +121,45 @@ function listen(server: Server, host: string, port: number): Promise<number> {
 }
 
 /**
+ * Warm-up before listening: encodes the words tokenload synthesizes prompts from (so the encoder's
+ * piece cache already holds them: a cold cache runs BPE on every new word and made a warmed-up
+ * simulator answer its first ~200 ms of a 1,000 requests/s replay several times slower), then
+ * serves `opts.warmupMs` of internal requests on a throwaway fixed-mode instance (same tokenizer,
+ * chunking and reasoning settings; no faults, no log) and closes it.
+ */
+async function warmUpSimulator(opts: SimulatorOptions, tokenizer: TextTokenizer): Promise<void> {
+  try {
+    buildWordList(tokenizer);
+  } catch {
+    // A vocabulary without enough one-token words: tokenload cannot synthesize prompts for it
+    // either, so there is nothing to prime.
+  }
+  const spare = await startSimulator(
+    {
+      models: opts.models,
+      tokenizer: opts.tokenizer,
+      mode: 'fixed',
+      ttftMs: 0,
+      itlMs: 0,
+      blockSize: opts.blockSize,
+      tokensPerChunk: opts.tokensPerChunk,
+      roleOnlyFirstChunk: opts.roleOnlyFirstChunk,
+      reasoningTokens: opts.reasoningTokens,
+    },
+    { tokenizer },
+  );
+  try {
+    await driveWarmUp(spare.url, opts.models[0] ?? DEFAULT_MODEL_NAME, opts.warmupMs);
+  } finally {
+    await spare.close();
+  }
+}
+
+/**
  * Starts the simulator in this process.
  * @param input options (defaults from {@link SimulatorOptionsSchema}).
- * @param hooks in-process test switches (request capture).
+ * @param hooks in-process switches (request capture, an already loaded tokenizer). With
+ *   `warmupMs` > 0 it first serves that long of internal requests on a throwaway instance.
  * @returns the bound URL and port, `close()` and `stats()`.
  * @throws {z.ZodError} on invalid options; {@link TokenizerLoadError} when the tokenizer is
  *   missing; the listen error (e.g. EADDRINUSE) when the port cannot be bound.
@@ -129,11 +169,14 @@ export async function startSimulator(
   hooks: SimulatorHooks = {},
 ): Promise<RunningSimulator> {
   const opts = parseSimulatorOptions(input);
+  // The exact encoder the client uses (fast cached path for Qwen/Llama 3-shaped tokenizers).
+  const tokenizer = hooks.tokenizer ?? loadTokenizer(opts.tokenizer);
+  if (opts.warmupMs > 0) await warmUpSimulator(opts, tokenizer);
   const pool = new KvPool(opts.cacheCapacityBlocks, opts.blockSize, opts.prefixCache);
   const { scheduler, steps } = makeScheduler(opts, pool);
   const ctx: HandlerContext = {
     opts,
-    tokenizer: createPromptTokenizer(opts.tokenizer),
+    tokenizer,
     pool,
     scheduler,
     faults: new FaultPicker(opts),
