@@ -72,6 +72,7 @@ export interface ProfileFlags {
   simulator: boolean;
   simulatorOption: Record<string, unknown>;
   timingPrecision: 'timer' | 'spin';
+  clientWarmupMs: number;
   workers?: number;
   ui: 'none' | 'simple' | 'dashboard';
   config?: string;
@@ -222,6 +223,7 @@ export function resolveProfileConfigs(f: ProfileFlags, commandLine: string): Pro
     skipBadLines: f.skipBadLines,
     traceStreaming: f.traceStreaming,
     timingPrecision: f.timingPrecision,
+    clientWarmupMs: f.clientWarmupMs,
     gracePeriodSeconds: f.benchmarkGracePeriod,
     ui: f.ui === 'dashboard' ? 'simple' : f.ui,
     commandLine,

@@ -200,6 +200,12 @@ function outputOptions(cmd: Command): Command {
         .default('timer'),
     )
     .option(
+      '--client-warmup-ms <ms>',
+      'before the run, exercise this client against an in-process simulator for this long, so the first requests are not sent and read by cold code; nothing reaches --url (0 = off)',
+      integerAtLeast(0),
+      500,
+    )
+    .option(
       '--workers <n>',
       'client worker threads, each with its own connection pool (1 = single-process, the default)',
       integerAtLeast(1),

@@ -100,6 +100,11 @@ export interface ProfileConfig {
   traceStreaming: boolean;
   /** `--timing-precision`. */
   timingPrecision: TimingPrecision;
+  /**
+   * `--client-warmup-ms`: before the run, exercise this process's request path for this long against
+   * an in-process simulator (nothing is sent to the target), ms; 0 = off.
+   */
+  clientWarmupMs: number;
   /** `--workers`: client worker threads (each with its own connection pool); ≤ 1 = single-process. */
   workers?: number;
   /** `--benchmark-grace-period` after Ctrl-C / duration end before in-flight requests are cancelled, s. */
@@ -130,6 +135,7 @@ export const PROFILE_DEFAULTS = {
   skipBadLines: false,
   traceStreaming: true,
   timingPrecision: 'timer',
+  clientWarmupMs: 500,
   gracePeriodSeconds: 30,
   ui: 'none',
   commandLine: '(library call)',

@@ -17,12 +17,16 @@ import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import { warmUpClient } from './client-warmup.js';
 import type { ProfileConfig } from './config.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
 import type { Logger } from './progress.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+
+/** How long `--simulator` warms up before it listens (overridable with `--simulator-option warmup_ms=…`), ms. */
+export const SIMULATOR_WARMUP_MS = 1000;
 
 /** Injected environment of a run. */
 export interface RunEnv {
@@ -45,6 +49,8 @@ export interface RunContext {
   target: string;
   /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
   stream: TraceStream | null;
+  /** The first row of a streamed trace (read before the run starts); null otherwise. */
+  firstRow?: StreamedTurn | null;
 }
 
 /**
@@ -75,6 +81,8 @@ function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
   const starting = spawnSimulator({
     tokenizer: config.tokenizer,
     models: config.models,
+    // It warms up while this process loads its tokenizer, so the warm-up costs no wall time.
+    warmupMs: SIMULATOR_WARMUP_MS,
     ...(config.simulatorOptions ?? {}),
   });
   // Awaited later; until then a failed start must not count as an unhandled rejection.
@@ -86,10 +94,11 @@ function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
 async function prepareInputs(
   config: ProfileConfig,
   env: RunEnv,
-): Promise<Pick<RunContext, 'tokenizer' | 'dataset' | 'stream' | 'synthesizer'>> {
+): Promise<Pick<RunContext, 'tokenizer' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'>> {
   const tokenizer = loadTokenizer(config.tokenizer);
   const opened = openTraceStream(config);
-  const stream = opened === null ? null : await firstRowRead(opened);
+  const read = opened === null ? null : await firstRowRead(opened);
+  const stream = read?.stream ?? null;
   const dataset =
     stream === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(stream);
   env.log.info(
@@ -98,11 +107,17 @@ async function prepareInputs(
       : `streaming ${stream.file}: rows are read as the schedule reaches them`,
   );
   const synthesizer = PromptSynthesizer.create(tokenizer, config.randomSeed);
-  return { tokenizer, dataset, stream, synthesizer };
+  return { tokenizer, dataset, stream, synthesizer, firstRow: read?.first ?? null };
 }
 
 async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   const { config, dataset } = ctx;
+  if (config.clientWarmupMs > 0 && !ctx.env.stopSignal.aborted) {
+    const w = await warmUpClient(ctx, ctx.firstRow ?? null);
+    ctx.env.log.info(
+      `client warm-up: ${w.requests} requests (${w.errors} failed) in ${Math.round(w.durationMs)} ms against an in-process simulator; nothing was sent to the target`,
+    );
+  }
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);
   if (warm !== null) {
@@ -147,7 +162,9 @@ export function openTraceStream(config: ProfileConfig): TraceStream | null {
  * or a bad first row fails before anything is started or written, as with a whole-file load.
  * @throws {DatasetError} for those.
  */
-async function firstRowRead(stream: TraceStream): Promise<TraceStream> {
+async function firstRowRead(
+  stream: TraceStream,
+): Promise<{ stream: TraceStream; first: StreamedTurn | null }> {
   const rows = stream.turns[Symbol.asyncIterator]();
   const first = await rows.next();
   async function* all(): AsyncGenerator<StreamedTurn> {
@@ -155,7 +172,7 @@ async function firstRowRead(stream: TraceStream): Promise<TraceStream> {
     yield first.value;
     for (let next = await rows.next(); next.done !== true; next = await rows.next()) yield next.value;
   }
-  return { ...stream, turns: all() };
+  return { stream: { ...stream, turns: all() }, first: first.done === true ? null : first.value };
 }
 
 async function removePhaseFiles(artifactDir: string): Promise<void> {

@@ -1,0 +1,133 @@
+/**
+ * Warm-ups before a run: the client exercises its own request path against an in-process simulator
+ * (nothing reaches the target), and the simulator serves internal requests on a throwaway instance
+ * before it listens (its real cache and counters start empty).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { profileConfig } from '../../src/run/config.js';
+import { runProfile } from '../../src/run/profile.js';
+import { startSimulator } from '../../src/simulator/server.js';
+
+const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
+
+function logger(): { lines: string[]; log: { info: (m: string) => void; warn: (m: string) => void } } {
+  const lines: string[] = [];
+  return { lines, log: { info: (m) => lines.push(m), warn: (m) => lines.push(m) } };
+}
+
+/** Requests the warm-up line reports, or null when there is no such line. */
+function warmupRequests(lines: string[]): { requests: number; failed: number } | null {
+  for (const line of lines) {
+    const m = /^client warm-up: (\d+) requests \((\d+) failed\)/.exec(line);
+    if (m) return { requests: Number(m[1]), failed: Number(m[2]) };
+  }
+  return null;
+}
+
+test('client warm-up: requests go to an in-process simulator, never to the target', async () => {
+  const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 }, { captureRequests: true });
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenload-warm-'));
+    const { lines, log } = logger();
+    const outcome = await runProfile(
+      profileConfig({
+        models: ['m'],
+        url: target.url,
+        streaming: true,
+        randomSeed: 3,
+        concurrency: 2,
+        requestCount: 6,
+        synthetic: { isl: 64, osl: 8 },
+        clientWarmupMs: 300,
+        artifactDir: dir,
+      }),
+      { log, stopSignal: new AbortController().signal },
+    );
+    const warm = warmupRequests(lines);
+    assert.ok(warm !== null, `a warm-up line in ${JSON.stringify(lines)}`);
+    assert.ok(warm.requests > 0);
+    assert.equal(warm.failed, 0);
+    assert.equal(outcome.recordCount, 6);
+    assert.equal(target.capturedRequests().length, 6, 'the target saw only the measured requests');
+    assert.equal(readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim().split('\n').length, 6);
+  } finally {
+    await target.close();
+  }
+});
+
+test('client warm-up of a streamed trace replay uses its first row with warm-up-only hash ids', async () => {
+  const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 }, { captureRequests: true });
+  try {
+    const { lines, log } = logger();
+    await runProfile(
+      profileConfig({
+        models: ['m'],
+        url: target.url,
+        streaming: true,
+        randomSeed: 3,
+        inputFile: TRACE,
+        customDatasetType: 'bailian_trace',
+        fixedSchedule: true,
+        synthesisSpeedupRatio: 50,
+        clientWarmupMs: 200,
+        artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-warm-')),
+      }),
+      { log, stopSignal: new AbortController().signal },
+    );
+    const warm = warmupRequests(lines);
+    assert.ok(warm !== null && warm.requests > 0 && warm.failed === 0, JSON.stringify(lines));
+    assert.equal(target.capturedRequests().length, 40, 'the 40 trace rows, and nothing else');
+  } finally {
+    await target.close();
+  }
+});
+
+test('--client-warmup-ms 0 turns the client warm-up off', async () => {
+  const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
+  try {
+    const { lines, log } = logger();
+    await runProfile(
+      profileConfig({
+        models: ['m'],
+        url: target.url,
+        randomSeed: 3,
+        requestCount: 2,
+        synthetic: { isl: 32, osl: 4 },
+        clientWarmupMs: 0,
+        artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-warm-')),
+      }),
+      { log, stopSignal: new AbortController().signal },
+    );
+    assert.equal(warmupRequests(lines), null);
+  } finally {
+    await target.close();
+  }
+});
+
+test('simulator warm-up leaves the real instance with empty counters and an empty cache', async () => {
+  const sim = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0, warmupMs: 200 });
+  try {
+    const before = sim.stats();
+    assert.equal(before.requests, 0);
+    assert.equal(before.promptTokens, 0);
+    assert.equal(before.cache.queryTokens, 0);
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'm',
+        max_tokens: 3,
+        messages: [{ role: 'user', content: 'hello there' }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.json();
+    assert.equal(sim.stats().requests, 1);
+  } finally {
+    await sim.close();
+  }
+});
