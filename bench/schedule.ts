@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StatsSummary } from '../src/metrics/summary.js';
 import { profileConfig } from '../src/run/config.js';
+import { SIMULATOR_WARMUP_MS } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, measuredRun, r3 } from './common.js';
 
@@ -63,7 +64,8 @@ function writeTrace(dir: string, rate: number, pattern: string): string {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-schedule-'));
-const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
+// Warmed up as `profile --simulator` does (SIMULATOR_WARMUP_MS), so the run does not start against cold code.
+const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs, warmupMs: SIMULATOR_WARMUP_MS });
 const rows = [];
 for (const rate of rates) {
   for (const pattern of patterns) {
