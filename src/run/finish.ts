@@ -9,6 +9,7 @@ import { parseGoodput } from '../metrics/goodput.js';
 import { type Summary, summarize } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
+import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
@@ -127,6 +128,9 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A constant-rate run this far short of its target (%) is reported as client-saturated. */
+const SHORTFALL_WARN_PCT = 0.1;
+
 function runWarnings(input: FinishInput): string[] {
   const out: string[] = [];
   const conflicts = input.synthesizer.blocks.sizeConflicts;
@@ -139,13 +143,13 @@ function runWarnings(input: FinishInput): string[] {
     const shortPct = (100 * (target - pacing.achievedRatePerS)) / target;
     // Poisson and gamma arrivals are random: a short run's achieved rate differs from the target by
     // chance. Only constant arrivals are judged on the rate; all patterns on re-anchors (lateness).
-    // A single re-anchor (one stall > 10 ms, e.g. a GC pause at start) is not saturation either.
+    // A single re-anchor (one stall longer than the catch-up bound) is not saturation either.
     const constant = input.config.arrivalPattern === 'constant';
     const issued = input.profiling?.issued ?? 0;
     const frequentReanchors = pacing.reanchors > Math.max(2, 0.001 * issued);
-    if ((constant && shortPct > 0.5) || frequentReanchors) {
+    if ((constant && shortPct > SHORTFALL_WARN_PCT) || frequentReanchors) {
       out.push(
-        `client saturated: achieved ${pacing.achievedRatePerS.toFixed(1)} req/s of the ${target} req/s asked (${shortPct.toFixed(2)} % short, ${pacing.reanchors} schedule re-anchors after falling > 10 ms behind); the load generator, not the server, limited this run`,
+        `client saturated: achieved ${pacing.achievedRatePerS.toFixed(1)} req/s of the ${target} req/s asked (${shortPct.toFixed(2)} % short, ${pacing.reanchors} schedule re-anchors after falling > ${DEFAULT_MAX_CATCHUP_NS / 1e6} ms behind); the load generator, not the server, limited this run`,
       );
     }
   }

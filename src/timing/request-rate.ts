@@ -25,9 +25,19 @@ export interface RequestRateOptions {
   concurrency?: number;
   /** Ramp from ~0 to the full rate over this time, ns. */
   rampNs?: number;
-  /** Largest backlog sent as a burst before re-anchoring, ns (default 10 ms, as AIPerf). */
+  /** Largest backlog sent as a burst before re-anchoring, ns (default {@link DEFAULT_MAX_CATCHUP_NS}). */
   maxCatchupNs?: number;
 }
+
+/**
+ * Default catch-up bound, ns: 100 ms. AIPerf's newest mainline uses 10 ms
+ * (`AIPERF_TIMING_MAX_CATCHUP_SECONDS`), so one garbage-collection pause or scheduler hiccup of a
+ * few ms on a small machine already re-anchors the timeline and silently drops those ticks from the
+ * offered load (measured: 0.2 % short at 1,000 requests/s). With 100 ms such a stall is caught up by
+ * sending the missed ticks at once, each recorded with its true lateness (`schedule_lag`); only a
+ * client that stays behind re-anchors, and that is reported as saturation.
+ */
+export const DEFAULT_MAX_CATCHUP_NS = 100e6;
 
 /** Pacing facts reported after the run. */
 export interface PacingReport {
@@ -65,7 +75,7 @@ async function runRequestRate(
   const startNs = clock.nowNs();
   const budget = new IssueBudget(options.stop, startNs);
   const state = new RateState(options, input);
-  const maxCatchupNs = options.maxCatchupNs ?? 10e6;
+  const maxCatchupNs = options.maxCatchupNs ?? DEFAULT_MAX_CATCHUP_NS;
   let tickNs = startNs;
   let lastSentTickNs = startNs;
   for (;;) {
