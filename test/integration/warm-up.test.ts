@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { profileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 
@@ -28,25 +28,30 @@ function warmupRequests(lines: string[]): { requests: number; failed: number } |
   return null;
 }
 
+/** Runs a profile against `url` with `over`; returns the log lines and the outcome. */
+async function profileAgainst(url: string, over: Partial<ProfileConfig>) {
+  const { lines, log } = logger();
+  const config = profileConfig({
+    models: ['m'],
+    url,
+    streaming: true,
+    randomSeed: 3,
+    artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-warm-')),
+    ...over,
+  });
+  const outcome = await runProfile(config, { log, stopSignal: new AbortController().signal });
+  return { lines, outcome, dir: config.artifactDir };
+}
+
 test('client warm-up: requests go to an in-process simulator, never to the target', async () => {
   const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 }, { captureRequests: true });
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'tokenload-warm-'));
-    const { lines, log } = logger();
-    const outcome = await runProfile(
-      profileConfig({
-        models: ['m'],
-        url: target.url,
-        streaming: true,
-        randomSeed: 3,
-        concurrency: 2,
-        requestCount: 6,
-        synthetic: { isl: 64, osl: 8 },
-        clientWarmupMs: 300,
-        artifactDir: dir,
-      }),
-      { log, stopSignal: new AbortController().signal },
-    );
+    const { lines, outcome, dir } = await profileAgainst(target.url, {
+      concurrency: 2,
+      requestCount: 6,
+      synthetic: { isl: 64, osl: 8 },
+      clientWarmupMs: 300,
+    });
     const warm = warmupRequests(lines);
     assert.ok(warm !== null, `a warm-up line in ${JSON.stringify(lines)}`);
     assert.ok(warm.requests > 0);
@@ -62,22 +67,13 @@ test('client warm-up: requests go to an in-process simulator, never to the targe
 test('client warm-up of a streamed trace replay uses its first row with warm-up-only hash ids', async () => {
   const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 }, { captureRequests: true });
   try {
-    const { lines, log } = logger();
-    await runProfile(
-      profileConfig({
-        models: ['m'],
-        url: target.url,
-        streaming: true,
-        randomSeed: 3,
-        inputFile: TRACE,
-        customDatasetType: 'bailian_trace',
-        fixedSchedule: true,
-        synthesisSpeedupRatio: 50,
-        clientWarmupMs: 200,
-        artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-warm-')),
-      }),
-      { log, stopSignal: new AbortController().signal },
-    );
+    const { lines } = await profileAgainst(target.url, {
+      inputFile: TRACE,
+      customDatasetType: 'bailian_trace',
+      fixedSchedule: true,
+      synthesisSpeedupRatio: 50,
+      clientWarmupMs: 200,
+    });
     const warm = warmupRequests(lines);
     assert.ok(warm !== null && warm.requests > 0 && warm.failed === 0, JSON.stringify(lines));
     assert.equal(target.capturedRequests().length, 40, 'the 40 trace rows, and nothing else');
@@ -89,19 +85,11 @@ test('client warm-up of a streamed trace replay uses its first row with warm-up-
 test('--client-warmup-ms 0 turns the client warm-up off', async () => {
   const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
   try {
-    const { lines, log } = logger();
-    await runProfile(
-      profileConfig({
-        models: ['m'],
-        url: target.url,
-        randomSeed: 3,
-        requestCount: 2,
-        synthetic: { isl: 32, osl: 4 },
-        clientWarmupMs: 0,
-        artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-warm-')),
-      }),
-      { log, stopSignal: new AbortController().signal },
-    );
+    const { lines } = await profileAgainst(target.url, {
+      requestCount: 2,
+      synthetic: { isl: 32, osl: 4 },
+      clientWarmupMs: 0,
+    });
     assert.equal(warmupRequests(lines), null);
   } finally {
     await target.close();
