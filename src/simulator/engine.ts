@@ -140,9 +140,20 @@ export class EngineScheduler implements Scheduler {
     if (this.closed) return;
     this.admit();
     if (this.active.length === 0) return;
-    const plan = this.plan(startNs);
-    const delayMs = Math.max(0, (plan.endNs - monotonicNowNs()) / 1e6);
-    this.timer = setTimeout(() => this.finishStep(plan), delayMs);
+    this.armStepEnd(this.plan(startNs));
+  }
+
+  /**
+   * Finishes `plan` once its end has passed. Node timers count whole milliseconds from the loop's
+   * cached time and can fire up to ~1 ms early, so the timer is re-armed until then: a step's tokens
+   * are never emitted before the step's modelled end.
+   */
+  private armStepEnd(plan: StepPlan): void {
+    const delayMs = Math.max(1, Math.ceil((plan.endNs - monotonicNowNs()) / 1e6));
+    this.timer = setTimeout(() => {
+      if (monotonicNowNs() < plan.endNs) this.armStepEnd(plan);
+      else this.finishStep(plan);
+    }, delayMs);
   }
 
   private finishStep(plan: StepPlan): void {

@@ -38,8 +38,13 @@ export class FixedScheduler implements Scheduler {
     else this.schedule(seq, firstNs);
   }
 
+  /**
+   * Arms a timer for `targetNs`. Node timers count whole milliseconds from the loop's cached time, so
+   * they can fire up to ~1 ms before the target; {@link fire} re-arms until the target has passed,
+   * so no token is ever emitted early.
+   */
   private schedule(seq: Sequence, targetNs: number): void {
-    const delayMs = Math.max(0, (targetNs - monotonicNowNs()) / 1e6);
+    const delayMs = Math.max(1, Math.ceil((targetNs - monotonicNowNs()) / 1e6));
     this.timers.set(
       seq,
       setTimeout(() => this.fire(seq, targetNs), delayMs),
@@ -54,6 +59,10 @@ export class FixedScheduler implements Scheduler {
   private fire(seq: Sequence, targetNs: number): void {
     this.timers.delete(seq);
     if (seq.finished) return;
+    if (monotonicNowNs() < targetNs) {
+      this.schedule(seq, targetNs);
+      return;
+    }
     const itlNs = this.params.itlMs * 1e6;
     if (itlNs > 0) {
       if (this.emit(seq, targetNs)) this.schedule(seq, targetNs + itlNs);

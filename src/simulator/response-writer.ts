@@ -111,11 +111,11 @@ export class ResponseWriter implements SequenceSink {
     }
   }
 
-  onDone(nowNs: number): void {
+  onDone(_nowNs: number): void {
     if (this.closed) return;
-    // The scheduler passes the planned time; a timer may fire before it, so never stamp the end
-    // earlier than now (the ground truth must not end before its last write).
-    this.timeline.endNs = Math.max(nowNs, monotonicNowNs());
+    // The ground truth records when the response actually ended (its last write follows at once),
+    // not the scheduler's planned time `nowNs`, which a late or early timer makes differ from it.
+    this.timeline.endNs = monotonicNowNs();
     if (this.req.stream) this.endStream();
     else this.endBody();
   }

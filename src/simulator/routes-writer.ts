@@ -135,11 +135,11 @@ export class RouteWriter implements SequenceSink {
     if (to - this.sent >= this.settings.tokensPerChunk || to >= this.total || boundary) this.flush(to);
   }
 
-  onDone(nowNs: number): void {
+  onDone(_nowNs: number): void {
     if (this.closed) return;
-    // The scheduler passes the planned time; a timer may fire before it, so never stamp the end
-    // earlier than now (the ground truth must not end before its last write).
-    this.timeline.endNs = Math.max(nowNs, monotonicNowNs());
+    // The ground truth records when the response actually ended (its last write follows at once),
+    // not the scheduler's planned time `nowNs`, which a late or early timer makes differ from it.
+    this.timeline.endNs = monotonicNowNs();
     if (this.req.stream) {
       this.write(this.format.end(this.meta, this.endOf(this.sent)));
       this.end();
