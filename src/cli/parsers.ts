@@ -152,3 +152,11 @@ export function collectSimulatorOption(
     .replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
   return { ...previous, [name]: scalar(value.slice(idx + 1).trim()) };
 }
+
+/** A camelCase option name in the kebab-case a user types: `ttftMs` → `ttft-ms`. */
+export function kebab(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
+}

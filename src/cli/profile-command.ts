@@ -10,6 +10,7 @@ import type { ProfileConfig } from '../run/config.js';
 import { stimulusName } from '../run/strategy-factory.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import type { ArrivalPattern } from '../timing/arrivals.js';
+import { kebab } from './parsers.js';
 
 /** Raw commander option values of `profile` (see profile-options.ts). */
 export interface ProfileFlags {
@@ -128,12 +129,12 @@ function checkSimulatorOptions(f: ProfileFlags): Record<string, unknown> {
   const known = Object.keys(SimulatorOptionsSchema.shape);
   for (const key of Object.keys(opts)) {
     if (!known.includes(key))
-      fail(`--simulator-option ${key}: unknown simulator parameter (see tokenload simulate --help).`);
+      fail(`--simulator-option ${kebab(key)}: unknown simulator parameter (see tokenload simulate --help).`);
   }
   const parsed = SimulatorOptionsSchema.safeParse(opts);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    fail(`--simulator-option ${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid value'}.`);
+    fail(`--simulator-option ${kebab(String(issue?.path[0] ?? ''))}: ${issue?.message ?? 'invalid value'}.`);
   }
   return opts;
 }

@@ -11,6 +11,7 @@ import {
   SimulatorOptionsSchema,
 } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
+import { kebab } from './parsers.js';
 import { stderrLogger } from './profile-action.js';
 
 /** `tokenload simulate` warms up for this long unless `--warmup-ms` says otherwise, ms. */
@@ -31,14 +32,6 @@ function fieldKind(name: string): FieldKind {
   const type = t?.def.type ?? 'string';
   if (type === 'number' || type === 'boolean' || type === 'array' || type === 'enum') return type;
   return 'string';
-}
-
-/** `ttftMs` → `ttft-ms`. */
-export function kebab(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
-    .toLowerCase();
 }
 
 function parseNumber(flag: string): (v: string) => number {

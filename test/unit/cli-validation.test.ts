@@ -58,6 +58,17 @@ test('--simulator-option: unknown names and bad values are usage errors; kebab-c
   assert.match(unknown.stderr, /bogus: unknown simulator parameter/);
   const bad = await exitCodeOf(['profile', '-m', 'm', '--simulator', '--simulator-option', 'ttft-ms=abc']);
   assert.equal(bad.code, 2);
+  // The message names the option as the user typed it, not the internal camelCase field.
+  const negative = await exitCodeOf([
+    'profile',
+    '-m',
+    'm',
+    '--simulator',
+    '--simulator-option',
+    'warmup-ms=-1',
+  ]);
+  assert.equal(negative.code, 2);
+  assert.match(negative.stderr, /--simulator-option warmup-ms: /);
 });
 
 test('-f config keys may be kebab, snake or camel case; lists and booleans become flags', () => {
