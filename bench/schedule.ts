@@ -9,6 +9,7 @@
  *
  * `--itl-ms 0`: every token is due at once, so the simulator writes each response in one burst;
  * `--itl-ms 1`: the 20 chunks are written 1 ms apart, so the client reads each one separately.
+ * `--isl 4000`: longer prompts (default 100 tokens; the first 4 blocks are shared by every row).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
 const itlMs = Number(arg('itl-ms', '0'));
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
-const ISL = 100;
+const ISL = Number(arg('isl', '100'));
 
 /** Trace timestamps in seconds: constant spacing or seeded exponential gaps. */
 function timestamps(rate: number, pattern: string): number[] {
