@@ -14,10 +14,47 @@ export type Uint32Source = () => number;
  */
 export function rngFromKey(key: string): Uint32Source {
   const digest = createHash('sha256').update(key).digest();
-  let a = digest.readUInt32BE(0);
-  let b = digest.readUInt32BE(4);
-  let c = digest.readUInt32BE(8);
-  let d = digest.readUInt32BE(12);
+  return xoshiro128ss(
+    digest.readUInt32BE(0),
+    digest.readUInt32BE(4),
+    digest.readUInt32BE(8),
+    digest.readUInt32BE(12),
+  );
+}
+
+/**
+ * Seeds the same generator from two integers, for the hot path (one KV-cache block per call, with
+ * no hashing object and no string key): `seed` and `id` (a non-negative integer up to 2^53, e.g. a
+ * trace hash id) are mixed with MurmurHash3's 32-bit finalizer (Appleby, public domain). Different
+ * (seed, id) pairs give independent-looking streams; equal pairs give equal streams.
+ */
+export function rngFromIds(seed: number, id: number): Uint32Source {
+  const lo = id >>> 0;
+  const hi = Math.floor(id / 4294967296) >>> 0;
+  const a = fmix32((seed ^ 0x9e3779b9 ^ lo) >>> 0);
+  const b = fmix32((a ^ hi ^ 0x85ebca6b) >>> 0);
+  const c = fmix32((b ^ lo ^ 0xc2b2ae35) >>> 0);
+  const d = fmix32((c ^ seed ^ 0x27d4eb2f) >>> 0);
+  return xoshiro128ss(a, b, c, d);
+}
+
+/** MurmurHash3 fmix32: a bijective avalanche of a uint32. */
+function fmix32(x: number): number {
+  let h = x;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** xoshiro128** over a 128-bit state (an all-zero state is replaced by a = 1). */
+function xoshiro128ss(a0: number, b0: number, c0: number, d0: number): Uint32Source {
+  let a = a0;
+  let b = b0;
+  let c = c0;
+  let d = d0;
   if ((a | b | c | d) === 0) a = 1;
   return () => {
     const result = Math.imul(rotl(Math.imul(b, 5), 7), 9) >>> 0;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
+import { BlockStore } from '../../src/prompt/block-store.js';
+import { rngFromIds } from '../../src/prompt/rng.js';
 import { PromptSynthesisError, PromptSynthesizer } from '../../src/prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../../src/prompt/tokenizer.js';
 
@@ -70,4 +72,33 @@ test('block text depends only on (seed, hash id), not on order or instance', () 
   assert.equal(other.blocks.block(5, 16), synth.blocks.block(5, 16));
   const reseeded = PromptSynthesizer.create(tokenizer, 43);
   assert.notEqual(reseeded.blocks.block(5, 16), synth.blocks.block(5, 16));
+});
+
+test('a small block cache evicts and regenerates byte-identical text; a shorter block is a prefix', () => {
+  const words = [' alpha', ' beta', ' gamma', ' delta', ' omega'];
+  const small = new BlockStore(words, 9, 8);
+  const first = Array.from({ length: 100 }, (_, id) => small.block(id, 16));
+  const again = Array.from({ length: 100 }, (_, id) => small.block(id, 16));
+  assert.deepEqual(again, first);
+  const fresh = new BlockStore(words, 9);
+  assert.deepEqual(
+    Array.from({ length: 100 }, (_, id) => fresh.block(id, 16)),
+    first,
+  );
+  assert.ok((first[7] as string).startsWith(small.block(7, 5)));
+  assert.equal(small.block(7, 5).split(' ').length - 1, 5);
+});
+
+test('block streams of different (seed, hash id) pairs differ, also for ids above 2^32', () => {
+  const seen = new Set<string>();
+  for (const seed of [0, 1, 42]) {
+    for (const id of [0, 1, 2, 3, 2 ** 32, 2 ** 32 + 1, 2 ** 40, 2 ** 52, 12345678]) {
+      const next = rngFromIds(seed, id);
+      seen.add(`${next()}:${next()}`);
+    }
+  }
+  assert.equal(seen.size, 27);
+  const a = rngFromIds(42, 2 ** 40);
+  const b = rngFromIds(42, 2 ** 40);
+  assert.deepEqual([a(), a(), a()], [b(), b(), b()]);
 });
