@@ -1,6 +1,7 @@
 /**
  * Micro-benchmarks of the three CPU-heavy pieces, each timed after a warm-up:
- * - prompt synthesis (tokens/s): `PromptSynthesizer.synthesize` on the example Mooncake rows;
+ * - prompt synthesis (tokens/s): `PromptSynthesizer.synthesize` on the example Mooncake rows, and on
+ *   Bailian-shaped rows whose 16-token blocks are all new (the uncached worst case);
  * - fast encoder (tokens/s): `TextTokenizer.encode` of synthesized prompts;
  * - SSE decode (events/s): `SseDecoder.push` on a recorded 22-event chat stream, split into 4 reads;
  * - record building (events/s): the same reads through `RecordBuilder` with the chat adapter
@@ -46,6 +47,13 @@ const synthesisTokensPerS = rate(() => {
   const row = rows[n++ % rows.length] as Row;
   return synthesizer.synthesize(row.input_length, row.hash_ids, 512, `k${n}`).tokens;
 });
+// Every block new: Bailian-shaped prompts (2,000 tokens, 16-token blocks) whose ids after the first
+// four were never seen, so each call generates 121 blocks (the cost while a trace streams new prefixes).
+let nextId = 1_000_000;
+const synthesisNewBlocksTokensPerS = rate(() => {
+  const ids = Array.from({ length: 125 }, (_, b) => (b < 4 ? b : nextId++));
+  return synthesizer.synthesize(2000, ids, 16, `b${nextId}`).tokens;
+});
 const texts = rows
   .slice(0, 20)
   .map((row, i) => synthesizer.synthesize(row.input_length, row.hash_ids, 512, `t${i}`).text);
@@ -87,8 +95,9 @@ console.log(
     {
       benchmark: 'micro',
       machine: machine(),
-      method: `${seconds} s per item after 0.3 s warm-up, one thread; synthesis: ${rows.length} Mooncake rows (block 512) with tokenizer builtin:qwen3 (${tokenizer.engine} engine); encoder: 20 synthesized prompts; SSE and record: ${bytes.length} B 22-event chat stream in 4 reads`,
+      method: `${seconds} s per item after 0.3 s warm-up, one thread; synthesis: ${rows.length} Mooncake rows (block 512, blocks repeat, so mostly cached) and Bailian-shaped 2,000-token prompts with 121 never-seen 16-token blocks each, tokenizer builtin:qwen3 (${tokenizer.engine} engine); encoder: 20 synthesized prompts; SSE and record: ${bytes.length} B 22-event chat stream in 4 reads`,
       synthesisTokensPerS,
+      synthesisNewBlocksTokensPerS,
       encoderTokensPerS,
       sseEventsPerS,
       recordEventsPerS,
