@@ -36,8 +36,51 @@ export interface KvAllocation {
   anonBlocks: number;
 }
 
+/** A cached block; while unreferenced (`refs` 0) it is linked into the idle LRU list. */
 interface CachedBlock {
+  key: number;
   refs: number;
+  /** Neighbours in the idle list (older / newer); null at the ends or when not idle. */
+  older: CachedBlock | null;
+  newer: CachedBlock | null;
+}
+
+/**
+ * Unreferenced cached blocks in LRU order, as an intrusive doubly-linked list: O(1) to add the
+ * newest, take out any block, and evict the oldest. (Evicting from the front of a V8 `Map` in
+ * insertion order leaves deleted slots that the next `keys().next()` walks over until the table is
+ * rebuilt, which made eviction O(pool) under a trace of ever-new prefixes.)
+ */
+class IdleList {
+  private oldest: CachedBlock | null = null;
+  private newest: CachedBlock | null = null;
+  size = 0;
+
+  push(block: CachedBlock): void {
+    block.older = this.newest;
+    block.newer = null;
+    if (this.newest === null) this.oldest = block;
+    else this.newest.newer = block;
+    this.newest = block;
+    this.size++;
+  }
+
+  remove(block: CachedBlock): void {
+    if (block.older === null) this.oldest = block.newer;
+    else block.older.newer = block.newer;
+    if (block.newer === null) this.newest = block.older;
+    else block.newer.older = block.older;
+    block.older = null;
+    block.newer = null;
+    this.size--;
+  }
+
+  /** Removes and returns the least recently used block, or null when empty. */
+  shift(): CachedBlock | null {
+    const block = this.oldest;
+    if (block !== null) this.remove(block);
+    return block;
+  }
 }
 
 const FNV_PRIME = 0x01000193;
@@ -68,7 +111,7 @@ export function chainedBlockKeys(ids: readonly number[], blockSize: number): num
 export class KvPool {
   private readonly cached = new Map<number, CachedBlock>();
   /** Unreferenced cached blocks in LRU order (oldest first). */
-  private readonly idle = new Map<number, true>();
+  private readonly idle = new IdleList();
   private anon = 0;
   private referencedCached = 0;
   private readonly counters = {
@@ -121,7 +164,7 @@ export class KvPool {
     const hits = this.leadingHits(keys, promptTokens);
     const hitKeys = keys.slice(0, hits);
     let idleHits = 0;
-    for (const k of hitKeys) if (this.idle.has(k)) idleHits++;
+    for (const k of hitKeys) if (this.cached.get(k)?.refs === 0) idleHits++;
     const needed = totalBlocks - hits;
     if (needed > this.freeBlocks() + this.idle.size - idleHits) return null;
     for (const k of hitKeys) this.ref(k);
@@ -140,7 +183,7 @@ export class KvPool {
     for (let i = alloc.hitKeys.length; i < keys.length && alloc.anonBlocks > 0; i++) {
       const k = keys[i] as number;
       if (this.cached.has(k)) continue;
-      this.cached.set(k, { refs: 1 });
+      this.cached.set(k, { key: k, refs: 1, older: null, newer: null });
       this.referencedCached++;
       alloc.ownKeys.push(k);
       alloc.anonBlocks--;
@@ -162,7 +205,7 @@ export class KvPool {
     const block = this.cached.get(key);
     if (block === undefined) return;
     if (block.refs === 0) {
-      this.idle.delete(key);
+      this.idle.remove(block);
       this.referencedCached++;
     }
     block.refs++;
@@ -174,16 +217,15 @@ export class KvPool {
     block.refs--;
     if (block.refs === 0) {
       this.referencedCached--;
-      this.idle.set(key, true);
+      this.idle.push(block);
     }
   }
 
   private evictUntilFree(needed: number): void {
     while (this.freeBlocks() < needed) {
-      const oldest = this.idle.keys().next();
-      if (oldest.done === true) return;
-      this.idle.delete(oldest.value);
-      this.cached.delete(oldest.value);
+      const oldest = this.idle.shift();
+      if (oldest === null) return;
+      this.cached.delete(oldest.key);
       this.counters.evictedBlocks++;
     }
   }

@@ -57,3 +57,25 @@ test('prefix cache off: never hits, blocks still accounted', () => {
   assert.equal(pool.allocate(keys, 32, 2)?.hitKeys.length, 0);
   assert.equal(pool.stats().usedBlocks, 2);
 });
+
+test('eviction takes the least recently used idle block: a block hit again is kept, an older one goes', () => {
+  const pool = new KvPool(3, 16, true);
+  const keysOf = (start: number): number[] => chainedBlockKeys(block(start), 16);
+  // Three one-block prompts, computed and released in the order A, B, C.
+  for (const start of [0, 100, 200]) {
+    const alloc = pool.allocate(keysOf(start), 16, 1);
+    assert.ok(alloc);
+    pool.commitPrompt(alloc, keysOf(start));
+    pool.release(alloc);
+  }
+  assert.equal(pool.stats().idleCachedBlocks, 3);
+  // A 17-token prompt starting with A's block hits it; releasing makes A the most recently used.
+  const reuse = pool.allocate(chainedBlockKeys([...block(0), 1], 16), 17, 2);
+  assert.equal(reuse?.hitKeys.length, 1);
+  assert.equal(pool.stats().evictedBlocks, 1, 'its second block evicted the oldest idle block, B');
+  pool.release(reuse as NonNullable<typeof reuse>);
+  const hits = (start: number): number =>
+    pool.allocate(chainedBlockKeys([...block(start), 1], 16), 17, 1)?.hitKeys.length ?? -1;
+  assert.equal(hits(100), 0, 'B was evicted');
+  assert.equal(hits(0), 1, 'A was kept');
+});
