@@ -19,9 +19,13 @@ export class BlockStore {
   private recent = new Map<number, CachedBlock>();
   /** The generation before; a hit moves the block to `recent`. */
   private older = new Map<number, CachedBlock>();
-  /** Hash ids first seen at one size and later at another (a sign of a wrong `--isl-block-size`). */
+  /**
+   * Times a hash id was asked for at another size than the one it is cached at (a sign of a wrong
+   * `--isl-block-size`). Checked against the cache, so an id is compared only while it is cached
+   * (the last ~{@link DEFAULT_BLOCK_CACHE_ENTRIES} blocks used): a table of every id ever seen grew
+   * to a million entries on a long trace and cost more than generating the text.
+   */
   sizeConflicts = 0;
-  private readonly sizes = new Map<number, number>();
 
   /**
    * @param words single-token words (with leading space) to draw from
@@ -36,8 +40,8 @@ export class BlockStore {
 
   /** Text of `tokens` words for hash id `hashId` (tokens ≥ 1). */
   block(hashId: number, tokens: number): string {
-    this.noteSize(hashId, tokens);
     const hit = this.lookup(hashId);
+    if (hit !== undefined && hit.tokens !== tokens) this.sizeConflicts++;
     if (hit !== undefined && hit.tokens >= tokens) {
       return tokens === hit.tokens ? hit.text : prefixWords(hit.text, tokens);
     }
@@ -77,15 +81,6 @@ export class BlockStore {
     const parts = new Array<string>(tokens);
     for (let i = 0; i < tokens; i++) parts[i] = this.words[next() % n] as string;
     return parts.join('');
-  }
-
-  private noteSize(hashId: number, tokens: number): void {
-    const seen = this.sizes.get(hashId);
-    if (seen === undefined) {
-      if (this.sizes.size < 1_000_000) this.sizes.set(hashId, tokens);
-    } else if (seen !== tokens) {
-      this.sizeConflicts++;
-    }
   }
 }
 

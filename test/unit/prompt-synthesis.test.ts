@@ -102,3 +102,13 @@ test('block streams of different (seed, hash id) pairs differ, also for ids abov
   const b = rngFromIds(42, 2 ** 40);
   assert.deepEqual([a(), a(), a()], [b(), b(), b()]);
 });
+
+test('a hash id asked for at two sizes counts as a block-size conflict; the same size does not', () => {
+  const store = new BlockStore([' alpha', ' beta', ' gamma'], 1);
+  store.block(6, 16);
+  store.block(6, 16);
+  assert.equal(store.sizeConflicts, 0);
+  store.block(5, 16);
+  store.block(5, 8);
+  assert.equal(store.sizeConflicts, 1);
+});
