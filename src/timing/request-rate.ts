@@ -42,6 +42,11 @@ export const DEFAULT_MAX_CATCHUP_NS = 100e6;
 /** Pacing facts reported after the run. */
 export interface PacingReport {
   reanchors: number;
+  /**
+   * Arrivals the re-anchors skipped: the time each one jumped over × the rate asked for then (the
+   * expected count, also for Poisson and gamma arrivals). Offered load the run did not send.
+   */
+  skippedArrivals: number;
   /** Requests issued per second between the first and last tick. */
   achievedRatePerS: number;
 }
@@ -56,7 +61,7 @@ interface Continuation {
 
 /** Creates the request-rate strategy; `report()` gives the pacing facts after `run`. */
 export function createRequestRate(options: RequestRateOptions): LoadStrategy & { report(): PacingReport } {
-  const report: PacingReport = { reanchors: 0, achievedRatePerS: 0 };
+  const report: PacingReport = { reanchors: 0, skippedArrivals: 0, achievedRatePerS: 0 };
   return {
     name: 'request_rate',
     describe: () =>
@@ -85,6 +90,7 @@ async function runRequestRate(
     if (signal.aborted || budget.exhausted(now)) break;
     const scheduledNs = tickNs;
     if (now - tickNs > maxCatchupNs) {
+      report.skippedArrivals += ((now - tickNs) / 1e9) * rampedRatePerS(options, tickNs - startNs);
       tickNs = now;
       report.reanchors++;
     }
@@ -255,6 +261,12 @@ class RateState {
     });
     this.running.add(p);
   }
+}
+
+/** The rate asked for `elapsedNs` into the run (rising linearly during the ramp), requests/s. */
+function rampedRatePerS(options: RequestRateOptions, elapsedNs: number): number {
+  if (options.rampNs === undefined || elapsedNs >= options.rampNs) return options.ratePerS;
+  return options.ratePerS * Math.max(elapsedNs / options.rampNs, 0.01);
 }
 
 /** Next interval, stretched during the ramp so the rate rises linearly from ~0 to the target. */

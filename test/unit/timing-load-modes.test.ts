@@ -175,3 +175,44 @@ test('poisson and gamma intervals have mean 1/rate and are reproducible from the
   }
   assert.throws(() => createIntervals('constant', 0, 1), RangeError);
 });
+
+/** A virtual clock whose first sleep ending in [stallAtMs, resumeAtMs) ends at resumeAtMs instead (a stall). */
+class StallingClock extends VirtualClock {
+  private stalled = false;
+  constructor(
+    private readonly stallAtMs: number,
+    private readonly resumeAtMs: number,
+  ) {
+    super(0);
+  }
+  override sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void> {
+    const inWindow = targetNs >= this.stallAtMs * MS && targetNs < this.resumeAtMs * MS;
+    if (!inWindow || this.stalled) return super.sleepUntil(targetNs, signal);
+    this.stalled = true;
+    return super.sleepUntil(this.resumeAtMs * MS, signal);
+  }
+}
+
+test('request rate: a stall under the catch-up bound is caught up; a longer one re-anchors and counts what it skipped', async () => {
+  for (const [stallMs, reanchors, skipped] of [
+    [60, 0, 0],
+    [300, 1, 30],
+  ] as const) {
+    const clock = new StallingClock(200, 200 + stallMs);
+    const strategy = createRequestRate({
+      ratePerS: 100,
+      intervals: createIntervals('constant', 100, 1),
+      source: cyclingSource(sessions(5), inOrder(5)),
+      stop: { durationNs: 995 * MS },
+    });
+    let sent = 0;
+    const dispatch = { prepare: () => ({ send: async () => void sent++ }) };
+    const done = strategy.run({ conversations: [], clock, dispatch, signal: new AbortController().signal });
+    await clock.runUntilIdle(done);
+    await done;
+    const report = strategy.report();
+    assert.equal(report.reanchors, reanchors, `stall ${stallMs} ms`);
+    assert.ok(Math.abs(report.skippedArrivals - skipped) <= 1, `skipped ${report.skippedArrivals}`);
+    assert.ok(Math.abs(sent - (100 - skipped)) <= 1, `sent ${sent} after a ${stallMs} ms stall`);
+  }
+});
