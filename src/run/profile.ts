@@ -62,19 +62,34 @@ export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<Ru
   // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
   const starting = config.simulator ? startSimulator(config) : null;
   let simulator: SpawnedSimulator | null = null;
+  let warming: Promise<void> | null = null;
   try {
     const inputs = await prepareInputs(config, env);
     await mkdir(config.artifactDir, { recursive: true });
+    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
+    // The client warms up against its own in-process simulator while the simulator child (if any)
+    // finishes its own warm-up, so neither adds to the other's wait.
+    warming = warmUpClientLogged({ config, env, adapter, target: config.url, ...inputs });
     simulator = await starting;
+    await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
     await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
-    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
     return await runPhases({ config, env, adapter, target, ...inputs });
   } finally {
+    await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
   }
+}
+
+/** Runs `--client-warmup-ms` (when > 0 and not interrupted) and logs what it did. */
+async function warmUpClientLogged(ctx: RunContext): Promise<void> {
+  if (ctx.config.clientWarmupMs <= 0 || ctx.env.stopSignal.aborted) return;
+  const w = await warmUpClient(ctx, ctx.firstRow ?? null);
+  ctx.env.log.info(
+    `client warm-up: ${w.requests} requests (${w.errors} failed) in ${Math.round(w.durationMs)} ms against an in-process simulator; nothing was sent to the target`,
+  );
 }
 
 function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
@@ -112,12 +127,6 @@ async function prepareInputs(
 
 async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   const { config, dataset } = ctx;
-  if (config.clientWarmupMs > 0 && !ctx.env.stopSignal.aborted) {
-    const w = await warmUpClient(ctx, ctx.firstRow ?? null);
-    ctx.env.log.info(
-      `client warm-up: ${w.requests} requests (${w.errors} failed) in ${Math.round(w.durationMs)} ms against an in-process simulator; nothing was sent to the target`,
-    );
-  }
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);
   if (warm !== null) {
