@@ -34,6 +34,8 @@ export interface FixedScheduleOptions {
   concurrency?: number;
   /** How far ahead of their send time first turns are built, ns (default {@link DEFAULT_LOOKAHEAD_NS}). */
   lookaheadNs?: number;
+  /** Most first turns built ahead and not yet sent (default {@link DEFAULT_MAX_PREPARED_AHEAD}). */
+  maxPreparedAhead?: number;
   /** How far ahead of the schedule the feed is read, ns (default 2 s; at least `lookaheadNs`). */
   readAheadNs?: number;
   /** The rows to replay; default: `StrategyInput.conversations`, loaded whole. Iterated once. */
@@ -41,12 +43,18 @@ export interface FixedScheduleOptions {
 }
 
 /**
- * Default prepare-ahead window: 100 ms. Long enough to build a 100k-token prompt (synthesis runs at
- * 5+ M tokens/s, see bench/README.md) before it is due; short enough that built requests mostly die
- * young: with 1 s, every body lived through a garbage collection or two and was copied to the old
- * generation (1.6 vs 1.1 MB promoted per scavenge at 1,000 requests/s, pauses 3.9 vs 3.4 ms).
+ * Default prepare-ahead window: 1 s, so a burst of long prompts (Mooncake rows share millisecond
+ * timestamps; up to 28 prompts of up to 123k tokens on one tick) is built before it is due.
  */
-export const DEFAULT_LOOKAHEAD_NS = 100e6;
+export const DEFAULT_LOOKAHEAD_NS = 1e9;
+
+/**
+ * Default cap on requests built ahead and not yet sent: 64. At 1,000 requests/s a full 1 s window
+ * held ~1,000 built bodies, each living through a garbage collection or two and being copied to the
+ * old generation (1.6 vs 1.1 MB promoted per scavenge, pauses 3.9 vs 3.4 ms, with a 100 ms window);
+ * 64 covers the largest bursts of the public traces.
+ */
+export const DEFAULT_MAX_PREPARED_AHEAD = 64;
 
 /** Default read-ahead window: 2 s. */
 export const DEFAULT_READ_AHEAD_NS = 2e9;
@@ -116,6 +124,9 @@ class Replay {
   /** Wakes the dispatcher when a start is queued before the one it is waiting for. */
   private headMoved: (() => void) | null = null;
   private readonly lookaheadNs: number;
+  private readonly maxPreparedAhead: number;
+  /** First turns built ahead and not yet sent. */
+  private preparedAhead = 0;
   private readonly readAheadNs: number;
   private readonly sessions = new Map<string, Session>();
   private readonly starts = new StartQueue<Session>();
@@ -144,6 +155,7 @@ class Replay {
     this.clock = input.clock;
     this.signal = input.signal;
     this.lookaheadNs = options.lookaheadNs ?? DEFAULT_LOOKAHEAD_NS;
+    this.maxPreparedAhead = options.maxPreparedAhead ?? DEFAULT_MAX_PREPARED_AHEAD;
     this.readAheadNs = Math.max(options.readAheadNs ?? DEFAULT_READ_AHEAD_NS, this.lookaheadNs);
     this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
   }
@@ -328,10 +340,12 @@ class Replay {
 
   /**
    * Builds first turns due within the look-ahead window while the next send is more than twice
-   * the observed build time away, yielding between builds so streams keep being read on time.
+   * the observed build time away and fewer than `maxPreparedAhead` are waiting, yielding between
+   * builds so streams keep being read on time.
    */
   private async prepareAhead(nextDueNs: number): Promise<void> {
     for (;;) {
+      if (this.preparedAhead >= this.maxPreparedAhead) return;
       const entry = this.starts.peekToPrepare();
       if (entry === undefined) return;
       const now = this.clock.nowNs();
@@ -339,6 +353,7 @@ class Replay {
       if (now + 2 * this.prepNs > nextDueNs) return;
       this.starts.nextToPrepare();
       const session = entry.session;
+      this.preparedAhead++;
       session.prepared = this.build(
         session,
         session.conversation.turns[0] as Turn,
@@ -381,6 +396,7 @@ class Replay {
     const k = session.next;
     const turn = session.conversation.turns[k] as Turn;
     let prepared = k === 0 ? session.prepared : null;
+    if (session.prepared !== null) this.preparedAhead--;
     session.prepared = null;
     const scheduledNs =
       k === 0

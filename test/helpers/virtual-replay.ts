@@ -29,6 +29,8 @@ export interface VirtualReplayOptions {
   readAheadNs?: number;
   /** Called at each send (e.g. to see how much of the feed had been read by then). */
   onSend?: (item: DispatchItem) => void;
+  /** Called each time a request is built (ahead of its send or at it). */
+  onPrepare?: (item: DispatchItem) => void;
 }
 
 /** Replays and returns the sends sorted by send time (then id), plus the strategy's result. */
@@ -45,20 +47,23 @@ export async function virtualReplay(
   });
   const start = clock.nowNs();
   const dispatch = {
-    prepare: (item: DispatchItem) => ({
-      send: async (): Promise<void> => {
-        options.onSend?.(item);
-        const sentNs = clock.nowNs();
-        await clock.sleepUntil(sentNs + options.durationMs(item.conversation.id, item.turn.index) * MS);
-        sent.push({
-          id: item.conversation.id,
-          turn: item.turn.index,
-          scheduledMs: ((item.scheduledNs ?? Number.NaN) - start) / MS,
-          sentMs: (sentNs - start) / MS,
-          doneMs: (clock.nowNs() - start) / MS,
-        });
-      },
-    }),
+    prepare: (item: DispatchItem) => {
+      options.onPrepare?.(item);
+      return {
+        send: async (): Promise<void> => {
+          options.onSend?.(item);
+          const sentNs = clock.nowNs();
+          await clock.sleepUntil(sentNs + options.durationMs(item.conversation.id, item.turn.index) * MS);
+          sent.push({
+            id: item.conversation.id,
+            turn: item.turn.index,
+            scheduledMs: ((item.scheduledNs ?? Number.NaN) - start) / MS,
+            sentMs: (sentNs - start) / MS,
+            doneMs: (clock.nowNs() - start) / MS,
+          });
+        },
+      };
+    },
   };
   const conversations = options.conversations ?? [];
   const done = strategy.run({ conversations, clock, dispatch, signal: new AbortController().signal });

@@ -90,3 +90,28 @@ test('auto-offset zero is the earliest first-turn timestamp; a missing one is an
   assert.equal(earliestFirstTurnMs([conv('a', [turn(0, 300)]), conv('b', [turn(0, 120)])]), 120);
   assert.throws(() => earliestFirstTurnMs([conv('a', [turn(0)])]), ScheduleError);
 });
+
+test('at most 64 requests are built ahead; every one still goes out on time', async () => {
+  const conversations: Conversation[] = [];
+  for (let i = 0; i < 300; i++) conversations.push(conv(`s${i}`, [turn(0, i)]));
+  for (let i = 0; i < 100; i++) conversations.push(conv(`b${i}`, [turn(0, 500)]));
+  let built = 0;
+  let sentCount = 0;
+  let maxAhead = 0;
+  const { sent } = await virtualReplay({
+    conversations,
+    zeroMs: 0,
+    durationMs: () => 0.5,
+    onPrepare: () => {
+      built++;
+      maxAhead = Math.max(maxAhead, built - sentCount);
+    },
+    onSend: () => {
+      sentCount++;
+    },
+  });
+  assert.equal(sent.length, 400);
+  assert.ok(maxAhead <= 65, `built ahead ${maxAhead}`);
+  assert.ok(maxAhead >= 32, `the cap, not a short window, bounded it (${maxAhead})`);
+  for (const s of sent) assert.equal(s.sentMs, s.scheduledMs, s.id);
+});
