@@ -136,7 +136,9 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   const limits = profilingLimits(config, dataset);
   const strategy = buildStrategy(config, dataset, limits, 'profiling', ctx.stream?.turns);
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
-  const profiling = ctx.env.stopSignal.aborted ? null : await runPhase(ctx, 'profiling', strategy, limits);
+  // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
+  // phase still writes its (empty) records and inputs files, so every export and the report exist.
+  const profiling = await runPhase(ctx, 'profiling', strategy, limits);
   const replay = profiling?.replay;
   // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
   if (replay !== undefined && replay.feedError !== null && replay.issued === 0) {
