@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { type EventLoopUtilization, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { WorkerThreadStats } from '../client/worker-pool.js';
 import { threadCpuSeconds } from '../client/worker-protocol.js';
+import { percentileSorted } from '../metrics/stats.js';
 
 /** Percentiles in ms. */
 export interface MsStats {
@@ -108,18 +109,18 @@ export function startClientMonitor(client: MonitoredClient = {}): ClientMonitor 
   };
 }
 
-/** Send-lag percentiles (ms) of the scheduled records; null when none was scheduled. */
+/** Send-lag percentiles (ms, numpy-linear as every metric: {@link percentileSorted}) of the scheduled records; null when none was scheduled. */
 export function sendLag(records: readonly { raw: LagSample }[]): MsStats | null {
-  const lags: number[] = [];
+  const list: number[] = [];
   for (const { raw } of records)
-    if (raw.scheduledNs !== null) lags.push((raw.startNs - raw.scheduledNs) / 1e6);
-  if (lags.length === 0) return null;
-  lags.sort((a, b) => a - b);
-  const at = (q: number) => lags[Math.min(lags.length - 1, Math.ceil(q * lags.length) - 1)] as number;
+    if (raw.scheduledNs !== null) list.push((raw.startNs - raw.scheduledNs) / 1e6);
+  if (list.length === 0) return null;
+  // The same percentile method as the metric table's schedule_lag row, so both show the same figures.
+  const lags = Float64Array.from(list).sort();
   return {
-    p50: round3(at(0.5)),
-    p90: round3(at(0.9)),
-    p99: round3(at(0.99)),
+    p50: round3(percentileSorted(lags, 50)),
+    p90: round3(percentileSorted(lags, 90)),
+    p99: round3(percentileSorted(lags, 99)),
     max: round3(lags[lags.length - 1] as number),
     count: lags.length,
   };

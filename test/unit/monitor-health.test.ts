@@ -35,8 +35,8 @@ test('sendLag takes scheduled records only, in ms', () => {
   const records = Array.from({ length: 100 }, (_, i) => ({
     raw: { scheduledNs: 1e6, startNs: 1e6 + i * 1e6 },
   }));
-  // lags 0..99 ms: nearest-rank p50 = 49, p90 = 89, p99 = 98
-  assert.deepEqual(sendLag(records), { p50: 49, p90: 89, p99: 98, max: 99, count: 100 });
+  // lags 0..99 ms, numpy-linear percentiles as in the schedule_lag metric: p50 = 49.5, p90 = 89.1, p99 = 98.01
+  assert.deepEqual(sendLag(records), { p50: 49.5, p90: 89.1, p99: 98.01, max: 99, count: 100 });
 });
 
 test('a small run is judged on send lag p90, so one cold first request does not condemn the client', () => {
