@@ -173,6 +173,21 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
   const byName = new Map(fixtures.map((fixture) => [fixture.name, fixture]));
   const log: PlayedRequest[] = [];
   const sockets = new Set<Socket>();
+  // One 'close' listener per socket marks every request it carried (a listener per request piled up
+  // on keep-alive sockets: MaxListenersExceededWarning).
+  const bySocket = new WeakMap<Socket, PlayedRequest[]>();
+  const entriesOf = (socket: Socket): PlayedRequest[] => {
+    let entries = bySocket.get(socket);
+    if (entries === undefined) {
+      const list: PlayedRequest[] = [];
+      entries = list;
+      bySocket.set(socket, list);
+      socket.once('close', () => {
+        for (const e of list) e.socketClosed = true;
+      });
+    }
+    return entries;
+  };
   const server: Server = createServer({ keepAlive: true }, (req, res) => {
     if (req.method === 'GET' && req.url === '/v1/models') {
       const data = [...new Set(fixtures.map((fixture) => fixture.model))].map((id) => ({
@@ -197,9 +212,7 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
         lateByMs: [],
         socketClosed: false,
       };
-      req.socket.once('close', () => {
-        entry.socketClosed = true;
-      });
+      entriesOf(req.socket).push(entry);
       log.push(entry);
       if (fixture === undefined) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('unknown fixture');
