@@ -11,6 +11,7 @@
  *     per decoding sequence.
  */
 import { monotonicNowNs } from '../timing/clock.js';
+import { DueTimer } from './due-timer.js';
 import type { KvPool } from './kv-pool.js';
 import type { Scheduler, Sequence } from './sequence.js';
 
@@ -56,7 +57,7 @@ export function stepDurationMs(
 export class EngineScheduler implements Scheduler {
   private readonly queue: Sequence[] = [];
   private active: Sequence[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  private timer: DueTimer | null = null;
   private closed = false;
   private steps = 0;
 
@@ -93,7 +94,7 @@ export class EngineScheduler implements Scheduler {
 
   close(): void {
     this.closed = true;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
   }
 
@@ -140,20 +141,9 @@ export class EngineScheduler implements Scheduler {
     if (this.closed) return;
     this.admit();
     if (this.active.length === 0) return;
-    this.armStepEnd(this.plan(startNs));
-  }
-
-  /**
-   * Finishes `plan` once its end has passed. Node timers count whole milliseconds from the loop's
-   * cached time and can fire up to ~1 ms early, so the timer is re-armed until then: a step's tokens
-   * are never emitted before the step's modelled end.
-   */
-  private armStepEnd(plan: StepPlan): void {
-    const delayMs = Math.max(1, Math.ceil((plan.endNs - monotonicNowNs()) / 1e6));
-    this.timer = setTimeout(() => {
-      if (monotonicNowNs() < plan.endNs) this.armStepEnd(plan);
-      else this.finishStep(plan);
-    }, delayMs);
+    const plan = this.plan(startNs);
+    // A step's tokens are never emitted before the step's modelled end (see DueTimer).
+    this.timer = new DueTimer(plan.endNs, () => this.finishStep(plan));
   }
 
   private finishStep(plan: StepPlan): void {

@@ -6,6 +6,7 @@
  * prompt is simply treated as uncached.
  */
 import { monotonicNowNs } from '../timing/clock.js';
+import { DueTimer } from './due-timer.js';
 import type { KvPool } from './kv-pool.js';
 import type { Scheduler, Sequence } from './sequence.js';
 
@@ -18,7 +19,7 @@ export interface FixedParams {
 
 /** Per-request timers on absolute targets (one per token, or one per request when `itlMs` is 0). */
 export class FixedScheduler implements Scheduler {
-  private readonly timers = new Map<Sequence, NodeJS.Timeout>();
+  private readonly timers = new Map<Sequence, DueTimer>();
   private closed = false;
 
   constructor(
@@ -38,17 +39,9 @@ export class FixedScheduler implements Scheduler {
     else this.schedule(seq, firstNs);
   }
 
-  /**
-   * Arms a timer for `targetNs`. Node timers count whole milliseconds from the loop's cached time, so
-   * they can fire up to ~1 ms before the target; {@link fire} re-arms until the target has passed,
-   * so no token is ever emitted early.
-   */
+  /** Fires the token due at `targetNs` then (never earlier: {@link DueTimer}). */
   private schedule(seq: Sequence, targetNs: number): void {
-    const delayMs = Math.max(1, Math.ceil((targetNs - monotonicNowNs()) / 1e6));
-    this.timers.set(
-      seq,
-      setTimeout(() => this.fire(seq, targetNs), delayMs),
-    );
+    this.timers.set(seq, new DueTimer(targetNs, () => this.fire(seq, targetNs)));
   }
 
   /**
@@ -59,10 +52,6 @@ export class FixedScheduler implements Scheduler {
   private fire(seq: Sequence, targetNs: number): void {
     this.timers.delete(seq);
     if (seq.finished) return;
-    if (monotonicNowNs() < targetNs) {
-      this.schedule(seq, targetNs);
-      return;
-    }
     const itlNs = this.params.itlMs * 1e6;
     if (itlNs > 0) {
       if (this.emit(seq, targetNs)) this.schedule(seq, targetNs + itlNs);
@@ -93,8 +82,7 @@ export class FixedScheduler implements Scheduler {
   cancel(seq: Sequence): void {
     if (seq.finished) return;
     seq.finished = true;
-    const t = this.timers.get(seq);
-    if (t !== undefined) clearTimeout(t);
+    this.timers.get(seq)?.cancel();
     this.timers.delete(seq);
     if (seq.alloc !== null) this.pool.release(seq.alloc);
     seq.alloc = null;
@@ -110,7 +98,7 @@ export class FixedScheduler implements Scheduler {
 
   close(): void {
     this.closed = true;
-    for (const t of this.timers.values()) clearTimeout(t);
+    for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
   }
 }
