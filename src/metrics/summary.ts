@@ -103,6 +103,11 @@ export class SummaryBuilder {
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
+  /** The values of one per-record metric collected so far (e.g. `schedule_lag`, ms); empty when none. */
+  valuesOf(tag: MetricTag): readonly number[] {
+    return this.values.get(tag) ?? [];
+  }
+
   /** The summary of the records added so far. */
   build(): Summary {
     return {

@@ -5,8 +5,9 @@
  *
  * Sampled: main-thread event-loop delay (`monitorEventLoopDelay`, 2 ms resolution — a cheap native
  * timer), main-thread event-loop utilization, process CPU (all threads) and, with the worker pool,
- * each worker's ELU and thread CPU. Send lag (request start − intended send time) comes from the
- * records at stop. Cost: one native histogram timer; nothing on the request path.
+ * each worker's ELU and thread CPU. Send lag (request start − intended send time) is the run's
+ * `schedule_lag` values, handed over at stop. Cost: one native histogram timer; nothing on the
+ * request path.
  */
 import { readFileSync } from 'node:fs';
 import { type EventLoopUtilization, monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -49,16 +50,10 @@ export interface MonitoredClient {
   threadStats?(): WorkerThreadStats[];
 }
 
-/** A record's scheduling stamps (monotonic ns). */
-export interface LagSample {
-  scheduledNs: number | null;
-  startNs: number;
-}
-
 /** A running monitor. */
 export interface ClientMonitor {
-  /** Stops sampling and returns the health verdict; `records` give the send lag. */
-  stop(records: readonly { raw: LagSample }[]): ClientHealth;
+  /** Stops sampling and returns the health verdict; `lagsMs` are the run's `schedule_lag` values. */
+  stop(lagsMs: readonly number[]): ClientHealth;
 }
 
 /** Thresholds of the verdict, ms or 0–1. Loop delay is the scheduler's own lateness. */
@@ -82,7 +77,7 @@ export function startClientMonitor(client: MonitoredClient = {}): ClientMonitor 
   const mainCpu0 = threadCpuSeconds(readProc);
   const t0Ms = performance.now();
   return {
-    stop: (records) => {
+    stop: (lagsMs) => {
       loop.disable();
       const wallS = Math.max(1e-9, (performance.now() - t0Ms) / 1000);
       const cpu = process.cpuUsage(cpu0);
@@ -103,20 +98,19 @@ export function startClientMonitor(client: MonitoredClient = {}): ClientMonitor 
         main_thread_cpu_percent:
           mainCpu0 === null || mainCpu1 === null ? null : round1(((mainCpu1 - mainCpu0) / wallS) * 100),
         ...(workers === undefined ? {} : { workers }),
-        send_lag_ms: sendLag(records),
+        send_lag_ms: sendLag(lagsMs),
       });
     },
   };
 }
 
-/** Send-lag percentiles (ms, numpy-linear as every metric: {@link percentileSorted}) of the scheduled records; null when none was scheduled. */
-export function sendLag(records: readonly { raw: LagSample }[]): MsStats | null {
-  const list: number[] = [];
-  for (const { raw } of records)
-    if (raw.scheduledNs !== null) list.push((raw.startNs - raw.scheduledNs) / 1e6);
-  if (list.length === 0) return null;
-  // The same percentile method as the metric table's schedule_lag row, so both show the same figures.
-  const lags = Float64Array.from(list).sort();
+/**
+ * Send-lag percentiles (ms, numpy-linear as every metric: {@link percentileSorted}) of the
+ * `schedule_lag` values (requests without a schedule have none); null when there are none.
+ */
+export function sendLag(lagsMs: readonly number[]): MsStats | null {
+  if (lagsMs.length === 0) return null;
+  const lags = Float64Array.from(lagsMs).sort();
   return {
     p50: round3(percentileSorted(lags, 50)),
     p90: round3(percentileSorted(lags, 90)),

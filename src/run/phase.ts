@@ -17,7 +17,7 @@ import { monotonicNowNs, TimeBase } from '../timing/clock.js';
 import type { FixedScheduleResult } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { LoadStrategy, StrategyResult } from '../timing/types.js';
-import { type ClientHealth, type LagSample, startClientMonitor } from './monitor.js';
+import { type ClientHealth, startClientMonitor } from './monitor.js';
 import type { RunContext } from './profile.js';
 import { startProgress } from './progress.js';
 import { createSender } from './sender.js';
@@ -72,7 +72,6 @@ export async function runPhase(
   const summary = new SummaryBuilder(
     config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
   );
-  const lagSamples: { raw: LagSample }[] = [];
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
@@ -90,7 +89,6 @@ export async function runPhase(
       streaming: config.streaming && ctx.adapter.streamable,
     });
     summary.add(processed);
-    lagSamples.push({ raw: { scheduledNs: processed.raw.scheduledNs, startNs: processed.raw.startNs } });
     progress.onRecord(processed);
     await recordWriter?.write(processed);
   };
@@ -127,7 +125,7 @@ export async function runPhase(
     if (isReplayResult(result)) replay = result;
   } finally {
     disarm();
-    clientHealth = monitor?.stop(lagSamples);
+    clientHealth = monitor?.stop(summary.valuesOf('schedule_lag'));
     progress.stop();
     await client.close();
     await recordWriter?.close();
