@@ -5,8 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
-import { parseGoodput } from '../metrics/goodput.js';
-import { type Summary, summarize } from '../metrics/summary.js';
+import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
 import { DEFAULT_MAX_CATCHUP_NS, type PacingReport } from '../timing/request-rate.js';
@@ -39,8 +38,8 @@ export interface RunOutcome {
 /** Inputs of {@link finishRun}. */
 export interface FinishInput {
   config: ProfileConfig;
-  /** Null when the run was interrupted before profiling started. */
-  profiling: PhaseResult | null;
+  /** The profiling phase (it always runs; interrupted before start-up ended, it is empty). */
+  profiling: PhaseResult;
   warmup: PhaseResult | null;
   strategy: LoadStrategy;
   synthesizer: PromptSynthesizer;
@@ -55,17 +54,15 @@ export interface FinishInput {
  */
 export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const { config, profiling } = input;
-  const slos = config.goodput === undefined ? undefined : parseGoodput(config.goodput);
-  const summary = profiling?.summary.build() ?? summarize([], slos === undefined ? {} : { slos });
+  const summary = profiling.summary.build();
   const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
   summary.warnings.push(...runWarnings(input));
-  const wasCancelled = profiling === null || profiling.interrupted;
-  const now = new Date();
+  const wasCancelled = profiling.interrupted;
   const ctx = {
     summary,
     inputConfig: { ...config } as Record<string, unknown>,
-    startTime: profiling?.startTime ?? now,
-    endTime: profiling?.endTime ?? now,
+    startTime: profiling.startTime,
+    endTime: profiling.endTime,
     wasCancelled,
     extra: extraSections(input, warmupSummary),
   };
@@ -89,7 +86,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     consoleText: `${text}${reportLine}\n`,
     artifactDir: config.artifactDir,
     wasCancelled,
-    recordCount: profiling?.recordCount ?? 0,
+    recordCount: profiling.recordCount,
     achievedRatePerS: pacingOf(input.strategy)?.achievedRatePerS ?? null,
     scheduleReanchors: pacingOf(input.strategy)?.reanchors ?? 0,
     inputError: feedErrorOf(input),
@@ -97,7 +94,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
 }
 
 function feedErrorOf(input: FinishInput): Error | null {
-  const err = input.profiling?.replay?.feedError;
+  const err = input.profiling.replay?.feedError;
   if (err === undefined || err === null) return null;
   return err instanceof Error ? err : new Error(String(err));
 }
@@ -108,13 +105,13 @@ function pacingOf(strategy: LoadStrategy): PacingReport | undefined {
 
 function header(input: FinishInput, wasCancelled: boolean): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
-  const cut = input.profiling?.cutoff;
+  const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     lines.push(
       `Duration cut-off: ${cut.inFlightAtCutoff} requests in flight; ${cut.completedInGrace} completed in the grace period, ${cut.cancelledAfterGrace} cancelled after it`,
     );
   }
-  const health = input.profiling?.clientHealth;
+  const health = input.profiling.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
   if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
   const bad = input.inputSkipped?.badLines ?? 0;
@@ -145,7 +142,7 @@ function runWarnings(input: FinishInput): string[] {
     // chance. Only constant arrivals are judged on the rate; all patterns on re-anchors (lateness).
     // A single re-anchor (one stall longer than the catch-up bound) is not saturation either.
     const constant = input.config.arrivalPattern === 'constant';
-    const issued = input.profiling?.issued ?? 0;
+    const issued = input.profiling.issued;
     const frequentReanchors = pacing.reanchors > Math.max(2, 0.001 * issued);
     // Skipped arrivals judge every pattern: a Poisson run that re-anchors a few times but skips a
     // sixth of its arrivals was saturated, whatever its random sample of gaps.
@@ -160,7 +157,7 @@ function runWarnings(input: FinishInput): string[] {
 }
 
 function replayWarnings(input: FinishInput): string[] {
-  const replay = input.profiling?.replay;
+  const replay = input.profiling.replay;
   if (replay === undefined) return [];
   const out: string[] = [];
   if (replay.outOfOrderSessions > 0)
@@ -175,7 +172,7 @@ function replayWarnings(input: FinishInput): string[] {
 function extraSections(input: FinishInput, warmupSummary: Summary | null): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   if (warmupSummary !== null) extra.warmup_metrics = warmupSummary.metrics;
-  const cut = input.profiling?.cutoff;
+  const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     extra.duration_cutoff = {
       in_flight_at_cutoff: cut.inFlightAtCutoff,
@@ -184,7 +181,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   const pacing = pacingOf(input.strategy);
-  if (input.profiling?.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
+  if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   const skipped = input.inputSkipped;
   if (skipped !== undefined && skipped !== null) {
     extra.input_rows_skipped = {
@@ -195,7 +192,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       unread_after_line: skipped.unreadAfterLine ?? null,
     };
   }
-  const replay = input.profiling?.replay;
+  const replay = input.profiling.replay;
   if (replay !== undefined) {
     extra.replay = {
       rows_read: replay.rowsRead,

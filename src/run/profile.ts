@@ -139,7 +139,7 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
-  const replay = profiling?.replay;
+  const replay = profiling.replay;
   // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
   if (replay !== undefined && replay.feedError !== null && replay.issued === 0) {
     // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
