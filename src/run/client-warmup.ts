@@ -68,20 +68,17 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
   }
 }
 
-/** The run's configuration turned into a short closed loop against the in-process simulator. */
+/**
+ * The run's configuration turned into a closed loop against the in-process simulator (its length
+ * comes from the phase limits): no rate, no fixed schedule, the simulator's own paths, no
+ * cancellations, no progress output.
+ */
 function warmupConfig(config: ProfileConfig): ProfileConfig {
-  const {
-    requestRate: _rate,
-    requestCount: _count,
-    endpointPath: _path,
-    requestCancellationRatePct: _cancel,
-    ...rest
-  } = config;
+  const { requestRate: _rate, endpointPath: _path, requestCancellationRatePct: _cancel, ...rest } = config;
   return {
     ...rest,
     fixedSchedule: false,
     concurrency: CLIENT_WARMUP_CONCURRENCY,
-    benchmarkDurationSeconds: config.clientWarmupMs / 1000,
     gracePeriodSeconds: 1,
     ui: 'none',
   };
