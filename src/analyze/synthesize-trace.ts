@@ -13,6 +13,7 @@ import { readJsonl } from '../dataset/jsonl-reader.js';
 import { MOONCAKE_BLOCK_SIZE } from '../dataset/mooncake.js';
 import { parseMooncakeRow } from '../dataset/mooncake-row.js';
 import type { SourceRef } from '../dataset/types.js';
+import { TokenloadError } from '../errors.js';
 import { BlockIdMapper } from './hash-scale.js';
 import { type SynthesisParams, synthesizeRow } from './synthesize-row.js';
 
@@ -41,10 +42,10 @@ export interface SynthesisResult {
 }
 
 /** Invalid synthesis options (message names the option). */
-export class SynthesisError extends Error {
+export class SynthesisError extends TokenloadError {
+  override readonly name = 'SynthesisError';
   constructor(message: string) {
-    super(message);
-    this.name = 'SynthesisError';
+    super('E_SYNTHESIS', message);
   }
 }
 

@@ -2,6 +2,7 @@
  * Options of the synthetic dataset (runs without `--input-file`), their AIPerf defaults, checking, and
  * the `--seq-dist` parser. Lengths are in tokens, delays in ms.
  */
+import { TokenloadError } from '../errors.js';
 
 /** Options of {@link generateSyntheticDataset} (`./synthetic.js`); every field maps to an AIPerf flag. */
 export interface SyntheticDatasetOptions {
@@ -73,13 +74,13 @@ export interface ResolvedSyntheticOptions {
 }
 
 /** A bad synthetic-data option; `option` is the AIPerf flag name. */
-export class SyntheticOptionError extends Error {
+export class SyntheticOptionError extends TokenloadError {
   override readonly name = 'SyntheticOptionError';
   constructor(
     message: string,
     readonly option: string,
   ) {
-    super(message);
+    super('E_CONFIG', message);
   }
 }
 

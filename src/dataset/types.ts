@@ -3,6 +3,7 @@
  * of turns. Loaders produce it; the prompt stage turns each {@link PromptSpec} into text lazily; the
  * timing stage schedules turns by `timestampMs` / `delayMs`.
  */
+import { TokenloadError } from '../errors.js';
 
 /**
  * How earlier turns of a conversation are carried into a later request.
@@ -166,14 +167,14 @@ export interface DatasetLoader {
 }
 
 /** A bad input file: message names the file, the 1-based line and the field. */
-export class DatasetError extends Error {
+export class DatasetError extends TokenloadError {
+  override readonly name = 'DatasetError';
   constructor(
     message: string,
     readonly file: string,
     readonly line?: number,
     readonly field?: string,
   ) {
-    super(message);
-    this.name = 'DatasetError';
+    super('E_DATASET', message);
   }
 }

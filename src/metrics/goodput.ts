@@ -2,6 +2,8 @@
  * Goodput SLOs (AIPerf `--goodput "tag:value tag:value"`; metric reference, "Goodput"). Thresholds
  * are in the metric's display unit (ms for latencies), compared against record metric values.
  */
+
+import { TokenloadError } from '../errors.js';
 import type { RecordMetrics } from '../record/types.js';
 import { metricByTag } from './registry.js';
 
@@ -15,8 +17,11 @@ export interface Slo {
 }
 
 /** A malformed `--goodput` string; the message names the offending item. */
-export class GoodputParseError extends Error {
+export class GoodputParseError extends TokenloadError {
   override readonly name = 'GoodputParseError';
+  constructor(message: string) {
+    super('E_CONFIG', message);
+  }
 }
 
 function parseItem(item: string): Slo {

@@ -8,6 +8,8 @@
  * The prompt tokenizes to exactly L tokens under the run's tokenizer: by construction when the word
  * list is additive, otherwise by a bounded repair loop at the tail.
  */
+
+import { TokenloadError } from '../errors.js';
 import { BlockStore } from './block-store.js';
 import type { TextTokenizer } from './tokenizer.js';
 import { buildWordList, type WordList } from './word-list.js';
@@ -20,8 +22,11 @@ export interface SynthesizedPrompt {
 }
 
 /** Raised for an impossible layout (too many ids) or a prompt that cannot be made exact. */
-export class PromptSynthesisError extends Error {
+export class PromptSynthesisError extends TokenloadError {
   override readonly name = 'PromptSynthesisError';
+  constructor(message: string) {
+    super('E_PROMPT', message);
+  }
 }
 
 /** Builds exact-length prompts lazily, one request at a time. */

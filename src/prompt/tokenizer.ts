@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { TokenloadError } from '../errors.js';
 import { packageRoot } from '../util/package-root.js';
 import { buildFastEncoder, isFastPathEligible, type TokenizerJson } from './fast-encoder.js';
 
@@ -34,8 +35,11 @@ export interface TextTokenizer {
 export const BUILTIN_TOKENIZER = 'builtin:qwen3';
 
 /** Errors loading a tokenizer: message names the path that failed. */
-export class TokenizerLoadError extends Error {
+export class TokenizerLoadError extends TokenloadError {
   override readonly name = 'TokenizerLoadError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_TOKENIZER', message, options);
+  }
 }
 
 /** Reads a JSON file, gunzipping it when the path ends in `.gz`. @throws on I/O or parse errors. */

@@ -2,6 +2,7 @@
  * Shapes the report stage works on: one finished run read back from its artifact directory, as
  * per-request points on a relative time axis plus the run summary.
  */
+import { TokenloadError } from '../errors.js';
 
 /** A failed request's error, as written in `profile_export.jsonl`. */
 export interface RequestError {
@@ -91,12 +92,12 @@ export interface RunData {
 }
 
 /** An artifact directory that cannot be read: missing files or malformed lines (message names the file). */
-export class RunLoadError extends Error {
+export class RunLoadError extends TokenloadError {
+  override readonly name = 'RunLoadError';
   constructor(
     message: string,
     readonly file: string,
   ) {
-    super(message);
-    this.name = 'RunLoadError';
+    super('E_ARTIFACTS', message);
   }
 }

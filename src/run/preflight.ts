@@ -5,10 +5,14 @@
  * HTTP answer, even 404, counts as reachable; the response is not used.
  */
 import { request } from 'undici';
+import { TokenloadError } from '../errors.js';
 
 /** The server could not be reached at all. */
-export class ServerUnreachableError extends Error {
+export class ServerUnreachableError extends TokenloadError {
   override readonly name = 'ServerUnreachableError';
+  constructor(message: string) {
+    super('E_UNREACHABLE', message);
+  }
 }
 
 /**

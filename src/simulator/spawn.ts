@@ -5,6 +5,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { TokenloadError } from '../errors.js';
 import type { SimulatorOptionsInput } from './options.js';
 
 /** A simulator running in a child process. */
@@ -18,8 +19,11 @@ export interface SpawnedSimulator {
 }
 
 /** Error starting the child (message from the child, or its exit code). */
-export class SimulatorSpawnError extends Error {
+export class SimulatorSpawnError extends TokenloadError {
   override readonly name = 'SimulatorSpawnError';
+  constructor(message: string) {
+    super('E_SIMULATOR', message);
+  }
 }
 
 function childEntry(): { path: string; execArgv: string[] } {

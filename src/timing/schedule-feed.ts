@@ -3,10 +3,14 @@
  * file while the replay runs, or produced from conversations loaded whole.
  */
 import type { Conversation, StreamedTurn } from '../dataset/types.js';
+import { TokenloadError } from '../errors.js';
 
 /** Error for a dataset that cannot be replayed on a fixed schedule. */
-export class ScheduleError extends Error {
+export class ScheduleError extends TokenloadError {
   override readonly name = 'ScheduleError';
+  constructor(message: string) {
+    super('E_SCHEDULE', message);
+  }
 }
 
 /**

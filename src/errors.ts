@@ -1,0 +1,97 @@
+/**
+ * The one error base of tokenload. Every error that ends a process (a bad flag, a bad input file,
+ * an unreachable server, a simulator that failed to start) is a {@link TokenloadError} with a
+ * stable {@link ErrorCode}; the code decides the exit code in one table, {@link ERROR_CODES}.
+ * Per-request failures are not errors of this kind: they are records (see `record/types.ts`).
+ */
+
+/**
+ * Every error code with its exit code and what it means. Exit codes follow the CLI's contract:
+ * 2 for usage and configuration errors, 1 for bad input files and an unusable environment
+ * (as sysexits' `EX_DATAERR` family, collapsed to 1 as before), 130 for an interrupt (128 + SIGINT).
+ */
+export const ERROR_CODES = {
+  /** A flag, a config-file key or a library option has a bad value or breaks a cross-field rule. */
+  E_CONFIG: { exitCode: 2, meaning: 'bad configuration' },
+  /** An input file (trace, dataset) is missing, unreadable or malformed; names file, line and field. */
+  E_DATASET: { exitCode: 1, meaning: 'bad input file' },
+  /** A tokenizer cannot be found, read or built. */
+  E_TOKENIZER: { exitCode: 1, meaning: 'tokenizer unavailable' },
+  /** A dataset cannot be replayed on a fixed schedule (no timestamps, …). */
+  E_SCHEDULE: { exitCode: 1, meaning: 'trace cannot be scheduled' },
+  /** A prompt cannot be synthesized exactly (impossible layout). */
+  E_PROMPT: { exitCode: 1, meaning: 'prompt synthesis failed' },
+  /** Trace synthesis (`synthesize-trace`) options or input cannot be applied. */
+  E_SYNTHESIS: { exitCode: 1, meaning: 'trace synthesis failed' },
+  /** The target server cannot be reached at all before the run. */
+  E_UNREACHABLE: { exitCode: 1, meaning: 'server unreachable' },
+  /** The built-in simulator failed to start. */
+  E_SIMULATOR: { exitCode: 1, meaning: 'simulator failed' },
+  /** A run's artifact folder cannot be read (report, compare). */
+  E_ARTIFACTS: { exitCode: 1, meaning: 'artifacts unreadable' },
+  /** A file or folder named by an option cannot be written or created (the message names the option). */
+  E_OUTPUT: { exitCode: 1, meaning: 'output not writable' },
+  /** The run was interrupted (Ctrl-C, SIGTERM) before it could finish. */
+  E_INTERRUPTED: { exitCode: 130, meaning: 'interrupted' },
+} as const satisfies Record<string, { exitCode: number; meaning: string }>;
+
+/** One stable error code, e.g. `E_DATASET`. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
+export const EXIT_INTERNAL = 70;
+
+/**
+ * Base of every process-level tokenload error.
+ * @param code - the stable code; its exit code is `ERROR_CODES[code].exitCode`.
+ * @param message - one line for the user, naming the file, line, field or option at fault.
+ */
+export class TokenloadError extends Error {
+  override readonly name: string = 'TokenloadError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** The process exit code this error maps to. */
+  get exitCode(): number {
+    return ERROR_CODES[this.code].exitCode;
+  }
+}
+
+/**
+ * A bad configuration value or a broken cross-field rule. `option` is the flag as a user types it
+ * (`--request-rate`), or the library field name when there is no flag.
+ */
+export class ConfigError extends TokenloadError {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly option?: string,
+  ) {
+    super('E_CONFIG', message);
+  }
+}
+
+/**
+ * A file or folder named by an option could not be written or created. The message names the
+ * option and the path; `cause` is the system error.
+ */
+export class OutputError extends TokenloadError {
+  override readonly name = 'OutputError';
+  constructor(
+    message: string,
+    readonly option: string,
+    cause?: unknown,
+  ) {
+    super('E_OUTPUT', message, { cause });
+  }
+}
+
+/** The exit code an error maps to: its code's for a {@link TokenloadError}, {@link EXIT_INTERNAL} otherwise. */
+export function exitCodeOf(err: unknown): number {
+  return err instanceof TokenloadError ? err.exitCode : EXIT_INTERNAL;
+}
