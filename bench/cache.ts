@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { idealPrefixHit } from '../src/dataset/prefix-analysis.js';
-import { getDatasetLoader } from '../src/dataset/registry.js';
+import { type DatasetTypeName, getDatasetLoader } from '../src/dataset/registry.js';
 import type { StatsSummary } from '../src/metrics/summary.js';
 import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
@@ -22,7 +22,7 @@ import { arg, machine, r3 } from './common.js';
 interface TraceCase {
   name: string;
   file: string;
-  type: string;
+  type: DatasetTypeName;
   speedup: number;
   endOffsetMs?: number;
 }

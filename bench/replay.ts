@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { DatasetTypeName } from '../src/dataset/registry.js';
 import type { StatsSummary } from '../src/metrics/summary.js';
 import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
@@ -17,7 +18,7 @@ import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, peakRssMiB, r3 } from './common.js';
 
 const trace = arg('trace', 'examples/traces/mooncake_conversation_trace.jsonl');
-const type = arg('type', 'mooncake_trace');
+const type = arg('type', 'mooncake_trace') as DatasetTypeName;
 const endOffset = arg('end-offset', '600000');
 const speedup = Number(arg('speedup', '10'));
 const simMode = arg('sim-mode', 'engine');

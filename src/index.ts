@@ -24,7 +24,14 @@ export { BUILTIN_TOKENIZER, loadTokenizer, type TextTokenizer } from './prompt/t
 export * from './record/index.js';
 export type * from './record/types.js';
 export * from './report/index.js';
-export { PROFILE_DEFAULTS, type ProfileConfig, profileConfig } from './run/config.js';
+export {
+  type ProfileConfig,
+  type ProfileConfigInput,
+  ProfileConfigSchema,
+  profileConfig,
+  profileConfigs,
+  type SweepInput,
+} from './run/config.js';
 export type { RunOutcome } from './run/finish.js';
 export { type RunEnv, runProfile } from './run/profile.js';
 export { type SimulatorOptions, SimulatorOptionsSchema } from './simulator/options.js';

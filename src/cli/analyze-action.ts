@@ -14,24 +14,8 @@ import {
 } from '../analyze/synthesize-trace.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { DatasetError } from '../dataset/types.js';
-import { integerAtLeast, oneOf, positiveNumber } from './parsers.js';
-import { type CliIo, PROCESS_IO } from './report-action.js';
-
-/** Runs `work`; a bad trace, bad option or file-system error becomes one stderr line and exit code 1. */
-async function guarded(io: CliIo, work: () => Promise<void>): Promise<number> {
-  try {
-    await work();
-    return 0;
-  } catch (err) {
-    const known =
-      err instanceof DatasetError ||
-      err instanceof SynthesisError ||
-      (err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string');
-    if (!known) throw err;
-    io.err(`error: ${(err as Error).message}\n`);
-    return 1;
-  }
-}
+import { integerAtLeast, oneOf, positiveNumber } from './arg-parsers.js';
+import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
 
 interface AnalyzeFlags {
   customDatasetType: string;

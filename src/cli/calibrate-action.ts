@@ -17,7 +17,7 @@ import { type ProfileConfig, profileConfig } from '../run/config.js';
 import type { ClientHealth } from '../run/monitor.js';
 import { runProfile } from '../run/profile.js';
 import { spawnSimulator } from '../simulator/spawn.js';
-import { integerAtLeast, numberIn } from './parsers.js';
+import { integerAtLeast, numberIn } from './arg-parsers.js';
 
 /** One calibration step. */
 interface Step {

@@ -1,78 +1,69 @@
 /**
- * `-f/--config FILE`: a YAML or JSON object of flag values, keyed by long flag name (`request-rate`,
- * `request_rate`, `requestRate` or `--request-rate` all work). Values become command-line tokens placed BEFORE the
- * real arguments, so flags typed on the command line win. `true` gives `--flag`, `false` gives
- * `--no-flag`, a list gives the flag once per element (repeatable flags) or comma-joined (sweeps).
+ * `-f/--config FILE`: a YAML or JSON object of option values keyed by flag name (`request-rate`,
+ * `request_rate`, `requestRate` and `--request-rate` all work). Each value is read as the flag's
+ * own value would be: a string as typed text (`"10,20"`, `"Name:Value"`), a list as a sweep or as
+ * repeated flags, a number, boolean or object as it is. Flags typed on the command line win.
  */
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import { ConfigError } from '../errors.js';
+import type { OptionField } from '../util/option-meta.js';
+import { kebab } from '../util/option-values.js';
+import { setAt, valueFromText, valueProblem } from './schema-options.js';
 
-/** Flags whose list values are joined with commas (sweep lists) rather than repeated. */
-const COMMA_LISTS = new Set(['concurrency', 'request-rate', 'model']);
-
-function kebab(key: string): string {
-  return key
-    .replace(/^--/, '')
-    .replaceAll('_', '-')
-    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .toLowerCase();
-}
-
-function tokensFor(flag: string, value: unknown, file: string): string[] {
-  if (value === true) return [`--${flag}`];
-  if (value === false) return [`--no-${flag}`];
-  if (value === null || value === undefined) return [];
-  if (Array.isArray(value)) {
-    if (COMMA_LISTS.has(flag)) return [`--${flag}`, value.map(String).join(',')];
-    return value.flatMap((v) => [`--${flag}`, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
-  }
-  if (typeof value === 'object') {
-    if (flag === 'extra-inputs') return [`--${flag}`, JSON.stringify(value)];
-    if (flag === 'header')
-      return Object.entries(value).flatMap(([k, v]) => [`--${flag}`, `${k}:${String(v)}`]);
-    throw new InvalidArgumentError(`${file}: key "${flag}" must not be an object.`);
-  }
-  return [`--${flag}`, String(value)];
-}
-
-/**
- * Reads a config file into argv tokens.
- * @throws {InvalidArgumentError} naming the file when it cannot be read or is not a YAML/JSON object.
- */
-export function configFileTokens(file: string): string[] {
+function readObject(file: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new InvalidArgumentError(`--config ${file}: ${(err as Error).message}`);
+    throw new ConfigError(`--config ${file}: ${(err as Error).message}`, '--config');
   }
   let data: unknown;
   try {
     data = parseYaml(text);
   } catch (err) {
-    throw new InvalidArgumentError(`--config ${file}: not valid YAML/JSON: ${(err as Error).message}`);
+    throw new ConfigError(`--config ${file}: not valid YAML/JSON: ${(err as Error).message}`, '--config');
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new InvalidArgumentError(`--config ${file}: expected an object of flag: value pairs.`);
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw new ConfigError(`--config ${file}: expected an object of flag: value pairs.`, '--config');
+  return data as Record<string, unknown>;
+}
+
+/** One file value as the field's input: strings are read as typed text; lists fold repeatable flags. */
+function valueOf(field: OptionField, value: unknown): unknown {
+  if (typeof value === 'string') return valueFromText(field, value, undefined);
+  if (Array.isArray(value) && field.meta.repeatable === true) {
+    return value.reduce<unknown>(
+      (prev, item) => valueFromText(field, typeof item === 'string' ? item : JSON.stringify(item), prev),
+      undefined,
+    );
   }
-  return Object.entries(data as Record<string, unknown>).flatMap(([k, v]) => tokensFor(kebab(k), v, file));
+  if (Array.isArray(value) && field.meta.list === true)
+    return value.map((item) => (typeof item === 'string' ? valueFromText(field, item, undefined) : item));
+  return value;
 }
 
 /**
- * Finds `-f FILE` / `--config FILE` / `--config=FILE` in argv (after the subcommand) and returns argv
- * with the file's tokens inserted right after the subcommand.
+ * Reads a config file into the schema input of `fields` (nested fields nested).
+ * @throws {ConfigError} naming the file and key: unreadable, not a YAML/JSON object, an unknown key,
+ *   or a value the field rejects.
  */
-export function expandConfigFile(argv: string[], subcommand: string): string[] {
-  const sub = argv.indexOf(subcommand);
-  if (sub < 0) return argv;
-  for (let i = sub + 1; i < argv.length; i++) {
-    const a = argv[i] as string;
-    let file: string | undefined;
-    if ((a === '-f' || a === '--config') && i + 1 < argv.length) file = argv[i + 1];
-    else if (a.startsWith('--config=')) file = a.slice('--config='.length);
-    if (file !== undefined)
-      return [...argv.slice(0, sub + 1), ...configFileTokens(file), ...argv.slice(sub + 1)];
+export function readConfigFile(file: string, fields: readonly OptionField[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(readObject(file))) {
+    const flag = kebab(key);
+    const field = fields.find((f) => f.meta.internal !== true && f.meta.flag === flag);
+    if (field === undefined) throw new ConfigError(`--config ${file}: unknown key "${key}".`, '--config');
+    if (raw === null || raw === undefined) continue;
+    let value: unknown;
+    try {
+      value = valueOf(field, raw);
+    } catch (err) {
+      throw new ConfigError(`--config ${file}: key "${key}": ${(err as Error).message}`, `--${flag}`);
+    }
+    const problem = valueProblem(field, value);
+    if (problem !== null) throw new ConfigError(`--config ${file}: key "${key}": ${problem}`, `--${flag}`);
+    setAt(out, field.path, value);
   }
-  return argv;
+  return out;
 }

@@ -1,22 +1,22 @@
 /**
- * The `tokenload` command line. Exit codes: 0 a completed run, 1 a run that failed to start or a
- * runtime fault, 2 a usage error (unknown flag, bad value), 130 interrupted before any export.
+ * The `tokenload` command line. Every error ends in {@link exitCodeFor}: 0 a completed run, 1 a bad
+ * input file or an unusable environment (unreachable server, tokenizer, artifact folder), 2 a usage
+ * or configuration error, 130 interrupted, 70 an internal error (a bug: stack and a request to report).
  */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { packageVersion } from '../util/package-root.js';
 import { registerAnalyzeCommands } from './analyze-action.js';
 import { registerCalibrateCommand } from './calibrate-action.js';
-import { expandConfigFile } from './config-file.js';
+import { exitCodeFor } from './cli-io.js';
 import { registerProfileCommand } from './profile-action.js';
 import { registerReportCommands } from './report-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
-/** Exit code for usage errors. */
-export const EXIT_USAGE = 2;
+export { EXIT_USAGE } from './cli-io.js';
 
 /**
- * Runs the CLI with `argv` (as `process.argv`) and returns the process exit code. Never calls
- * `process.exit` itself.
+ * Runs the CLI with `argv` (as `process.argv`) and returns the process exit code. Never throws and
+ * never calls `process.exit` itself.
  */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
@@ -35,23 +35,10 @@ export async function main(argv: string[]): Promise<number> {
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
-  let args: string[];
   try {
-    args = expandConfigFile(argv, 'profile');
+    await program.parseAsync(argv);
   } catch (err) {
-    if (!(err instanceof InvalidArgumentError)) throw err;
-    process.stderr.write(`error: ${err.message}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    await program.parseAsync(args);
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
-      if (err.code === 'commander.help') return 0;
-      return EXIT_USAGE;
-    }
-    throw err;
+    return exitCodeFor(err, (text) => process.stderr.write(text));
   }
   return exitCode;
 }

@@ -17,8 +17,7 @@ import type { Logger } from '../run/progress.js';
 import { writeSweepSummary } from '../run/sweep.js';
 import { ScheduleError } from '../timing/fixed-schedule.js';
 import { rateWarning, readCalibration } from './calibrate-action.js';
-import { type ProfileFlags, resolveProfileConfigs } from './profile-command.js';
-import { defineProfileOptions } from './profile-options.js';
+import { defineProfileOptions, resolveProfileConfigs } from './profile-command.js';
 
 /** Logger on stderr, so stdout carries only the report. */
 export const stderrLogger: Logger = {
@@ -45,16 +44,9 @@ export function registerProfileCommand(program: Command, setExit: (code: number)
   const cmd = program
     .command('profile')
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
-  defineProfileOptions(cmd).action(async (flags: ProfileFlags) => {
-    let configs: ProfileConfig[];
-    try {
-      configs = resolveProfileConfigs(flags, ['tokenload', ...process.argv.slice(2)].join(' '));
-    } catch (err) {
-      if (!(err instanceof InvalidArgumentError)) throw err;
-      process.stderr.write(`error: ${err.message}\n`);
-      setExit(2);
-      return;
-    }
+  const flags = defineProfileOptions(cmd);
+  cmd.action(async () => {
+    const configs = resolveProfileConfigs(cmd, flags, ['tokenload', ...process.argv.slice(2)].join(' '));
     setExit(await runAll(configs));
   });
 }

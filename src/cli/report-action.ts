@@ -7,45 +7,16 @@ import type { Command } from 'commander';
 import { COMPARE_FILE_NAME, compareRuns } from '../report/compare.js';
 import { writeReport } from '../report/html.js';
 import { DEFAULT_PLOT_SIZE, writePlots } from '../report/png.js';
-import { RunLoadError } from '../report/types.js';
-import { integerAtLeast, numberIn } from './parsers.js';
+import { integerAtLeast, numberIn } from './arg-parsers.js';
+import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
 
 export { type WrittenReport, writeReport } from '../report/html.js';
-
-/** Where a command's output goes; defaults to the process's stdout and stderr. */
-export interface CliIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
-
-/** {@link CliIo} on `process.stdout` / `process.stderr`. */
-export const PROCESS_IO: CliIo = {
-  out: (text) => {
-    process.stdout.write(text);
-  },
-  err: (text) => {
-    process.stderr.write(text);
-  },
-};
 
 /** Decimal units, as the profile footer: `1.37 MB`, `845 kB`, `512 B`. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(2)} MB`;
   if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
   return `${bytes} B`;
-}
-
-/** Runs `work`; a {@link RunLoadError} or file-system error becomes one stderr line and exit code 1. */
-async function guarded(io: CliIo, work: () => Promise<void>): Promise<number> {
-  try {
-    await work();
-    return 0;
-  } catch (err) {
-    const fsError = err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
-    if (!(err instanceof RunLoadError) && !fsError) throw err;
-    io.err(`error: ${(err as Error).message}\n`);
-    return 1;
-  }
 }
 
 function registerReport(program: Command, setExit: (code: number) => void, io: CliIo): void {

@@ -1,45 +1,146 @@
+import { z } from 'zod';
 /**
  * Options of the synthetic dataset (runs without `--input-file`), their AIPerf defaults, checking, and
  * the `--seq-dist` parser. Lengths are in tokens, delays in ms.
  */
 import { TokenloadError } from '../errors.js';
+import { option, parseOptions } from '../util/option-meta.js';
 
-/** Options of {@link generateSyntheticDataset} (`./synthetic.js`); every field maps to an AIPerf flag. */
-export interface SyntheticDatasetOptions {
+/** Defaults (AIPerf `aiperf profile`). */
+export const SYNTHETIC_DEFAULTS = {
+  numDatasetEntries: 100,
+  isl: 550,
+  sessionTurnsMean: 1,
+  sessionTurnDelayRatio: 1,
+  blockSize: 16,
+  /** Prefix length used when only `--num-prefix-prompts` is given (AIPerf). */
+  prefixPromptLength: 128,
+} as const;
+
+const count = (min: number) => z.number().int().min(min).optional();
+const atLeast = (min: number) => z.number().min(min).optional();
+const shown = (v: number): string => String(v);
+
+/**
+ * The synthetic dataset's options (runs without `--input-file`), each carrying its AIPerf flag.
+ * Lengths are in tokens, delays in ms. Defaults are applied by {@link resolveSyntheticOptions}.
+ */
+export const SyntheticOptionsSchema = z.strictObject({
+  /** `--num-dataset-entries`: conversations to generate. */
+  numDatasetEntries: option(count(1), {
+    flag: 'num-dataset-entries',
+    unit: 'n',
+    help: 'synthetic: conversations to generate',
+    defaultText: shown(SYNTHETIC_DEFAULTS.numDatasetEntries),
+  }),
+  /** `--isl`: mean prompt tokens per turn. */
+  isl: option(atLeast(1), {
+    flag: 'isl',
+    unit: 'tokens',
+    help: 'synthetic: mean input length',
+    defaultText: shown(SYNTHETIC_DEFAULTS.isl),
+  }),
+  /** `--isl-stddev`, tokens. */
+  islStddev: option(atLeast(0), {
+    flag: 'isl-stddev',
+    unit: 'tokens',
+    help: 'synthetic: input length stddev',
+    defaultText: '0',
+  }),
+  /** `--osl`: mean output tokens; undefined = no `maxTokens` on the turns. */
+  osl: option(atLeast(1), {
+    flag: 'osl',
+    unit: 'tokens',
+    help: 'synthetic: mean output length',
+    defaultText: 'unset: no max tokens',
+  }),
+  /** `--osl-stddev`, tokens. */
+  oslStddev: option(atLeast(0), {
+    flag: 'osl-stddev',
+    unit: 'tokens',
+    help: 'synthetic: output length stddev',
+    defaultText: '0',
+  }),
+  /** `--seq-dist "ISL,OSL:pct;ISL|sd,OSL|sd:pct"`: per-turn (ISL, OSL) mixture; overrides isl/osl. */
+  seqDist: option(z.string().optional(), {
+    flag: 'seq-dist',
+    unit: 'spec',
+    help: 'synthetic: "ISL,OSL:pct;ISL|sd,OSL|sd:pct" mixture',
+  }),
+  /** `--num-prefix-prompts`: size of the shared-prefix pool (0 = no pool). */
+  numPrefixPrompts: option(count(0), {
+    flag: 'num-prefix-prompts',
+    unit: 'n',
+    help: 'synthetic: shared prefix pool size',
+    defaultText: '0',
+  }),
+  /** `--prefix-prompt-length`: tokens of each pool prefix. */
+  prefixPromptLength: option(count(0), {
+    flag: 'prefix-prompt-length',
+    unit: 'tokens',
+    help: `synthetic: tokens per pooled prefix (${SYNTHETIC_DEFAULTS.prefixPromptLength} when only --num-prefix-prompts is given)`,
+    defaultText: '0',
+  }),
+  /** `--shared-system-prompt-length`: tokens shared by every conversation. */
+  sharedSystemPromptLength: option(count(0), {
+    flag: 'shared-system-prompt-length',
+    unit: 'tokens',
+    help: 'synthetic: prefix shared by all sessions',
+    defaultText: '0',
+  }),
+  /** `--user-context-prompt-length`: tokens unique to each conversation, after the shared ones. */
+  userContextPromptLength: option(count(0), {
+    flag: 'user-context-prompt-length',
+    unit: 'tokens',
+    help: 'synthetic: per-session prefix',
+    defaultText: '0',
+  }),
+  /** `--session-turns-mean`. */
+  sessionTurnsMean: option(atLeast(1), {
+    flag: 'session-turns-mean',
+    unit: 'n',
+    help: 'synthetic: turns per session',
+    defaultText: shown(SYNTHETIC_DEFAULTS.sessionTurnsMean),
+  }),
+  /** `--session-turns-stddev`. */
+  sessionTurnsStddev: option(atLeast(0), {
+    flag: 'session-turns-stddev',
+    unit: 'n',
+    help: 'synthetic: turns stddev',
+    defaultText: '0',
+  }),
+  /** `--session-turn-delay-mean`, ms after the previous turn completes. */
+  sessionTurnDelayMeanMs: option(atLeast(0), {
+    flag: 'session-turn-delay-mean',
+    unit: 'ms',
+    help: 'synthetic: delay after the previous turn',
+    defaultText: '0',
+  }),
+  /** `--session-turn-delay-stddev`, ms. */
+  sessionTurnDelayStddevMs: option(atLeast(0), {
+    flag: 'session-turn-delay-stddev',
+    unit: 'ms',
+    help: 'synthetic: delay stddev',
+    defaultText: '0',
+  }),
+  /** `--session-turn-delay-ratio`: multiplies every sampled delay. */
+  sessionTurnDelayRatio: option(atLeast(0), {
+    flag: 'session-turn-delay-ratio',
+    unit: 'x',
+    help: 'synthetic: delay multiplier',
+    defaultText: shown(SYNTHETIC_DEFAULTS.sessionTurnDelayRatio),
+  }),
+});
+
+/** The synthetic options a run configuration carries (`ProfileConfig.synthetic`). */
+export type SyntheticOptions = z.infer<typeof SyntheticOptionsSchema>;
+
+/** Options of {@link generateSyntheticDataset} (`./synthetic.js`). */
+export interface SyntheticDatasetOptions extends SyntheticOptions {
   /** `--random-seed`; any safe integer, 0 included. Resolve "no seed" to a concrete one before calling. */
   randomSeed: number;
-  /** `--num-dataset-entries`: conversations to generate (default 100). */
-  numDatasetEntries?: number;
-  /** `--isl`: mean prompt tokens per turn (default 550). */
-  isl?: number;
-  /** `--isl-stddev` (default 0). */
-  islStddev?: number;
-  /** `--osl`: mean output tokens; undefined = no `maxTokens` on the turns. */
-  osl?: number;
-  /** `--osl-stddev` (default 0). */
-  oslStddev?: number;
-  /** `--seq-dist "ISL,OSL:pct;ISL|sd,OSL|sd:pct"`: per-turn (ISL, OSL) mixture; overrides isl/osl. */
-  seqDist?: string;
-  /** `--num-prefix-prompts`: size of the shared-prefix pool (default 0 = no pool). */
-  numPrefixPrompts?: number;
-  /** `--prefix-prompt-length`: tokens of each pool prefix (default 0). */
-  prefixPromptLength?: number;
-  /** `--shared-system-prompt-length`: tokens shared by every conversation. */
-  sharedSystemPromptLength?: number;
-  /** `--user-context-prompt-length`: tokens unique to each conversation, after the shared ones. */
-  userContextPromptLength?: number;
-  /** `--session-turns-mean` (default 1). */
-  sessionTurnsMean?: number;
-  /** `--session-turns-stddev` (default 0). */
-  sessionTurnsStddev?: number;
-  /** `--session-turn-delay-mean` in ms, after the previous turn completes (default 0 = no delay). */
-  sessionTurnDelayMeanMs?: number;
-  /** `--session-turn-delay-stddev` in ms (default 0). */
-  sessionTurnDelayStddevMs?: number;
-  /** `--session-turn-delay-ratio`: multiplies every sampled delay (default 1). */
-  sessionTurnDelayRatio?: number;
   /** Block size of the prefix hash ids (`--isl-block-size`; default 16). */
-  blockSize?: number;
+  blockSize?: number | undefined;
 }
 
 /** One `--seq-dist` component: lengths with their stddevs, and its share in percent. */
@@ -84,28 +185,12 @@ export class SyntheticOptionError extends TokenloadError {
   }
 }
 
-/** Defaults (AIPerf `aiperf profile`). */
-export const SYNTHETIC_DEFAULTS = {
-  numDatasetEntries: 100,
-  isl: 550,
-  sessionTurnsMean: 1,
-  sessionTurnDelayRatio: 1,
-  blockSize: 16,
-  /** Prefix length used when only `--num-prefix-prompts` is given (AIPerf). */
-  prefixPromptLength: 128,
-} as const;
-
 function check(ok: boolean, option: string, expected: string, got: unknown): void {
   if (!ok) throw new SyntheticOptionError(`${option}: expected ${expected}, got ${String(got)}`, option);
 }
 
 function intAtLeast(value: number, min: number, option: string): number {
   check(Number.isSafeInteger(value) && value >= min, option, `an integer >= ${min}`, value);
-  return value;
-}
-
-function numberAtLeast(value: number, min: number, option: string): number {
-  check(Number.isFinite(value) && value >= min, option, `a number >= ${min}`, value);
   return value;
 }
 
@@ -151,9 +236,9 @@ export function parseSeqDist(text: string): SeqDistEntry[] {
   return entries;
 }
 
-function resolvePrefixPool(o: SyntheticDatasetOptions): { size: number; length: number } {
-  const count = intAtLeast(o.numPrefixPrompts ?? 0, 0, '--num-prefix-prompts');
-  const length = intAtLeast(o.prefixPromptLength ?? 0, 0, '--prefix-prompt-length');
+function resolvePrefixPool(o: SyntheticOptions): { size: number; length: number } {
+  const count = o.numPrefixPrompts ?? 0;
+  const length = o.prefixPromptLength ?? 0;
   if (count === 0 && length === 0) return { size: 0, length: 0 };
   return {
     size: count === 0 ? 1 : count,
@@ -161,9 +246,9 @@ function resolvePrefixPool(o: SyntheticDatasetOptions): { size: number; length: 
   };
 }
 
-function resolveContextPrompts(o: SyntheticDatasetOptions, poolSize: number) {
-  const shared = intAtLeast(o.sharedSystemPromptLength ?? 0, 0, '--shared-system-prompt-length');
-  const user = intAtLeast(o.userContextPromptLength ?? 0, 0, '--user-context-prompt-length');
+function resolveContextPrompts(o: SyntheticOptions, poolSize: number) {
+  const shared = o.sharedSystemPromptLength ?? 0;
+  const user = o.userContextPromptLength ?? 0;
   if (poolSize > 0 && shared + user > 0) {
     throw new SyntheticOptionError(
       '--shared-system-prompt-length / --user-context-prompt-length cannot be combined with a prefix pool ' +
@@ -175,44 +260,34 @@ function resolveContextPrompts(o: SyntheticDatasetOptions, poolSize: number) {
 }
 
 /**
- * Applies defaults and checks ranges.
+ * Applies defaults and checks ranges against {@link SyntheticOptionsSchema}.
  * @throws {SyntheticOptionError} naming the flag: a seed that is not a safe integer, a count or length
  *   below its minimum, a negative stddev or delay, a malformed `--seq-dist`, or a prefix pool combined
  *   with shared-system / user-context prompts.
  */
-export function resolveSyntheticOptions(o: SyntheticDatasetOptions): ResolvedSyntheticOptions {
-  check(Number.isSafeInteger(o.randomSeed), '--random-seed', 'an integer', o.randomSeed);
+export function resolveSyntheticOptions(options: SyntheticDatasetOptions): ResolvedSyntheticOptions {
+  const { randomSeed, blockSize, ...rest } = options;
+  check(Number.isSafeInteger(randomSeed), '--random-seed', 'an integer', randomSeed);
+  const o = parseOptions(SyntheticOptionsSchema, rest, (m, flag) => new SyntheticOptionError(m, flag));
   const pool = resolvePrefixPool(o);
   const context = resolveContextPrompts(o, pool.size);
   return {
-    randomSeed: o.randomSeed,
-    entries: intAtLeast(
-      o.numDatasetEntries ?? SYNTHETIC_DEFAULTS.numDatasetEntries,
-      1,
-      '--num-dataset-entries',
-    ),
-    isl: numberAtLeast(o.isl ?? SYNTHETIC_DEFAULTS.isl, 1, '--isl'),
-    islStddev: numberAtLeast(o.islStddev ?? 0, 0, '--isl-stddev'),
-    osl: o.osl === undefined ? undefined : numberAtLeast(o.osl, 1, '--osl'),
-    oslStddev: numberAtLeast(o.oslStddev ?? 0, 0, '--osl-stddev'),
+    randomSeed,
+    entries: o.numDatasetEntries ?? SYNTHETIC_DEFAULTS.numDatasetEntries,
+    isl: o.isl ?? SYNTHETIC_DEFAULTS.isl,
+    islStddev: o.islStddev ?? 0,
+    osl: o.osl,
+    oslStddev: o.oslStddev ?? 0,
     seqDist: o.seqDist === undefined ? undefined : parseSeqDist(o.seqDist),
     prefixPoolSize: pool.size,
     prefixLength: pool.length,
     sharedSystemLength: context.shared,
     userContextLength: context.user,
-    turnsMean: numberAtLeast(
-      o.sessionTurnsMean ?? SYNTHETIC_DEFAULTS.sessionTurnsMean,
-      1,
-      '--session-turns-mean',
-    ),
-    turnsStddev: numberAtLeast(o.sessionTurnsStddev ?? 0, 0, '--session-turns-stddev'),
-    delayMeanMs: numberAtLeast(o.sessionTurnDelayMeanMs ?? 0, 0, '--session-turn-delay-mean'),
-    delayStddevMs: numberAtLeast(o.sessionTurnDelayStddevMs ?? 0, 0, '--session-turn-delay-stddev'),
-    delayRatio: numberAtLeast(
-      o.sessionTurnDelayRatio ?? SYNTHETIC_DEFAULTS.sessionTurnDelayRatio,
-      0,
-      '--session-turn-delay-ratio',
-    ),
-    blockSize: intAtLeast(o.blockSize ?? SYNTHETIC_DEFAULTS.blockSize, 1, '--isl-block-size'),
+    turnsMean: o.sessionTurnsMean ?? SYNTHETIC_DEFAULTS.sessionTurnsMean,
+    turnsStddev: o.sessionTurnsStddev ?? 0,
+    delayMeanMs: o.sessionTurnDelayMeanMs ?? 0,
+    delayStddevMs: o.sessionTurnDelayStddevMs ?? 0,
+    delayRatio: o.sessionTurnDelayRatio ?? SYNTHETIC_DEFAULTS.sessionTurnDelayRatio,
+    blockSize: intAtLeast(blockSize ?? SYNTHETIC_DEFAULTS.blockSize, 1, '--isl-block-size'),
   };
 }

@@ -20,6 +20,9 @@ export const ENDPOINTS = {
 /** An `--endpoint-type` value. */
 export type EndpointTypeName = keyof typeof ENDPOINTS;
 
+/** Every endpoint type name, in registry order. */
+export const ENDPOINT_TYPES = Object.keys(ENDPOINTS) as EndpointTypeName[];
+
 /** True when `name` is a known endpoint type. */
 export function isEndpointTypeName(name: string): name is EndpointTypeName {
   return Object.hasOwn(ENDPOINTS, name);

@@ -1,152 +1,149 @@
 /**
- * The resolved configuration of one `tokenload profile` run, after CLI parsing and validation.
- * Field names follow the AIPerf flags they come from; units are in the names.
+ * The configuration of one `tokenload profile` run: one zod schema ({@link ProfileConfigSchema}) is
+ * the single source of every option's name, flag, type, unit, default, help text and cross-field
+ * rule. The CLI's options, the `-f` config file, {@link profileConfig} for library callers and the
+ * redacted `input_config` of the summary are all derived from it.
  */
-import type { ContextMode } from '../dataset/types.js';
-import type { ArrivalPattern } from '../timing/arrivals.js';
-import type { TimingPrecision } from '../timing/real-clock.js';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { parseOptions } from '../util/option-meta.js';
+import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from './config-fields.js';
+import { CONFIG_RULES, resolvesToFixedSchedule } from './config-rules.js';
+import { stimulusName } from './strategy-factory.js';
 
-/** Everything a profile run needs. */
-export interface ProfileConfig {
-  /** `-m/--model`: one or more model names; requests round-robin over them. */
-  models: string[];
-  /** `-u/--url`: server origin, `http://` implied (AIPerf default `localhost:8000`). */
-  url: string;
-  /** `--endpoint-type`. */
-  endpointType: string;
-  /** `--endpoint`: URL path override. */
-  endpointPath?: string;
-  /** `--streaming`. */
-  streaming: boolean;
-  /** `--input-file`; absent for a synthetic dataset. */
-  inputFile?: string;
-  /** `--custom-dataset-type` (required with `--input-file`). */
-  customDatasetType?: string;
-  /** Synthetic dataset options (`--isl`, `--osl`, …) used when there is no input file. */
-  synthetic?: Record<string, unknown>;
-  /** `--request-rate`, requests/s (open loop). */
-  requestRate?: number;
-  /** `--arrival-pattern` (default poisson, as AIPerf). */
-  arrivalPattern?: ArrivalPattern;
-  /** `--arrival-smoothness`: gamma shape. */
-  arrivalSmoothness?: number;
-  /** `--request-count`: stop issuing after this many requests. */
-  requestCount?: number;
-  /** `--benchmark-duration`, s: stop issuing after this long. */
-  benchmarkDurationSeconds?: number;
-  /** `--concurrency-ramp-duration`, s. */
-  concurrencyRampSeconds?: number;
-  /** `--request-rate-ramp-duration`, s. */
-  requestRateRampSeconds?: number;
-  /** `--warmup-request-count`. */
-  warmupRequestCount?: number;
-  /** `--warmup-duration`, s. */
-  warmupDurationSeconds?: number;
-  /** `--dataset-sampling-strategy`. */
-  datasetSamplingStrategy?: 'sequential' | 'random' | 'shuffle';
-  /** `--conversation-context-mode`: overrides the dataset type's mode. */
-  contextModeOverride?: ContextMode;
-  /** `--request-cancellation-rate`, percent of requests cancelled by the client (0–100). */
-  requestCancellationRatePct?: number;
-  /** `--request-cancellation-delay`, s after the request was sent. */
-  requestCancellationDelaySeconds?: number;
-  /** `--fixed-schedule` (also implied by a timestamped trace type). */
-  fixedSchedule: boolean;
-  /** `--fixed-schedule-auto-offset` (default true here; AIPerf's default is false). */
-  fixedScheduleAutoOffset: boolean;
-  /** `--fixed-schedule-start-offset`, trace ms, inclusive. */
-  fixedScheduleStartOffsetMs?: number;
-  /** `--fixed-schedule-end-offset`, trace ms, inclusive. */
-  fixedScheduleEndOffsetMs?: number;
-  /** `--synthesis-speedup-ratio`: trace timestamps are divided by it. */
-  synthesisSpeedupRatio: number;
-  /** `--isl-block-size`: tokens per hash id (default from the dataset type). */
-  islBlockSize?: number;
-  /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
-  tokenizer: string;
-  /** `--random-seed` (a random seed is drawn and recorded when not given). */
-  randomSeed: number;
-  /** `--request-timeout-seconds`. */
-  requestTimeoutSeconds: number;
-  /** `--extra-inputs`, merged into every body. */
-  extraInputs: Record<string, unknown>;
-  /** `-H/--header` values, name → value. */
-  headers: Record<string, string>;
-  /** `--api-key`, sent as `Authorization: Bearer`. */
-  apiKey?: string;
-  /** `--use-legacy-max-tokens`. */
-  useLegacyMaxTokens: boolean;
-  /** `--use-server-token-count`. */
-  useServerTokenCount: boolean;
-  /** `--per-chunk-usage`. */
-  perChunkUsage: boolean;
-  /** `--goodput` SLO string, e.g. `time_to_first_token:300 inter_token_latency:20`. */
-  goodput?: string;
-  /** `--concurrency`: session-slot ceiling (with a fixed schedule: optional cap). */
-  concurrency?: number;
-  /** Resolved artifact directory. */
-  artifactDir: string;
-  /** `--simulator`: start the built-in simulator in a child process and target it. */
-  simulator: boolean;
-  /** `--simulator-option name=value` pairs for the built-in simulator (its option names). */
-  simulatorOptions?: Record<string, unknown>;
-  /** `--skip-bad-lines`: count and skip malformed trace lines instead of failing. */
-  skipBadLines: boolean;
-  /**
-   * `--trace-streaming` (default on): a fixed-schedule replay of a streamable trace (Bailian,
-   * Mooncake) reads the file while it replays instead of loading it whole first. Off: the whole
-   * file is read and validated before the first request (AIPerf's behaviour).
-   */
-  traceStreaming: boolean;
-  /** `--timing-precision`. */
-  timingPrecision: TimingPrecision;
-  /**
-   * `--client-warmup-ms`: before the run, exercise this process's request path for this long against
-   * an in-process simulator (nothing is sent to the target), ms; 0 = off.
-   */
-  clientWarmupMs: number;
-  /** `--workers`: client worker threads (each with its own connection pool); ≤ 1 = single-process. */
-  workers?: number;
-  /** `--benchmark-grace-period` after Ctrl-C / duration end before in-flight requests are cancelled, s. */
-  gracePeriodSeconds: number;
-  /** `--ui`: `none` | `simple`. */
-  ui: 'none' | 'simple';
-  /** The command line as typed, for the console footer. */
-  commandLine: string;
-}
+/** Every option field, as given (before defaults that depend on other fields are resolved). */
+export const ProfileFieldsSchema = z.strictObject({
+  ...endpointFields,
+  ...inputFields,
+  ...scheduleFields,
+  ...loadFields,
+  ...outputFields,
+});
 
-/** The fields every configuration needs, with AIPerf's defaults (and ours: auto-offset on). */
-export const PROFILE_DEFAULTS = {
-  url: 'http://localhost:8000',
-  endpointType: 'chat',
-  streaming: false,
-  fixedSchedule: false,
-  fixedScheduleAutoOffset: true,
-  synthesisSpeedupRatio: 1,
-  tokenizer: 'builtin:qwen3',
-  requestTimeoutSeconds: 21600,
-  extraInputs: {},
-  headers: {},
-  useLegacyMaxTokens: false,
-  useServerTokenCount: false,
-  perChunkUsage: false,
-  artifactDir: 'artifacts/run',
-  simulator: false,
-  skipBadLines: false,
-  traceStreaming: true,
-  timingPrecision: 'timer',
-  clientWarmupMs: 500,
-  gracePeriodSeconds: 30,
-  ui: 'none',
-  commandLine: '(library call)',
-} as const satisfies Partial<ProfileConfig>;
+/** The fields after per-field defaults, before cross-field resolution. */
+type ProfileFields = z.output<typeof ProfileFieldsSchema>;
 
 /**
- * A complete {@link ProfileConfig} for library callers: {@link PROFILE_DEFAULTS} overlaid with
- * `overrides`. `models` and `randomSeed` are required because they have no sensible default.
+ * Everything a profile run needs: every field of {@link ProfileFieldsSchema} with the defaults that
+ * depend on other fields resolved (fixed schedule implied by a timestamped trace, a drawn random seed,
+ * the AIPerf-style artifact folder, …). Field docs are on the schema's fields in `./config-fields.ts`.
  */
-export function profileConfig(
-  overrides: Partial<ProfileConfig> & Pick<ProfileConfig, 'models' | 'randomSeed'>,
-): ProfileConfig {
-  return { ...PROFILE_DEFAULTS, extraInputs: {}, headers: {}, ...overrides };
+export type ProfileConfig = Omit<
+  ProfileFields,
+  'fixedSchedule' | 'randomSeed' | 'artifactDir' | 'ui' | 'synthetic' | 'requestCancellationDelaySeconds'
+> & {
+  /** `--fixed-schedule`, resolved: also true for a timestamped dataset type unless `--no-fixed-schedule`. */
+  fixedSchedule: boolean;
+  /** `--random-seed`, resolved: drawn at random (and recorded) when not given. */
+  randomSeed: number;
+  /** `--artifact-dir`, resolved: `artifacts/<model>-openai-<endpoint type>-<stimulus>` by default. */
+  artifactDir: string;
+  /** `--ui`, resolved: `dashboard` is `simple`. */
+  ui: 'none' | 'simple';
+  /** Synthetic dataset options; absent with an `--input-file`. */
+  synthetic?: ProfileFields['synthetic'];
+  /** `--request-cancellation-delay`, s; present (default 0) only with a cancellation rate. */
+  requestCancellationDelaySeconds?: number;
+};
+
+/** What a library caller or the CLI gives: any subset of the options; `models` is required. */
+export type ProfileConfigInput = z.input<typeof ProfileFieldsSchema>;
+
+/** AIPerf-style run folder name: `artifacts/<model>-openai-<endpoint>-<stimulus>`, `/` → `_`. */
+export function defaultArtifactDir(model: string, endpointType: string, stimulus: string): string {
+  return join('artifacts', `${model.replaceAll('/', '_')}-openai-${endpointType}-${stimulus}`);
+}
+
+function resolve(f: ProfileFields): ProfileConfig {
+  const { synthetic, requestCancellationDelaySeconds, randomSeed, ...rest } = f;
+  const fixedSchedule = resolvesToFixedSchedule(f);
+  const config: ProfileConfig = {
+    ...rest,
+    fixedSchedule,
+    fixedScheduleAutoOffset: f.fixedScheduleStartOffsetMs === undefined ? f.fixedScheduleAutoOffset : false,
+    randomSeed: randomSeed ?? Math.floor(Math.random() * 2 ** 31),
+    ui: f.ui === 'dashboard' ? 'simple' : f.ui,
+    artifactDir: f.artifactDir ?? '',
+    ...(f.inputFile === undefined && synthetic !== undefined ? { synthetic } : {}),
+    ...(f.requestCancellationRatePct === undefined
+      ? {}
+      : { requestCancellationDelaySeconds: requestCancellationDelaySeconds ?? 0 }),
+  };
+  if (f.artifactDir === undefined) {
+    config.artifactDir = defaultArtifactDir(f.models[0] as string, f.endpointType, stimulusName(config));
+  }
+  return config;
+}
+
+/**
+ * The whole schema: fields, then every cross-field rule of `./config-rules.ts`, then the resolved
+ * {@link ProfileConfig}. `parse` is idempotent: a resolved configuration parses to itself.
+ */
+export const ProfileConfigSchema = ProfileFieldsSchema.superRefine((fields, ctx) => {
+  for (const r of CONFIG_RULES) {
+    const message = r.check(fields);
+    if (message !== null) ctx.addIssue({ code: 'custom', message, params: { option: r.option } });
+  }
+}).transform(resolve);
+
+/**
+ * A validated, complete {@link ProfileConfig} from any subset of options (library callers; the CLI
+ * builds its configurations the same way).
+ * @throws {ConfigError} (`E_CONFIG`) naming the option: a bad value (`--request-rate: expected a
+ *   number > 0, got -1`), an unknown option, or a broken cross-field rule.
+ */
+export function profileConfig(input: ProfileConfigInput): ProfileConfig {
+  return parseOptions(ProfileConfigSchema, input, (message, option) => new ConfigError(message, option));
+}
+
+/** A configuration whose `--concurrency` and `--request-rate` may be lists (a sweep). */
+export type SweepInput = Omit<ProfileConfigInput, 'concurrency' | 'requestRate'> & {
+  concurrency?: number | number[] | undefined;
+  requestRate?: number | number[] | undefined;
+};
+
+const listOf = (v: number | number[] | undefined): Array<number | undefined> =>
+  v === undefined ? [undefined] : Array.isArray(v) ? v : [v];
+
+function checkSweep(concurrencies: unknown[], rates: unknown[], input: SweepInput): void {
+  if (concurrencies.length > 1 && rates.length > 1)
+    throw new ConfigError('sweep one of --concurrency or --request-rate, not both.', '--concurrency');
+  const fixed = resolvesToFixedSchedule({
+    simulator: false,
+    simulatorOptions: {},
+    ...input,
+    concurrency: undefined,
+    requestRate: undefined,
+  });
+  if (concurrencies.length > 1 && fixed)
+    throw new ConfigError(
+      'sweeps (lists in --concurrency) are not allowed with a fixed schedule.',
+      '--concurrency',
+    );
+}
+
+/**
+ * One validated {@link ProfileConfig} per sweep value (one without a sweep). A sweep's runs go to
+ * `<artifact dir>/<stimulus>/`, the artifact dir defaulting to `artifacts/<model>-openai-<endpoint>-sweep`.
+ * @throws {ConfigError} naming the option, as {@link profileConfig}, or for a sweep of both lists.
+ */
+export function profileConfigs(input: SweepInput): ProfileConfig[] {
+  const concurrencies = listOf(input.concurrency);
+  const rates = listOf(input.requestRate);
+  checkSweep(concurrencies, rates, input);
+  const sweep = concurrencies.length > 1 || rates.length > 1;
+  const out: ProfileConfig[] = [];
+  for (const concurrency of concurrencies) {
+    for (const requestRate of rates) {
+      const config = profileConfig({ ...input, concurrency, requestRate } as ProfileConfigInput);
+      if (sweep) {
+        const root =
+          input.artifactDir ?? defaultArtifactDir(config.models[0] as string, config.endpointType, 'sweep');
+        config.artifactDir = join(root, stimulusName(config));
+      }
+      out.push(config);
+    }
+  }
+  return out;
 }

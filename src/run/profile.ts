@@ -9,16 +9,16 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
-import type { SyntheticDatasetOptions } from '../dataset/synthetic-options.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
+import { OutputError } from '../errors.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { warmUpClient } from './client-warmup.js';
-import type { ProfileConfig } from './config.js';
+import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
@@ -54,19 +54,21 @@ export interface RunContext {
 }
 
 /**
- * Runs a profile and writes all artifacts.
- * @throws {DatasetError} / {TokenizerLoadError} / {ScheduleError} / {ServerUnreachableError} for
- *   bad input or an unreachable server, before anything is measured.
+ * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts.
+ * @throws {ConfigError} for a bad option; {DatasetError} / {TokenizerLoadError} / {ScheduleError} /
+ *   {ServerUnreachableError} / {OutputError} for bad input, an unreachable server or an artifact
+ *   folder that cannot be created, before anything is measured. All are {@link TokenloadError}s.
  */
-export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<RunOutcome> {
+export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
+  const config = profileConfig(input);
   // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
   const starting = config.simulator ? startSimulator(config) : null;
   let simulator: SpawnedSimulator | null = null;
   let warming: Promise<void> | null = null;
   try {
     const inputs = await prepareInputs(config, env);
-    await mkdir(config.artifactDir, { recursive: true });
-    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
+    await createArtifactDir(config.artifactDir);
+    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     // The client warms up against its own in-process simulator while the simulator child (if any)
     // finishes its own warm-up, so neither adds to the other's wait.
     warming = warmUpClientLogged({ config, env, adapter, target: config.url, ...inputs });
@@ -80,6 +82,23 @@ export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<Ru
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
+  }
+}
+
+/**
+ * Creates the run's artifact folder.
+ * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
+ */
+async function createArtifactDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new OutputError(
+      `--artifact-dir ${dir}: cannot create the folder (${(err as NodeJS.ErrnoException).code}: ${(err as Error).message})`,
+      '--artifact-dir',
+      err,
+    );
   }
 }
 
@@ -224,9 +243,10 @@ function describeStream(stream: TraceStream, replay: NonNullable<PhaseResult['re
 async function loadDataset(config: ProfileConfig): Promise<Dataset> {
   if (config.inputFile === undefined) {
     return generateSyntheticDataset({
-      ...(config.synthetic ?? {}),
+      ...config.synthetic,
       randomSeed: config.randomSeed,
-    } as SyntheticDatasetOptions);
+      blockSize: config.islBlockSize,
+    });
   }
   const loader = getDatasetLoader(config.customDatasetType ?? '');
   return loader.load(config.inputFile, loadOptions(config));

@@ -1,12 +1,11 @@
 /** Flag validation a user hits first: bad values fail before anything is sent, naming the flag. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { configFileTokens } from '../../src/cli/config-file.js';
 import { main } from '../../src/cli/main.js';
-import { collectHeaders, collectSimulatorOption } from '../../src/cli/parsers.js';
+import { collectHeaders, collectSimulatorOption } from '../../src/util/option-values.js';
 
 async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: string }> {
   const chunks: string[] = [];
@@ -71,21 +70,54 @@ test('--simulator-option: unknown names and bad values are usage errors; kebab-c
   assert.match(negative.stderr, /--simulator-option warmup-ms: /);
 });
 
-test('-f config keys may be kebab, snake or camel case; lists and booleans become flags', () => {
+test('-f config keys may be kebab, snake or camel case; flags typed on the command line win', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-cfg-'));
   const file = join(dir, 'run.yaml');
   writeFileSync(
     file,
-    'request_count: 5\nrequestRate: [10, 20]\nstreaming: true\nfixed-schedule-auto-offset: false\n',
+    'request_count: 5\nstreaming: true\nfixed-schedule-auto-offset: false\nheader: {X-Team: a}\nextraInputs: "ignore_eos:true"\n',
   );
-  assert.deepEqual(configFileTokens(file), [
+  const artifacts = join(dir, 'out');
+  const r = await exitCodeOf([
+    'profile',
+    '-f',
+    file,
+    '-m',
+    'm',
+    '--simulator',
+    '--simulator-option',
+    'warmup-ms=0',
+    '--client-warmup-ms',
+    '0',
     '--request-count',
-    '5',
-    '--request-rate',
-    '10,20',
-    '--streaming',
-    '--no-fixed-schedule-auto-offset',
+    '2',
+    '--ui',
+    'none',
+    '--artifact-dir',
+    artifacts,
   ]);
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(readFileSync(join(artifacts, 'profile_export_aiperf.json'), 'utf8'));
+  const config = summary.input_config;
+  assert.equal(config.requestCount, 2);
+  assert.equal(config.streaming, true);
+  assert.equal(config.fixedScheduleAutoOffset, false);
+  assert.deepEqual(config.extraInputs, { ignore_eos: true });
+  assert.deepEqual(config.headers, { 'X-Team': 'a' });
+});
+
+test('-f names the file and key of a bad value or an unknown key, exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-cfg-'));
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'request-rate: -3\n');
+  const r = await exitCodeOf(['profile', '-f', bad, '-m', 'm']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /bad\.yaml: key "request-rate": expected a number > 0, got -3/);
+  const unknown = join(dir, 'unknown.yaml');
+  writeFileSync(unknown, 'reqest_rate: 3\n');
+  const u = await exitCodeOf(['profile', '-f', unknown, '-m', 'm']);
+  assert.equal(u.code, 2);
+  assert.match(u.stderr, /unknown\.yaml: unknown key "reqest_rate"/);
 });
 
 test('an unknown flag exits 2', async () => {

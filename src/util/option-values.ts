@@ -1,41 +1,8 @@
 /**
- * Value parsers for CLI flags. Each throws commander's `InvalidArgumentError`, so a bad value
+ * Value parsers for CLI flags. Each throws commander's `ConfigError`, so a bad value
  * fails before anything is sent, with a message naming the flag's expectation.
  */
-import { InvalidArgumentError } from 'commander';
-
-/** Parses a finite number ≥ `min` (and ≤ `max`). */
-export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      throw new InvalidArgumentError(
-        `expected a number${max === Number.POSITIVE_INFINITY ? ` >= ${min}` : ` in [${min}, ${max}]`}, got "${value}".`,
-      );
-    }
-    return n;
-  };
-}
-
-/** Parses an integer ≥ `min`. */
-export function integerAtLeast(min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
-      throw new InvalidArgumentError(`expected an integer >= ${min}, got "${value}".`);
-    }
-    return n;
-  };
-}
-
-/** A strictly positive number. */
-export const positiveNumber = (value: string): number => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError(`expected a number > 0, got "${value}".`);
-  }
-  return n;
-};
+import { ConfigError } from '../errors.js';
 
 /** Parses a JSON-ish scalar: `true`, `12`, `"x"`, `{...}`; anything else stays a string. */
 function scalar(raw: string): unknown {
@@ -60,15 +27,15 @@ export function collectExtraInputs(
     try {
       obj = JSON.parse(trimmed);
     } catch (err) {
-      throw new InvalidArgumentError(`not valid JSON: ${(err as Error).message}`);
+      throw new ConfigError(`not valid JSON: ${(err as Error).message}`);
     }
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
-      throw new InvalidArgumentError('expected a JSON object or key:value.');
+      throw new ConfigError('expected a JSON object or key:value.');
     }
     return { ...previous, ...(obj as Record<string, unknown>) };
   }
   const idx = trimmed.indexOf(':');
-  if (idx <= 0) throw new InvalidArgumentError(`expected key:value or a JSON object, got "${value}".`);
+  if (idx <= 0) throw new ConfigError(`expected key:value or a JSON object, got "${value}".`);
   return { ...previous, [trimmed.slice(0, idx).trim()]: scalar(trimmed.slice(idx + 1).trim()) };
 }
 
@@ -84,14 +51,13 @@ function hasControlCharacter(text: string): boolean {
 /** Accumulates `-H "Name: value"` headers. */
 export function collectHeaders(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const idx = value.indexOf(':');
-  if (idx <= 0) throw new InvalidArgumentError(`expected "Name:Value", got "${value}".`);
+  if (idx <= 0) throw new ConfigError(`expected "Name:Value", got "${value}".`);
   const name = value.slice(0, idx).trim();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-    throw new InvalidArgumentError(`invalid header name "${name}".`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`invalid header name "${name}".`);
   const headerValue = value.slice(idx + 1).trim();
   // RFC 9110 §5.5: field values carry no CR, LF, NUL or other control characters (tab allowed).
   if (hasControlCharacter(headerValue)) {
-    throw new InvalidArgumentError(`header "${name}" has a control character (newline?) in its value.`);
+    throw new ConfigError(`header "${name}" has a control character (newline?) in its value.`);
   }
   return { ...previous, [name]: headerValue };
 }
@@ -106,10 +72,10 @@ export function parseUrl(value: string): string {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new InvalidArgumentError(`not a URL: "${value}".`);
+    throw new ConfigError(`not a URL: "${value}".`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InvalidArgumentError(`only http:// and https:// are supported, got "${url.protocol}".`);
+    throw new ConfigError(`only http:// and https:// are supported, got "${url.protocol}".`);
   }
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
   return `${url.origin}${path}`;
@@ -121,18 +87,8 @@ export function parseModels(value: string): string[] {
     .split(',')
     .map((m) => m.trim())
     .filter((m) => m !== '');
-  if (models.length === 0) throw new InvalidArgumentError('expected at least one model name.');
+  if (models.length === 0) throw new ConfigError('expected at least one model name.');
   return models;
-}
-
-/** A choice among `allowed`. */
-export function oneOf<T extends string>(allowed: readonly T[]): (value: string) => T {
-  return (value) => {
-    if (!(allowed as readonly string[]).includes(value)) {
-      throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}".`);
-    }
-    return value as T;
-  };
 }
 
 /**
@@ -145,7 +101,7 @@ export function collectSimulatorOption(
   previous: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const idx = value.indexOf('=');
-  if (idx <= 0) throw new InvalidArgumentError(`expected name=value, got "${value}".`);
+  if (idx <= 0) throw new ConfigError(`expected name=value, got "${value}".`);
   const name = value
     .slice(0, idx)
     .trim()
@@ -153,10 +109,21 @@ export function collectSimulatorOption(
   return { ...previous, [name]: scalar(value.slice(idx + 1).trim()) };
 }
 
-/** A camelCase option name in the kebab-case a user types: `ttftMs` → `ttft-ms`. */
+/**
+ * A camelCase, snake_case or `--flag` name in the kebab-case a user types: `ttftMs` → `ttft-ms`,
+ * `faultRate429` → `fault-rate-429`, `request_rate` → `request-rate`.
+ */
 export function kebab(name: string): string {
   return name
+    .replace(/^--/, '')
+    .replaceAll('_', '-')
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1-$2')
     .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
     .toLowerCase();
+}
+
+/** A comma-separated list of numbers (sweeps): `1,4,16` → `[1, 4, 16]`; items are checked by the schema. */
+export function parseNumberList(value: string): number[] {
+  return value.split(',').map((x) => (x.trim() === '' ? Number.NaN : Number(x)));
 }

@@ -1,0 +1,49 @@
+/**
+ * Commander argument parsers of the commands whose options are not schema-derived (`analyze-trace`,
+ * `synthesize-trace`, `report`, `calibrate`). Each throws commander's `InvalidArgumentError`, so a
+ * bad value fails before any work, with a message naming the expectation.
+ */
+import { InvalidArgumentError } from 'commander';
+
+/** Parses a finite number ≥ `min` (and ≤ `max`). */
+export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(
+        `expected a number${max === Number.POSITIVE_INFINITY ? ` >= ${min}` : ` in [${min}, ${max}]`}, got "${value}".`,
+      );
+    }
+    return n;
+  };
+}
+
+/** Parses an integer ≥ `min`. */
+export function integerAtLeast(min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+      throw new InvalidArgumentError(`expected an integer >= ${min}, got "${value}".`);
+    }
+    return n;
+  };
+}
+
+/** A strictly positive number. */
+export const positiveNumber = (value: string): number => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError(`expected a number > 0, got "${value}".`);
+  }
+  return n;
+};
+
+/** A choice among `allowed`. */
+export function oneOf<T extends string>(allowed: readonly T[]): (value: string) => T {
+  return (value) => {
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}, got "${value}".`);
+    }
+    return value as T;
+  };
+}

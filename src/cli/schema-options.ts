@@ -1,0 +1,137 @@
+/**
+ * Commander options derived from a zod schema's {@link OptionMeta}: the flag, its value placeholder,
+ * help text with the default, enum choices, and a parser that reads the typed text and checks it
+ * against the field's own schema, so a bad value fails at once naming the flag. Commander sets no
+ * defaults: a flag the user did not type stays absent, and the schema fills the default later.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { describeIssue, type OptionField } from '../util/option-meta.js';
+import { parseNumberList } from '../util/option-values.js';
+
+function showDefault(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'object')
+    return Object.keys(value as object).length === 0 ? undefined : JSON.stringify(value);
+  return String(value);
+}
+
+/** The help line of a field: its text, then `(default: …)` from the metadata or the schema. */
+function helpOf(field: OptionField, defaultOverride: unknown): string {
+  const shown = field.meta.defaultText ?? showDefault(defaultOverride ?? field.defaultValue);
+  if (field.kind === 'boolean') {
+    if (field.defaultValue === true) return `${field.meta.help} (default: on)`;
+    if (field.defaultValue === false) return field.meta.help;
+  }
+  return shown === undefined ? field.meta.help : `${field.meta.help} (default: ${shown})`;
+}
+
+/** One typed text as the field's input value (before the field's schema checks it). */
+export function valueFromText(field: OptionField, text: string, previous: unknown): unknown {
+  if (field.meta.parse !== undefined) return field.meta.parse(text, previous);
+  if (field.meta.list === true)
+    return field.kind === 'number' ? parseNumberList(text) : text.split(',').map((s) => s.trim());
+  if (field.kind === 'number') return text.trim() === '' ? Number.NaN : Number(text);
+  if (field.kind === 'array')
+    return text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  return text;
+}
+
+/**
+ * Checks `value` (one item of a list field) against the field's schema.
+ * @returns the message a user reads after the flag, or null when it is valid.
+ */
+export function valueProblem(field: OptionField, value: unknown): string | null {
+  const items = field.meta.list === true && Array.isArray(value) ? value : [value];
+  for (const item of items) {
+    const parsed = field.schema.safeParse(item);
+    const issue = parsed.success ? undefined : parsed.error.issues[0];
+    if (issue !== undefined) return `${describeIssue(issue, item)}.`;
+  }
+  return null;
+}
+
+function argParser(field: OptionField): (text: string, previous: unknown) => unknown {
+  return (text, previous) => {
+    let value: unknown;
+    try {
+      value = valueFromText(field, text, previous);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+    const problem = field.meta.repeatable === true ? null : valueProblem(field, value);
+    if (problem !== null) throw new InvalidArgumentError(problem);
+    return value;
+  };
+}
+
+/** The commander options of one field (a boolean may have a `--no-` form too). */
+function optionsOf(field: OptionField, defaultOverride: unknown, group?: string): Option[] {
+  const { meta } = field;
+  const flags = (long: string, arg = ''): string =>
+    `${meta.short === undefined ? '' : `${meta.short}, `}${long}${arg}`;
+  const out: Option[] = [];
+  if (field.kind === 'boolean') {
+    out.push(new Option(flags(`--${meta.flag}`), helpOf(field, defaultOverride)));
+    // A default-on or tri-state flag can be turned off; a default-off flag only on.
+    if (field.defaultValue !== false) out.push(new Option(`--no-${meta.flag}`, `turn off --${meta.flag}`));
+  } else {
+    const opt = new Option(
+      flags(`--${meta.flag}`, ` <${meta.unit ?? 'value'}>`),
+      helpOf(field, defaultOverride),
+    );
+    if (field.choices !== undefined && field.meta.parse === undefined) opt.choices(field.choices);
+    else opt.argParser(argParser(field));
+    out.push(opt);
+  }
+  if (group !== undefined) for (const o of out) o.helpGroup(group);
+  return out;
+}
+
+/** What {@link addSchemaOptions} returns: how to read the flags back as the schema's input. */
+export interface SchemaFlags {
+  /** The schema input of the flags the user typed (nested fields nested), without defaults. */
+  read(cmd: Command): Record<string, unknown>;
+}
+
+/** Sets `value` at `path` in `target`, creating nested objects. */
+export function setAt(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let obj = target;
+  for (const key of path.slice(0, -1)) {
+    obj[key] ??= {};
+    obj = obj[key] as Record<string, unknown>;
+  }
+  obj[path[path.length - 1] as string] = value;
+}
+
+/**
+ * Adds one commander option per field (internal fields excluded) to `cmd`.
+ * @param defaults - display defaults that differ from the schema's (`simulate --warmup-ms`).
+ * @param groupOf - the `--help` heading of a field, if any.
+ */
+export function addSchemaOptions(
+  cmd: Command,
+  fields: readonly OptionField[],
+  defaults: Record<string, unknown> = {},
+  groupOf: (field: OptionField) => string | undefined = () => undefined,
+): SchemaFlags {
+  const attributes: Array<[OptionField, string]> = [];
+  for (const field of fields) {
+    if (field.meta.internal === true) continue;
+    const options = optionsOf(field, defaults[field.path.join('.')], groupOf(field));
+    for (const o of options) cmd.addOption(o);
+    attributes.push([field, (options[0] as Option).attributeName()]);
+  }
+  return {
+    read(command) {
+      const out: Record<string, unknown> = {};
+      for (const [field, attribute] of attributes) {
+        if (command.getOptionValueSource(attribute) !== 'cli') continue;
+        setAt(out, field.path, command.getOptionValue(attribute));
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The cross-field rules of a profile configuration. Each rule looks at the fields as given (before
+ * defaults are resolved) and returns the message of its violation, naming every flag involved, or
+ * null. The schema in `./config.ts` runs them all; the CLI and library callers get the same checks.
+ */
+import { DATASET_LOADERS, DATASET_TYPE_NAMES } from '../dataset/registry.js';
+import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
+import { SimulatorOptionsSchema } from '../simulator/options.js';
+import { describeIssue, optionFields } from '../util/option-meta.js';
+import { kebab } from '../util/option-values.js';
+
+/** The fields a rule reads: the configuration as given, before defaults are resolved. */
+export interface RuleInput {
+  inputFile?: string | undefined;
+  customDatasetType?: keyof typeof DATASET_LOADERS | undefined;
+  fixedSchedule?: boolean | undefined;
+  fixedScheduleStartOffsetMs?: number | undefined;
+  fixedScheduleEndOffsetMs?: number | undefined;
+  requestRate?: number | undefined;
+  concurrency?: number | undefined;
+  datasetSamplingStrategy?: string | undefined;
+  requestRateRampSeconds?: number | undefined;
+  arrivalPattern?: string | undefined;
+  arrivalSmoothness?: number | undefined;
+  requestCount?: number | undefined;
+  benchmarkDurationSeconds?: number | undefined;
+  requestCancellationRatePct?: number | undefined;
+  requestCancellationDelaySeconds?: number | undefined;
+  goodput?: string | undefined;
+  simulator: boolean;
+  simulatorOptions: Record<string, unknown>;
+}
+
+/** One cross-field rule: the flag it is reported under, and its check. */
+export interface ConfigRule {
+  /** The flag a violation is reported under (`ConfigError.option`). */
+  option: string;
+  check(c: RuleInput): string | null;
+}
+
+/** True when the run replays on the trace's timestamps: `--fixed-schedule`, or implied by the dataset type. */
+export function resolvesToFixedSchedule(c: RuleInput): boolean {
+  const loader = c.customDatasetType === undefined ? undefined : DATASET_LOADERS[c.customDatasetType];
+  return c.fixedSchedule ?? loader?.timestamped ?? false;
+}
+
+const rule = (option: string, check: (c: RuleInput) => string | null): ConfigRule => ({ option, check });
+const when = (cond: boolean, message: string): string | null => (cond ? message : null);
+
+const datasetRules: ConfigRule[] = [
+  rule('--custom-dataset-type', (c) =>
+    when(
+      c.inputFile !== undefined && c.customDatasetType === undefined,
+      `--custom-dataset-type is required with --input-file (one of ${DATASET_TYPE_NAMES.join(', ')}).`,
+    ),
+  ),
+  rule('--custom-dataset-type', (c) =>
+    when(
+      c.inputFile === undefined && c.customDatasetType !== undefined,
+      '--custom-dataset-type needs --input-file.',
+    ),
+  ),
+];
+
+const scheduleRules: ConfigRule[] = [
+  rule('--fixed-schedule-start-offset', (c) =>
+    when(
+      (c.fixedScheduleStartOffsetMs !== undefined || c.fixedScheduleEndOffsetMs !== undefined) &&
+        !resolvesToFixedSchedule(c),
+      '--fixed-schedule-start/end-offset require a fixed schedule (--fixed-schedule).',
+    ),
+  ),
+  rule(
+    '--fixed-schedule-end-offset',
+    ({ fixedScheduleStartOffsetMs: start, fixedScheduleEndOffsetMs: end }) =>
+      when(
+        start !== undefined && end !== undefined && end < start,
+        `--fixed-schedule-end-offset (${end}) must be >= --fixed-schedule-start-offset (${start}).`,
+      ),
+  ),
+  rule('--fixed-schedule', (c) =>
+    when(
+      resolvesToFixedSchedule(c) && c.inputFile === undefined,
+      '--fixed-schedule needs a timestamped --input-file.',
+    ),
+  ),
+  rule('--request-rate', (c) =>
+    when(
+      resolvesToFixedSchedule(c) && c.requestRate !== undefined,
+      '--request-rate cannot be combined with a fixed schedule (use --no-fixed-schedule).',
+    ),
+  ),
+  rule('--dataset-sampling-strategy', (c) =>
+    when(
+      resolvesToFixedSchedule(c) && c.datasetSamplingStrategy !== undefined,
+      '--dataset-sampling-strategy is not allowed with a fixed schedule.',
+    ),
+  ),
+  rule('--request-rate-ramp-duration', (c) =>
+    when(
+      resolvesToFixedSchedule(c) && c.requestRateRampSeconds !== undefined,
+      '--request-rate-ramp-duration is not allowed with a fixed schedule.',
+    ),
+  ),
+];
+
+const loadRules: ConfigRule[] = [
+  rule('--arrival-smoothness', (c) =>
+    when(
+      c.arrivalSmoothness !== undefined && c.arrivalPattern !== 'gamma',
+      '--arrival-smoothness requires --arrival-pattern gamma.',
+    ),
+  ),
+  rule('--arrival-pattern', (c) =>
+    when(
+      c.arrivalPattern !== undefined && c.requestRate === undefined,
+      '--arrival-pattern requires --request-rate.',
+    ),
+  ),
+  rule('--request-rate-ramp-duration', (c) =>
+    when(
+      c.requestRateRampSeconds !== undefined && c.requestRate === undefined,
+      '--request-rate-ramp-duration requires --request-rate.',
+    ),
+  ),
+  rule('--request-count', (c) =>
+    when(
+      c.requestCount !== undefined && c.benchmarkDurationSeconds !== undefined,
+      '--request-count and --benchmark-duration cannot be combined.',
+    ),
+  ),
+  rule('--request-cancellation-delay', (c) =>
+    when(
+      (c.requestCancellationDelaySeconds ?? 0) > 0 && c.requestCancellationRatePct === undefined,
+      '--request-cancellation-delay requires --request-cancellation-rate.',
+    ),
+  ),
+  rule('--goodput', (c) => goodputProblem(c.goodput)),
+];
+
+function goodputProblem(goodput: string | undefined): string | null {
+  if (goodput === undefined) return null;
+  try {
+    parseGoodput(goodput);
+    return null;
+  } catch (err) {
+    if (err instanceof GoodputParseError) return err.message;
+    throw err;
+  }
+}
+
+/** The first problem of `--simulator-option` values, named as the user types them. */
+function simulatorOptionProblem(c: RuleInput): string | null {
+  const opts = c.simulatorOptions;
+  if (Object.keys(opts).length === 0) return null;
+  if (!c.simulator) return '--simulator-option needs --simulator.';
+  const fields = optionFields(SimulatorOptionsSchema);
+  for (const [key, value] of Object.entries(opts)) {
+    const field = fields.find((f) => f.path[0] === key);
+    if (field === undefined)
+      return `--simulator-option ${kebab(key)}: unknown simulator parameter (see tokenload simulate --help).`;
+    const parsed = field.schema.safeParse(value);
+    if (!parsed.success && parsed.error.issues[0] !== undefined)
+      return `--simulator-option ${field.meta.flag}: ${describeIssue(parsed.error.issues[0], value)}.`;
+  }
+  return null;
+}
+
+/** Every cross-field rule, in the order they are checked. */
+export const CONFIG_RULES: readonly ConfigRule[] = [
+  ...datasetRules,
+  ...scheduleRules,
+  ...loadRules,
+  rule('--simulator-option', simulatorOptionProblem),
+];

@@ -1,0 +1,182 @@
+/**
+ * Option metadata carried by zod schemas: each configuration field's flag, help text, unit and
+ * text parser live on the field itself, so the CLI's options, `--help`, the `-f` config file, the
+ * validation messages and the redacted `input_config` are all derived from one schema.
+ */
+import type { core, z } from 'zod';
+
+/** What a schema field says about itself as an option. */
+export interface OptionMeta {
+  /** Long flag without dashes, as typed: `request-rate`. */
+  flag: string;
+  /** One-letter alias with its dash: `-m`. */
+  short?: string;
+  /** Placeholder of the value in `--help` (`ms`, `tokens`, `r[,r…]`); omitted for boolean flags. */
+  unit?: string;
+  /** One line of help: what the option does. */
+  help: string;
+  /** The default as `--help` shows it, when the schema has none or it is derived elsewhere. */
+  defaultText?: string;
+  /**
+   * Turns one typed string into the field's input value (`previous` is the value so far, for
+   * repeatable flags). Absent: numbers are read as numbers, everything else stays a string.
+   * @throws {Error} with a message saying what was expected.
+   */
+  parse?: (text: string, previous: unknown) => unknown;
+  /** The flag may be given many times; `parse` accumulates. */
+  repeatable?: boolean;
+  /** A comma-separated list: `1,4,16` (sweeps). */
+  list?: boolean;
+  /** The value is a secret: never written to artifacts. */
+  secret?: boolean;
+  /** The option exists for library callers only (no flag, no config-file key). */
+  internal?: boolean;
+}
+
+/** Every option's {@link OptionMeta}, keyed by its (outermost) field schema. */
+const optionRegistry = new WeakMap<z.ZodType, OptionMeta>();
+
+/** Attaches `meta` to `schema` (the outermost wrapper, so defaults and optionals keep it) and returns it. */
+export function option<T extends z.ZodType>(schema: T, meta: OptionMeta): T {
+  optionRegistry.set(schema, meta);
+  return schema;
+}
+
+/** The base kind of a field, which decides how a typed string becomes a value. */
+export type OptionKind = 'number' | 'boolean' | 'string' | 'enum' | 'array' | 'record' | 'object';
+
+/** One option of a schema, with what its schema says about it. */
+export interface OptionField {
+  /** Path of the field in the schema's input (`['synthetic', 'isl']` for a nested option). */
+  path: readonly string[];
+  meta: OptionMeta;
+  kind: OptionKind;
+  /** The schema's default (undefined when it has none). */
+  defaultValue: unknown;
+  /** Allowed values of an enum field. */
+  choices?: readonly string[];
+  /** The field's own schema, to check one value alone. */
+  schema: z.ZodType;
+}
+
+type AnySchema = z.ZodType & { def: core.$ZodTypeDef & Record<string, unknown> };
+
+/** Strips default, optional, nullable and pipe wrappers; returns the base schema and any default. */
+function unwrap(schema: AnySchema): { base: AnySchema; defaultValue: unknown } {
+  let s = schema;
+  let defaultValue: unknown;
+  for (;;) {
+    const def = s.def;
+    if (def.type === 'default' || def.type === 'prefault') defaultValue ??= def.defaultValue;
+    const inner = (def.innerType ?? (def.type === 'pipe' ? def.in : undefined)) as AnySchema | undefined;
+    if (inner === undefined) return { base: s, defaultValue };
+    s = inner;
+  }
+}
+
+function kindOf(base: AnySchema): OptionKind {
+  const t = base.def.type;
+  if (t === 'number' || t === 'boolean' || t === 'enum' || t === 'array' || t === 'record' || t === 'object')
+    return t;
+  return 'string';
+}
+
+/** The object shape behind `schema` (through refinements and pipes), or undefined. */
+export function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  const { base } = unwrap(schema as AnySchema);
+  return base.def.type === 'object' ? (base.def.shape as Record<string, z.ZodType>) : undefined;
+}
+
+/**
+ * Every field of `schema` that has {@link OptionMeta}, in declaration order, descending into
+ * nested objects without metadata of their own (so `synthetic.isl` is found).
+ */
+export function optionFields(schema: z.ZodType, prefix: readonly string[] = []): OptionField[] {
+  const shape = objectShape(schema);
+  if (shape === undefined) return [];
+  const out: OptionField[] = [];
+  for (const [key, field] of Object.entries(shape)) {
+    const path = [...prefix, key];
+    const meta = optionRegistry.get(field);
+    if (meta === undefined) {
+      out.push(...optionFields(field, path));
+      continue;
+    }
+    const { base, defaultValue } = unwrap(field as AnySchema);
+    const kind = kindOf(base);
+    const choices = kind === 'enum' ? ((base as unknown as { options: string[] }).options ?? []) : undefined;
+    out.push({
+      path,
+      meta,
+      kind,
+      defaultValue,
+      schema: field,
+      ...(choices === undefined ? {} : { choices }),
+    });
+  }
+  return out;
+}
+
+/** A field's name as its error messages and `--help` call it: `--request-rate`. */
+export function flagName(field: OptionField): string {
+  return field.meta.internal === true ? field.path.join('.') : `--${field.meta.flag}`;
+}
+
+/** A zod issue in words a user reads after the flag's name: `expected an integer >= 1, got 0`. */
+export function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  if (value === undefined && issue.code === 'invalid_type') return 'is required';
+  const got = `got ${typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value)}`;
+  switch (issue.code) {
+    case 'too_small':
+    case 'too_big': {
+      const op = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
+      const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+      if (issue.origin === 'array') return `expected ${op} ${bound} values, ${got}`;
+      return `expected a number ${op} ${bound}, ${got}`;
+    }
+    case 'invalid_type':
+      return `expected ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, ${got}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map(String).join(', ')}, ${got}`;
+    case 'unrecognized_keys':
+      return `unknown option ${issue.keys.join(', ')}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** The value at `path` inside `input`, or undefined. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/**
+ * Validates `input` against `schema`; on failure builds one error from the first issue, naming the
+ * field's flag (or its path for internal fields) via `fail(message, option)`.
+ * @throws whatever `fail` returns.
+ */
+export function parseOptions<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  fail: (message: string, option: string) => Error,
+): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const path = issue.path.map(String);
+  const field = optionFields(schema).find((f) => f.path.join('.') === path.join('.'));
+  if (field === undefined) {
+    // A cross-field rule's message names its flags itself; an unknown key names the key.
+    const at = issue.code === 'unrecognized_keys' ? [...path, ...issue.keys].join('.') : path.join('.');
+    const text =
+      issue.code === 'custom' ? issue.message : `${at}: ${describeIssue(issue, valueAt(input, path))}`;
+    throw fail(text, String((issue as { params?: { option?: string } }).params?.option ?? at));
+  }
+  const name = flagName(field);
+  throw fail(`${name}: ${describeIssue(issue, valueAt(input, issue.path))}`, name);
+}
