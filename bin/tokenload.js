@@ -1,17 +1,14 @@
 #!/usr/bin/env node
 import { main } from '../dist/src/cli/main.js';
 
+// main() maps every error to its exit code itself; this handler only catches a failure of that mapping.
 main(process.argv).then(
   (code) => {
     process.exitCode = code;
   },
   (err) => {
-    // System errors (a busy port, an artifact folder under a file, a full disk) are the user's
-    // environment, not our bug: one line, no stack. Anything else is a bug: full stack.
-    const systemError = err instanceof Error && typeof err.code === 'string' && 'syscall' in err;
-    console.error(
-      systemError ? `error: ${err.message}` : err instanceof Error ? (err.stack ?? err.message) : String(err),
-    );
-    process.exitCode = 1;
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    console.error('tokenload: internal error. This is a bug: please report it with the output above.');
+    process.exitCode = 70;
   },
 );

@@ -4,19 +4,13 @@
  * in-flight now), prints the console report, runs sweeps one value after another, and maps
  * failures to exit codes.
  */
-import { type Command, InvalidArgumentError } from 'commander';
-import { SyntheticOptionError } from '../dataset/synthetic-options.js';
-import { DatasetError } from '../dataset/types.js';
-import { GoodputParseError } from '../metrics/goodput.js';
-import { PromptSynthesisError } from '../prompt/synthesizer.js';
-import { TokenizerLoadError } from '../prompt/tokenizer.js';
+import type { Command } from 'commander';
 import type { ProfileConfig } from '../run/config.js';
-import { ServerUnreachableError } from '../run/preflight.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
 import { writeSweepSummary } from '../run/sweep.js';
-import { ScheduleError } from '../timing/fixed-schedule.js';
 import { rateWarning, readCalibration } from './calibrate-action.js';
+import { exitCodeFor } from './cli-io.js';
 import { defineProfileOptions, resolveProfileConfigs } from './profile-command.js';
 
 /** Logger on stderr, so stdout carries only the report. */
@@ -24,20 +18,6 @@ export const stderrLogger: Logger = {
   info: (m) => process.stderr.write(`[tokenload] ${m}\n`),
   warn: (m) => process.stderr.write(`[tokenload] warning: ${m}\n`),
 };
-
-/** Errors that are the user's input, reported as one line with exit code 1 (no stack trace). */
-function isInputError(err: unknown): err is Error {
-  return (
-    err instanceof DatasetError ||
-    err instanceof TokenizerLoadError ||
-    err instanceof ScheduleError ||
-    err instanceof GoodputParseError ||
-    err instanceof PromptSynthesisError ||
-    err instanceof ServerUnreachableError ||
-    err instanceof SyntheticOptionError ||
-    err instanceof RangeError
-  );
-}
 
 /** Registers `profile` on `program`; `setExit` receives the exit code. */
 export function registerProfileCommand(program: Command, setExit: (code: number) => void): void {
@@ -88,19 +68,10 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
       });
       process.stdout.write(`${outcome.consoleText}\n`);
       outcomes.push({ config, outcome });
-      if (outcome.inputError !== null) {
-        process.stderr.write(`error: ${outcome.inputError.message}\n`);
-        return 1;
-      }
+      if (outcome.inputError !== null) return exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
     }
     if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
     return stop.signal.aborted ? 130 : 0;
-  } catch (err) {
-    if (isInputError(err)) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
