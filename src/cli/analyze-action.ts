@@ -8,12 +8,10 @@ import { formatAnalysis } from '../analyze/analyze-format.js';
 import { analyzeTrace } from '../analyze/analyze-trace.js';
 import {
   SYNTHESIS_DATASET_TYPES,
-  SynthesisError,
   type SynthesisResult,
   synthesizeTrace,
 } from '../analyze/synthesize-trace.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import { DatasetError } from '../dataset/types.js';
 import { integerAtLeast, oneOf, positiveNumber } from './arg-parsers.js';
 import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
 

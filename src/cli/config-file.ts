@@ -30,7 +30,7 @@ function readObject(file: string): Record<string, unknown> {
 }
 
 /** One file value as the field's input: strings are read as typed text; lists fold repeatable flags. */
-function valueOf(field: OptionField, value: unknown): unknown {
+function fileValue(field: OptionField, value: unknown): unknown {
   if (typeof value === 'string') return valueFromText(field, value, undefined);
   if (Array.isArray(value) && field.meta.repeatable === true) {
     return value.reduce<unknown>(
@@ -57,7 +57,7 @@ export function readConfigFile(file: string, fields: readonly OptionField[]): Re
     if (raw === null || raw === undefined) continue;
     let value: unknown;
     try {
-      value = valueOf(field, raw);
+      value = fileValue(field, raw);
     } catch (err) {
       throw new ConfigError(`--config ${file}: key "${key}": ${(err as Error).message}`, `--${flag}`);
     }

@@ -1,0 +1,157 @@
+/**
+ * The exit codes of the real binary (`bin/tokenload.js` over the built package), as a script or CI
+ * job sees them: 2 a bad flag, 1 a bad trace line, 1 an unreachable server, 130 Ctrl-C, 70 an
+ * internal bug (with its stack and a request to report it, never a one-line user error).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+const BIN = 'bin/tokenload.js';
+const BOUND_MS = 90_000;
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-exit-'));
+  dirs.push(dir);
+  return dir;
+}
+
+interface Exit {
+  code: number | null;
+  stderr: string;
+}
+
+/** Runs the binary; `onStderr` may act on the output so far (e.g. send a signal). */
+function run(
+  args: string[],
+  nodeArgs: string[] = [],
+  onStderr?: (text: string, kill: () => void) => void,
+): Promise<Exit> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+    onStderr?.(stderr, () => child.kill('SIGINT'));
+  });
+  const bound = setTimeout(() => child.kill('SIGKILL'), BOUND_MS);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(bound);
+      resolve({ code, stderr });
+    }),
+  );
+}
+
+const quiet = ['--ui', 'none', '--client-warmup-ms', '0'];
+
+test('a bad flag value exits 2 naming the flag', async () => {
+  const r = await run(['profile', '-m', 'm', '--request-rate', 'abc', ...quiet]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--request-rate/);
+  const rule = await run(['profile', '-m', 'm', '--arrival-pattern', 'gamma', ...quiet]);
+  assert.equal(rule.code, 2, rule.stderr);
+  assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate\.$/m);
+});
+
+test('a bad trace line exits 1 naming the file and line', async () => {
+  const dir = tempDir();
+  const trace = join(dir, 'trace.jsonl');
+  writeFileSync(
+    trace,
+    '{"chat_id":1,"parent_chat_id":-1,"timestamp":0,"input_length":32,"output_length":4,"type":"text","turn":1,"hash_ids":[1,2]}\n{"chat_id": 2,\n',
+  );
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--input-file',
+    trace,
+    '--custom-dataset-type',
+    'bailian_trace',
+    '--no-trace-streaming',
+    '--url',
+    'http://127.0.0.1:9',
+    '--artifact-dir',
+    join(dir, 'out'),
+    ...quiet,
+  ]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^error: .*trace\.jsonl:2/m);
+  assert.doesNotMatch(r.stderr, /internal error/);
+});
+
+test('an unreachable server exits 1 with one line', async () => {
+  const dir = tempDir();
+  const r = await run(['profile', '-m', 'm', '--url', 'http://127.0.0.1:9', '--artifact-dir', dir, ...quiet]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^error: .*127\.0\.0\.1:9/m);
+  assert.doesNotMatch(r.stderr, /\n\s+at /);
+});
+
+test('an artifact folder that cannot be created names --artifact-dir, exit 1', async () => {
+  const dir = tempDir();
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'x');
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--url',
+    'http://127.0.0.1:9',
+    '--artifact-dir',
+    file,
+    ...quiet,
+  ]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^error: --artifact-dir .*a-file: cannot create the folder \(EEXIST/m);
+});
+
+test('Ctrl-C during a run exits 130', async () => {
+  const dir = tempDir();
+  let sent = false;
+  const r = await run(
+    [
+      'profile',
+      '--simulator',
+      '-m',
+      'm',
+      '--streaming',
+      '--osl',
+      '2000',
+      '--request-count',
+      '1000',
+      '--artifact-dir',
+      dir,
+      ...quiet,
+    ],
+    [],
+    (text, kill) => {
+      if (!sent && text.includes('profiling')) {
+        sent = true;
+        kill();
+      }
+    },
+  );
+  assert.ok(sent, r.stderr);
+  assert.equal(r.code, 130, r.stderr);
+});
+
+test('an internal bug exits 70 with its stack and a request to report it', async () => {
+  const dir = join(tempDir(), 'inject-bug-here');
+  const r = await run(
+    ['profile', '-m', 'm', '--url', 'http://127.0.0.1:9', '--artifact-dir', dir, ...quiet],
+    ['--import', './test/helpers/inject-bug.mjs'],
+  );
+  assert.equal(r.code, 70, r.stderr);
+  assert.match(r.stderr, /TypeError: injected/);
+  assert.match(r.stderr, /\n\s+at /, 'the stack is printed');
+  assert.match(r.stderr, /internal error.*please report/);
+  assert.doesNotMatch(r.stderr, /^error: /m);
+});
