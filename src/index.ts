@@ -1,42 +1,112 @@
 /**
- * tokenload's library API. The CLI is built only on what is exported here and from the stage
- * modules below; deep imports of other files are not part of the contract.
+ * tokenload's library API: a deliberate list, stage by stage. What is not exported here is internal
+ * and may change without notice; every process-level error class and the configuration schema are.
+ * Sorted by source folder, which is the pipeline stage.
  *
  *     import { profileConfig, runProfile } from 'tokenload';
  *     const outcome = await runProfile(
  *       profileConfig({ models: ['Qwen/Qwen3-0.6B'], randomSeed: 1, inputFile: 'trace.jsonl',
- *                       customDatasetType: 'bailian_trace', fixedSchedule: true, streaming: true,
- *                       simulator: true, artifactDir: 'artifacts/run1' }),
+ *                       customDatasetType: 'bailian_trace', streaming: true, simulator: true,
+ *                       artifactDir: 'artifacts/run1', ui: 'none' }),
  *       { log: console, stopSignal: new AbortController().signal });
  */
 
+export { SynthesisError } from './analyze/synthesize-trace.js';
 export type { HttpClient, SendRequest } from './client/types.js';
 export { createHttpClient } from './client/undici-client.js';
-export * from './dataset/index.js';
-export type * from './dataset/types.js';
-export { DatasetError } from './dataset/types.js';
-export { ENDPOINTS } from './endpoint/registry.js';
+export {
+  type ChatMessage,
+  type Conversation,
+  DATASET_LOADERS,
+  DATASET_TYPE_NAMES,
+  type Dataset,
+  DatasetError,
+  type DatasetLoader,
+  type DatasetTypeName,
+  generateSyntheticDataset,
+  getDatasetLoader,
+  idealPrefixHit,
+  type LoadOptions,
+  type PrefixHitStats,
+  type SourceRef,
+  type StreamedTurn,
+  SyntheticOptionError,
+  type TraceStream,
+  type Turn,
+} from './dataset/index.js';
+export { type SyntheticDatasetOptions, SyntheticOptionsSchema } from './dataset/synthetic-options.js';
+export { ENDPOINT_TYPES, ENDPOINTS, type EndpointTypeName } from './endpoint/registry.js';
 export type { EndpointAdapter } from './endpoint/types.js';
-export * from './export/index.js';
-export * from './metrics/index.js';
-export { PromptSynthesizer } from './prompt/synthesizer.js';
-export { BUILTIN_TOKENIZER, loadTokenizer, type TextTokenizer } from './prompt/tokenizer.js';
-export * from './record/index.js';
-export type * from './record/types.js';
-export * from './report/index.js';
+export {
+  ConfigError,
+  ERROR_CODES,
+  type ErrorCode,
+  EXIT_INTERNAL,
+  exitCodeOf,
+  OutputError,
+  TokenloadError,
+} from './errors.js';
+export {
+  INPUTS_FILE_NAME,
+  RECORDS_FILE_NAME,
+  REDACTED,
+  redactConfig,
+  SUMMARY_CSV_FILE_NAME,
+  SUMMARY_JSON_FILE_NAME,
+} from './export/index.js';
+export {
+  computeStats,
+  GoodputParseError,
+  METRICS,
+  type MetricDef,
+  type MetricTag,
+  metricByTag,
+  PERCENTILES,
+  parseGoodput,
+  type Slo,
+  type Stats,
+  type Summary,
+} from './metrics/index.js';
+export { PromptSynthesisError, PromptSynthesizer } from './prompt/synthesizer.js';
+export {
+  BUILTIN_TOKENIZER,
+  loadTokenizer,
+  type TextTokenizer,
+  TokenizerLoadError,
+} from './prompt/tokenizer.js';
+export type { ErrorKind, ProcessedRecord, RawRecord, RecordError, Usage } from './record/types.js';
+export {
+  COMPARE_FILE_NAME,
+  compareRuns,
+  loadRun,
+  REPORT_FILE_NAME,
+  type RunData,
+  RunLoadError,
+  type RunSummary,
+  writePlots,
+  writeReport,
+} from './report/index.js';
 export {
   type ProfileConfig,
   type ProfileConfigInput,
   ProfileConfigSchema,
+  ProfileFieldsSchema,
   profileConfig,
   profileConfigs,
   type SweepInput,
 } from './run/config.js';
 export type { RunOutcome } from './run/finish.js';
+export { ServerUnreachableError } from './run/preflight.js';
 export { type RunEnv, runProfile } from './run/profile.js';
-export { type SimulatorOptions, SimulatorOptionsSchema } from './simulator/options.js';
+export type { Logger } from './run/progress.js';
+export {
+  type SimulatorOptions,
+  type SimulatorOptionsInput,
+  SimulatorOptionsSchema,
+} from './simulator/options.js';
 export { startSimulator } from './simulator/server.js';
-export { spawnSimulator } from './simulator/spawn.js';
+export { SimulatorSpawnError, spawnSimulator } from './simulator/spawn.js';
 export { type Clock, monotonicNowNs, TimeBase } from './timing/clock.js';
 export { RealClock } from './timing/real-clock.js';
+export { ScheduleError } from './timing/schedule-feed.js';
 export { VirtualClock } from './timing/virtual-clock.js';
