@@ -8,7 +8,8 @@
 /**
  * Every error code with its exit code and what it means. Exit codes follow the CLI's contract:
  * 2 for usage and configuration errors, 1 for bad input files and an unusable environment
- * (as sysexits' `EX_DATAERR` family, collapsed to 1 as before), 130 for an interrupt (128 + SIGINT).
+ * (as sysexits' `EX_DATAERR` family, collapsed to 1 as before). An interrupt is not an error: see
+ * {@link EXIT_INTERRUPTED}.
  */
 export const ERROR_CODES = {
   /** A flag, a config-file key or a library option has a bad value or breaks a cross-field rule. */
@@ -31,12 +32,13 @@ export const ERROR_CODES = {
   E_ARTIFACTS: { exitCode: 1, meaning: 'artifacts unreadable' },
   /** A file or folder named by an option cannot be written or created (the message names the option). */
   E_OUTPUT: { exitCode: 1, meaning: 'output not writable' },
-  /** The run was interrupted (Ctrl-C, SIGTERM) before it could finish. */
-  E_INTERRUPTED: { exitCode: 130, meaning: 'interrupted' },
 } as const satisfies Record<string, { exitCode: number; meaning: string }>;
 
 /** One stable error code, e.g. `E_DATASET`. */
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT's number, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
 
 /** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
 export const EXIT_INTERNAL = 70;

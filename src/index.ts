@@ -42,6 +42,7 @@ export {
   ERROR_CODES,
   type ErrorCode,
   EXIT_INTERNAL,
+  EXIT_INTERRUPTED,
   exitCodeOf,
   OutputError,
   TokenloadError,

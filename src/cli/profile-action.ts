@@ -5,6 +5,7 @@
  * failures to exit codes.
  */
 import type { Command } from 'commander';
+import { EXIT_INTERRUPTED } from '../errors.js';
 import type { ProfileConfig } from '../run/config.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
@@ -46,9 +47,9 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
       );
       force.abort();
       // Something that cannot be interrupted (e.g. a hung file system call) must not hold the user.
-      setTimeout(() => process.exit(130), 10_000).unref();
+      setTimeout(() => process.exit(EXIT_INTERRUPTED), 10_000).unref();
     } else {
-      process.exit(130);
+      process.exit(EXIT_INTERRUPTED);
     }
   };
   process.on('SIGINT', onSignal);
@@ -71,7 +72,7 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
       if (outcome.inputError !== null) return exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
     }
     if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
-    return stop.signal.aborted ? 130 : 0;
+    return stop.signal.aborted ? EXIT_INTERRUPTED : 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
