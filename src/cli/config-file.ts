@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
-import type { OptionField } from '../util/option-meta.js';
+import { type OptionField, setAt } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
-import { setAt, valueFromText, valueProblem } from './schema-options.js';
+import { valueFromText, valueProblem } from './schema-options.js';
 
 function readObject(file: string): Record<string, unknown> {
   let text: string;

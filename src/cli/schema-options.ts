@@ -5,7 +5,7 @@
  * defaults: a flag the user did not type stays absent, and the schema fills the default later.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { describeIssue, type OptionField } from '../util/option-meta.js';
+import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
 import { parseNumberList } from '../util/option-values.js';
 
 function showDefault(value: unknown): string | undefined {
@@ -94,16 +94,6 @@ function optionsOf(field: OptionField, defaultOverride: unknown, group?: string)
 export interface SchemaFlags {
   /** The schema input of the flags the user typed (nested fields nested), without defaults. */
   read(cmd: Command): Record<string, unknown>;
-}
-
-/** Sets `value` at `path` in `target`, creating nested objects. */
-export function setAt(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  let obj = target;
-  for (const key of path.slice(0, -1)) {
-    obj[key] ??= {};
-    obj = obj[key] as Record<string, unknown>;
-  }
-  obj[path[path.length - 1] as string] = value;
 }
 
 /**

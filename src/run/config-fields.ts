@@ -99,10 +99,9 @@ export const endpointFields = {
     flag: 'header',
     short: '-H',
     unit: 'header',
-    help: 'extra HTTP header "Name:Value"; repeatable',
+    help: 'extra HTTP header "Name:Value"; repeatable (auth-like values are redacted in artifacts)',
     parse: (v, prev) => collectHeaders(v, prev as Record<string, string> | undefined),
     repeatable: true,
-    secret: true,
   }),
   /** `--api-key`: sent as `Authorization: Bearer <key>`. */
   apiKey: option(z.string().optional(), {

@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { parseOptions } from '../util/option-meta.js';
+import { REDACTED } from '../export/redact.js';
+import { optionFields, parseOptions, setAt, valueAt } from '../util/option-meta.js';
 import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from './config-fields.js';
 import { CONFIG_RULES, resolvesToFixedSchedule } from './config-rules.js';
 import { stimulusName } from './strategy-factory.js';
@@ -144,6 +145,20 @@ export function profileConfigs(input: SweepInput): ProfileConfig[] {
       }
       out.push(config);
     }
+  }
+  return out;
+}
+
+/**
+ * The configuration as the summary's `input_config` stores it: every option whose schema field is
+ * marked secret (`--api-key`) replaced by `<redacted>`. The exporter then redacts secret-looking
+ * keys and auth headers anywhere else (`--extra-inputs`, `-H`) by name.
+ */
+export function inputConfigOf(config: ProfileConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = structuredClone(config);
+  for (const field of optionFields(ProfileFieldsSchema)) {
+    if (field.meta.secret === true && valueAt(out, field.path) !== undefined)
+      setAt(out, field.path, REDACTED);
   }
   return out;
 }

@@ -145,6 +145,16 @@ export function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
   }
 }
 
+/** Sets `value` at `path` in `target`, creating nested objects. */
+export function setAt(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let obj = target;
+  for (const key of path.slice(0, -1)) {
+    obj[key] ??= {};
+    obj = obj[key] as Record<string, unknown>;
+  }
+  obj[path[path.length - 1] as string] = value;
+}
+
 /** The value at `path` inside `input`, or undefined. */
 export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let v = input;
