@@ -8,6 +8,7 @@ import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { SAMPLING_STRATEGIES } from '../dataset/sampling.js';
 import { SyntheticOptionsSchema } from '../dataset/synthetic-options.js';
 import { ENDPOINT_TYPES } from '../endpoint/registry.js';
+import { BUILTIN_TOKENIZER } from '../prompt/tokenizer.js';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import {
@@ -126,7 +127,7 @@ export const endpointFields = {
     help: 'ask for per-chunk usage (continuous_usage_stats)',
   }),
   /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
-  tokenizer: option(z.string().min(1).default('builtin:qwen3'), {
+  tokenizer: option(z.string().min(1).default(BUILTIN_TOKENIZER), {
     flag: 'tokenizer',
     unit: 'path',
     help: 'HF model folder or tokenizer.json; builtin:qwen3 is the bundled Qwen3',

@@ -7,6 +7,7 @@
  * docs/simulator.md for the derivation and its limits.
  */
 import { z } from 'zod';
+import { BUILTIN_TOKENIZER } from '../prompt/tokenizer.js';
 import { option } from '../util/option-meta.js';
 
 const rate = z.number().min(0).max(1);
@@ -30,7 +31,7 @@ export const SimulatorOptionsSchema = z.strictObject({
     help: 'Model names served; empty accepts any name and lists "tokenload-sim".',
     defaultText: '(any)',
   }),
-  tokenizer: option(z.string().default('builtin:qwen3'), {
+  tokenizer: option(z.string().default(BUILTIN_TOKENIZER), {
     flag: 'tokenizer',
     unit: 'spec',
     help: 'Tokenizer for prompt token ids (same syntax as the client --tokenizer).',
