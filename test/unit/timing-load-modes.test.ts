@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Conversation, Turn } from '../../src/dataset/types.js';
+import { ConfigError } from '../../src/errors.js';
 import { createIntervals } from '../../src/timing/arrivals.js';
 import { createConcurrency } from '../../src/timing/concurrency.js';
 import { createRequestRate } from '../../src/timing/request-rate.js';
@@ -173,7 +174,7 @@ test('poisson and gamma intervals have mean 1/rate and are reproducible from the
     const meanMs = sum / n / MS;
     assert.ok(Math.abs(meanMs - 1) < 0.05, `${pattern}(${shape}) mean ${meanMs} ms`);
   }
-  assert.throws(() => createIntervals('constant', 0, 1), RangeError);
+  assert.throws(() => createIntervals('constant', 0, 1), ConfigError);
 });
 
 /** A virtual clock whose first sleep ending in [stallAtMs, resumeAtMs) ends at resumeAtMs instead (a stall). */
