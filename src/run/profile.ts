@@ -15,43 +15,20 @@ import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
-import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
+import { loadTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { warmUpClient } from './client-warmup.js';
 import type { ProfileConfig } from './config.js';
+import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
-import type { Logger } from './progress.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+
+export type { RunEnv } from './context.js';
 
 /** How long `--simulator` warms up before it listens (overridable with `--simulator-option warmup_ms=…`), ms. */
 export const SIMULATOR_WARMUP_MS = 1000;
-
-/** Injected environment of a run. */
-export interface RunEnv {
-  log: Logger;
-  /** Aborting stops issuing new requests (Ctrl-C / SIGTERM). */
-  stopSignal: AbortSignal;
-  /** Aborting cancels in-flight requests at once (a second Ctrl-C). */
-  forceSignal?: AbortSignal;
-}
-
-/** What every phase shares. */
-export interface RunContext {
-  config: ProfileConfig;
-  env: RunEnv;
-  dataset: Dataset;
-  tokenizer: TextTokenizer;
-  synthesizer: PromptSynthesizer;
-  adapter: EndpointAdapter;
-  /** Server base URL (origin + optional base path). */
-  target: string;
-  /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
-  stream: TraceStream | null;
-  /** The first row of a streamed trace (read before the run starts); null otherwise. */
-  firstRow?: StreamedTurn | null;
-}
 
 /**
  * Runs a profile and writes all artifacts.
