@@ -14,9 +14,8 @@ import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs, TimeBase } from '../timing/clock.js';
-import type { FixedScheduleResult } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
-import type { LoadStrategy, StrategyResult } from '../timing/types.js';
+import type { LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
 import { startProgress } from './progress.js';
@@ -37,14 +36,12 @@ export interface PhaseResult {
   endTime: Date;
   /** True when Ctrl-C / SIGTERM stopped the phase early. */
   interrupted: boolean;
-  /** Requests issued by the strategy. */
-  issued: number;
+  /** The strategy's report: requests issued, plus its own facts by `kind` (replay, pacing). */
+  load: StrategyReport;
   /** Duration cut-off accounting; null without `--benchmark-duration`. */
   cutoff: CutoffReport | null;
   /** Load-generator self-monitoring of the profiling phase. */
   clientHealth?: ClientHealth;
-  /** What a fixed-schedule replay read and how it ended (rows, sessions, out-of-order starts, feed error). */
-  replay?: FixedScheduleResult;
 }
 
 /** What happened to requests in flight at the `--benchmark-duration` cut-off. */
@@ -110,19 +107,16 @@ export async function runPhase(
   await client.ready?.();
   const startTime = new Date();
   const disarm = armCancellation(ctx, limits, cancel, tracker);
-  let issued = 0;
-  let replay: FixedScheduleResult | undefined;
+  let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   const monitor = profiling ? startClientMonitor(client) : null;
   try {
-    const result = await strategy.run({
+    load = await strategy.run({
       conversations: ctx.dataset.conversations,
       clock: new RealClock({ precision: config.timingPrecision }),
       dispatch,
       signal: env.stopSignal,
     });
-    issued = result.issued;
-    if (isReplayResult(result)) replay = result;
   } finally {
     disarm();
     clientHealth = monitor?.stop(summary.valuesOf('schedule_lag'));
@@ -138,15 +132,10 @@ export async function runPhase(
     startTime,
     endTime: new Date(),
     interrupted: env.stopSignal.aborted,
-    issued,
+    load,
     cutoff: tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
-    ...(replay === undefined ? {} : { replay }),
   };
-}
-
-function isReplayResult(result: StrategyResult): result is FixedScheduleResult {
-  return 'rowsRead' in result;
 }
 
 /** Counts requests in flight, and what became of those in flight at the duration cut-off. */

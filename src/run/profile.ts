@@ -17,6 +17,7 @@ import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import type { FixedScheduleReport } from '../timing/types.js';
 import { warmUpClient } from './client-warmup.js';
 import type { ProfileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
@@ -116,14 +117,16 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
-  const replay = profiling.replay;
-  // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
-  if (replay !== undefined && replay.feedError !== null && replay.issued === 0) {
-    // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
-    await removePhaseFiles(config.artifactDir);
-    throw replay.feedError;
+  const load = profiling.load;
+  if (load.kind === 'fixed_schedule') {
+    // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
+    if (load.replay.feedError !== null && load.issued === 0) {
+      // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
+      await removePhaseFiles(config.artifactDir);
+      throw load.replay.feedError;
+    }
+    if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
   }
-  if (ctx.stream !== null && replay !== undefined) ctx.env.log.info(describeStream(ctx.stream, replay));
   const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
   return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer, inputSkipped });
 }
@@ -185,10 +188,10 @@ function streamedDataset(stream: TraceStream): Dataset {
   };
 }
 
-function describeStream(stream: TraceStream, replay: NonNullable<PhaseResult['replay']>): string {
+function describeStream(stream: TraceStream, load: FixedScheduleReport): string {
   const { skipped } = stream;
   const parts = [
-    `${stream.file}: rows read ${replay.rowsRead}, sessions ${replay.sessions}, requests sent ${replay.issued}`,
+    `${stream.file}: rows read ${load.replay.rowsRead}, sessions ${load.replay.sessions}, requests sent ${load.issued}`,
   ];
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
   if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);
