@@ -3,10 +3,12 @@
  * share ({@link RunContext}). Its own module so that the run's modules (`profile`, `phase`,
  * `client-warmup`, `finish`) import it without importing each other in a cycle.
  */
+import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { Clock } from '../timing/clock.js';
 import type { ProfileConfig } from './config.js';
 import type { Logger } from './progress.js';
 
@@ -33,4 +35,12 @@ export interface RunContext {
   stream: TraceStream | null;
   /** The first row of a streamed trace (read before the run starts); null otherwise. */
   firstRow?: StreamedTurn | null;
+  /**
+   * The run's clock: the strategies' schedules, `--request-cancellation-delay` timers, the
+   * `--benchmark-duration` cut-off and every grace period run on it (a `RealClock` with
+   * `--timing-precision` in a run; a `VirtualClock` in tests).
+   */
+  clock: Clock;
+  /** Opens a phase's HTTP client (`createClient`: single-process or worker pool, by `--workers`). */
+  openClient(choice: ClientChoice): PhaseClient;
 }

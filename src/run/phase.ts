@@ -6,17 +6,16 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { createClient } from '../client/worker-factory.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
-import { monotonicNowNs, TimeBase } from '../timing/clock.js';
-import { RealClock } from '../timing/real-clock.js';
+import { TimeBase } from '../timing/clock.js';
 import type { LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
+import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
 import { startProgress } from './progress.js';
 import { createSender } from './sender.js';
@@ -44,13 +43,6 @@ export interface PhaseResult {
   clientHealth?: ClientHealth;
 }
 
-/** What happened to requests in flight at the `--benchmark-duration` cut-off. */
-export interface CutoffReport {
-  inFlightAtCutoff: number;
-  completedInGrace: number;
-  cancelledAfterGrace: number;
-}
-
 /** Runs one phase to completion. Never throws for request failures (they are records). */
 export async function runPhase(
   ctx: RunContext,
@@ -65,7 +57,7 @@ export async function runPhase(
     : null;
   const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
   const connections = config.concurrency ?? 2500;
-  const client = createClient({ url: ctx.target, connections, workers: config.workers });
+  const client = ctx.openClient({ url: ctx.target, connections, workers: config.workers });
   const summary = new SummaryBuilder(
     config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
   );
@@ -96,6 +88,7 @@ export async function runPhase(
     path: basePath(ctx.target) + endpointPathFor(ctx.adapter, config.streaming, config.endpointPath),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
+    clock: ctx.clock,
     cancelSignal: cancel.signal,
     onBody: (sessionId, _turn, body) => inputsWriter?.add(sessionId, body),
     onSend: () => {
@@ -106,14 +99,21 @@ export async function runPhase(
   });
   await client.ready?.();
   const startTime = new Date();
-  const disarm = armCancellation(ctx, limits, cancel, tracker);
+  const disarm = armCancellation({
+    clock: ctx.clock,
+    env,
+    gracePeriodSeconds: config.gracePeriodSeconds,
+    durationNs: limits.stop.durationNs,
+    cancel,
+    tracker,
+  });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   const monitor = profiling ? startClientMonitor(client) : null;
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
-      clock: new RealClock({ precision: config.timingPrecision }),
+      clock: ctx.clock,
       dispatch,
       signal: env.stopSignal,
     });
@@ -135,79 +135,6 @@ export async function runPhase(
     load,
     cutoff: tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
-  };
-}
-
-/** Counts requests in flight, and what became of those in flight at the duration cut-off. */
-class InFlightTracker {
-  private inFlight = 0;
-  private cutoffNs: number | null = null;
-  private atCutoff = 0;
-  private completedInGrace = 0;
-  private cancelledAfterGrace = 0;
-
-  started(): void {
-    this.inFlight++;
-  }
-
-  done(raw: RawRecord): void {
-    this.inFlight--;
-    if (this.cutoffNs === null || raw.startNs > this.cutoffNs) return;
-    if (raw.cancelled) this.cancelledAfterGrace++;
-    else this.completedInGrace++;
-  }
-
-  markCutoff(): void {
-    this.cutoffNs = monotonicNowNs();
-    this.atCutoff = this.inFlight;
-  }
-
-  report(): CutoffReport | null {
-    if (this.cutoffNs === null) return null;
-    return {
-      inFlightAtCutoff: this.atCutoff,
-      completedInGrace: this.completedInGrace,
-      cancelledAfterGrace: this.cancelledAfterGrace,
-    };
-  }
-}
-
-/**
- * Arms the timers that end in-flight requests: after Ctrl-C + grace, at a second Ctrl-C, and at
- * `--benchmark-duration` + grace. Returns a disarm function.
- */
-function armCancellation(
-  ctx: RunContext,
-  limits: PhaseLimits,
-  cancel: AbortController,
-  tracker: InFlightTracker,
-): () => void {
-  const { env, config } = ctx;
-  const timers: NodeJS.Timeout[] = [];
-  const graceMs = config.gracePeriodSeconds * 1000;
-  const onStop = (): void => {
-    env.log.info(
-      `stopping: no new requests; waiting up to ${config.gracePeriodSeconds} s for in-flight requests`,
-    );
-    timers.push(setTimeout(() => cancel.abort(), graceMs));
-  };
-  const onForce = (): void => cancel.abort();
-  if (env.stopSignal.aborted) onStop();
-  else env.stopSignal.addEventListener('abort', onStop, { once: true });
-  env.forceSignal?.addEventListener('abort', onForce, { once: true });
-  const durationNs = limits.stop.durationNs;
-  if (durationNs !== undefined) {
-    timers.push(
-      setTimeout(() => {
-        tracker.markCutoff();
-        timers.push(setTimeout(() => cancel.abort(), graceMs));
-      }, durationNs / 1e6),
-    );
-  }
-  return () => {
-    env.stopSignal.removeEventListener('abort', onStop);
-    env.forceSignal?.removeEventListener('abort', onForce);
-    for (const t of timers) clearTimeout(t);
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createClient } from '../client/worker-factory.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { SyntheticDatasetOptions } from '../dataset/synthetic-options.js';
@@ -17,6 +18,7 @@ import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer } from '../prompt/tokenizer.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
 import { warmUpClient } from './client-warmup.js';
 import type { ProfileConfig } from './config.js';
@@ -45,15 +47,17 @@ export async function runProfile(config: ProfileConfig, env: RunEnv): Promise<Ru
     const inputs = await prepareInputs(config, env);
     await mkdir(config.artifactDir, { recursive: true });
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType as keyof typeof ENDPOINTS];
+    const clock = new RealClock({ precision: config.timingPrecision });
+    const shared = { config, env, adapter, clock, openClient: createClient, ...inputs };
     // The client warms up against its own in-process simulator while the simulator child (if any)
     // finishes its own warm-up, so neither adds to the other's wait.
-    warming = warmUpClientLogged({ config, env, adapter, target: config.url, ...inputs });
+    warming = warmUpClientLogged({ ...shared, target: config.url });
     simulator = await starting;
     await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
     await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
-    return await runPhases({ config, env, adapter, target, ...inputs });
+    return await runPhases({ ...shared, target });
   } finally {
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
