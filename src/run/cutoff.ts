@@ -59,6 +59,7 @@ export class InFlightTracker {
 export interface CancellationArming {
   /** The run's clock: every timer below runs on it. */
   clock: Clock;
+  /** Its stop signal starts the grace period; its force signal cancels at once. */
   env: RunEnv;
   /** `--benchmark-grace-period`, s. */
   gracePeriodSeconds: number;
@@ -66,6 +67,7 @@ export interface CancellationArming {
   durationNs: number | undefined;
   /** Aborting it cancels every request in flight. */
   cancel: AbortController;
+  /** Told when the duration cut-off passes. */
   tracker: InFlightTracker;
 }
 

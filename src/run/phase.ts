@@ -6,6 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
+import type { HttpClient } from '../client/types.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
@@ -13,11 +14,11 @@ import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
 import { TimeBase } from '../timing/clock.js';
-import type { LoadStrategy, StrategyReport } from '../timing/types.js';
+import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
-import { startProgress } from './progress.js';
+import { type Progress, startProgress } from './progress.js';
 import { createSender } from './sender.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
@@ -51,52 +52,14 @@ export async function runPhase(
   limits: PhaseLimits,
 ): Promise<PhaseResult> {
   const { config, env } = ctx;
-  const profiling = phase === 'profiling';
-  const recordWriter = profiling
-    ? new RecordWriter(join(config.artifactDir, RECORDS_FILE_NAME), new TimeBase())
-    : null;
-  const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
+  const writers = openWriters(config.artifactDir, phase);
   const connections = config.concurrency ?? 2500;
   const client = ctx.openClient({ url: ctx.target, connections, workers: config.workers });
-  const summary = new SummaryBuilder(
-    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
-  );
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
-  const progress = startProgress(
-    config.ui,
-    env.log,
-    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
-  );
-  const tracker = new InFlightTracker();
-  const onRecord = async (raw: RawRecord): Promise<void> => {
-    tracker.done(raw);
-    const processed = processRecord(raw, {
-      tokenizer: ctx.tokenizer,
-      useServerTokenCount: config.useServerTokenCount,
-      streaming: config.streaming && ctx.adapter.streamable,
-    });
-    summary.add(processed);
-    progress.onRecord(processed);
-    await recordWriter?.write(processed);
-  };
-  const dispatch = createSender({
-    config,
-    client,
-    adapter: ctx.adapter,
-    path: basePath(ctx.target) + endpointPathFor(ctx.adapter, config.streaming, config.endpointPath),
-    synthesizer: ctx.synthesizer,
-    tokenizer: ctx.tokenizer,
-    clock: ctx.clock,
-    cancelSignal: cancel.signal,
-    onBody: (sessionId, _turn, body) => inputsWriter?.add(sessionId, body),
-    onSend: () => {
-      tracker.started();
-      progress.onSend();
-    },
-    onRecord,
-  });
+  const sinks = startSinks(ctx, limits, writers);
+  const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
   const startTime = new Date();
   const disarm = armCancellation({
@@ -105,11 +68,11 @@ export async function runPhase(
     gracePeriodSeconds: config.gracePeriodSeconds,
     durationNs: limits.stop.durationNs,
     cancel,
-    tracker,
+    tracker: sinks.tracker,
   });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
-  const monitor = profiling ? startClientMonitor(client) : null;
+  const monitor = phase === 'profiling' ? startClientMonitor(client) : null;
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
@@ -119,23 +82,96 @@ export async function runPhase(
     });
   } finally {
     disarm();
-    clientHealth = monitor?.stop(summary.valuesOf('schedule_lag'));
-    progress.stop();
+    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'));
+    sinks.progress.stop();
     await client.close();
-    await recordWriter?.close();
-    await inputsWriter?.close();
+    await sinks.records?.close();
+    await sinks.inputs?.close();
   }
   return {
     phase,
-    summary,
-    recordCount: summary.count,
+    summary: sinks.summary,
+    recordCount: sinks.summary.count,
     startTime,
     endTime: new Date(),
     interrupted: env.stopSignal.aborted,
     load,
-    cutoff: tracker.report(),
+    cutoff: sinks.tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
   };
+}
+
+/** The profiling phase's files (records, request bodies); warmup writes none. */
+interface PhaseWriters {
+  records: RecordWriter | null;
+  inputs: InputsWriter | null;
+}
+
+/** Where a phase's sends and records go: counted, summarized, shown, and (profiling) written. */
+interface PhaseSinks extends PhaseWriters {
+  summary: SummaryBuilder;
+  progress: Progress;
+  tracker: InFlightTracker;
+}
+
+function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
+  if (phase !== 'profiling') return { records: null, inputs: null };
+  return {
+    records: new RecordWriter(join(artifactDir, RECORDS_FILE_NAME), new TimeBase()),
+    inputs: new InputsWriter(join(artifactDir, INPUTS_FILE_NAME)),
+  };
+}
+
+/** @throws {GoodputParseError} for a bad `--goodput`. */
+function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters): PhaseSinks {
+  const { config } = ctx;
+  const summary = new SummaryBuilder(
+    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
+  );
+  const progress = startProgress(
+    config.ui,
+    ctx.env.log,
+    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
+  );
+  return { ...writers, summary, progress, tracker: new InFlightTracker() };
+}
+
+/** The sender of a phase: its sends and records feed the sinks. */
+function phaseSender(
+  ctx: RunContext,
+  client: HttpClient,
+  cancelSignal: AbortSignal,
+  sinks: PhaseSinks,
+): Dispatch {
+  const { config, adapter } = ctx;
+  const streaming = config.streaming && adapter.streamable;
+  return createSender({
+    config,
+    client,
+    adapter,
+    path: basePath(ctx.target) + endpointPathFor(adapter, config.streaming, config.endpointPath),
+    synthesizer: ctx.synthesizer,
+    tokenizer: ctx.tokenizer,
+    clock: ctx.clock,
+    cancelSignal,
+    onBody: (sessionId, _turn, body) => sinks.inputs?.add(sessionId, body),
+    onSend: () => {
+      sinks.tracker.started();
+      sinks.progress.onSend();
+    },
+    onRecord: async (raw: RawRecord): Promise<void> => {
+      sinks.tracker.done(raw);
+      const options = {
+        tokenizer: ctx.tokenizer,
+        useServerTokenCount: config.useServerTokenCount,
+        streaming,
+      };
+      const processed = processRecord(raw, options);
+      sinks.summary.add(processed);
+      sinks.progress.onRecord(processed);
+      await sinks.records?.write(processed);
+    },
+  });
 }
 
 /** Path part of the target URL (a base path given in `--url`), without a trailing slash. */

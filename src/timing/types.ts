@@ -39,7 +39,7 @@ export interface StrategyInput {
 }
 
 /** What every strategy reports when it has issued everything and all its dispatches have settled. */
-interface StrategyReportBase {
+export interface StrategyReportBase {
   /** Monotonic ns of the schedule's time zero. */
   startNs: number;
   /** Requests issued. */
@@ -104,6 +104,7 @@ export type StrategyName = StrategyReport['kind'];
 
 /** A load strategy whose run resolves with a report of type `R`. */
 export interface LoadStrategy<R extends StrategyReport = StrategyReport> {
+  /** The strategy's registry name; its report's `kind`. */
   readonly name: R['kind'];
   /** One-line description for logs and the console footer. */
   describe(): string;
