@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StatsSummary, Summary } from '../src/metrics/summary.js';
 import { type ProfileConfig, profileConfig } from '../src/run/config.js';
-import { SIMULATOR_WARMUP_MS } from '../src/run/profile.js';
+import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import type { ArrivalPattern } from '../src/timing/arrivals.js';
 import { arg, machine, measuredRun, r3 } from './common.js';
@@ -32,7 +32,7 @@ const simProfileDir = arg('sim-cpu-prof', '');
 const warmupSeconds = Number(arg('warmup-seconds', '0'));
 
 const sim = await spawnSimulator(
-  { mode: 'fixed', ttftMs: 0, itlMs: 0, warmupMs: SIMULATOR_WARMUP_MS },
+  { mode: 'fixed', ttftMs: 0, itlMs: 0, warmupMs: CLI_SIMULATOR_WARMUP_MS },
   simProfileDir === '' ? {} : { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', simProfileDir] },
 );
 const rows = [];

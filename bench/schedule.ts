@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StatsSummary } from '../src/metrics/summary.js';
 import { profileConfig } from '../src/run/config.js';
-import { SIMULATOR_WARMUP_MS } from '../src/run/profile.js';
+import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, measuredRun, r3 } from './common.js';
 
@@ -65,8 +65,8 @@ function writeTrace(dir: string, rate: number, pattern: string): string {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-schedule-'));
-// Warmed up as `profile --simulator` does (SIMULATOR_WARMUP_MS), so the run does not start against cold code.
-const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs, warmupMs: SIMULATOR_WARMUP_MS });
+// Warmed up as `profile --simulator` does (CLI_SIMULATOR_WARMUP_MS), so the run does not start against cold code.
+const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs, warmupMs: CLI_SIMULATOR_WARMUP_MS });
 const rows = [];
 for (const rate of rates) {
   for (const pattern of patterns) {

@@ -6,25 +6,24 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
-import { SimulatorOptionsSchema } from '../simulator/options.js';
+import { CLI_SIMULATOR_WARMUP_MS, SimulatorOptionsSchema } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
 import { optionFields, parseOptions } from '../util/option-meta.js';
 import { stderrLogger } from './profile-action.js';
 import { addSchemaOptions } from './schema-options.js';
-
-/** `tokenload simulate` warms up for this long unless `--warmup-ms` says otherwise, ms. */
-export const CLI_WARMUP_MS = 1000;
 
 /** Registers `simulate` on `program`; `setExit` receives the exit code. */
 export function registerSimulateCommand(program: Command, setExit: (code: number) => void): void {
   const cmd = program
     .command('simulate')
     .description('Run the built-in KV-cache-aware OpenAI-compatible simulator (see docs/simulator.md).');
-  const flags = addSchemaOptions(cmd, optionFields(SimulatorOptionsSchema), { warmupMs: CLI_WARMUP_MS });
+  const flags = addSchemaOptions(cmd, optionFields(SimulatorOptionsSchema), {
+    warmupMs: CLI_SIMULATOR_WARMUP_MS,
+  });
   cmd.action(async () => {
     const options = parseOptions(
       SimulatorOptionsSchema,
-      { warmupMs: CLI_WARMUP_MS, ...flags.read(cmd) },
+      { warmupMs: CLI_SIMULATOR_WARMUP_MS, ...flags.read(cmd) },
       (message, option) => new ConfigError(message, option),
     );
     const sim = await startSimulator(options);

@@ -67,7 +67,8 @@ function shuffleSampler(count: number, random: SeededRandom): ConversationSample
 /**
  * A sampler for a dataset of `conversationCount` conversations.
  * @param seed run seed (`--random-seed`); any safe integer, 0 included. Unused by `sequential`.
- * @throws {RangeError} when `conversationCount` is not a positive safe integer (at most 2^32).
+ * @throws {RangeError} when `conversationCount` is not a positive safe integer (at most 2^32): a
+ *   programming error, not a user's: the run always passes at least 1 (an empty dataset counts as 1).
  */
 export function createConversationSampler(
   strategy: SamplingStrategy,
@@ -92,7 +93,9 @@ export function createConversationSampler(
 
 /**
  * The conversation index of each of `requestCount` requests.
- * @throws {RangeError} for a bad conversation count or a request count that is not a safe integer ≥ 0.
+ * @throws {RangeError} for a bad conversation count or a request count that is not a safe integer ≥ 0
+ *   (a programming error: no flag reaches this function; the run samples through
+ *   {@link createConversationSampler}).
  */
 export function sampleConversationOrder(
   strategy: SamplingStrategy,

@@ -12,8 +12,8 @@
 import type { Conversation, Dataset, StreamedTurn, Turn } from '../dataset/types.js';
 import { startSimulator } from '../simulator/server.js';
 import type { ProfileConfig } from './config.js';
+import type { RunContext } from './context.js';
 import { runPhase } from './phase.js';
-import type { RunContext } from './profile.js';
 import { buildStrategy, type PhaseLimits } from './strategy-factory.js';
 
 /** Requests the warm-up keeps in flight. */

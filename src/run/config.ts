@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { REDACTED } from '../export/redact.js';
+import { stimulusName } from '../timing/registry.js';
 import { optionFields, parseOptions, setAt, valueAt } from '../util/option-meta.js';
 import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from './config-fields.js';
 import { CONFIG_RULES, resolvesToFixedSchedule } from './config-rules.js';
-import { stimulusName } from './strategy-factory.js';
 
 /** Every option field, as given (before defaults that depend on other fields are resolved). */
 export const ProfileFieldsSchema = z.strictObject({

@@ -8,9 +8,15 @@ import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } fro
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
-import { DEFAULT_MAX_CATCHUP_NS, type PacingReport } from '../timing/request-rate.js';
-import type { LoadStrategy } from '../timing/types.js';
-import type { ProfileConfig } from './config.js';
+import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
+import type {
+  LoadStrategy,
+  PacingReport,
+  ReplayReport,
+  RequestRateReport,
+  StrategyReport,
+} from '../timing/types.js';
+import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { PhaseResult } from './phase.js';
 
@@ -57,10 +63,11 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const summary = profiling.summary.build();
   const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
   summary.warnings.push(...runWarnings(input));
+  const pacing = pacingOf(profiling.load);
   const wasCancelled = profiling.interrupted;
   const ctx = {
     summary,
-    inputConfig: { ...config } as Record<string, unknown>,
+    inputConfig: inputConfigOf(config),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled,
@@ -87,20 +94,26 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     artifactDir: config.artifactDir,
     wasCancelled,
     recordCount: profiling.recordCount,
-    achievedRatePerS: pacingOf(input.strategy)?.achievedRatePerS ?? null,
-    scheduleReanchors: pacingOf(input.strategy)?.reanchors ?? 0,
-    inputError: feedErrorOf(input),
+    achievedRatePerS: pacing?.achievedRatePerS ?? null,
+    scheduleReanchors: pacing?.reanchors ?? 0,
+    inputError: feedErrorOf(profiling.load),
   };
 }
 
-function feedErrorOf(input: FinishInput): Error | null {
-  const err = input.profiling.replay?.feedError;
-  if (err === undefined || err === null) return null;
+/** The error that stopped reading a streamed trace; null for other strategies and a clean read. */
+function feedErrorOf(load: StrategyReport): Error | null {
+  return load.kind === 'fixed_schedule' ? replayError(load.replay) : null;
+}
+
+function replayError(replay: ReplayReport): Error | null {
+  const err = replay.feedError;
+  if (err === null || err === undefined) return null;
   return err instanceof Error ? err : new Error(String(err));
 }
 
-function pacingOf(strategy: LoadStrategy): PacingReport | undefined {
-  return (strategy as { report?: () => PacingReport }).report?.();
+/** The pacing facts of a request-rate run; null for other strategies. */
+function pacingOf(load: StrategyReport): PacingReport | null {
+  return load.kind === 'request_rate' ? load.pacing : null;
 }
 
 function header(input: FinishInput, wasCancelled: boolean): string {
@@ -117,7 +130,7 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
     lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);
-  const inputError = feedErrorOf(input);
+  const inputError = feedErrorOf(input.profiling.load);
   if (inputError !== null)
     lines.push(
       `Stopped by a bad trace row: ${inputError.message}; the summary covers the requests sent before it`,
@@ -133,38 +146,47 @@ function runWarnings(input: FinishInput): string[] {
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0)
     out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);
-  out.push(...replayWarnings(input));
-  const pacing = pacingOf(input.strategy);
-  const target = input.config.requestRate;
-  if (pacing !== undefined && target !== undefined && pacing.achievedRatePerS > 0) {
-    const shortPct = (100 * (target - pacing.achievedRatePerS)) / target;
-    // Poisson and gamma arrivals are random: a short run's achieved rate differs from the target by
-    // chance. Only constant arrivals are judged on the rate; all patterns on re-anchors (lateness).
-    // A single re-anchor (one stall longer than the catch-up bound) is not saturation either.
-    const constant = input.config.arrivalPattern === 'constant';
-    const issued = input.profiling.issued;
-    const frequentReanchors = pacing.reanchors > Math.max(2, 0.001 * issued);
-    // Skipped arrivals judge every pattern: a Poisson run that re-anchors a few times but skips a
-    // sixth of its arrivals was saturated, whatever its random sample of gaps.
-    const skipped = pacing.skippedArrivals > Math.max(2, (SHORTFALL_WARN_PCT / 100) * issued);
-    if ((constant && shortPct > SHORTFALL_WARN_PCT) || frequentReanchors || skipped) {
-      out.push(
-        `client saturated: achieved ${pacing.achievedRatePerS.toFixed(1)} req/s of the ${target} req/s asked (${shortPct.toFixed(2)} % short, ${pacing.reanchors} schedule re-anchors after falling > ${DEFAULT_MAX_CATCHUP_NS / 1e6} ms behind, skipping ~${Math.round(pacing.skippedArrivals)} arrivals); the load generator, not the server, limited this run`,
-      );
-    }
+  const load = input.profiling.load;
+  switch (load.kind) {
+    case 'fixed_schedule':
+      out.push(...replayWarnings(load.replay));
+      break;
+    case 'request_rate':
+      out.push(...pacingWarnings(input.config, load));
+      break;
+    case 'concurrency':
+      break;
   }
   return out;
 }
 
-function replayWarnings(input: FinishInput): string[] {
-  const replay = input.profiling.replay;
-  if (replay === undefined) return [];
+/** A saturation warning when a request-rate run fell short of the rate asked for (at most one). */
+function pacingWarnings(config: ProfileConfig, load: RequestRateReport): string[] {
+  const { pacing, issued } = load;
+  const target = config.requestRate;
+  if (target === undefined || !(pacing.achievedRatePerS > 0)) return [];
+  const shortPct = (100 * (target - pacing.achievedRatePerS)) / target;
+  // Poisson and gamma arrivals are random: a short run's achieved rate differs from the target by
+  // chance. Only constant arrivals are judged on the rate; all patterns on re-anchors (lateness).
+  // A single re-anchor (one stall longer than the catch-up bound) is not saturation either.
+  const constant = config.arrivalPattern === 'constant';
+  const frequentReanchors = pacing.reanchors > Math.max(2, 0.001 * issued);
+  // Skipped arrivals judge every pattern: a Poisson run that re-anchors a few times but skips a
+  // sixth of its arrivals was saturated, whatever its random sample of gaps.
+  const skipped = pacing.skippedArrivals > Math.max(2, (SHORTFALL_WARN_PCT / 100) * issued);
+  if (!((constant && shortPct > SHORTFALL_WARN_PCT) || frequentReanchors || skipped)) return [];
+  return [
+    `client saturated: achieved ${pacing.achievedRatePerS.toFixed(1)} req/s of the ${target} req/s asked (${shortPct.toFixed(2)} % short, ${pacing.reanchors} schedule re-anchors after falling > ${DEFAULT_MAX_CATCHUP_NS / 1e6} ms behind, skipping ~${Math.round(pacing.skippedArrivals)} arrivals); the load generator, not the server, limited this run`,
+  ];
+}
+
+function replayWarnings(replay: ReplayReport): string[] {
   const out: string[] = [];
   if (replay.outOfOrderSessions > 0)
     out.push(
       `trace not in timestamp order: ${replay.outOfOrderSessions} sessions were read after a later session had started and were sent late; sort the file by timestamp or pass --no-trace-streaming`,
     );
-  const err = feedErrorOf(input);
+  const err = replayError(replay);
   if (err !== null) out.push(`trace reading stopped early: ${err.message}`);
   return out;
 }
@@ -180,7 +202,6 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       cancelled_after_grace: cut.cancelledAfterGrace,
     };
   }
-  const pacing = pacingOf(input.strategy);
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   const skipped = input.inputSkipped;
   if (skipped !== undefined && skipped !== null) {
@@ -192,22 +213,31 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       unread_after_line: skipped.unreadAfterLine ?? null,
     };
   }
-  const replay = input.profiling.replay;
-  if (replay !== undefined) {
-    extra.replay = {
-      rows_read: replay.rowsRead,
-      sessions: replay.sessions,
-      zero_trace_ms: replay.zeroMs,
-      out_of_order_sessions: replay.outOfOrderSessions,
-      input_error: feedErrorOf(input)?.message ?? null,
-    };
+  return { ...extra, ...loadSection(input.profiling.load) };
+}
+
+/** The summary section of the strategy's own facts: `replay` for a fixed schedule, `pacing` for a rate. */
+function loadSection(load: StrategyReport): Record<string, unknown> {
+  switch (load.kind) {
+    case 'fixed_schedule':
+      return {
+        replay: {
+          rows_read: load.replay.rowsRead,
+          sessions: load.replay.sessions,
+          zero_trace_ms: load.replay.zeroMs,
+          out_of_order_sessions: load.replay.outOfOrderSessions,
+          input_error: replayError(load.replay)?.message ?? null,
+        },
+      };
+    case 'request_rate':
+      return {
+        pacing: {
+          achieved_request_rate: load.pacing.achievedRatePerS,
+          schedule_reanchors: load.pacing.reanchors,
+          skipped_arrivals: Math.round(load.pacing.skippedArrivals),
+        },
+      };
+    case 'concurrency':
+      return {};
   }
-  if (pacing !== undefined) {
-    extra.pacing = {
-      achieved_request_rate: pacing.achievedRatePerS,
-      schedule_reanchors: pacing.reanchors,
-      skipped_arrivals: Math.round(pacing.skippedArrivals),
-    };
-  }
-  return extra;
 }

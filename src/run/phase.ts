@@ -6,20 +6,19 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { createClient } from '../client/worker-factory.js';
+import type { HttpClient } from '../client/types.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
-import { monotonicNowNs, TimeBase } from '../timing/clock.js';
-import type { FixedScheduleResult } from '../timing/fixed-schedule.js';
-import { RealClock } from '../timing/real-clock.js';
-import type { LoadStrategy, StrategyResult } from '../timing/types.js';
+import { TimeBase } from '../timing/clock.js';
+import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
+import type { RunContext } from './context.js';
+import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
-import type { RunContext } from './profile.js';
-import { startProgress } from './progress.js';
+import { type Progress, startProgress } from './progress.js';
 import { createSender } from './sender.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
@@ -37,21 +36,12 @@ export interface PhaseResult {
   endTime: Date;
   /** True when Ctrl-C / SIGTERM stopped the phase early. */
   interrupted: boolean;
-  /** Requests issued by the strategy. */
-  issued: number;
+  /** The strategy's report: requests issued, plus its own facts by `kind` (replay, pacing). */
+  load: StrategyReport;
   /** Duration cut-off accounting; null without `--benchmark-duration`. */
   cutoff: CutoffReport | null;
   /** Load-generator self-monitoring of the profiling phase. */
   clientHealth?: ClientHealth;
-  /** What a fixed-schedule replay read and how it ended (rows, sessions, out-of-order starts, feed error). */
-  replay?: FixedScheduleResult;
-}
-
-/** What happened to requests in flight at the `--benchmark-duration` cut-off. */
-export interface CutoffReport {
-  inFlightAtCutoff: number;
-  completedInGrace: number;
-  cancelledAfterGrace: number;
 }
 
 /** Runs one phase to completion. Never throws for request failures (they are records). */
@@ -62,164 +52,126 @@ export async function runPhase(
   limits: PhaseLimits,
 ): Promise<PhaseResult> {
   const { config, env } = ctx;
-  const profiling = phase === 'profiling';
-  const recordWriter = profiling
-    ? new RecordWriter(join(config.artifactDir, RECORDS_FILE_NAME), new TimeBase())
-    : null;
-  const inputsWriter = profiling ? new InputsWriter(join(config.artifactDir, INPUTS_FILE_NAME)) : null;
+  const writers = openWriters(config.artifactDir, phase);
   const connections = config.concurrency ?? 2500;
-  const client = createClient({ url: ctx.target, connections, workers: config.workers });
-  const summary = new SummaryBuilder(
-    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
-  );
+  const client = ctx.openClient({ url: ctx.target, connections, workers: config.workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
-  const progress = startProgress(
-    config.ui,
-    env.log,
-    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
-  );
-  const tracker = new InFlightTracker();
-  const onRecord = async (raw: RawRecord): Promise<void> => {
-    tracker.done(raw);
-    const processed = processRecord(raw, {
-      tokenizer: ctx.tokenizer,
-      useServerTokenCount: config.useServerTokenCount,
-      streaming: config.streaming && ctx.adapter.streamable,
-    });
-    summary.add(processed);
-    progress.onRecord(processed);
-    await recordWriter?.write(processed);
-  };
-  const dispatch = createSender({
-    config,
-    client,
-    adapter: ctx.adapter,
-    path: basePath(ctx.target) + endpointPathFor(ctx.adapter, config.streaming, config.endpointPath),
-    synthesizer: ctx.synthesizer,
-    tokenizer: ctx.tokenizer,
-    cancelSignal: cancel.signal,
-    onBody: (sessionId, _turn, body) => inputsWriter?.add(sessionId, body),
-    onSend: () => {
-      tracker.started();
-      progress.onSend();
-    },
-    onRecord,
-  });
+  const sinks = startSinks(ctx, limits, writers);
+  const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
   const startTime = new Date();
-  const disarm = armCancellation(ctx, limits, cancel, tracker);
-  let issued = 0;
-  let replay: FixedScheduleResult | undefined;
+  const disarm = armCancellation({
+    clock: ctx.clock,
+    env,
+    gracePeriodSeconds: config.gracePeriodSeconds,
+    durationNs: limits.stop.durationNs,
+    cancel,
+    tracker: sinks.tracker,
+  });
+  let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
-  const monitor = profiling ? startClientMonitor(client) : null;
+  const monitor = phase === 'profiling' ? startClientMonitor(client) : null;
   try {
-    const result = await strategy.run({
+    load = await strategy.run({
       conversations: ctx.dataset.conversations,
-      clock: new RealClock({ precision: config.timingPrecision }),
+      clock: ctx.clock,
       dispatch,
       signal: env.stopSignal,
     });
-    issued = result.issued;
-    if (isReplayResult(result)) replay = result;
   } finally {
     disarm();
-    clientHealth = monitor?.stop(summary.valuesOf('schedule_lag'));
-    progress.stop();
+    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'));
+    sinks.progress.stop();
     await client.close();
-    await recordWriter?.close();
-    await inputsWriter?.close();
+    await sinks.records?.close();
+    await sinks.inputs?.close();
   }
   return {
     phase,
-    summary,
-    recordCount: summary.count,
+    summary: sinks.summary,
+    recordCount: sinks.summary.count,
     startTime,
     endTime: new Date(),
     interrupted: env.stopSignal.aborted,
-    issued,
-    cutoff: tracker.report(),
+    load,
+    cutoff: sinks.tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
-    ...(replay === undefined ? {} : { replay }),
   };
 }
 
-function isReplayResult(result: StrategyResult): result is FixedScheduleResult {
-  return 'rowsRead' in result;
+/** The profiling phase's files (records, request bodies); warmup writes none. */
+interface PhaseWriters {
+  records: RecordWriter | null;
+  inputs: InputsWriter | null;
 }
 
-/** Counts requests in flight, and what became of those in flight at the duration cut-off. */
-class InFlightTracker {
-  private inFlight = 0;
-  private cutoffNs: number | null = null;
-  private atCutoff = 0;
-  private completedInGrace = 0;
-  private cancelledAfterGrace = 0;
-
-  started(): void {
-    this.inFlight++;
-  }
-
-  done(raw: RawRecord): void {
-    this.inFlight--;
-    if (this.cutoffNs === null || raw.startNs > this.cutoffNs) return;
-    if (raw.cancelled) this.cancelledAfterGrace++;
-    else this.completedInGrace++;
-  }
-
-  markCutoff(): void {
-    this.cutoffNs = monotonicNowNs();
-    this.atCutoff = this.inFlight;
-  }
-
-  report(): CutoffReport | null {
-    if (this.cutoffNs === null) return null;
-    return {
-      inFlightAtCutoff: this.atCutoff,
-      completedInGrace: this.completedInGrace,
-      cancelledAfterGrace: this.cancelledAfterGrace,
-    };
-  }
+/** Where a phase's sends and records go: counted, summarized, shown, and (profiling) written. */
+interface PhaseSinks extends PhaseWriters {
+  summary: SummaryBuilder;
+  progress: Progress;
+  tracker: InFlightTracker;
 }
 
-/**
- * Arms the timers that end in-flight requests: after Ctrl-C + grace, at a second Ctrl-C, and at
- * `--benchmark-duration` + grace. Returns a disarm function.
- */
-function armCancellation(
+function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
+  if (phase !== 'profiling') return { records: null, inputs: null };
+  return {
+    records: new RecordWriter(join(artifactDir, RECORDS_FILE_NAME), new TimeBase()),
+    inputs: new InputsWriter(join(artifactDir, INPUTS_FILE_NAME)),
+  };
+}
+
+/** @throws {GoodputParseError} for a bad `--goodput`. */
+function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters): PhaseSinks {
+  const { config } = ctx;
+  const summary = new SummaryBuilder(
+    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
+  );
+  const progress = startProgress(
+    config.ui,
+    ctx.env.log,
+    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
+  );
+  return { ...writers, summary, progress, tracker: new InFlightTracker() };
+}
+
+/** The sender of a phase: its sends and records feed the sinks. */
+function phaseSender(
   ctx: RunContext,
-  limits: PhaseLimits,
-  cancel: AbortController,
-  tracker: InFlightTracker,
-): () => void {
-  const { env, config } = ctx;
-  const timers: NodeJS.Timeout[] = [];
-  const graceMs = config.gracePeriodSeconds * 1000;
-  const onStop = (): void => {
-    env.log.info(
-      `stopping: no new requests; waiting up to ${config.gracePeriodSeconds} s for in-flight requests`,
-    );
-    timers.push(setTimeout(() => cancel.abort(), graceMs));
-  };
-  const onForce = (): void => cancel.abort();
-  if (env.stopSignal.aborted) onStop();
-  else env.stopSignal.addEventListener('abort', onStop, { once: true });
-  env.forceSignal?.addEventListener('abort', onForce, { once: true });
-  const durationNs = limits.stop.durationNs;
-  if (durationNs !== undefined) {
-    timers.push(
-      setTimeout(() => {
-        tracker.markCutoff();
-        timers.push(setTimeout(() => cancel.abort(), graceMs));
-      }, durationNs / 1e6),
-    );
-  }
-  return () => {
-    env.stopSignal.removeEventListener('abort', onStop);
-    env.forceSignal?.removeEventListener('abort', onForce);
-    for (const t of timers) clearTimeout(t);
-  };
+  client: HttpClient,
+  cancelSignal: AbortSignal,
+  sinks: PhaseSinks,
+): Dispatch {
+  const { config, adapter } = ctx;
+  const streaming = config.streaming && adapter.streamable;
+  return createSender({
+    config,
+    client,
+    adapter,
+    path: basePath(ctx.target) + endpointPathFor(adapter, config.streaming, config.endpointPath),
+    synthesizer: ctx.synthesizer,
+    tokenizer: ctx.tokenizer,
+    clock: ctx.clock,
+    cancelSignal,
+    onBody: (sessionId, _turn, body) => sinks.inputs?.add(sessionId, body),
+    onSend: () => {
+      sinks.tracker.started();
+      sinks.progress.onSend();
+    },
+    onRecord: async (raw: RawRecord): Promise<void> => {
+      sinks.tracker.done(raw);
+      const options = {
+        tokenizer: ctx.tokenizer,
+        useServerTokenCount: config.useServerTokenCount,
+        streaming,
+      };
+      const processed = processRecord(raw, options);
+      sinks.summary.add(processed);
+      sinks.progress.onRecord(processed);
+      await sinks.records?.write(processed);
+    },
+  });
 }
 
 /** Path part of the target URL (a base path given in `--url`), without a trailing slash. */

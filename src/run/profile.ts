@@ -7,6 +7,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createClient } from '../client/worker-factory.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
@@ -15,43 +16,20 @@ import type { EndpointAdapter } from '../endpoint/types.js';
 import { OutputError } from '../errors.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
-import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
+import { loadTokenizer } from '../prompt/tokenizer.js';
+import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import { RealClock } from '../timing/real-clock.js';
+import type { FixedScheduleReport } from '../timing/types.js';
 import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
+import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
-import type { Logger } from './progress.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 
-/** How long `--simulator` warms up before it listens (overridable with `--simulator-option warmup_ms=…`), ms. */
-export const SIMULATOR_WARMUP_MS = 1000;
-
-/** Injected environment of a run. */
-export interface RunEnv {
-  log: Logger;
-  /** Aborting stops issuing new requests (Ctrl-C / SIGTERM). */
-  stopSignal: AbortSignal;
-  /** Aborting cancels in-flight requests at once (a second Ctrl-C). */
-  forceSignal?: AbortSignal;
-}
-
-/** What every phase shares. */
-export interface RunContext {
-  config: ProfileConfig;
-  env: RunEnv;
-  dataset: Dataset;
-  tokenizer: TextTokenizer;
-  synthesizer: PromptSynthesizer;
-  adapter: EndpointAdapter;
-  /** Server base URL (origin + optional base path). */
-  target: string;
-  /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
-  stream: TraceStream | null;
-  /** The first row of a streamed trace (read before the run starts); null otherwise. */
-  firstRow?: StreamedTurn | null;
-}
+export type { RunEnv } from './context.js';
 
 /**
  * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts.
@@ -69,15 +47,17 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     const inputs = await prepareInputs(config, env);
     await createArtifactDir(config.artifactDir);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
+    const clock = new RealClock({ precision: config.timingPrecision });
+    const shared = { config, env, adapter, clock, openClient: createClient, ...inputs };
     // The client warms up against its own in-process simulator while the simulator child (if any)
     // finishes its own warm-up, so neither adds to the other's wait.
-    warming = warmUpClientLogged({ config, env, adapter, target: config.url, ...inputs });
+    warming = warmUpClientLogged({ ...shared, target: config.url });
     simulator = await starting;
     await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
     await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
-    return await runPhases({ config, env, adapter, target, ...inputs });
+    return await runPhases({ ...shared, target });
   } finally {
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
@@ -116,7 +96,7 @@ function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
     tokenizer: config.tokenizer,
     models: config.models,
     // It warms up while this process loads its tokenizer, so the warm-up costs no wall time.
-    warmupMs: SIMULATOR_WARMUP_MS,
+    warmupMs: CLI_SIMULATOR_WARMUP_MS,
     ...(config.simulatorOptions ?? {}),
   });
   // Awaited later; until then a failed start must not count as an unhandled rejection.
@@ -158,14 +138,16 @@ async function runPhases(ctx: RunContext): Promise<RunOutcome> {
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
-  const replay = profiling.replay;
-  // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
-  if (replay !== undefined && replay.feedError !== null && replay.issued === 0) {
-    // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
-    await removePhaseFiles(config.artifactDir);
-    throw replay.feedError;
+  const load = profiling.load;
+  if (load.kind === 'fixed_schedule') {
+    // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
+    if (load.replay.feedError !== null && load.issued === 0) {
+      // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
+      await removePhaseFiles(config.artifactDir);
+      throw load.replay.feedError;
+    }
+    if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
   }
-  if (ctx.stream !== null && replay !== undefined) ctx.env.log.info(describeStream(ctx.stream, replay));
   const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
   return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer, inputSkipped });
 }
@@ -227,10 +209,10 @@ function streamedDataset(stream: TraceStream): Dataset {
   };
 }
 
-function describeStream(stream: TraceStream, replay: NonNullable<PhaseResult['replay']>): string {
+function describeStream(stream: TraceStream, load: FixedScheduleReport): string {
   const { skipped } = stream;
   const parts = [
-    `${stream.file}: rows read ${replay.rowsRead}, sessions ${replay.sessions}, requests sent ${replay.issued}`,
+    `${stream.file}: rows read ${load.replay.rowsRead}, sessions ${load.replay.sessions}, requests sent ${load.issued}`,
   ];
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
   if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);

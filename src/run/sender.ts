@@ -11,7 +11,7 @@ import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { RawRecord } from '../record/types.js';
-import { monotonicNowNs } from '../timing/clock.js';
+import { type Clock, callAt, monotonicNowNs } from '../timing/clock.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
@@ -26,6 +26,8 @@ export interface SenderDeps {
   path: string;
   synthesizer: PromptSynthesizer;
   tokenizer: TextTokenizer;
+  /** The run's clock; `--request-cancellation-delay` is timed on it. */
+  clock: Clock;
   /** Aborts in-flight requests (recorded as cancelled). */
   cancelSignal: AbortSignal;
   /**
@@ -72,15 +74,20 @@ function createCancellationPicker(config: ProfileConfig): () => number | null {
   return () => ((next() / 4294967296) * 100 < pct ? delayMs : null);
 }
 
-/** The cancel signal of one request: the run's, plus its own timer when it was picked for cancellation. */
+/**
+ * The cancel signal of one request sent now: the run's, plus its own timer on `clock` when it was
+ * picked for cancellation `cancelAfterMs` after the send.
+ */
 function requestSignal(
   runSignal: AbortSignal,
   cancelAfterMs: number | null,
+  clock: Clock,
 ): { signal: AbortSignal; disarm(): void } {
   if (cancelAfterMs === null) return { signal: runSignal, disarm: () => undefined };
   const own = new AbortController();
-  const timer = setTimeout(() => own.abort(), cancelAfterMs);
-  return { signal: AbortSignal.any([runSignal, own.signal]), disarm: () => clearTimeout(timer) };
+  const timer = new AbortController();
+  callAt(clock, clock.nowNs() + cancelAfterMs * 1e6, timer.signal, () => own.abort());
+  return { signal: AbortSignal.any([runSignal, own.signal]), disarm: () => timer.abort() };
 }
 
 function prepareOne(
@@ -124,7 +131,7 @@ function prepareOne(
   return {
     send: async () => {
       deps.onSend?.();
-      const cancel = requestSignal(deps.cancelSignal, cancelAfterMs);
+      const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
       const text = bodyText ?? '';
       bodyText = null;
       const pending = deps.client.send({

@@ -1,43 +1,22 @@
 /**
- * Chooses the load strategy of a phase from the configuration (one file per strategy, picked from
- * the typed {@link STRATEGIES} map): a fixed schedule for timestamped traces (unless
- * `--no-fixed-schedule`), a request rate when `--request-rate` is set, closed-loop concurrency
- * otherwise (default 1, as AIPerf).
+ * Turns the configuration into the load of a phase: which strategy (picked by name from the registry
+ * in `timing/registry.ts`), built from which {@link LoadPlan}, and the phase's stop conditions. A
+ * fixed schedule for timestamped traces (unless `--no-fixed-schedule`), a request rate when
+ * `--request-rate` is set, closed-loop concurrency otherwise (default 1, as AIPerf).
  */
 import { createConversationSampler, defaultSamplingStrategy } from '../dataset/sampling.js';
 import type { Dataset, StreamedTurn } from '../dataset/types.js';
-import { createIntervals } from '../timing/arrivals.js';
-import { createConcurrency } from '../timing/concurrency.js';
-import { createFixedSchedule, earliestFirstTurnMs } from '../timing/fixed-schedule.js';
-import { createRequestRate } from '../timing/request-rate.js';
-import { type StopConditions, samplerSource } from '../timing/session-source.js';
-import type { LoadStrategy } from '../timing/types.js';
+import { earliestFirstTurnMs } from '../timing/fixed-schedule.js';
+import {
+  createStrategy,
+  type LoadPlan,
+  type RatePlan,
+  type SchedulePlan,
+  strategyName,
+} from '../timing/registry.js';
+import { type SessionSource, type StopConditions, samplerSource } from '../timing/session-source.js';
+import type { LoadStrategy, StrategyName } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
-
-/** Strategy names, as used in run folder names and logs. */
-export const STRATEGIES = {
-  fixed_schedule: createFixedSchedule,
-  concurrency: createConcurrency,
-  request_rate: createRequestRate,
-} as const;
-
-/** One strategy name. */
-export type StrategyName = keyof typeof STRATEGIES;
-
-/** Which strategy a configuration selects. */
-export function strategyName(config: ProfileConfig): StrategyName {
-  if (config.fixedSchedule) return 'fixed_schedule';
-  return config.requestRate === undefined ? 'concurrency' : 'request_rate';
-}
-
-/** Run-folder stimulus part, AIPerf style: `fixed_schedule`, `concurrency8`, `request_rate100`. */
-export function stimulusName(config: ProfileConfig): string {
-  const name = strategyName(config);
-  if (name === 'fixed_schedule') return name;
-  return name === 'request_rate'
-    ? `request_rate${config.requestRate}`
-    : `concurrency${config.concurrency ?? 1}`;
-}
 
 /** Phase-specific stop conditions. */
 export interface PhaseLimits {
@@ -83,12 +62,13 @@ export function warmupLimits(config: ProfileConfig): PhaseLimits | null {
 }
 
 /**
- * Builds the strategy for one phase. Warmup never replays the trace schedule (AIPerf): it uses
- * the rate or concurrency settings.
+ * Builds the strategy for one phase, picked by name from the registry. Warmup never replays the
+ * trace schedule (AIPerf): with a fixed schedule configured it runs closed-loop.
  * @param feed the trace rows of a streaming replay (fixed schedule only); absent when the dataset
  *   was loaded whole.
  * @throws {ScheduleError} for a loaded dataset replayed on a fixed schedule whose first turns lack
  *   timestamps (a streamed one reports it when the row is read).
+ * @throws {ConfigError} for a request rate or arrival smoothness that is not > 0.
  */
 export function buildStrategy(
   config: ProfileConfig,
@@ -97,47 +77,58 @@ export function buildStrategy(
   phase: 'warmup' | 'profiling',
   feed?: AsyncIterable<StreamedTurn>,
 ): LoadStrategy {
-  const name = strategyName(config);
-  if (name === 'fixed_schedule' && phase === 'profiling') {
-    const zeroMs = !config.fixedScheduleAutoOffset
-      ? (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio
-      : feed === undefined
-        ? earliestFirstTurnMs(dataset.conversations)
-        : 'auto';
-    return STRATEGIES.fixed_schedule({
-      zeroMs,
-      ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
-      ...(feed === undefined ? {} : { feed }),
-    });
-  }
+  const configured = strategyName(config);
+  const name = configured === 'fixed_schedule' && phase === 'warmup' ? 'concurrency' : configured;
+  const plan: LoadPlan = {
+    source: sessionSource(config, dataset, limits, phase),
+    stop: limits.stop,
+    ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
+    ...(config.concurrencyRampSeconds === undefined
+      ? {}
+      : { concurrencyRampNs: config.concurrencyRampSeconds * 1e9 }),
+    ...(config.requestRate === undefined ? {} : { rate: ratePlan(config, config.requestRate) }),
+    ...(name === 'fixed_schedule' ? { schedule: schedulePlan(config, dataset, feed) } : {}),
+  };
+  return createStrategy(name, plan);
+}
+
+/** The sessions of a phase in `--dataset-sampling-strategy` order (warmup on its own seed). */
+function sessionSource(
+  config: ProfileConfig,
+  dataset: Dataset,
+  limits: PhaseLimits,
+  phase: 'warmup' | 'profiling',
+): SessionSource {
   const sampling = config.datasetSamplingStrategy ?? defaultSamplingStrategy(config.customDatasetType);
   const n = Math.max(1, dataset.conversations.length);
   const sampler = createConversationSampler(sampling, n, config.randomSeed + (phase === 'warmup' ? 1 : 0));
-  const source = samplerSource(
+  return samplerSource(
     dataset.conversations,
     () => sampler.next(),
     limits.onePass ? n : Number.POSITIVE_INFINITY,
   );
-  if (name === 'request_rate' && config.requestRate !== undefined) {
-    const pattern = config.arrivalPattern ?? 'poisson';
-    return STRATEGIES.request_rate({
-      ratePerS: config.requestRate,
-      intervals: createIntervals(
-        pattern,
-        config.requestRate,
-        config.randomSeed,
-        config.arrivalSmoothness ?? 1,
-      ),
-      source,
-      stop: limits.stop,
-      ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
-      ...(config.requestRateRampSeconds === undefined ? {} : { rampNs: config.requestRateRampSeconds * 1e9 }),
-    });
-  }
-  return STRATEGIES.concurrency({
-    concurrency: config.concurrency ?? 1,
-    source,
-    stop: limits.stop,
-    ...(config.concurrencyRampSeconds === undefined ? {} : { rampNs: config.concurrencyRampSeconds * 1e9 }),
-  });
+}
+
+function ratePlan(config: ProfileConfig, ratePerS: number): RatePlan {
+  return {
+    ratePerS,
+    pattern: config.arrivalPattern ?? 'poisson',
+    smoothness: config.arrivalSmoothness ?? 1,
+    seed: config.randomSeed,
+    ...(config.requestRateRampSeconds === undefined ? {} : { rampNs: config.requestRateRampSeconds * 1e9 }),
+  };
+}
+
+/** Time zero of a replay: the start offset, or with auto-offset the earliest first turn (`'auto'` when streamed). */
+function schedulePlan(
+  config: ProfileConfig,
+  dataset: Dataset,
+  feed: AsyncIterable<StreamedTurn> | undefined,
+): SchedulePlan {
+  const zeroMs = !config.fixedScheduleAutoOffset
+    ? (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio
+    : feed === undefined
+      ? earliestFirstTurnMs(dataset.conversations)
+      : 'auto';
+  return { zeroMs, ...(feed === undefined ? {} : { feed }) };
 }

@@ -13,6 +13,12 @@ import { option } from '../util/option-meta.js';
 const rate = z.number().min(0).max(1);
 const nonNegMs = z.number().min(0);
 
+/**
+ * How long a simulator started from the command line (`tokenload simulate`, `profile --simulator`)
+ * warms up before it listens, ms; the schema's own default (0) serves library and test callers.
+ */
+export const CLI_SIMULATOR_WARMUP_MS = 1000;
+
 /** Zod schema of every simulator option; `parse({})` yields the defaults. */
 export const SimulatorOptionsSchema = z.strictObject({
   host: option(z.string().default('127.0.0.1'), {

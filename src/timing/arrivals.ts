@@ -6,6 +6,7 @@
  *   shape 1 is Poisson, < 1 burstier, > 1 smoother).
  * Intervals come from a seeded generator, so a seed reproduces the arrival sequence.
  */
+import { ConfigError } from '../errors.js';
 import { rngFromKey } from '../prompt/rng.js';
 
 /** Arrival patterns. */
@@ -18,7 +19,8 @@ export type IntervalSource = () => number;
 
 /**
  * Interval generator for `ratePerS` requests/s.
- * @throws {RangeError} for a non-positive rate, or a non-positive smoothness with gamma.
+ * @throws {ConfigError} naming `--request-rate` for a rate that is not > 0, or `--arrival-smoothness`
+ *   for a gamma shape that is not > 0.
  */
 export function createIntervals(
   pattern: ArrivalPattern,
@@ -26,13 +28,14 @@ export function createIntervals(
   seed: number,
   smoothness = 1,
 ): IntervalSource {
-  if (!(ratePerS > 0)) throw new RangeError(`request rate must be > 0, got ${ratePerS}`);
+  if (!(ratePerS > 0)) throw new ConfigError(`--request-rate must be > 0, got ${ratePerS}`, '--request-rate');
   const meanNs = 1e9 / ratePerS;
   if (pattern === 'constant') return () => meanNs;
   const next = rngFromKey(`${seed}:arrivals`);
   const uniform = (): number => (next() + 0.5) / 4294967296;
   if (pattern === 'poisson') return () => -Math.log(uniform()) * meanNs;
-  if (!(smoothness > 0)) throw new RangeError(`--arrival-smoothness must be > 0, got ${smoothness}`);
+  if (!(smoothness > 0))
+    throw new ConfigError(`--arrival-smoothness must be > 0, got ${smoothness}`, '--arrival-smoothness');
   const normal = gaussian(uniform);
   return () => (sampleGamma(smoothness, uniform, normal) / smoothness) * meanNs;
 }

@@ -27,6 +27,16 @@ export function yieldEventLoop(clock: Clock): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * A one-shot timer on `clock`: calls `fire` once the clock reaches `targetNs` (absolute monotonic
+ * ns), unless `cancel` aborts first. On a `VirtualClock` it fires in virtual time.
+ */
+export function callAt(clock: Clock, targetNs: number, cancel: AbortSignal, fire: () => void): void {
+  void clock.sleepUntil(targetNs, cancel).then(() => {
+    if (!cancel.aborted) fire();
+  });
+}
+
 /** Current monotonic time in ns (`performance.now()` × 1e6). */
 export function monotonicNowNs(): number {
   return performance.now() * 1e6;

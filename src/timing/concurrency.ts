@@ -6,7 +6,7 @@
  */
 import type { Conversation } from '../dataset/types.js';
 import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
-import type { LoadStrategy, StrategyInput, StrategyResult } from './types.js';
+import type { ConcurrencyReport, LoadStrategy, StrategyInput } from './types.js';
 
 /** Options of the concurrency strategy. */
 export interface ConcurrencyOptions {
@@ -18,7 +18,7 @@ export interface ConcurrencyOptions {
 }
 
 /** Creates the closed-loop concurrency strategy. */
-export function createConcurrency(options: ConcurrencyOptions): LoadStrategy {
+export function createConcurrency(options: ConcurrencyOptions): LoadStrategy<ConcurrencyReport> {
   return {
     name: 'concurrency',
     describe: () =>
@@ -27,7 +27,7 @@ export function createConcurrency(options: ConcurrencyOptions): LoadStrategy {
   };
 }
 
-async function runConcurrency(options: ConcurrencyOptions, input: StrategyInput): Promise<StrategyResult> {
+async function runConcurrency(options: ConcurrencyOptions, input: StrategyInput): Promise<ConcurrencyReport> {
   const { clock, signal } = input;
   const startNs = clock.nowNs();
   const budget = new IssueBudget(options.stop, startNs);
@@ -44,7 +44,7 @@ async function runConcurrency(options: ConcurrencyOptions, input: StrategyInput)
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, (_, i) => slot(i)));
-  return { startNs, issued: budget.issued, stopped: signal.aborted };
+  return { kind: 'concurrency', startNs, issued: budget.issued, stopped: signal.aborted };
 }
 
 /** Runs one session's turns; false when the budget or signal stopped it. */

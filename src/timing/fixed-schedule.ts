@@ -16,7 +16,7 @@ import { type Clock, yieldEventLoop } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
 import { Semaphore } from './semaphore.js';
 import { StartQueue } from './start-queue.js';
-import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
+import type { FixedScheduleReport, LoadStrategy, PreparedSend, StrategyInput } from './types.js';
 
 export { earliestFirstTurnMs, ScheduleError } from './schedule-feed.js';
 
@@ -59,31 +59,8 @@ export const DEFAULT_MAX_PREPARED_AHEAD = 64;
 /** Default read-ahead window: 2 s. */
 export const DEFAULT_READ_AHEAD_NS = 2e9;
 
-/** Fixed-schedule outcome beyond {@link StrategyResult}. */
-export interface FixedScheduleResult extends StrategyResult {
-  /** Trace ms used as time zero. */
-  zeroMs: number;
-  /** Rows replayed (turns read from the feed inside the window). */
-  rowsRead: number;
-  /** Sessions seen. */
-  sessions: number;
-  /**
-   * Sessions whose first row came after a later-timestamped one in the file (a trace not in
-   * timestamp order) and was read only after its due time, or after a later session had started:
-   * they were sent as soon as read, late.
-   */
-  outOfOrderSessions: number;
-  /** The error that ended reading the feed early (a bad row), or null. Issuing stopped there. */
-  feedError: unknown;
-}
-
-/** The fixed-schedule strategy, whose result says what the replay read. */
-export interface FixedScheduleStrategy extends LoadStrategy {
-  run(input: StrategyInput): Promise<FixedScheduleResult>;
-}
-
-/** Creates the fixed-schedule strategy. */
-export function createFixedSchedule(options: FixedScheduleOptions): FixedScheduleStrategy {
+/** Creates the fixed-schedule strategy; its report says what the replay read and how it ended. */
+export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy<FixedScheduleReport> {
   return {
     name: 'fixed_schedule',
     describe: () =>
@@ -160,7 +137,7 @@ class Replay {
     this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
   }
 
-  async run(): Promise<FixedScheduleResult> {
+  async run(): Promise<FixedScheduleReport> {
     const feed = this.options.feed ?? feedFromConversations(this.input.conversations);
     const reading = this.read(feed);
     await this.untilPrimed();
@@ -168,14 +145,17 @@ class Replay {
     await reading;
     await this.untilIdle();
     return {
+      kind: 'fixed_schedule',
       startNs: this.startNs,
       issued: this.issued,
       stopped: this.signal.aborted,
-      zeroMs: this.zeroMs,
-      rowsRead: this.rowsRead,
-      sessions: this.sessions.size,
-      outOfOrderSessions: this.outOfOrder,
-      feedError: this.feedError,
+      replay: {
+        zeroMs: this.zeroMs,
+        rowsRead: this.rowsRead,
+        sessions: this.sessions.size,
+        outOfOrderSessions: this.outOfOrder,
+        feedError: this.feedError,
+      },
     };
   }
 

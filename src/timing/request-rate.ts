@@ -13,7 +13,7 @@ import type { Conversation, Turn } from '../dataset/types.js';
 import type { IntervalSource } from './arrivals.js';
 import { Semaphore } from './semaphore.js';
 import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
-import type { LoadStrategy, PreparedSend, StrategyInput, StrategyResult } from './types.js';
+import type { LoadStrategy, PacingReport, PreparedSend, RequestRateReport, StrategyInput } from './types.js';
 
 /** Options of the request-rate strategy. */
 export interface RequestRateOptions {
@@ -39,18 +39,6 @@ export interface RequestRateOptions {
  */
 export const DEFAULT_MAX_CATCHUP_NS = 100e6;
 
-/** Pacing facts reported after the run. */
-export interface PacingReport {
-  reanchors: number;
-  /**
-   * Arrivals the re-anchors skipped: the time each one jumped over × the rate asked for then (the
-   * expected count, also for Poisson and gamma arrivals). Offered load the run did not send.
-   */
-  skippedArrivals: number;
-  /** Requests issued per second between the first and last tick. */
-  achievedRatePerS: number;
-}
-
 interface Continuation {
   conversation: Conversation;
   turn: Turn;
@@ -59,24 +47,19 @@ interface Continuation {
   release: () => void;
 }
 
-/** Creates the request-rate strategy; `report()` gives the pacing facts after `run`. */
-export function createRequestRate(options: RequestRateOptions): LoadStrategy & { report(): PacingReport } {
-  const report: PacingReport = { reanchors: 0, skippedArrivals: 0, achievedRatePerS: 0 };
+/** Creates the request-rate strategy; its report carries the run's pacing facts. */
+export function createRequestRate(options: RequestRateOptions): LoadStrategy<RequestRateReport> {
   return {
     name: 'request_rate',
     describe: () =>
       `request rate ${options.ratePerS}/s${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}`,
-    run: (input) => runRequestRate(options, input, report),
-    report: () => report,
+    run: (input) => runRequestRate(options, input),
   };
 }
 
-async function runRequestRate(
-  options: RequestRateOptions,
-  input: StrategyInput,
-  report: PacingReport,
-): Promise<StrategyResult> {
+async function runRequestRate(options: RequestRateOptions, input: StrategyInput): Promise<RequestRateReport> {
   const { clock, signal } = input;
+  const report: PacingReport = { reanchors: 0, skippedArrivals: 0, achievedRatePerS: 0 };
   const startNs = clock.nowNs();
   const budget = new IssueBudget(options.stop, startNs);
   const state = new RateState(options, input);
@@ -109,7 +92,7 @@ async function runRequestRate(
   await state.drain();
   const spanS = (lastSentTickNs - startNs) / 1e9;
   report.achievedRatePerS = spanS > 0 ? (budget.issued - 1) / spanS : 0;
-  return { startNs, issued: budget.issued, stopped: signal.aborted };
+  return { kind: 'request_rate', startNs, issued: budget.issued, stopped: signal.aborted, pacing: report };
 }
 
 /** A new session's first turn, built before its tick (see {@link RateState.prepareAhead}). */

@@ -38,8 +38,8 @@ export interface StrategyInput {
   signal: AbortSignal;
 }
 
-/** What a strategy reports when it has issued everything and all its dispatches have settled. */
-export interface StrategyResult {
+/** What every strategy reports when it has issued everything and all its dispatches have settled. */
+export interface StrategyReportBase {
   /** Monotonic ns of the schedule's time zero. */
   startNs: number;
   /** Requests issued. */
@@ -48,10 +48,66 @@ export interface StrategyResult {
   stopped: boolean;
 }
 
-/** A load strategy. */
-export interface LoadStrategy {
-  readonly name: string;
+/** What a fixed-schedule replay read and how it ended. */
+export interface ReplayReport {
+  /** Trace ms used as time zero. */
+  zeroMs: number;
+  /** Rows replayed (turns read from the feed inside the window). */
+  rowsRead: number;
+  /** Sessions seen. */
+  sessions: number;
+  /**
+   * Sessions whose first row came after a later-timestamped one in the file (a trace not in
+   * timestamp order) and was read only after its due time, or after a later session had started:
+   * they were sent as soon as read, late.
+   */
+  outOfOrderSessions: number;
+  /** The error that ended reading the feed early (a bad row), or null. Issuing stopped there. */
+  feedError: unknown;
+}
+
+/** Pacing facts of a request-rate run. */
+export interface PacingReport {
+  /** Times the schedule fell more than the catch-up bound behind and re-anchored to now. */
+  reanchors: number;
+  /**
+   * Arrivals the re-anchors skipped: the time each one jumped over × the rate asked for then (the
+   * expected count, also for Poisson and gamma arrivals). Offered load the run did not send.
+   */
+  skippedArrivals: number;
+  /** Requests issued per second between the first and last tick (0 with fewer than two ticks). */
+  achievedRatePerS: number;
+}
+
+/** Report of the fixed-schedule strategy. */
+export interface FixedScheduleReport extends StrategyReportBase {
+  kind: 'fixed_schedule';
+  replay: ReplayReport;
+}
+
+/** Report of the request-rate strategy. */
+export interface RequestRateReport extends StrategyReportBase {
+  kind: 'request_rate';
+  pacing: PacingReport;
+}
+
+/** Report of the closed-loop concurrency strategy. */
+export interface ConcurrencyReport extends StrategyReportBase {
+  kind: 'concurrency';
+}
+
+/** What a strategy's run resolves with; `kind` is the strategy's name and says which facts it adds. */
+export type StrategyReport = FixedScheduleReport | RequestRateReport | ConcurrencyReport;
+
+/** A strategy name, as used in run folder names and logs. */
+export type StrategyName = StrategyReport['kind'];
+
+/** A load strategy whose run resolves with a report of type `R`. */
+export interface LoadStrategy<R extends StrategyReport = StrategyReport> {
+  /** The strategy's registry name; its report's `kind`. */
+  readonly name: R['kind'];
   /** One-line description for logs and the console footer. */
   describe(): string;
-  run(input: StrategyInput): Promise<StrategyResult>;
+  /** Issues the load; resolves when everything issued has settled. Never rejects for request failures. */
+  run(input: StrategyInput): Promise<R>;
 }

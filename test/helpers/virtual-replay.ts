@@ -4,8 +4,8 @@
  * fixed-schedule and streamed-replay unit tests.
  */
 import type { Conversation, StreamedTurn } from '../../src/dataset/types.js';
-import { createFixedSchedule, type FixedScheduleResult } from '../../src/timing/fixed-schedule.js';
-import type { DispatchItem } from '../../src/timing/types.js';
+import { createFixedSchedule } from '../../src/timing/fixed-schedule.js';
+import type { DispatchItem, FixedScheduleReport, ReplayReport } from '../../src/timing/types.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
 const MS = 1e6;
@@ -18,6 +18,9 @@ export interface Sent {
   sentMs: number;
   doneMs: number;
 }
+
+/** The strategy's report with its replay facts beside its counts (`issued`, `rowsRead`, `feedError`, …). */
+export type ReplayResult = Omit<FixedScheduleReport, 'replay'> & ReplayReport;
 
 /** Options of {@link virtualReplay}. */
 export interface VirtualReplayOptions {
@@ -36,7 +39,7 @@ export interface VirtualReplayOptions {
 /** Replays and returns the sends sorted by send time (then id), plus the strategy's result. */
 export async function virtualReplay(
   options: VirtualReplayOptions,
-): Promise<{ sent: Sent[]; result: FixedScheduleResult }> {
+): Promise<{ sent: Sent[]; result: ReplayResult }> {
   const clock = new VirtualClock(1000 * MS);
   const sent: Sent[] = [];
   const strategy = createFixedSchedule({
@@ -68,7 +71,7 @@ export async function virtualReplay(
   const conversations = options.conversations ?? [];
   const done = strategy.run({ conversations, clock, dispatch, signal: new AbortController().signal });
   await clock.runUntilIdle(done);
-  const result = await done;
+  const { replay, ...counts } = await done;
   sent.sort((a, b) => a.sentMs - b.sentMs || a.id.localeCompare(b.id) || a.turn - b.turn);
-  return { sent, result };
+  return { sent, result: { ...counts, ...replay } };
 }

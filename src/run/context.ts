@@ -1,0 +1,46 @@
+/**
+ * What a run hands its phases: the injected environment ({@link RunEnv}) and everything the phases
+ * share ({@link RunContext}). Its own module so that the run's modules (`profile`, `phase`,
+ * `client-warmup`, `finish`) import it without importing each other in a cycle.
+ */
+import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
+import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
+import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { Clock } from '../timing/clock.js';
+import type { ProfileConfig } from './config.js';
+import type { Logger } from './progress.js';
+
+/** Injected environment of a run. */
+export interface RunEnv {
+  log: Logger;
+  /** Aborting stops issuing new requests (Ctrl-C / SIGTERM). */
+  stopSignal: AbortSignal;
+  /** Aborting cancels in-flight requests at once (a second Ctrl-C). */
+  forceSignal?: AbortSignal;
+}
+
+/** What every phase shares. */
+export interface RunContext {
+  config: ProfileConfig;
+  env: RunEnv;
+  dataset: Dataset;
+  tokenizer: TextTokenizer;
+  synthesizer: PromptSynthesizer;
+  adapter: EndpointAdapter;
+  /** Server base URL (origin + optional base path). */
+  target: string;
+  /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
+  stream: TraceStream | null;
+  /** The first row of a streamed trace (read before the run starts); null otherwise. */
+  firstRow?: StreamedTurn | null;
+  /**
+   * The run's clock: the strategies' schedules, `--request-cancellation-delay` timers, the
+   * `--benchmark-duration` cut-off and every grace period run on it (a `RealClock` with
+   * `--timing-precision` in a run; a `VirtualClock` in tests).
+   */
+  clock: Clock;
+  /** Opens a phase's HTTP client (`createClient`: single-process or worker pool, by `--workers`). */
+  openClient(choice: ClientChoice): PhaseClient;
+}

@@ -1,0 +1,106 @@
+/**
+ * How a phase ends the requests still in flight, timed on the run's clock: the grace period after
+ * Ctrl-C / SIGTERM, at once on a second Ctrl-C, and at the `--benchmark-duration` cut-off plus
+ * `--benchmark-grace-period`; and what became of the requests in flight at that cut-off.
+ */
+import type { RawRecord } from '../record/types.js';
+import { type Clock, callAt } from '../timing/clock.js';
+import type { RunEnv } from './context.js';
+
+/** What happened to requests in flight at the `--benchmark-duration` cut-off. */
+export interface CutoffReport {
+  /** Requests sent before the cut-off and not finished at it. */
+  inFlightAtCutoff: number;
+  /** Of those, finished (not cancelled) within the grace period. */
+  completedInGrace: number;
+  /** Of those, cancelled when the grace period ended. */
+  cancelledAfterGrace: number;
+}
+
+/** Counts requests in flight, and what became of those in flight at the duration cut-off. */
+export class InFlightTracker {
+  private inFlight = 0;
+  private cutoffNs: number | null = null;
+  private atCutoff = 0;
+  private completedInGrace = 0;
+  private cancelledAfterGrace = 0;
+
+  /** A request is about to be sent. */
+  started(): void {
+    this.inFlight++;
+  }
+
+  /** A request finished (its record); counted against the cut-off when it started before it. */
+  done(raw: RawRecord): void {
+    this.inFlight--;
+    if (this.cutoffNs === null || raw.startNs > this.cutoffNs) return;
+    if (raw.cancelled) this.cancelledAfterGrace++;
+    else this.completedInGrace++;
+  }
+
+  /** The duration cut-off passed at `nowNs` (monotonic ns, the clock records are stamped on). */
+  markCutoff(nowNs: number): void {
+    this.cutoffNs = nowNs;
+    this.atCutoff = this.inFlight;
+  }
+
+  /** The cut-off accounting; null when no cut-off passed. */
+  report(): CutoffReport | null {
+    if (this.cutoffNs === null) return null;
+    return {
+      inFlightAtCutoff: this.atCutoff,
+      completedInGrace: this.completedInGrace,
+      cancelledAfterGrace: this.cancelledAfterGrace,
+    };
+  }
+}
+
+/** What {@link armCancellation} needs. */
+export interface CancellationArming {
+  /** The run's clock: every timer below runs on it. */
+  clock: Clock;
+  /** Its stop signal starts the grace period; its force signal cancels at once. */
+  env: RunEnv;
+  /** `--benchmark-grace-period`, s. */
+  gracePeriodSeconds: number;
+  /** `--benchmark-duration` of the phase, ns from now; undefined without one. */
+  durationNs: number | undefined;
+  /** Aborting it cancels every request in flight. */
+  cancel: AbortController;
+  /** Told when the duration cut-off passes. */
+  tracker: InFlightTracker;
+}
+
+/**
+ * Arms the timers that end in-flight requests: the grace period after the stop signal, the force
+ * signal at once, and the duration cut-off (marked on the tracker) plus the grace period. Call it
+ * when the phase's schedule starts.
+ * @returns a disarm function: removes the listeners and stops every timer not yet fired.
+ */
+export function armCancellation(arming: CancellationArming): () => void {
+  const { clock, env, cancel, tracker } = arming;
+  const disarmed = new AbortController();
+  const cancelAfterGrace = (): void =>
+    callAt(clock, clock.nowNs() + arming.gracePeriodSeconds * 1e9, disarmed.signal, () => cancel.abort());
+  const onStop = (): void => {
+    env.log.info(
+      `stopping: no new requests; waiting up to ${arming.gracePeriodSeconds} s for in-flight requests`,
+    );
+    cancelAfterGrace();
+  };
+  const onForce = (): void => cancel.abort();
+  if (env.stopSignal.aborted) onStop();
+  else env.stopSignal.addEventListener('abort', onStop, { once: true });
+  env.forceSignal?.addEventListener('abort', onForce, { once: true });
+  if (arming.durationNs !== undefined) {
+    callAt(clock, clock.nowNs() + arming.durationNs, disarmed.signal, () => {
+      tracker.markCutoff(clock.nowNs());
+      cancelAfterGrace();
+    });
+  }
+  return () => {
+    env.stopSignal.removeEventListener('abort', onStop);
+    env.forceSignal?.removeEventListener('abort', onForce);
+    disarmed.abort();
+  };
+}
