@@ -8,7 +8,7 @@
  * before is not a hit: Bailian ids are per-block content hashes that recur at other positions and in
  * unrelated tails; Mooncake ids are already prefix-chained, so both readings agree there. Block i
  * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); tokens past
- * the last id are fresh input and always miss. Source of the definition: trace-data.md §7 ("reuse_prefix").
+ * the last id are fresh input and always miss. This comment is the definition `analyze-trace` reports.
  */
 import type { Dataset } from './types.js';
 

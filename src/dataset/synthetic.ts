@@ -1,6 +1,6 @@
 /**
- * Synthetic dataset for runs without `--input-file` (AIPerf synthetic composer semantics,
- * aiperf-semantics §2.4):
+ * Synthetic dataset for runs without `--input-file` (the semantics of AIPerf's synthetic composer,
+ * `aiperf/dataset/composer/synthetic.py` in github.com/ai-dynamo/aiperf):
  * - `numDatasetEntries` conversations; each has `max(1, …)` turns drawn from
  *   (`sessionTurnsMean`, `sessionTurnsStddev`) with {@link samplePositiveInt}.
  * - Every turn draws its own prompt length from (`isl`, `islStddev`) and, when `osl` is set, its

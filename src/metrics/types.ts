@@ -1,7 +1,8 @@
 /**
  * Metric definition shapes. Every metric is a plain object in the typed registry
  * (`metrics/registry.ts`); tags, headers, units and formulas follow the AIPerf metric reference
- * (`docs/metrics_reference.md`, and the metric classes under `aiperf/metrics/types/`).
+ * (AIPerf's `docs/metrics_reference.md` in github.com/ai-dynamo/aiperf, and its metric classes under
+ * `aiperf/metrics/types/`).
  *
  * Values are always in display units: ms for times, tokens for counts of tokens, `sec` for the
  * benchmark duration, per-second rates for throughputs.

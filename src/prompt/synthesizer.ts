@@ -1,6 +1,6 @@
 /**
  * Prompt synthesis from KV-cache block ids (`hash_ids`). Layouts, for input length L, n ids and
- * block size B (AIPerf's rules, aiperf-semantics §1.3):
+ * block size B (AIPerf's rules: `aiperf/dataset/generator/prompt.py` in github.com/ai-dynamo/aiperf):
  * - exact tile `L = n·B`: n full blocks;
  * - partial last block `(n−1)·B < L < n·B`: the last block has `L − (n−1)·B` tokens;
  * - prefix plus tail `L > n·B`: n full blocks and `L − n·B` fresh, uncached tokens;

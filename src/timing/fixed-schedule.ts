@@ -1,5 +1,5 @@
 /**
- * Fixed-schedule replay (AIPerf `--fixed-schedule`, aiperf-semantics §1.6), on one absolute
+ * Fixed-schedule replay (AIPerf `--fixed-schedule`, AIPerf's `docs/benchmark_modes/trace_replay.md`), on one absolute
  * timeline: time zero is `startNs`; a turn with trace timestamp `ts` (ms) is due at
  * `startNs + (ts − zeroMs)·1e6`. Sessions start in first-turn timestamp order; a later turn of a
  * session is due at `max(previous turn's completion, its own target)` (or previous completion +
