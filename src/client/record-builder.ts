@@ -7,7 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
 import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
-import type { RawRecord, RecordError } from '../record/types.js';
+import type { RawRecord, RecordError, RequestIdentity } from '../record/types.js';
 import {
   CANCELLED_CODE,
   IN_BAND_DEFAULT_CODE,
@@ -16,7 +16,7 @@ import {
   transportFailure,
 } from './failures.js';
 import { SseDecoder, type SseSink } from './sse-decoder.js';
-import type { RequestIdentity, SendRequest } from './types.js';
+import type { SendRequest } from './types.js';
 
 /** Why a request stopped before its body ended. */
 export type StopReason =

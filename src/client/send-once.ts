@@ -5,8 +5,7 @@
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS, type EndpointTypeName } from '../endpoint/registry.js';
 import { endpointPathFor } from '../endpoint/types.js';
-import type { RawRecord } from '../record/types.js';
-import type { RequestIdentity } from './types.js';
+import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { createHttpClient } from './undici-client.js';
 
 /** Parameters of {@link sendOnce}. Times in ms. */
