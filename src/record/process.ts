@@ -2,9 +2,9 @@
  * The record stage: turns what the client observed ({@link RawRecord}) into a {@link ProcessedRecord}
  * with token counts and per-record metrics, dropping the response text.
  */
-import { computeRecordMetrics } from '../metrics/record-metrics.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import { effectiveError } from './failure.js';
+import { computeRecordMetrics } from './record-metrics.js';
 import { countTokens } from './tokens.js';
 import type { ProcessedRecord, RawRecord } from './types.js';
 
