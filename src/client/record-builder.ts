@@ -115,12 +115,15 @@ export class RecordBuilder implements SseSink {
     );
   }
 
+  /** Hands what this exchange left to the classification (`finishRecord`). */
   private finish(stop: StopReason | undefined, atNs: number): RawRecord {
-    const outcome: Outcome = { complete: this.isComplete(stop === undefined) };
-    if (this.mode === 'error-body') outcome.http = this.httpFailure();
-    if (this.clientError !== undefined) outcome.clientError = this.clientError;
-    if (this.inBand !== undefined) outcome.inBand = this.inBand;
-    if (stop !== undefined) outcome.stop = stop;
+    const outcome: Outcome = {
+      http: this.mode === 'error-body' ? this.httpFailure() : undefined,
+      clientError: this.clientError,
+      inBand: this.inBand,
+      stop,
+      complete: this.isComplete(stop === undefined),
+    };
     return finishRecord(this.raw, outcome, atNs);
   }
 
