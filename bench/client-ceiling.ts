@@ -17,12 +17,12 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { oneOffIdentity } from '../src/client/send-once.js';
 import type { HttpClient, SendRequest } from '../src/client/types.js';
 import { createClient } from '../src/client/worker-factory.js';
 import { threadCpuSeconds } from '../src/client/worker-protocol.js';
 import { ENDPOINTS } from '../src/endpoint/registry.js';
 import { packageVersion } from '../src/util/package-root.js';
+import { oneOffIdentity } from '../test/helpers/send-once.js';
 import { arg, machine, procCpuSeconds, r3 } from './common.js';
 
 const PATH = '/v1/chat/completions';

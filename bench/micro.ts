@@ -11,11 +11,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { RecordBuilder } from '../src/client/record-builder.js';
-import { oneOffIdentity } from '../src/client/send-once.js';
 import { SseDecoder } from '../src/client/sse-decoder.js';
 import { ENDPOINTS } from '../src/endpoint/registry.js';
 import { PromptSynthesizer } from '../src/prompt/synthesizer.js';
 import { loadTokenizer } from '../src/prompt/tokenizer.js';
+import { oneOffIdentity } from '../test/helpers/send-once.js';
 import { arg, machine } from './common.js';
 
 const seconds = Number(arg('seconds', '2'));

@@ -75,7 +75,15 @@ export {
   type TextTokenizer,
   TokenizerLoadError,
 } from './prompt/tokenizer.js';
-export type { ErrorKind, ProcessedRecord, RawRecord, RecordError, Usage } from './record/types.js';
+export { FAILURE_CODES } from './record/failure.js';
+export type {
+  ErrorKind,
+  ProcessedRecord,
+  RawRecord,
+  RecordError,
+  RequestIdentity,
+  Usage,
+} from './record/types.js';
 export {
   COMPARE_FILE_NAME,
   compareRuns,

@@ -1,28 +1,17 @@
 /**
  * Turns the events of one HTTP exchange (headers, timed body reads, end or failure) into a
  * {@link RawRecord}. Transport-agnostic: the HTTP client stamps times and calls in; this file owns
- * SSE/JSON handling and the failure classification of FORMAT.md §6.3 (first match wins):
- * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content.
+ * SSE/JSON handling and collects what the failure classification reads; the classification itself
+ * (FORMAT.md §6.3, first match wins) is `finishRecord` in record/failure.ts.
  */
 import { STATUS_CODES } from 'node:http';
 import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
 import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
+import { finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
+import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RecordError } from '../record/types.js';
-import {
-  CANCELLED_CODE,
-  IN_BAND_DEFAULT_CODE,
-  recordError,
-  TIMEOUT_CODE,
-  transportFailure,
-} from './failures.js';
 import { SseDecoder, type SseSink } from './sse-decoder.js';
-import type { RequestIdentity, SendRequest } from './types.js';
-
-/** Why a request stopped before its body ended. */
-export type StopReason =
-  | { kind: 'timeout'; timeoutMs: number }
-  | { kind: 'cancelled'; reason?: unknown }
-  | { kind: 'transport'; error: unknown };
+import type { SendRequest } from './types.js';
 
 type BodyMode = 'sse' | 'json' | 'error-body';
 
@@ -43,34 +32,6 @@ function errorEventDetails(data: string): { message: string; code: number | null
   return { message, code: httpLikeCode(inner?.code), type: asText(inner?.type) || null };
 }
 
-/** A record of `identity` with nothing observed yet (start and end 0, no chunks, no error). */
-export function emptyRecord(id: RequestIdentity): RawRecord {
-  const raw: RawRecord = {
-    conversationId: id.conversationId,
-    turnIndex: id.turnIndex,
-    sessionNum: id.sessionNum,
-    xRequestId: id.xRequestId,
-    xCorrelationId: id.xCorrelationId,
-    model: id.model,
-    scheduledNs: id.scheduledNs,
-    startNs: 0,
-    ackNs: null,
-    chunks: [],
-    streamEndNs: null,
-    endNs: 0,
-    usage: null,
-    finishReason: null,
-    inputTokens: id.inputTokens,
-    requestedOutputTokens: id.requestedOutputTokens,
-    httpStatus: null,
-    parseErrors: 0,
-    error: null,
-    cancelled: false,
-  };
-  if (id.requestType !== undefined) raw.requestType = id.requestType;
-  return raw;
-}
-
 const DONE = '[DONE]';
 
 /** True when `bytes[start, end)` is exactly `[DONE]` (other spellings take the text path). */
@@ -87,9 +48,9 @@ export class RecordBuilder implements SseSink {
   private decoder: SseDecoder | null = null;
   private readonly bodyParts: Buffer[] = [];
   private doneSeen = false;
-  private inBand: RecordError | null = null;
+  private inBand: RecordError | undefined;
   /** A bug on our side (an adapter that threw); reported, never hidden. */
-  private clientError: RecordError | null = null;
+  private clientError: RecordError | undefined;
   private readonly choiceFinished = new Map<number, boolean>();
   private statusText = '';
   /** The adapter's per-stream state for its `parseBytes` fast path. */
@@ -132,72 +93,44 @@ export class RecordBuilder implements SseSink {
 
   /** The body ended cleanly at `atNs`; returns the finished record. */
   end(atNs: number): RawRecord {
-    if (this.mode === 'error-body') return this.finish(this.httpError(atNs), atNs);
-    if (this.mode === 'json') this.onWholeBody(atNs);
-    else if (this.decoder !== null) this.decoder.finish(atNs, this);
-    this.raw.streamEndNs ??= atNs;
-    if (this.clientError !== null) return this.finish(this.clientError, atNs);
-    if (this.inBand !== null) return this.finish(this.inBand, atNs);
-    if (!this.isComplete(true)) {
-      const message = 'stream ended cleanly without [DONE] or a finish_reason on every choice';
-      return this.finish(recordError('stream_incomplete', 502, 'StreamIncomplete', message, atNs), atNs);
+    if (this.mode !== 'error-body') {
+      if (this.mode === 'json') this.onWholeBody(atNs);
+      else if (this.decoder !== null) this.decoder.finish(atNs, this);
+      this.raw.streamEndNs ??= atNs;
     }
-    return this.finish(this.noContent(), atNs);
+    return this.finish(undefined, atNs);
   }
 
   /** The request stopped at `atNs` before its body ended; returns the finished record. */
   stop(reason: StopReason, atNs: number): RawRecord {
-    if (this.raw.httpStatus !== null && this.raw.httpStatus !== 200)
-      return this.finish(this.httpError(atNs), atNs);
-    if (this.clientError !== null) return this.finish(this.clientError, atNs);
-    if (this.inBand !== null) return this.finish(this.inBand, atNs);
-    if (reason.kind === 'cancelled') this.raw.cancelled = true;
-    if (this.isComplete(false)) return this.finish(this.noContent(), atNs);
-    return this.finish(this.stopError(reason, atNs), atNs);
+    return this.finish(reason, atNs);
   }
 
-  private stopError(reason: StopReason, atNs: number): RecordError {
-    if (reason.kind === 'timeout') {
-      const message = `no complete response within the ${reason.timeoutMs} ms request timeout`;
-      return recordError('timeout', TIMEOUT_CODE, 'TimeoutError', message, atNs);
-    }
-    if (reason.kind === 'cancelled') {
-      const why = reason.reason instanceof Error ? `: ${reason.reason.message}` : '';
-      return recordError(
-        'cancelled',
-        CANCELLED_CODE,
-        'RequestCancellationError',
-        `request cancelled${why}`,
-        atNs,
-      );
-    }
-    return transportFailure(reason.error, this.raw.httpStatus !== null, atNs);
-  }
-
-  private finish(error: RecordError | null, atNs: number): RawRecord {
-    this.raw.error = error;
-    this.raw.endNs = atNs;
-    return this.raw;
-  }
-
-  private httpError(atNs: number): RecordError {
-    const status = this.raw.httpStatus ?? 0;
-    const body = Buffer.concat(this.bodyParts).toString('utf8');
-    const error = recordError(
-      'http_status',
-      status,
-      this.statusText,
-      body === '' ? this.statusText : body,
+  /** Failed on our side at `atNs` before any exchange (`client_error`); returns the finished record. */
+  fail(type: string, message: string, atNs: number): RawRecord {
+    return finishRecord(
+      this.raw,
+      { clientError: recordError({ kind: 'client_error', type, message }, atNs) },
       atNs,
     );
-    if (this.retryAfter !== undefined) error.retryAfter = this.retryAfter;
-    return error;
   }
 
-  private noContent(): RecordError | null {
-    if (this.raw.chunks.length > 0) return null;
-    const at = this.raw.streamEndNs ?? this.raw.endNs;
-    return recordError('no_content', 502, 'NoContent', 'response completed without any content', at);
+  /** Hands what this exchange left to the classification (`finishRecord`). */
+  private finish(stop: StopReason | undefined, atNs: number): RawRecord {
+    const outcome: Outcome = {
+      http: this.mode === 'error-body' ? this.httpFailure() : undefined,
+      clientError: this.clientError,
+      inBand: this.inBand,
+      stop,
+      complete: this.isComplete(stop === undefined),
+    };
+    return finishRecord(this.raw, outcome, atNs);
+  }
+
+  private httpFailure(): Outcome['http'] {
+    const status = this.raw.httpStatus ?? 0;
+    const body = Buffer.concat(this.bodyParts).toString('utf8');
+    return { kind: 'http_status', status, reason: this.statusText, body, retryAfter: this.retryAfter };
   }
 
   /** [DONE] seen, or (after a clean end) every choice seen carries a finish_reason. */
@@ -278,7 +211,7 @@ export class RecordBuilder implements SseSink {
 
   private adapterThrew(err: unknown, atNs: number): void {
     const message = `endpoint adapter ${this.request.adapter.name} threw: ${String(err)}`;
-    this.clientError ??= recordError('client_error', 0, 'AdapterError', message, atNs);
+    this.clientError ??= recordError({ kind: 'client_error', type: 'AdapterError', message }, atNs);
   }
 
   private apply(parsed: ParsedResponse, atNs: number): void {
@@ -300,13 +233,6 @@ export class RecordBuilder implements SseSink {
   }
 
   private setInBand(message: string, code: number | null, type: string | null, atNs: number): void {
-    if (this.inBand !== null) return;
-    this.inBand = recordError(
-      'in_band_error',
-      code ?? IN_BAND_DEFAULT_CODE,
-      type ?? 'InBandError',
-      message,
-      atNs,
-    );
+    this.inBand ??= recordError({ kind: 'in_band_error', message, code, type }, atNs);
   }
 }

@@ -4,24 +4,11 @@
  * never as a thrown exception, and are never retried.
  */
 import type { EndpointAdapter } from '../endpoint/types.js';
-import type { RawRecord } from '../record/types.js';
-
-/** Identity and bookkeeping fields copied into the record. */
-export interface RequestIdentity {
-  conversationId: string;
-  turnIndex: number;
-  sessionNum: number;
-  xRequestId: string;
-  xCorrelationId: string;
-  model: string;
-  requestType?: string;
-  scheduledNs: number | null;
-  inputTokens: number | null;
-  requestedOutputTokens: number | null;
-}
+import type { RawRecord, RequestIdentity } from '../record/types.js';
 
 /** One request to send. */
 export interface SendRequest {
+  /** Copied into the record as is. */
   identity: RequestIdentity;
   /** URL path (e.g. `/v1/chat/completions`); the origin is the client's. */
   path: string;

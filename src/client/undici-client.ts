@@ -20,13 +20,13 @@
 
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
+import type { StopReason } from '../record/failure.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
 import { type Deadline, Deadlines } from './deadlines.js';
-import { recordError } from './failures.js';
-import { RecordBuilder, type StopReason } from './record-builder.js';
+import { RecordBuilder } from './record-builder.js';
 import { responseHeaders } from './response-headers.js';
 import type { HttpClient, SendRequest } from './types.js';
 
@@ -163,11 +163,8 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
       context.pool.dispatch({ path: request.path, method: 'POST', headers, body: request.body }, this);
     } catch (err) {
       if (this.settled) return;
-      const at = context.nowNs();
       const message = err instanceof Error ? err.message : String(err);
-      builder.raw.error = recordError('client_error', 0, 'DispatchError', message, at);
-      builder.raw.endNs = at;
-      this.finish(builder.raw);
+      this.finish(builder.fail('DispatchError', message, context.nowNs()));
     }
   }
 

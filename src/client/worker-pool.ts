@@ -20,11 +20,11 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isEndpointTypeName } from '../endpoint/registry.js';
+import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
-import { recordError } from './failures.js';
-import { emptyRecord, RecordBuilder } from './record-builder.js';
+import { RecordBuilder } from './record-builder.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
@@ -101,14 +101,11 @@ function workerSource(): { source: string; eval: boolean } {
   return { source: fileURLToPath(new URL('./worker-entry.js', import.meta.url)), eval: false };
 }
 
-/** A `client_error` record for a request the pool could not complete (crash, bad adapter). */
-export function poolFailureRecord(request: SendRequest, startNs: number, message: string): RawRecord {
-  const at = monotonicNowNs();
+/** A `client_error` record (type `WorkerError`) for a request the pool could not complete (crash, bad adapter). */
+function poolFailureRecord(request: SendRequest, startNs: number, message: string): RawRecord {
   const builder = new RecordBuilder(request);
   builder.raw.startNs = startNs;
-  builder.raw.endNs = at;
-  builder.raw.error = recordError('client_error', 0, 'WorkerError', message, at);
-  return builder.raw;
+  return builder.fail('WorkerError', message, monotonicNowNs());
 }
 
 /** One worker slot: the thread, its in-flight requests and its send batch. */

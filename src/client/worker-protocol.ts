@@ -8,8 +8,8 @@
  * the main thread's monotonic ns scale (the run's TimeBase) without any per-record conversion.
  */
 
+import type { RequestIdentity } from '../record/types.js';
 import type { PackedRecords } from './record-wire.js';
-import type { RequestIdentity } from './types.js';
 
 /** The identity a worker gives its requests: never read (the main thread rebuilds the real one). */
 export const WORKER_IDENTITY: RequestIdentity = {

@@ -123,9 +123,10 @@ function metricsText(record: ProcessedRecord): string {
 
 /**
  * The JSON text of one line, newline included; epoch ns are written as bare integers.
- * Built by hand rather than through `stringifyWithBigInt`: a `JSON.stringify` replacer runs
- * for every key of every line, and this runs once per request on the client's event loop. The
- * output is byte-identical to `stringifyWithBigInt(toRecordLine(record, time))`.
+ * Built by hand rather than through a `JSON.stringify` replacer, which runs for every key of every
+ * line, and this runs once per request on the client's event loop. The output is byte-identical to
+ * `JSON.stringify(toRecordLine(record, time))` with bigints written as bare integers (the tests check
+ * it against `stringifyWithBigInt`, test/helpers/json-bigint.ts).
  */
 export function formatRecordLine(record: ProcessedRecord, time: EpochConverter): string {
   return `{"metadata":${metadataText(record, time)},"metrics":${metricsText(record)},"error":${JSON.stringify(errorOf(record))}}\n`;

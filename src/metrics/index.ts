@@ -1,8 +1,7 @@
 /** Public surface of the metrics stage: registry, statistics, goodput SLOs and the run summary. */
 export type { ErrorSummaryEntry } from './error-summary.js';
 export { GoodputParseError, meetsSlos, parseGoodput, type Slo } from './goodput.js';
-export { computeRecordMetrics } from './record-metrics.js';
-export { METRICS, type MetricTag, metricByTag, RECORD_METRICS, RUN_METRICS } from './registry.js';
+export { METRICS, type MetricTag, metricByTag, RUN_METRICS } from './registry.js';
 export { computeStats, PERCENTILES, percentileSorted, STAT_KEYS, type Stats } from './stats.js';
 export {
   isStatsSummary,
@@ -13,4 +12,4 @@ export {
   type Summary,
   summarize,
 } from './summary.js';
-export type { MetricDef, MetricFlags, MetricKind, MetricUnit, RunTotals } from './types.js';
+export type { MetricDef, MetricKind, RunTotals } from './types.js';

@@ -2,6 +2,7 @@
  * The metric registry: every metric tokenload reports, keyed by its AIPerf tag. Artifacts, goodput
  * parsing and the console all read this one map; nothing registers itself by import side effect.
  */
+import { RECORD_METRIC_DEFS } from '../record/record-metrics.js';
 import {
   cancelledRequestCount,
   errorRequestCount,
@@ -14,16 +15,6 @@ import {
   usageDiscrepancyCount,
 } from './defs/counts.js';
 import {
-  interChunkLatency,
-  interTokenLatency,
-  outputTokenThroughputPerUser,
-  requestLatency,
-  timeToFirstOutputToken,
-  timeToFirstToken,
-  timeToSecondToken,
-} from './defs/latency.js';
-import { scheduleLag } from './defs/schedule.js';
-import {
   benchmarkDuration,
   goodput,
   goodRequestFraction,
@@ -32,46 +23,14 @@ import {
   requestThroughput,
   totalTokenThroughput,
 } from './defs/throughput.js';
-import {
-  errorIsl,
-  inputSequenceLength,
-  outputSequenceLength,
-  outputTokenCount,
-  reasoningTokenCount,
-} from './defs/tokens.js';
-import {
-  oslMismatchDiffPct,
-  usageCachedTokens,
-  usageCompletionTokens,
-  usageCompletionTokensDiffPct,
-  usagePromptTokens,
-  usagePromptTokensDiffPct,
-  usageReasoningTokens,
-} from './defs/usage.js';
-import type { MetricDef, RecordMetricDef, RunMetricDef } from './types.js';
+import type { MetricDef, RunMetricDef } from './types.js';
 
-/** All metrics by tag. Record metrics first, in computation order; then aggregates and derived. */
+/**
+ * All metrics by tag. Record metrics first, in computation order (the record stage's
+ * `RECORD_METRIC_DEFS`); then aggregates and derived.
+ */
 export const METRICS = {
-  time_to_first_token: timeToFirstToken,
-  time_to_second_token: timeToSecondToken,
-  time_to_first_output_token: timeToFirstOutputToken,
-  request_latency: requestLatency,
-  inter_token_latency: interTokenLatency,
-  inter_chunk_latency: interChunkLatency,
-  output_token_throughput_per_user: outputTokenThroughputPerUser,
-  input_sequence_length: inputSequenceLength,
-  output_sequence_length: outputSequenceLength,
-  reasoning_token_count: reasoningTokenCount,
-  output_token_count: outputTokenCount,
-  usage_prompt_tokens: usagePromptTokens,
-  usage_completion_tokens: usageCompletionTokens,
-  usage_cached_tokens: usageCachedTokens,
-  usage_reasoning_tokens: usageReasoningTokens,
-  usage_prompt_tokens_diff_pct: usagePromptTokensDiffPct,
-  usage_completion_tokens_diff_pct: usageCompletionTokensDiffPct,
-  osl_mismatch_diff_pct: oslMismatchDiffPct,
-  schedule_lag: scheduleLag,
-  error_isl: errorIsl,
+  ...RECORD_METRIC_DEFS,
   request_count: requestCount,
   error_request_count: errorRequestCount,
   cancelled_request_count: cancelledRequestCount,
@@ -94,11 +53,6 @@ export const METRICS = {
 export type MetricTag = keyof typeof METRICS;
 
 const ALL: readonly MetricDef[] = Object.values(METRICS);
-
-/** Per-record metric definitions, in registry order. */
-export const RECORD_METRICS: readonly RecordMetricDef[] = ALL.filter(
-  (m): m is RecordMetricDef => m.kind === 'record',
-);
 
 /** Aggregate and derived metric definitions, in registry order. */
 export const RUN_METRICS: readonly RunMetricDef[] = ALL.filter((m): m is RunMetricDef => m.kind !== 'record');

@@ -2,13 +2,15 @@
  * Run summary: statistics of every per-record metric, the aggregate and derived metrics, the error
  * summary and warnings. Exporters are pure functions of a {@link Summary}.
  */
+import type { MetricUnit } from '../record/metric-types.js';
+import { RECORD_METRICS } from '../record/record-metrics.js';
 import type { ProcessedRecord } from '../record/types.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
-import { type MetricTag, RECORD_METRICS, RUN_METRICS } from './registry.js';
+import { type MetricTag, RUN_METRICS } from './registry.js';
 import { computeStats, type Stats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
-import type { MetricUnit, RunTotals } from './types.js';
+import type { RunTotals } from './types.js';
 import { runWarnings } from './warnings.js';
 
 /** Statistics of a per-record metric, in its display unit. */

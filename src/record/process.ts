@@ -2,10 +2,11 @@
  * The record stage: turns what the client observed ({@link RawRecord}) into a {@link ProcessedRecord}
  * with token counts and per-record metrics, dropping the response text.
  */
-import { computeRecordMetrics } from '../metrics/record-metrics.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
+import { effectiveError } from './failure.js';
+import { computeRecordMetrics } from './record-metrics.js';
 import { countTokens } from './tokens.js';
-import type { ProcessedRecord, RawRecord, RecordError } from './types.js';
+import type { ProcessedRecord, RawRecord } from './types.js';
 
 /** Run settings the record stage needs. */
 export interface ProcessContext {
@@ -15,35 +16,6 @@ export interface ProcessContext {
   useServerTokenCount: boolean;
   /** Whether the run streams; stream-only metrics are omitted otherwise. */
   streaming: boolean;
-}
-
-/**
- * The record's error, made explicit: a cancelled record without an error gets a 499
- * `RequestCancellationError`, and an error-free record without any content chunk gets a 502
- * `NoContentError`, so every invalid record carries an error for the error summary.
- */
-export function effectiveError(raw: RawRecord): RecordError | null {
-  if (raw.error !== null) return raw.error;
-  const failedAtNs = raw.endNs;
-  if (raw.cancelled) {
-    return {
-      kind: 'cancelled',
-      code: 499,
-      type: 'RequestCancellationError',
-      message: 'request cancelled',
-      failedAtNs,
-    };
-  }
-  if (raw.chunks.length === 0) {
-    return {
-      kind: 'no_content',
-      code: 502,
-      type: 'NoContentError',
-      message: 'response had no content',
-      failedAtNs,
-    };
-  }
-  return null;
 }
 
 /**

@@ -63,8 +63,11 @@ export interface ContentChunk {
   usageCompletionTokens?: number;
 }
 
-/** What the client observed for one request, before token counting. */
-export interface RawRecord {
+/**
+ * Who a request is: the identity and bookkeeping fields the caller knows before it is sent. The
+ * client copies them into the request's {@link RawRecord} unchanged (declared once, here).
+ */
+export interface RequestIdentity {
   conversationId: string;
   /** 0-based turn index within the conversation. */
   turnIndex: number;
@@ -77,6 +80,14 @@ export interface RawRecord {
   requestType?: string;
   /** Monotonic ns the schedule intended this request to be sent at; null without a schedule. */
   scheduledNs: number | null;
+  /** Prompt tokens as the client built them (exact for synthesized prompts); null if unknown. */
+  inputTokens: number | null;
+  /** `max_tokens` / `max_completion_tokens` sent, if any. */
+  requestedOutputTokens: number | null;
+}
+
+/** What the client observed for one request, before token counting: its identity plus observations. */
+export interface RawRecord extends RequestIdentity {
   /** Monotonic ns taken immediately before the HTTP send (AIPerf `start_perf_ns`). */
   startNs: number;
   /** Monotonic ns when response status and headers arrived. */
@@ -91,10 +102,6 @@ export interface RawRecord {
   usage: Usage | null;
   /** `finish_reason` of the last choice that had one. */
   finishReason: string | null;
-  /** Prompt tokens as the client built them (exact for synthesized prompts); null if unknown. */
-  inputTokens: number | null;
-  /** `max_tokens` / `max_completion_tokens` sent, if any. */
-  requestedOutputTokens: number | null;
   /** HTTP status, null if no response arrived. */
   httpStatus: number | null;
   /** SSE or JSON parse errors seen (the request may still succeed). */

@@ -10,7 +10,9 @@ import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
-import type { RawRecord } from '../record/types.js';
+import { finishRecord, recordError } from '../record/failure.js';
+import { emptyRecord } from '../record/raw-record.js';
+import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { type Clock, callAt, monotonicNowNs } from '../timing/clock.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
@@ -98,7 +100,7 @@ function prepareOne(
   cancelAfterMs: number | null,
 ): { send(): Promise<RawRecord> } {
   const { conversation, turn } = item;
-  const identity = {
+  const identity: RequestIdentity = {
     conversationId: conversation.id,
     turnIndex: turn.index,
     sessionNum: item.sessionNum,
@@ -107,7 +109,7 @@ function prepareOne(
     model,
     ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
     scheduledNs: item.scheduledNs,
-    inputTokens: null as number | null,
+    inputTokens: null,
     requestedOutputTokens: turn.maxTokens ?? null,
   };
   let prompt: TurnPrompt;
@@ -118,7 +120,7 @@ function prepareOne(
     const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
     body = prompt.payload ?? buildBody(deps, model, messages, turn.maxTokens, turn.extra);
   } catch (err) {
-    const failed = clientErrorRecord(identity, err);
+    const failed = unbuiltRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
   // Large prompts: keep one copy (the serialized body) and drop it as soon as it is handed over.
@@ -194,38 +196,15 @@ function requestHeaders(
   return headers;
 }
 
-/** A request that could not even be built (e.g. an impossible hash_ids layout): recorded, not thrown. */
-function clientErrorRecord(identity: Omit<RawRecord, keyof RawRecordTail>, err: unknown): RawRecord {
+/**
+ * The record of a request that could not even be built (e.g. an impossible hash_ids layout): a
+ * `client_error` typed by the exception's name, recorded, never thrown.
+ */
+function unbuiltRecord(identity: RequestIdentity, err: unknown): RawRecord {
   const now = monotonicNowNs();
-  const message = err instanceof Error ? err.message : String(err);
+  const raw = emptyRecord(identity);
+  raw.startNs = now;
   const type = err instanceof Error ? err.name : 'Error';
-  return {
-    ...identity,
-    startNs: now,
-    ackNs: null,
-    chunks: [],
-    streamEndNs: null,
-    endNs: now,
-    usage: null,
-    finishReason: null,
-    httpStatus: null,
-    parseErrors: 0,
-    error: { kind: 'client_error', code: 400, type, message, failedAtNs: now },
-    cancelled: false,
-  };
+  const message = err instanceof Error ? err.message : String(err);
+  return finishRecord(raw, { clientError: recordError({ kind: 'client_error', type, message }, now) }, now);
 }
-
-type RawRecordTail = Pick<
-  RawRecord,
-  | 'startNs'
-  | 'ackNs'
-  | 'chunks'
-  | 'streamEndNs'
-  | 'endNs'
-  | 'usage'
-  | 'finishReason'
-  | 'httpStatus'
-  | 'parseErrors'
-  | 'error'
-  | 'cancelled'
->;

@@ -11,8 +11,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { type SendOnceOptions, sendOnce } from '../../src/client/send-once.js';
 import type { RawRecord } from '../../src/record/types.js';
+import { type SendOnceOptions, sendOnce } from './send-once.js';
 
 /** A scripted write: `data` as UTF-8 or `hex` as raw bytes, not before `atMs` after the headers. */
 export interface FixtureWrite {

@@ -7,14 +7,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { RecordBuilder, type StopReason } from '../../src/client/record-builder.js';
+import { RecordBuilder } from '../../src/client/record-builder.js';
 import { SseDecoder } from '../../src/client/sse-decoder.js';
 import type { SendRequest } from '../../src/client/types.js';
 import { loadBailianTrace } from '../../src/dataset/bailian.js';
 import { loadMooncakeTrace } from '../../src/dataset/mooncake.js';
 import { type Dataset, DatasetError, type LoadOptions } from '../../src/dataset/types.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
-import { effectiveError } from '../../src/record/process.js';
+import { effectiveError, type StopReason } from '../../src/record/failure.js';
 import type { ErrorKind, RawRecord } from '../../src/record/types.js';
 import { loadFixtures } from './fixture-player.js';
 

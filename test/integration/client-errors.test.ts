@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { sendOnce } from '../../src/client/send-once.js';
 import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixture-player.js';
+import { sendOnce } from '../helpers/send-once.js';
 
 const SSE = { 'content-type': 'text/event-stream' };
 const fixtures = [

@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
-import { oneOffIdentity } from '../../src/client/send-once.js';
 import type { SendRequest } from '../../src/client/types.js';
 import { createHttpClient } from '../../src/client/undici-client.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
 import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixture-player.js';
+import { oneOffIdentity } from '../helpers/send-once.js';
 
 const { player } = playFixturesInTests([
   inlineFixture('hang', {

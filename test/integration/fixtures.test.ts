@@ -4,8 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sendOnce } from '../../src/client/send-once.js';
-import { oslFromRecord } from '../../src/client/token-source.js';
 import { createHttpClient } from '../../src/client/undici-client.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
 import type { RawRecord } from '../../src/record/types.js';
@@ -16,6 +14,8 @@ import {
   loadFixtures,
   startFixturePlayer,
 } from '../helpers/fixture-player.js';
+import { sendOnce } from '../helpers/send-once.js';
+import { oslFromRecord } from '../helpers/token-source.js';
 
 type Range = [number, number];
 const fixtures = loadFixtures();

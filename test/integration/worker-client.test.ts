@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
-import { oneOffIdentity } from '../../src/client/send-once.js';
 import type { HttpClient, SendRequest } from '../../src/client/types.js';
 import { createHttpClient } from '../../src/client/undici-client.js';
 import { createWorkerPoolClient, type WorkerPoolClient } from '../../src/client/worker-pool.js';
@@ -20,6 +19,7 @@ import {
   loadFixtures,
   startFixturePlayer,
 } from '../helpers/fixture-player.js';
+import { oneOffIdentity } from '../helpers/send-once.js';
 
 const SSE = { 'content-type': 'text/event-stream' };
 const inline = [

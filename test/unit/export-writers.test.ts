@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { InputsWriter } from '../../src/export/inputs-json.js';
-import { stringifyWithBigInt } from '../../src/export/json-bigint.js';
 import {
   type EpochConverter,
   formatRecordLine,
@@ -12,6 +11,7 @@ import {
   toRecordLine,
 } from '../../src/export/jsonl-writer.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
+import { stringifyWithBigInt } from '../helpers/json-bigint.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-export-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { RecordBuilder } from '../../src/client/record-builder.js';
-import { oneOffIdentity } from '../../src/client/send-once.js';
 import type { SendRequest } from '../../src/client/types.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
 import type { EndpointAdapter } from '../../src/endpoint/types.js';
+import { oneOffIdentity } from '../helpers/send-once.js';
 
 function request(adapter: EndpointAdapter): SendRequest {
   return {

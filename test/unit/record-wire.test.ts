@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { emptyRecord } from '../../src/client/record-builder.js';
 import { packRecords, unpackRecords } from '../../src/client/record-wire.js';
+import { emptyRecord } from '../../src/record/raw-record.js';
 import type { RawRecord } from '../../src/record/types.js';
 
 const chunk = fc

@@ -1,7 +1,8 @@
 /**
  * Run-level counts and totals (AIPerf metric reference, "Aggregate Metrics").
  */
-import type { MetricUnit, RunMetricDef, RunTotals } from '../types.js';
+import type { MetricUnit } from '../../record/metric-types.js';
+import type { RunMetricDef, RunTotals } from '../types.js';
 
 function countMetric(
   tag: string,

@@ -2,7 +2,8 @@
  * Run-level duration and rates (AIPerf metric reference, "Derived Metrics"). Every rate divides by
  * the benchmark duration, the window from the earliest request start to the latest response.
  */
-import type { MetricUnit, RunMetricDef, RunTotals } from '../types.js';
+import type { MetricUnit } from '../../record/metric-types.js';
+import type { RunMetricDef, RunTotals } from '../types.js';
 
 /**
  * Benchmark window in seconds: latest response timestamp − earliest request start, over all records

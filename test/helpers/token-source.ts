@@ -1,9 +1,9 @@
 /**
  * Which count is a record's output length, per the SSE fixture format (FORMAT.md §6.2): the last
  * non-null `usage.completion_tokens` when the server sent one, else one token per content chunk.
- * Never the requested `max_tokens`. A small stand-in for the full record processor.
+ * Never the requested `max_tokens`. The fixture tests' small stand-in for the record processor.
  */
-import type { RawRecord } from '../record/types.js';
+import type { RawRecord } from '../../src/record/types.js';
 
 /** Where an output token count came from. */
 export type TokenCountSource = 'usage' | 'chunks';

@@ -3,7 +3,7 @@
  * Content chunks are the SSE events that carried text or reasoning; usage-only events and `[DONE]`
  * are not content, so none of these metrics ends at them.
  */
-import type { RecordMetricDef, RecordMetricInput } from '../types.js';
+import type { RecordMetricDef, RecordMetricInput } from '../metric-types.js';
 
 const NS_PER_MS = 1e6;
 

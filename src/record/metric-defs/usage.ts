@@ -2,7 +2,7 @@
  * Server `usage` metrics and client/server discrepancy metrics (AIPerf metric reference, "Usage
  * Field Metrics" and "OSL Mismatch"). Values are the last non-null `usage` object of the response.
  */
-import type { RecordMetricDef, RecordMetricInput } from '../types.js';
+import type { RecordMetricDef, RecordMetricInput } from '../metric-types.js';
 
 type UsageField = (input: RecordMetricInput) => number | undefined;
 

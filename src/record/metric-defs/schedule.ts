@@ -2,7 +2,7 @@
  * Schedule fidelity (tokenload's own metric; AIPerf's replay lag is relative to the least-late
  * request, which hides a constant delay, so this one is absolute).
  */
-import type { RecordMetricDef } from '../types.js';
+import type { RecordMetricDef } from '../metric-types.js';
 
 /**
  * Schedule Lag, ms: request start − scheduled send time. Absolute (not relative to the least-late

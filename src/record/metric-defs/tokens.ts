@@ -2,7 +2,7 @@
  * Per-record token metrics (AIPerf metric reference, "Token Based Metrics" and "Reasoning Metrics").
  * Counts come from `record/tokens.ts` (`countTokens`), which states which source wins.
  */
-import type { RecordMetricDef } from '../types.js';
+import type { RecordMetricDef } from '../metric-types.js';
 
 /** Input Sequence Length, tokens. AIPerf `input_sequence_length`. */
 export const inputSequenceLength: RecordMetricDef = {

@@ -2,6 +2,8 @@
  * JSON text with `bigint` values written as plain JSON integers. Epoch nanoseconds exceed 2^53, so
  * going through `Number` would round them; Node 20 has no `JSON.rawJSON`, so bigints are swapped for
  * a marker string that no ordinary string can serialize to, then the markers are replaced by digits.
+ * The reference the hand-built JSONL lines (`formatRecordLine`, src/export/jsonl-writer.ts) are
+ * checked against.
  */
 
 const MARKER = '\u0000bigint:';

@@ -2,12 +2,11 @@
  * Convenience for tests and one-off probes: builds the body with an endpoint adapter, sends one
  * request on a fresh single-connection client, closes it and returns the record.
  */
-import type { ChatMessage } from '../dataset/types.js';
-import { ENDPOINTS, type EndpointTypeName } from '../endpoint/registry.js';
-import { endpointPathFor } from '../endpoint/types.js';
-import type { RawRecord } from '../record/types.js';
-import type { RequestIdentity } from './types.js';
-import { createHttpClient } from './undici-client.js';
+import { createHttpClient } from '../../src/client/undici-client.js';
+import type { ChatMessage } from '../../src/dataset/types.js';
+import { ENDPOINTS, type EndpointTypeName } from '../../src/endpoint/registry.js';
+import { endpointPathFor } from '../../src/endpoint/types.js';
+import type { RawRecord, RequestIdentity } from '../../src/record/types.js';
 
 /** Parameters of {@link sendOnce}. Times in ms. */
 export interface SendOnceOptions {

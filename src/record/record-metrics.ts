@@ -1,0 +1,81 @@
+/**
+ * The per-record metrics, keyed by AIPerf tag in computation order, and their computation for one
+ * request. The metrics stage's registry (`metrics/registry.ts`) lists these first, then its own
+ * aggregate and derived metrics.
+ */
+import {
+  interChunkLatency,
+  interTokenLatency,
+  outputTokenThroughputPerUser,
+  requestLatency,
+  timeToFirstOutputToken,
+  timeToFirstToken,
+  timeToSecondToken,
+} from './metric-defs/latency.js';
+import { scheduleLag } from './metric-defs/schedule.js';
+import {
+  errorIsl,
+  inputSequenceLength,
+  outputSequenceLength,
+  outputTokenCount,
+  reasoningTokenCount,
+} from './metric-defs/tokens.js';
+import {
+  oslMismatchDiffPct,
+  usageCachedTokens,
+  usageCompletionTokens,
+  usageCompletionTokensDiffPct,
+  usagePromptTokens,
+  usagePromptTokensDiffPct,
+  usageReasoningTokens,
+} from './metric-defs/usage.js';
+import type { RecordMetricDef, RecordMetricInput } from './metric-types.js';
+import type { RecordMetrics } from './types.js';
+
+/** Every per-record metric by tag, in computation order. */
+export const RECORD_METRIC_DEFS = {
+  time_to_first_token: timeToFirstToken,
+  time_to_second_token: timeToSecondToken,
+  time_to_first_output_token: timeToFirstOutputToken,
+  request_latency: requestLatency,
+  inter_token_latency: interTokenLatency,
+  inter_chunk_latency: interChunkLatency,
+  output_token_throughput_per_user: outputTokenThroughputPerUser,
+  input_sequence_length: inputSequenceLength,
+  output_sequence_length: outputSequenceLength,
+  reasoning_token_count: reasoningTokenCount,
+  output_token_count: outputTokenCount,
+  usage_prompt_tokens: usagePromptTokens,
+  usage_completion_tokens: usageCompletionTokens,
+  usage_cached_tokens: usageCachedTokens,
+  usage_reasoning_tokens: usageReasoningTokens,
+  usage_prompt_tokens_diff_pct: usagePromptTokensDiffPct,
+  usage_completion_tokens_diff_pct: usageCompletionTokensDiffPct,
+  osl_mismatch_diff_pct: oslMismatchDiffPct,
+  schedule_lag: scheduleLag,
+  error_isl: errorIsl,
+} as const satisfies Record<string, RecordMetricDef>;
+
+/** Per-record metric definitions, in computation order. */
+export const RECORD_METRICS: readonly RecordMetricDef[] = Object.values(RECORD_METRIC_DEFS);
+
+function applies(def: RecordMetricDef, input: RecordMetricInput, valid: boolean): boolean {
+  if (def.flags.errorOnly === true) return !valid;
+  if (!valid) return false;
+  return def.flags.streamingOnly !== true || input.streaming;
+}
+
+/**
+ * Metric values of one record, keyed by tag, in display units. A valid record gets every record
+ * metric that exists for it (stream-only ones only when streaming); a failed record gets only the
+ * error-only metrics (error_isl). Metrics whose value does not exist are absent, never 0.
+ */
+export function computeRecordMetrics(input: RecordMetricInput, valid: boolean): RecordMetrics {
+  const metrics: RecordMetrics = {};
+  for (const def of RECORD_METRICS) {
+    if (!applies(def, input, valid)) continue;
+    const value = def.compute(input);
+    if (value !== undefined) metrics[def.tag] = value;
+  }
+  return metrics;
+}

@@ -1,0 +1,217 @@
+/**
+ * A run sends through one of two clients (`createClient`: the single-process client for
+ * `--workers 1`, the worker pool above). Both must record the same failure identically: for every
+ * failure a server or the network can cause, and for our own timeout and cancellations, the failed
+ * record is the same through both (identity, status, partial output, usage, error kind, code, type
+ * and message), timestamps aside; and its code is the one the failure table gives its kind.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import type { SendRequest } from '../../src/client/types.js';
+import { createClient, type PhaseClient } from '../../src/client/worker-factory.js';
+import { ENDPOINTS } from '../../src/endpoint/registry.js';
+import { FAILURE_CODES } from '../../src/record/failure.js';
+import type { ErrorKind, RawRecord, RequestIdentity } from '../../src/record/types.js';
+import {
+  chatChunk,
+  type FixturePlayer,
+  inlineFixture,
+  startFixturePlayer,
+} from '../helpers/fixture-player.js';
+
+const SSE = { 'content-type': 'text/event-stream' };
+const fixtures = [
+  inlineFixture('p-429', { status: 429, headers: { 'retry-after': '3' }, body: 'slow down' }),
+  inlineFixture('p-500-empty', { status: 500, headers: {}, body: '' }),
+  inlineFixture('p-event-error-with-code', {
+    status: 200,
+    headers: SSE,
+    writes: [
+      { atMs: 0, data: chatChunk('Hi') },
+      {
+        atMs: 5,
+        data: 'event: error\ndata: {"error":{"message":"overloaded","code":503,"type":"Busy"}}\n\n',
+      },
+    ],
+    end: 'close',
+  }),
+  inlineFixture('p-error-key', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: 'data: {"error":{"message":"bad things"}}\n\ndata: [DONE]\n\n' }],
+    end: 'close',
+  }),
+  inlineFixture('p-clean-eof', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: chatChunk('Hi') }],
+    end: 'close',
+  }),
+  inlineFixture('p-truncated', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: chatChunk('Hi') }],
+    end: 'truncate',
+    endAtMs: 10,
+  }),
+  inlineFixture('p-reset', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: chatChunk('Hi') }],
+    end: 'destroy',
+    endAtMs: 10,
+  }),
+  inlineFixture('p-done-only', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: 'data: [DONE]\n\n' }],
+    end: 'close',
+  }),
+  inlineFixture('p-hang', {
+    status: 200,
+    headers: SSE,
+    writes: [{ atMs: 0, data: chatChunk('Hi') }],
+    end: 'hang',
+  }),
+];
+
+const IDENTITY: RequestIdentity = {
+  conversationId: 'parity',
+  turnIndex: 2,
+  sessionNum: 7,
+  xRequestId: 'req-parity',
+  xCorrelationId: 'corr-parity',
+  model: 'test-model',
+  requestType: 'text',
+  scheduledNs: 12_345,
+  inputTokens: 11,
+  requestedOutputTokens: 13,
+};
+
+let player: FixturePlayer;
+let single: PhaseClient;
+let pool: PhaseClient;
+
+before(async () => {
+  player = await startFixturePlayer(fixtures);
+  single = createClient({ url: player.origin, connections: 2, workers: 1 });
+  pool = createClient({ url: player.origin, connections: 2, workers: 2 });
+  await pool.ready?.();
+});
+after(async () => {
+  await single.close();
+  await pool.close();
+  await player.close();
+});
+
+function request(fixture: string, over: Partial<SendRequest> = {}): SendRequest {
+  return {
+    identity: IDENTITY,
+    path: '/v1/chat/completions',
+    headers: { 'x-fixture': fixture },
+    body: JSON.stringify({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true }),
+    stream: true,
+    adapter: ENDPOINTS.chat,
+    timeoutMs: 5000,
+    ...over,
+  };
+}
+
+/** The record with each timestamp replaced by whether it was taken. */
+function withoutTimes(raw: RawRecord): unknown {
+  const taken = (ns: number | null) => ns !== null;
+  return {
+    ...raw,
+    startNs: taken(raw.startNs),
+    ackNs: taken(raw.ackNs),
+    streamEndNs: taken(raw.streamEndNs),
+    endNs: taken(raw.endNs),
+    chunks: raw.chunks.map((chunk) => ({ ...chunk, atNs: taken(chunk.atNs) })),
+    error: raw.error === null ? null : { ...raw.error, failedAtNs: taken(raw.error.failedAtNs) },
+  };
+}
+
+/** The code the failure table gives `raw`'s error: the HTTP status itself, or the kind's code. */
+function tableCode(raw: RawRecord): number | null {
+  const code = raw.error === null ? undefined : FAILURE_CODES[raw.error.kind];
+  if (code === undefined) return null;
+  return code === 'status' ? raw.httpStatus : code;
+}
+
+/** Sends `make()` through both clients; checks the two records agree, and returns one. */
+async function sameThroughBoth(make: () => SendRequest, kind: ErrorKind): Promise<RawRecord> {
+  const viaSingle = await single.send(make());
+  const viaPool = await pool.send(make());
+  assert.deepStrictEqual(withoutTimes(viaPool), withoutTimes(viaSingle));
+  for (const raw of [viaSingle, viaPool]) {
+    assert.equal(raw.error?.kind, kind);
+    const failedAt = raw.error?.failedAtNs ?? Number.NaN;
+    assert.ok(raw.startNs <= failedAt && failedAt <= raw.endNs, 'failed between start and end');
+  }
+  return viaSingle;
+}
+
+const serverFailures: [string, ErrorKind][] = [
+  ['p-429', 'http_status'],
+  ['p-500-empty', 'http_status'],
+  ['p-error-key', 'in_band_error'],
+  ['p-clean-eof', 'stream_incomplete'],
+  ['p-truncated', 'stream_incomplete'],
+  ['p-reset', 'connection_reset'],
+  ['p-done-only', 'no_content'],
+];
+
+for (const [fixture, kind] of serverFailures) {
+  test(`${fixture}: the same ${kind} record through both clients, with the table's code`, async () => {
+    const raw = await sameThroughBoth(() => request(fixture), kind);
+    assert.equal(raw.error?.code, tableCode(raw));
+  });
+}
+
+test('an in-band error keeps the 400–599 code of its payload, through both clients', async () => {
+  const raw = await sameThroughBoth(() => request('p-event-error-with-code'), 'in_band_error');
+  assert.equal(raw.error?.code, 503);
+  assert.equal(raw.error?.type, 'Busy');
+  assert.equal(raw.chunks.length, 1, 'partial output is kept');
+});
+
+test('our own timeout: the same timeout record through both clients', async () => {
+  const raw = await sameThroughBoth(() => request('p-hang', { timeoutMs: 150 }), 'timeout');
+  assert.equal(raw.error?.code, tableCode(raw));
+});
+
+test('a cancellation mid-stream and a pre-aborted one: the same record through both clients', async () => {
+  const midStream = await sameThroughBoth(() => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('stop now')), 100);
+    return request('p-hang', { signal: controller.signal });
+  }, 'cancelled');
+  assert.equal(midStream.error?.code, tableCode(midStream));
+  assert.equal(midStream.cancelled, true);
+  const attempts = player.attempts('p-hang');
+  const early = await sameThroughBoth(() => request('p-hang', { signal: AbortSignal.abort() }), 'cancelled');
+  assert.equal(early.error?.code, tableCode(early));
+  assert.equal(player.attempts('p-hang'), attempts, 'a pre-aborted request is never sent');
+});
+
+test('a refused connection: the same connection_error record through both clients', async () => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadSingle = createClient({ url, connections: 1, workers: 1 });
+  const deadPool = createClient({ url, connections: 1, workers: 2 });
+  try {
+    const viaSingle = await deadSingle.send(request('none'));
+    const viaPool = await deadPool.send(request('none'));
+    assert.deepStrictEqual(withoutTimes(viaPool), withoutTimes(viaSingle));
+    assert.equal(viaSingle.error?.kind, 'connection_error');
+    assert.equal(viaSingle.error?.code, tableCode(viaSingle));
+  } finally {
+    await deadSingle.close();
+    await deadPool.close();
+  }
+});
