@@ -2,7 +2,7 @@
  * Turns the events of one HTTP exchange (headers, timed body reads, end or failure) into a
  * {@link RawRecord}. Transport-agnostic: the HTTP client stamps times and calls in; this file owns
  * SSE/JSON handling and collects what the failure classification reads; the classification itself
- * (FORMAT.md §6.3, first match wins) is `finishRecord` in record/failure.ts.
+ * (`test/fixtures/sse/FORMAT.md` §6.3, first match wins) is `finishRecord` in record/failure.ts.
  */
 import { STATUS_CODES } from 'node:http';
 import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';

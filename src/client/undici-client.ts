@@ -1,8 +1,8 @@
 /**
  * The measuring HTTP client: an undici `Pool` (keep-alive, pipelining 1) driven through the raw
  * dispatch-handler API, so each body read is timestamped in the data callback itself, once, before
- * any decoding (typescript-stack.md §2: undici pool + on-data stamping is the cheapest, lowest-lag
- * variant). undici's own 300 s header/body timeouts are disabled: a long prefill must never be cut
+ * any decoding (undici pool + on-data stamping measured the cheapest, lowest-lag
+ * variant; the client ceiling in bench/README.md). undici's own 300 s header/body timeouts are disabled: a long prefill must never be cut
  * short by a library default. Instead `timeoutMs` is enforced from the send stamp by the client's
  * deadline list (deadlines.ts, one timer for all requests); when it passes, the request is aborted,
  * which makes undici destroy the socket. Cancellation signals are watched with one listener per
@@ -44,7 +44,7 @@ export interface HttpClientOptions {
   nowNs?: () => number;
 }
 
-/** Request headers: caller headers (lower-cased), then ours; content-type always ours (AIPerf §8). */
+/** Request headers: caller headers (lower-cased), then ours; content-type always ours (as AIPerf). */
 export function requestHeaders(request: SendRequest, userAgent: string): Record<string, string> {
   const headers: Record<string, string> = {
     accept: request.stream ? 'text/event-stream' : 'application/json',

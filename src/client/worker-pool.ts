@@ -1,8 +1,8 @@
 /**
  * The worker-pool client: an {@link HttpClient} that spreads requests over `worker_threads`, each
  * running the ordinary undici client with its own Pool, so SSE parsing, JSON decoding and socket
- * I/O leave the scheduler's event loop (typescript-stack.md §2: above ~1000 streams on 2 cores the
- * single loop's timestamps lag by tens of ms).
+ * I/O leave the scheduler's event loop (above ~1000 streams on 2 cores one loop's timestamps lag by tens of
+ * ms: bench/README.md, `--workers`).
  *
  * - Affinity: every turn of a conversation goes to the same worker (FNV-1a of its id).
  * - Transport: request bodies are strings (structured clone copies them with one memcpy); sends are

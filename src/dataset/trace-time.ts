@@ -3,7 +3,7 @@
  * 3 fractional digits, and the 2023 files carry 7 (`2023-11-16 18:17:03.9799600`, 100 ns), so the text
  * is parsed by hand into whole epoch milliseconds plus the nanoseconds inside that millisecond.
  *
- * Accepted forms (trace-data §7): `YYYY-MM-DD HH:MM:SS[.f{1,9}]` with a space or `T` separator,
+ * Accepted forms (the Azure files in examples/traces and their public releases): `YYYY-MM-DD HH:MM:SS[.f{1,9}]` with a space or `T` separator,
  * optionally followed by `Z` or a `±HH:MM` / `±HHMM` offset (2024: `+00:00`, with or without a
  * fraction; 2025: `…T12:00:00.269Z`). A time without zone is taken as UTC; only differences between
  * rows matter.

@@ -1,6 +1,6 @@
 /**
  * Per-request failures, in one place: which observation becomes which {@link ErrorKind} (first
- * match wins, FORMAT.md §6.3), the code each kind is recorded with ({@link FAILURE_CODES}), and the
+ * match wins, `test/fixtures/sse/FORMAT.md` §6.3), the code each kind is recorded with ({@link FAILURE_CODES}), and the
  * one function that finishes every record, failed or not ({@link finishRecord}).
  *
  * A failed request is a record with an error, never a thrown exception. Process-level errors (a bad
@@ -10,28 +10,29 @@ import type { ErrorKind, RawRecord, RecordError } from './types.js';
 
 /**
  * The `error.code` of each failure kind: `'status'` means the response's own HTTP status. AIPerf
- * writes an error as `{code, type, message}` (AIPerf reference §5, `profile_export.jsonl`) and sets
- * `code` in three cases only: a non-200 response (the status, §4.1), an SSE error (502, or the
- * payload's 400–599 code, §8) and a cancellation (499, §3). For an exception it sets no code
+ * writes an error in `profile_export.jsonl` as `{code, type, message}` and sets `code` in three
+ * cases only: a non-200 response (the status), an SSE error (502, or the payload's 400–599 code) and
+ * a cancellation (499; AIPerf's `docs/metrics_reference.md` and `aiperf/common/models/` in
+ * github.com/ai-dynamo/aiperf). For an exception it sets no code
  * (`ErrorDetails.from_exception` in `aiperf/common/models/error_models.py`: type and message only);
  * for those kinds the codes below are tokenload's, chosen as the status a gateway would report.
  */
 export const FAILURE_CODES = {
-  /** The non-200 status itself (AIPerf §4.1). */
+  /** The non-200 status itself (as AIPerf). */
   http_status: 'status',
-  /** 502, unless the error payload carries a 400–599 code, which is recorded instead (AIPerf §8). */
+  /** 502, unless the error payload carries a 400–599 code, which is recorded instead (as AIPerf). */
   in_band_error: 502,
   /** 408 Request Timeout: our own request timeout fired (AIPerf: an exception, no code). */
   timeout: 408,
   /** 502 Bad Gateway: the connection was reset mid-request (AIPerf: an exception, no code). */
   connection_reset: 502,
-  /** 502: the body ended before completion, as AIPerf records a chat stream without `[DONE]` (§8). */
+  /** 502: the body ended before completion, as AIPerf records a chat stream without `[DONE]`. */
   stream_incomplete: 502,
   /** 502: a complete response without any content is no answer either (tokenload). */
   no_content: 502,
   /** 503 Service Unavailable: no connection, or no response headers (AIPerf: an exception, no code). */
   connection_error: 503,
-  /** 499, AIPerf's `RequestCancellationError` (§3, `--request-cancellation-rate`). */
+  /** 499, AIPerf's `RequestCancellationError` (`--request-cancellation-rate`). */
   cancelled: 499,
   /** 0 = no code: a failure on our side, never an answer of the server (AIPerf: no code). */
   client_error: 0,
@@ -170,7 +171,7 @@ export interface Outcome {
 
 /**
  * Finishes `raw` at monotonic ns `endNs`: sets `endNs` and the error that wins, first match
- * (FORMAT.md §6.3 for the first and the last three):
+ * (`test/fixtures/sse/FORMAT.md` §6.3 for the first and the last three):
  * 1. a non-200 status → `http_status`;
  * 2. a failure on our side → `client_error`;
  * 3. an in-band error → `in_band_error` (wins over however the stream ended afterwards);

@@ -9,7 +9,7 @@
  */
 
 /**
- * Why a request failed. Classification order follows the SSE fixture format (FORMAT.md §6.3):
+ * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
  * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
  * connection_error (could not connect / send), cancelled (client cancellation or Ctrl-C, code 499),
  * and client_error (a bug or bad body on our side; never hidden).

@@ -15,7 +15,7 @@ import {
   strategyName,
 } from '../timing/registry.js';
 import { type SessionSource, type StopConditions, samplerSource } from '../timing/session-source.js';
-import type { LoadStrategy, StrategyName } from '../timing/types.js';
+import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 
 /** Phase-specific stop conditions. */
