@@ -59,7 +59,8 @@ export function readConfigFile(file: string, fields: readonly OptionField[]): Re
     try {
       value = fileValue(field, raw);
     } catch (err) {
-      throw new ConfigError(`--config ${file}: key "${key}": ${(err as Error).message}`, `--${flag}`);
+      if (!(err instanceof ConfigError)) throw err;
+      throw new ConfigError(`--config ${file}: key "${key}": ${err.message}`, `--${flag}`);
     }
     const problem = valueProblem(field, value);
     if (problem !== null) throw new ConfigError(`--config ${file}: key "${key}": ${problem}`, `--${flag}`);

@@ -5,6 +5,7 @@
  * defaults: a flag the user did not type stays absent, and the schema fills the default later.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { TokenloadError } from '../errors.js';
 import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
 import { parseNumberList } from '../util/option-values.js';
 
@@ -59,7 +60,8 @@ function argParser(field: OptionField): (text: string, previous: unknown) => unk
     try {
       value = valueFromText(field, text, previous);
     } catch (err) {
-      throw new InvalidArgumentError((err as Error).message);
+      if (!(err instanceof TokenloadError)) throw err;
+      throw new InvalidArgumentError(err.message);
     }
     const problem = field.meta.repeatable === true ? null : valueProblem(field, value);
     if (problem !== null) throw new InvalidArgumentError(problem);
