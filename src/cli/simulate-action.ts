@@ -5,7 +5,7 @@
  * comma-separated.
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../errors.js';
+import { ConfigError, TokenloadError } from '../errors.js';
 import { CLI_SIMULATOR_WARMUP_MS, SimulatorOptionsSchema } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
 import { optionFields, parseOptions } from '../util/option-meta.js';
@@ -26,7 +26,17 @@ export function registerSimulateCommand(program: Command, setExit: (code: number
       { warmupMs: CLI_SIMULATOR_WARMUP_MS, ...flags.read(cmd) },
       (message, option) => new ConfigError(message, option),
     );
-    const sim = await startSimulator(options);
+    const sim = await startSimulator(options).catch((err: unknown) => {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;
+      throw new TokenloadError(
+        'E_SIMULATOR',
+        `--host ${options.host} --port ${options.port}: cannot listen (${code})`,
+        {
+          cause: err,
+        },
+      );
+    });
     stderrLogger.info(`simulator listening on ${sim.url} (Ctrl-C to stop)`);
     await new Promise<void>((resolve) => {
       const stop = (): void => resolve();
