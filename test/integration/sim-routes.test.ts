@@ -6,7 +6,10 @@
  * the Responses and TGI ones leave it to Node (which adds `Keep-Alive: timeout=…`).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { outputText } from '../../src/simulator/responses.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
@@ -276,4 +279,48 @@ test('multi-token and role-chunk faults reshape chat and completions streams', a
   assert.equal(chat.length, 1 + CHUNK_SIZES.length + 2);
   const completions = frames((await send('completions', true, 'role-chunk')).text);
   assert.equal(completions.length, CHUNK_SIZES.length + 1, 'completions have no role chunk');
+});
+
+/** Resolves once `check` holds (polled on the event loop; no deadline: the test runner has one). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 2));
+}
+
+test('a client that leaves a non-streamed request is recorded 499 with the tokens generated so far, on every route', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-sim-routes-'));
+  const truthPath = join(dir, 'truth.jsonl');
+  // The first token is generated on arrival; the next one is due far later than the client stays.
+  const slow = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 600_000, groundTruthLog: truthPath });
+  const routes = ['chat', 'completions', 'responses', 'tgiBody'] as const;
+  try {
+    for (const [i, route] of routes.entries()) {
+      const ctrl = new AbortController();
+      const pending = fetch(`${slow.url}${ROUTES[route].path}`, {
+        method: 'POST',
+        body: JSON.stringify(ROUTES[route].body(false)),
+        signal: ctrl.signal,
+      }).catch(() => undefined);
+      await until(() => slow.stats().running === 1);
+      ctrl.abort();
+      await pending;
+      await until(() => slow.stats().clientAborts === i + 1);
+    }
+    assert.equal(slow.stats().generationTokens, routes.length);
+  } finally {
+    await slow.close();
+  }
+  const lines = readFileSync(truthPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  rmSync(dir, { recursive: true, force: true });
+  assert.deepEqual(
+    lines.map((l) => [l.endpoint, l.status, l.output_tokens]),
+    [
+      ['chat', 499, 1],
+      ['completion', 499, 1],
+      ['responses', 499, 1],
+      ['generate', 499, 1],
+    ],
+  );
 });
