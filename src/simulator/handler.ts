@@ -3,12 +3,12 @@
  * draw, timeline), the early answers (HTTP errors, the hang fault) and the end of its timeline.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PromptTokenizer } from '../prompt/fast-encoder.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { FAULT_HEADER, type Fault, type FaultPicker, parseFaultHeader } from './faults.js';
 import type { GroundTruthLog, RequestTimeline } from './ground-truth.js';
 import type { KvPool } from './kv-pool.js';
 import type { SimulatorOptions } from './options.js';
-import type { PromptTokenizer } from './prompt-tokenizer.js';
 import { RequestError } from './request-parse.js';
 import { errorBody } from './responses.js';
 import type { Scheduler } from './sequence.js';
