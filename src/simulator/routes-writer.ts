@@ -84,6 +84,7 @@ export class RouteWriter implements SequenceSink {
     this.finish(499);
   }
 
+  /** Records the first token's step, and on a stream fires a due fault or writes a finished piece. */
   onToken(index: number, nowNs: number, batchSize: number): void {
     if (this.closed) return;
     if (index === 0) {
@@ -98,6 +99,7 @@ export class RouteWriter implements SequenceSink {
     if (to - this.sent >= this.perChunk || to >= this.total || boundary) this.flush(to);
   }
 
+  /** Ends the stream (end frames, `done`) or sends the non-streamed body. */
   onDone(_nowNs: number): void {
     if (this.closed) return;
     // The ground truth records when the response actually ended (its last write follows at once),
