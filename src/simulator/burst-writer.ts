@@ -1,5 +1,5 @@
 /**
- * The socket side shared by the simulator's response writers: text written while a burst is open
+ * The socket side of the simulator's response writer: text written while a burst is open
  * (tokens the scheduler delivers at the same due time) is gathered and leaves in one `write`; every
  * token chunk is stamped with the time it was handed to the socket (ground-truth write times).
  */

@@ -1,18 +1,17 @@
 /**
- * Handling of one chat/completions request: fault draw, validation, prompt tokenization, KV block
- * keys, then submission of a sequence whose tokens a {@link ResponseWriter} streams back.
+ * What every simulator POST route shares: the handler context, the request's arrival (count, fault
+ * draw, timeline), the early answers (HTTP errors, the hang fault) and the end of its timeline.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PromptTokenizer } from '../prompt/fast-encoder.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { FAULT_HEADER, type Fault, type FaultPicker, parseFaultHeader } from './faults.js';
 import type { GroundTruthLog, RequestTimeline } from './ground-truth.js';
-import { chainedBlockKeys, type KvPool } from './kv-pool.js';
+import type { KvPool } from './kv-pool.js';
 import type { SimulatorOptions } from './options.js';
-import type { PromptTokenizer } from './prompt-tokenizer.js';
-import { type EndpointKind, type ParsedRequest, parseRequest, RequestError } from './request-parse.js';
-import { ResponseWriter, type WriterDone } from './response-writer.js';
+import { RequestError } from './request-parse.js';
 import { errorBody } from './responses.js';
-import { newSequence, type Scheduler, type Sequence, type SequenceSink } from './sequence.js';
+import type { Scheduler } from './sequence.js';
 import type { Counters } from './stats.js';
 
 /** Everything a request handler shares with the server. */
@@ -24,14 +23,12 @@ export interface HandlerContext {
   faults: FaultPicker;
   counters: Counters;
   log: GroundTruthLog | null;
-  /** Requests whose response is still open (closed by the server on shutdown). */
-  open: Set<ServerResponse>;
 }
 
 let nextId = 0;
 
 /** A new simulator request id, `sim-<n>`, unique in this process. */
-export function nextRequestId(): string {
+function nextRequestId(): string {
   return `sim-${nextId++}`;
 }
 
@@ -58,7 +55,7 @@ export function sendError(
 }
 
 /** Reads a request body as UTF-8 text. */
-export function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -68,18 +65,18 @@ export function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Draws the request's fault; a valid fault header overrides the draw. */
-export function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
+function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
   const drawn = ctx.faults.next();
   const header = req.headers[FAULT_HEADER];
   if (typeof header !== 'string') return drawn;
   return parseFaultHeader(header, ctx.opts) ?? drawn;
 }
 
-/** A fresh timeline of a request that arrived at `arrivalNs` on endpoint `kind`. */
-export function newTimeline(
+/** A fresh timeline of a request that arrived at `arrivalNs` on `endpoint`. */
+function newTimeline(
   id: string,
   req: IncomingMessage,
-  kind: string,
+  endpoint: string,
   fault: Fault,
   arrivalNs: number,
 ): RequestTimeline {
@@ -87,7 +84,7 @@ export function newTimeline(
   return {
     id,
     xRequestId: typeof xRequestId === 'string' ? xRequestId : null,
-    endpoint: kind,
+    endpoint,
     status: 0,
     fault: fault.kind,
     arrivalNs,
@@ -112,7 +109,7 @@ export function finishTimeline(ctx: HandlerContext, t: RequestTimeline): void {
 }
 
 /** Answers with an HTTP error before any token (Retry-After on 429/503) and finishes the timeline. */
-export function rejectEarly(
+function rejectEarly(
   ctx: HandlerContext,
   res: ServerResponse,
   t: RequestTimeline,
@@ -128,85 +125,16 @@ export function rejectEarly(
 }
 
 /** @throws {RequestError} 404 when models are configured and `parsed.model` is not one of them. */
-export function checkModel(ctx: HandlerContext, parsed: Pick<ParsedRequest, 'model'>): void {
+export function checkModel(ctx: HandlerContext, parsed: { model: string }): void {
   const models = ctx.opts.models;
   if (models.length > 0 && !models.includes(parsed.model)) {
     throw new RequestError(404, `The model \`${parsed.model}\` does not exist.`, 'model', 'model_not_found');
   }
 }
 
-function startSequence(
-  ctx: HandlerContext,
-  res: ServerResponse,
-  parsed: ParsedRequest,
-  fault: Fault,
-  t: RequestTimeline,
-): void {
-  const ids = 'ids' in parsed.prompt ? parsed.prompt.ids : ctx.tokenizer.encode(parsed.prompt.text);
-  const output = ctx.opts.reasoningTokens + parsed.maxTokens;
-  const meta = { kind: parsed.kind, id: t.id, created: Math.floor(Date.now() / 1000), model: parsed.model };
-  admitSequence(
-    ctx,
-    res,
-    t,
-    ids,
-    output,
-    'messages',
-    (cancel, done) => new ResponseWriter(res, meta, parsed, ctx.opts, fault, t, cancel, done),
-  );
-}
-
-/** A response writer the admission step can start and abandon. */
-export interface AdmittedWriter extends SequenceSink {
-  seq: Sequence | null;
-  start(): void;
-  abandon(): void;
-}
-
-/**
- * Shared admission of a generation request (every route): checks the prompt + output fit the KV
- * pool, counts prompt tokens, builds the writer and its sequence, and submits it to the scheduler.
- * @throws {RequestError} 400 naming `field` when the request can never fit the pool.
- */
-export function admitSequence(
-  ctx: HandlerContext,
-  res: ServerResponse,
-  t: RequestTimeline,
-  ids: readonly number[],
-  output: number,
-  field: string,
-  makeWriter: (cancel: (s: Sequence) => void, done: WriterDone) => AdmittedWriter,
-): void {
-  if (ctx.pool.blocksFor(ids.length + output) > ctx.pool.capacityBlocks) {
-    throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`, field);
-  }
-  t.promptTokens = ids.length;
-  ctx.counters.promptTokens += ids.length;
-  const writer = makeWriter(
-    (s) => ctx.scheduler.cancel(s),
-    (done) => {
-      ctx.counters.generationTokens += done.outputTokens;
-      ctx.open.delete(res);
-      finishTimeline(ctx, done);
-    },
-  );
-  const seq = newSequence(
-    Number(t.id.slice(4)),
-    ids.length,
-    chainedBlockKeys(ids as number[], ctx.pool.blockSize),
-    output,
-    writer,
-  );
-  writer.seq = seq;
-  res.on('close', () => writer.abandon());
-  writer.start();
-  ctx.scheduler.submit(seq);
-}
-
 /** The hang fault: never answers; records 499 when the client goes away. */
-export function holdOpen(ctx: HandlerContext, res: ServerResponse, t: RequestTimeline): void {
+function holdOpen(ctx: HandlerContext, res: ServerResponse, t: RequestTimeline): void {
   res.on('close', () => {
-    ctx.open.delete(res);
     t.status = 499;
     t.endNs = monotonicNowNs();
     finishTimeline(ctx, t);
@@ -214,28 +142,56 @@ export function holdOpen(ctx: HandlerContext, res: ServerResponse, t: RequestTim
 }
 
 /**
- * Serves one POST to a chat or completions path. Never throws; every outcome is an HTTP response
- * (or a deliberate hang/reset).
+ * Acts on the faults that come before any output: a status fault is answered with that HTTP error,
+ * a hang holds the request open. True when `fault` was one of them (the request is taken care of).
  */
-export async function handleGenerate(
+function takeEarlyFault(ctx: HandlerContext, res: ServerResponse, t: RequestTimeline, fault: Fault): boolean {
+  if (fault.kind === 'status') rejectEarly(ctx, res, t, fault.status, `simulated ${fault.status}`);
+  else if (fault.kind === 'hang') holdOpen(ctx, res, t);
+  else return false;
+  return true;
+}
+
+/** One POST route, as {@link serveRequest} runs it. */
+export interface RequestHandler<P> {
+  /** `endpoint` of its ground-truth lines. */
+  endpoint: string;
+  /**
+   * The route acts only on the faults that come before any output (status, hang, slow-headers) and
+   * records any other drawn fault as `none` (embeddings).
+   */
+  earlyFaultsOnly?: boolean;
+  /**
+   * Parses and checks a request body.
+   * @throws {RequestError} for an invalid body or an unknown model.
+   */
+  parse(raw: string): P;
+  /** Answers a parsed request that no status or hang fault took (slow-headers is its to apply). */
+  serve(parsed: P, fault: Fault, t: RequestTimeline): Promise<void> | void;
+}
+
+/**
+ * Serves one POST: counts it, draws its fault, opens its timeline, reads and parses the body, acts
+ * on a status or hang fault, then lets the route answer. An error thrown before the response's
+ * headers are sent becomes an HTTP error response (a {@link RequestError} its status, anything else
+ * 500). Never throws.
+ */
+export async function serveRequest<P>(
   ctx: HandlerContext,
-  kind: EndpointKind,
+  handler: RequestHandler<P>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const arrivalNs = monotonicNowNs();
   ctx.counters.requests++;
-  ctx.open.add(res);
   const fault = pickFault(ctx, req);
-  const t = newTimeline(nextRequestId(), req, kind, fault, arrivalNs);
+  const t = newTimeline(nextRequestId(), req, handler.endpoint, fault, arrivalNs);
+  const early = fault.kind === 'status' || fault.kind === 'hang' || fault.kind === 'slow-headers';
+  if (handler.earlyFaultsOnly === true && !early) t.fault = 'none';
   try {
-    const parsed = parseRequest(kind, await readBody(req), ctx.opts.defaultMaxTokens);
-    checkModel(ctx, parsed);
-    if (fault.kind === 'status') return rejectEarly(ctx, res, t, fault.status, `simulated ${fault.status}`);
-    if (fault.kind === 'hang') return holdOpen(ctx, res, t);
-    if (fault.kind === 'slow-headers') await new Promise((r) => setTimeout(r, fault.delayMs));
-    if (res.destroyed) return;
-    startSequence(ctx, res, parsed, fault, t);
+    const parsed = handler.parse(await readBody(req));
+    if (takeEarlyFault(ctx, res, t, fault)) return;
+    await handler.serve(parsed, fault, t);
   } catch (err) {
     const e = err instanceof RequestError ? err : new RequestError(500, (err as Error).message);
     if (!res.headersSent) rejectEarly(ctx, res, t, e.status, e.message);

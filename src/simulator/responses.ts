@@ -3,7 +3,9 @@
  * error bodies. Output text comes from a fixed word list (token i is `OUTPUT_WORDS[i % n]`); it is
  * never tokenized.
  */
-import type { EndpointKind } from './request-parse.js';
+
+/** The OpenAI endpoint a response answers. */
+export type EndpointKind = 'chat' | 'completion';
 
 /** Words used as output tokens, each a leading space plus a common English word. */
 export const OUTPUT_WORDS: readonly string[] = [

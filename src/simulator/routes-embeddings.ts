@@ -9,25 +9,22 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monotonicNowNs } from '../timing/clock.js';
-import {
-  checkModel,
-  finishTimeline,
-  type HandlerContext,
-  holdOpen,
-  newTimeline,
-  nextRequestId,
-  pickFault,
-  readBody,
-  rejectEarly,
-} from './handler.js';
-import { RequestError } from './request-parse.js';
-import { parseJsonObject } from './routes-generate.js';
+import type { Fault } from './faults.js';
+import type { RequestTimeline } from './ground-truth.js';
+import { checkModel, finishTimeline, type HandlerContext, serveRequest } from './handler.js';
+import { parseJsonObject, RequestError } from './request-parse.js';
 
 /** Length of every simulated embedding vector. */
 export const EMBEDDING_DIMENSIONS = 8;
 
 /** One input as text, or as token ids. */
 type EmbeddingInput = { text: string } | { ids: number[] };
+
+/** A parsed embeddings request. */
+interface EmbeddingsRequest {
+  model: string;
+  inputs: EmbeddingInput[];
+}
 
 function isIds(v: unknown): v is number[] {
   return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
@@ -79,41 +76,54 @@ function respond(res: ServerResponse, model: string, inputs: EmbeddingInput[], p
   res.end(body);
 }
 
+/** The body's model and inputs. @throws {RequestError} 400 for an invalid body, 404 for an unknown model. */
+function parseEmbeddingsRequest(ctx: HandlerContext, raw: string): EmbeddingsRequest {
+  const body = parseJsonObject(raw);
+  const model = typeof body.model === 'string' ? body.model : '';
+  checkModel(ctx, { model });
+  return { model, inputs: inputsOf(body) };
+}
+
+/** Answers after the modelled delay (plus a slow-headers fault's) and finishes the timeline. */
+async function answer(
+  ctx: HandlerContext,
+  res: ServerResponse,
+  { model, inputs }: EmbeddingsRequest,
+  fault: Fault,
+  t: RequestTimeline,
+): Promise<void> {
+  let tokens = 0;
+  for (const input of inputs)
+    tokens += 'ids' in input ? input.ids.length : ctx.tokenizer.encode(input.text).length;
+  t.promptTokens = tokens;
+  ctx.counters.promptTokens += tokens;
+  const extraMs = fault.kind === 'slow-headers' ? fault.delayMs : 0;
+  const delayMs = ctx.opts.ttftMs + ctx.opts.ttftPerUncachedTokenMs * tokens + extraMs;
+  await new Promise((r) => setTimeout(r, delayMs));
+  if (res.destroyed) return;
+  respond(res, model, inputs, tokens);
+  t.firstTokenWriteNs = monotonicNowNs();
+  t.chunkWriteNs.push(t.firstTokenWriteNs);
+  t.status = 200;
+  t.endNs = t.firstTokenWriteNs;
+  finishTimeline(ctx, t);
+}
+
 /** Serves one `POST /v1/embeddings`. Never throws. */
-export async function handleEmbeddings(
+export function handleEmbeddings(
   ctx: HandlerContext,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const arrivalNs = monotonicNowNs();
-  ctx.counters.requests++;
-  const fault = pickFault(ctx, req);
-  const t = newTimeline(nextRequestId(), req, 'embeddings', fault, arrivalNs);
-  if (fault.kind !== 'status' && fault.kind !== 'hang' && fault.kind !== 'slow-headers') t.fault = 'none';
-  try {
-    const body = parseJsonObject(await readBody(req));
-    const model = typeof body.model === 'string' ? body.model : '';
-    checkModel(ctx, { model });
-    const inputs = inputsOf(body);
-    if (fault.kind === 'status') return rejectEarly(ctx, res, t, fault.status, `simulated ${fault.status}`);
-    if (fault.kind === 'hang') return holdOpen(ctx, res, t);
-    let tokens = 0;
-    for (const input of inputs)
-      tokens += 'ids' in input ? input.ids.length : ctx.tokenizer.encode(input.text).length;
-    t.promptTokens = tokens;
-    ctx.counters.promptTokens += tokens;
-    const extraMs = fault.kind === 'slow-headers' ? fault.delayMs : 0;
-    const delayMs = ctx.opts.ttftMs + ctx.opts.ttftPerUncachedTokenMs * tokens + extraMs;
-    await new Promise((r) => setTimeout(r, delayMs));
-    if (res.destroyed) return;
-    respond(res, model, inputs, tokens);
-    t.firstTokenWriteNs = monotonicNowNs();
-    t.chunkWriteNs.push(t.firstTokenWriteNs);
-    t.status = 200;
-    t.endNs = t.firstTokenWriteNs;
-    finishTimeline(ctx, t);
-  } catch (err) {
-    const e = err instanceof RequestError ? err : new RequestError(500, (err as Error).message);
-    if (!res.headersSent) rejectEarly(ctx, res, t, e.status, e.message);
-  }
+  return serveRequest(
+    ctx,
+    {
+      endpoint: 'embeddings',
+      earlyFaultsOnly: true,
+      parse: (raw) => parseEmbeddingsRequest(ctx, raw),
+      serve: (parsed, fault, t) => answer(ctx, res, parsed, fault, t),
+    },
+    req,
+    res,
+  );
 }

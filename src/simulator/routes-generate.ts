@@ -1,108 +1,111 @@
 /**
- * Serving of the simulator's extra generation routes (Responses API, TGI): the same pipeline as
- * chat/completions (fault draw, model check, prompt tokenization, KV block keys, scheduling), with
- * the request parsed and the response shaped by a {@link GenerateRoute}.
+ * The simulator's one generation pipeline, shared by every generation route (chat, completions,
+ * Responses API, TGI): fault draw, parse, model check, early faults, prompt tokenization, KV
+ * capacity check and block keys, then a sequence submitted to the scheduler whose tokens a
+ * {@link RouteWriter} writes in the route's {@link WireFormat}. A route only parses its requests and
+ * shapes its responses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { monotonicNowNs } from '../timing/clock.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
-import {
-  admitSequence,
-  checkModel,
-  type HandlerContext,
-  holdOpen,
-  newTimeline,
-  nextRequestId,
-  pickFault,
-  readBody,
-  rejectEarly,
-} from './handler.js';
+import { checkModel, finishTimeline, type HandlerContext, serveRequest } from './handler.js';
+import { chainedBlockKeys } from './kv-pool.js';
 import { RequestError } from './request-parse.js';
-import { type RouteRequest, RouteWriter, type WireFormat } from './routes-writer.js';
+import { RouteWriter } from './routes-writer.js';
+import { newSequence, type Sequence } from './sequence.js';
+import type { RouteMeta, RouteRequest, WireFormat, WireOptions } from './wire-format.js';
 
-/** One extra generation API: its ground-truth label, request parser and wire format. */
-export interface GenerateRoute {
+/** One generation API: its ground-truth label, request parser and wire format. */
+export interface GenerateRoute<R extends RouteRequest = RouteRequest> {
   /** `endpoint` of its ground-truth lines. */
   endpoint: string;
   /**
    * Parses a request body.
+   * @param defaultMaxTokens output length when the body names none.
    * @throws {RequestError} 400 for invalid JSON or fields.
    */
-  parse(raw: string, defaultMaxTokens: number): RouteRequest;
-  format: WireFormat;
+  parse(raw: string, defaultMaxTokens: number): R;
+  /** The wire format of the response to `req`. */
+  format(req: R, meta: RouteMeta, options: WireOptions): WireFormat;
   /** The API names no model (TGI): skip the configured-model check. */
   modelless?: boolean;
+  /**
+   * Its responses act only on a stream's after-N-tokens faults (`sse-error`, `truncate`, `reset`):
+   * no role-only or multi-token chunks, and a non-streamed body ignores those faults (Responses
+   * API, TGI). The ground truth still records the drawn fault.
+   */
+  streamFaultsOnly?: boolean;
 }
 
-/** Parses JSON text into an object. @throws {RequestError} 400 otherwise. */
-export function parseJsonObject(raw: string): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    throw new RequestError(400, 'request body is not valid JSON', null, 'invalid_request_error');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new RequestError(400, 'request body must be a JSON object', null, 'invalid_request_error');
-  }
-  return body as Record<string, unknown>;
+const NO_FAULT: Fault = { kind: 'none' };
+
+/** The fault a response of `route` acts on (see {@link GenerateRoute.streamFaultsOnly}). */
+function actedFault(route: Pick<GenerateRoute, 'streamFaultsOnly'>, fault: Fault, stream: boolean): Fault {
+  if (route.streamFaultsOnly !== true) return fault;
+  const afterTokens = fault.kind === 'sse-error' || fault.kind === 'truncate' || fault.kind === 'reset';
+  return stream && afterTokens ? fault : NO_FAULT;
 }
 
-/** A positive integer field, or undefined when absent. @throws {RequestError} 400 otherwise. */
-export function positiveIntField(body: Record<string, unknown>, key: string): number | undefined {
-  const v = body[key];
-  if (v === undefined || v === null) return undefined;
-  if (!Number.isInteger(v) || (v as number) < 1) {
-    throw new RequestError(400, `'${key}' must be a positive integer`, key, 'invalid_request_error');
-  }
-  return v as number;
-}
-
-function startRouteSequence(
+/**
+ * Admits a parsed request: checks that prompt + output fit the KV pool, counts the prompt tokens,
+ * starts the response and submits its sequence to the scheduler.
+ * @throws {RequestError} 400 when the request can never fit the pool.
+ */
+function startGeneration<R extends RouteRequest>(
   ctx: HandlerContext,
-  route: GenerateRoute,
+  route: GenerateRoute<R>,
   res: ServerResponse,
-  parsed: RouteRequest,
-  fault: Fault,
+  parsed: R,
+  drawn: Fault,
   t: RequestTimeline,
 ): void {
-  const ids = ctx.tokenizer.encode(parsed.promptText);
+  const ids = 'ids' in parsed.prompt ? parsed.prompt.ids : ctx.tokenizer.encode(parsed.prompt.text);
   const output = ctx.opts.reasoningTokens + parsed.maxTokens;
+  if (ctx.pool.blocksFor(ids.length + output) > ctx.pool.capacityBlocks) {
+    throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`);
+  }
+  t.promptTokens = ids.length;
+  ctx.counters.promptTokens += ids.length;
+  const fault = actedFault(route, drawn, parsed.stream);
   const meta = { id: t.id, model: parsed.model, created: Math.floor(Date.now() / 1000) };
-  admitSequence(
-    ctx,
-    res,
-    t,
-    ids,
-    output,
-    'input',
-    (cancel, done) => new RouteWriter(res, route.format, meta, parsed, ctx.opts, fault, t, cancel, done),
-  );
+  const roleOnlyFirstChunk = ctx.opts.roleOnlyFirstChunk || fault.kind === 'role-chunk';
+  const format = route.format(parsed, meta, { roleOnlyFirstChunk });
+  const cancel = (s: Sequence): void => ctx.scheduler.cancel(s);
+  const writer = new RouteWriter(res, format, parsed, ctx.opts, fault, t, cancel, (done) => {
+    ctx.counters.generationTokens += done.outputTokens;
+    finishTimeline(ctx, done);
+  });
+  const keys = chainedBlockKeys(ids, ctx.pool.blockSize);
+  const seq = newSequence(Number(t.id.slice(4)), ids.length, keys, output, writer);
+  writer.seq = seq;
+  res.on('close', () => writer.abandon());
+  writer.start();
+  ctx.scheduler.submit(seq);
 }
 
-/** Serves one POST to an extra generation route. Never throws; every outcome is an HTTP response. */
-export async function handleRoute(
+/** Serves one POST to a generation route. Never throws; every outcome is an HTTP response. */
+export function handleRoute<R extends RouteRequest>(
   ctx: HandlerContext,
-  route: GenerateRoute,
+  route: GenerateRoute<R>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const arrivalNs = monotonicNowNs();
-  ctx.counters.requests++;
-  ctx.open.add(res);
-  const fault = pickFault(ctx, req);
-  const t = newTimeline(nextRequestId(), req, route.endpoint, fault, arrivalNs);
-  try {
-    const parsed = route.parse(await readBody(req), ctx.opts.defaultMaxTokens);
-    if (route.modelless !== true) checkModel(ctx, parsed);
-    if (fault.kind === 'status') return rejectEarly(ctx, res, t, fault.status, `simulated ${fault.status}`);
-    if (fault.kind === 'hang') return holdOpen(ctx, res, t);
-    if (fault.kind === 'slow-headers') await new Promise((r) => setTimeout(r, fault.delayMs));
-    if (res.destroyed) return;
-    startRouteSequence(ctx, route, res, parsed, fault, t);
-  } catch (err) {
-    const e = err instanceof RequestError ? err : new RequestError(500, (err as Error).message);
-    if (!res.headersSent) rejectEarly(ctx, res, t, e.status, e.message);
-  }
+  return serveRequest(
+    ctx,
+    {
+      endpoint: route.endpoint,
+      parse: (raw) => {
+        const parsed = route.parse(raw, ctx.opts.defaultMaxTokens);
+        if (route.modelless !== true) checkModel(ctx, parsed);
+        return parsed;
+      },
+      serve: async (parsed, fault, t) => {
+        if (fault.kind === 'slow-headers') await new Promise((r) => setTimeout(r, fault.delayMs));
+        if (res.destroyed) return;
+        startGeneration(ctx, route, res, parsed, fault, t);
+      },
+    },
+    req,
+    res,
+  );
 }

@@ -6,18 +6,19 @@
  * (`input_tokens`, `output_tokens`, details); a simulated in-band error is an `error` event.
  * Not streamed: one `response` object with the text in `output[].content[].text`.
  * Prompt text: `instructions` and every input item's text, joined with one space.
+ * Faults: besides status, hang and slow-headers, only a stream's after-N-tokens ones apply.
  */
-import { RequestError } from './request-parse.js';
+import { parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
 import type { UsageBody } from './responses.js';
 import type { GenerateRoute } from './routes-generate.js';
-import { parseJsonObject, positiveIntField } from './routes-generate.js';
 import {
   type RouteMeta,
   type RouteRequest,
+  SSE_HEADERS,
   sseFrame,
-  type WireEnd,
   type WireFormat,
-} from './routes-writer.js';
+  type WireOutput,
+} from './wire-format.js';
 
 function itemText(item: unknown): string {
   if (typeof item === 'string') return item;
@@ -54,7 +55,7 @@ function parseResponsesRequest(raw: string, defaultMaxTokens: number): RouteRequ
     model: typeof body.model === 'string' ? body.model : '',
     stream: body.stream === true,
     maxTokens: positiveIntField(body, 'max_output_tokens') ?? defaultMaxTokens,
-    promptText: promptOf(body),
+    prompt: { text: promptOf(body) },
   };
 }
 
@@ -68,7 +69,7 @@ function usageOf(u: UsageBody): Record<string, unknown> {
   };
 }
 
-function responseObject(meta: RouteMeta, status: string, end: WireEnd | null): Record<string, unknown> {
+function responseObject(meta: RouteMeta, status: string, end: WireOutput | null): Record<string, unknown> {
   const output: unknown[] = [];
   if (end !== null && end.reasoning !== '') {
     output.push({
@@ -99,37 +100,39 @@ function responseObject(meta: RouteMeta, status: string, end: WireEnd | null): R
   };
 }
 
-/** Responses API wire shapes. */
-export const RESPONSES_FORMAT: WireFormat = {
-  start: (meta) => [
-    sseFrame(
-      { type: 'response.created', response: responseObject(meta, 'in_progress', null) },
-      'response.created',
-    ),
-  ],
-  delta: (meta, piece) => {
-    const type = piece.reasoning ? 'response.reasoning_text.delta' : 'response.output_text.delta';
-    const itemId = piece.reasoning ? `rs_${meta.id}` : `msg_${meta.id}`;
-    return [sseFrame({ type, item_id: itemId, output_index: 0, content_index: 0, delta: piece.text }, type)];
-  },
-  end: (meta, end) => [
-    sseFrame(
-      { type: 'response.completed', response: responseObject(meta, 'completed', end) },
-      'response.completed',
-    ),
-  ],
-  error: () => [
-    sseFrame(
-      { type: 'error', code: 'server_error', message: 'simulated in-band error', param: null },
-      'error',
-    ),
-  ],
-  body: (meta, end) => responseObject(meta, 'completed', end),
-};
+/** Responses API wire shapes of one response. */
+function responsesFormat(_req: RouteRequest, meta: RouteMeta): WireFormat {
+  return {
+    streamHeaders: SSE_HEADERS,
+    start: () =>
+      sseFrame(
+        { type: 'response.created', response: responseObject(meta, 'in_progress', null) },
+        'response.created',
+      ),
+    delta: (piece) => {
+      const type = piece.reasoning ? 'response.reasoning_text.delta' : 'response.output_text.delta';
+      const itemId = piece.reasoning ? `rs_${meta.id}` : `msg_${meta.id}`;
+      return sseFrame({ type, item_id: itemId, output_index: 0, content_index: 0, delta: piece.text }, type);
+    },
+    end: (output) =>
+      sseFrame(
+        { type: 'response.completed', response: responseObject(meta, 'completed', output) },
+        'response.completed',
+      ),
+    error: () =>
+      sseFrame(
+        { type: 'error', code: 'server_error', message: 'simulated in-band error', param: null },
+        'error',
+      ),
+    done: '',
+    body: (output) => responseObject(meta, 'completed', output),
+  };
+}
 
 /** The `POST /v1/responses` route. */
 export const RESPONSES_ROUTE: GenerateRoute = {
   endpoint: 'responses',
   parse: parseResponsesRequest,
-  format: RESPONSES_FORMAT,
+  format: responsesFormat,
+  streamFaultsOnly: true,
 };

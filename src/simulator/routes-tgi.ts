@@ -5,11 +5,12 @@
  * `data:{index, token:{id, text, logprob, special:false}, generated_text:null, details:null}` event
  * per chunk; the last one also has `generated_text` and `details` (`finish_reason: "length"`,
  * `generated_tokens`, `input_length`); no `[DONE]`. Not streamed: `{generated_text, details}`.
- * A simulated in-band error is `data:{"error":…,"error_type":"generation"}`.
+ * A simulated in-band error is `data:{"error":…,"error_type":"generation"}`. Faults: besides
+ * status, hang and slow-headers, only a stream's after-N-tokens ones apply.
  */
-import { RequestError } from './request-parse.js';
-import { type GenerateRoute, parseJsonObject, positiveIntField } from './routes-generate.js';
-import { type RouteRequest, sseFrame, type WireEnd, type WireFormat } from './routes-writer.js';
+import { parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
+import type { GenerateRoute } from './routes-generate.js';
+import { type RouteRequest, SSE_HEADERS, sseFrame, type WireFormat, type WireOutput } from './wire-format.js';
 
 function parseTgiRequest(stream: boolean, raw: string, defaultMaxTokens: number): RouteRequest {
   const body = parseJsonObject(raw);
@@ -25,11 +26,11 @@ function parseTgiRequest(stream: boolean, raw: string, defaultMaxTokens: number)
     model: typeof body.model === 'string' ? body.model : '',
     stream,
     maxTokens: positiveIntField(parameters, 'max_new_tokens') ?? defaultMaxTokens,
-    promptText: body.inputs,
+    prompt: { text: body.inputs },
   };
 }
 
-function details(end: WireEnd): Record<string, unknown> {
+function details(end: WireOutput): Record<string, unknown> {
   return {
     finish_reason: 'length',
     generated_tokens: end.usage.completion_tokens,
@@ -38,35 +39,39 @@ function details(end: WireEnd): Record<string, unknown> {
   };
 }
 
-/** TGI wire shapes. */
-export const TGI_FORMAT: WireFormat = {
-  start: () => [],
-  delta: (_meta, piece) => {
+/** TGI wire shapes (the same for every response). */
+const TGI_FORMAT: WireFormat = {
+  streamHeaders: SSE_HEADERS,
+  start: () => '',
+  delta: (piece) => {
+    const sent = piece.upTo.tokens;
+    const end = piece.last ? piece.upTo : null;
     const event = {
-      index: piece.sentTokens - 1,
-      token: { id: piece.sentTokens - 1, text: piece.text, logprob: -0.1, special: false },
-      generated_text: piece.end === undefined ? null : piece.end.reasoning + piece.end.text,
-      details: piece.end === undefined ? null : details(piece.end),
+      index: sent - 1,
+      token: { id: sent - 1, text: piece.text, logprob: -0.1, special: false },
+      generated_text: end === null ? null : end.reasoning + end.text,
+      details: end === null ? null : details(end),
     };
-    return [sseFrame(event)];
+    return sseFrame(event);
   },
-  end: () => [],
-  error: () => [sseFrame({ error: 'simulated in-band error', error_type: 'generation' })],
-  body: (_meta, end) => ({ generated_text: end.reasoning + end.text, details: details(end) }),
+  end: () => '',
+  error: () => sseFrame({ error: 'simulated in-band error', error_type: 'generation' }),
+  done: '',
+  body: (output) => ({ generated_text: output.reasoning + output.text, details: details(output) }),
 };
+
+function tgiRoute(endpoint: string, stream: boolean): GenerateRoute {
+  return {
+    endpoint,
+    parse: (raw, max) => parseTgiRequest(stream, raw, max),
+    format: () => TGI_FORMAT,
+    modelless: true,
+    streamFaultsOnly: true,
+  };
+}
 
 /** `POST /generate` (one JSON body). */
-export const TGI_GENERATE_ROUTE: GenerateRoute = {
-  endpoint: 'generate',
-  parse: (raw, max) => parseTgiRequest(false, raw, max),
-  format: TGI_FORMAT,
-  modelless: true,
-};
+export const TGI_GENERATE_ROUTE: GenerateRoute = tgiRoute('generate', false);
 
 /** `POST /generate_stream` (SSE). */
-export const TGI_STREAM_ROUTE: GenerateRoute = {
-  endpoint: 'generate_stream',
-  parse: (raw, max) => parseTgiRequest(true, raw, max),
-  format: TGI_FORMAT,
-  modelless: true,
-};
+export const TGI_STREAM_ROUTE: GenerateRoute = tgiRoute('generate_stream', true);

@@ -11,12 +11,13 @@ import { EngineScheduler } from './engine.js';
 import { FaultPicker } from './faults.js';
 import { FixedScheduler } from './fixed.js';
 import { GroundTruthLog } from './ground-truth.js';
-import { type HandlerContext, handleGenerate, sendError } from './handler.js';
+import { type HandlerContext, sendError } from './handler.js';
 import { KvPool } from './kv-pool.js';
 import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInput } from './options.js';
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
-import { handleRoute } from './routes-generate.js';
+import { type GenerateRoute, handleRoute } from './routes-generate.js';
+import { CHAT_ROUTE, COMPLETIONS_ROUTE } from './routes-openai.js';
 import { RESPONSES_ROUTE } from './routes-responses.js';
 import { TGI_GENERATE_ROUTE, TGI_STREAM_ROUTE } from './routes-tgi.js';
 import type { Scheduler } from './sequence.js';
@@ -88,6 +89,15 @@ function serveMetrics(ctx: HandlerContext, steps: number, res: ServerResponse): 
   sendJson(res, 200, renderMetrics(snapshot(ctx, steps), name), 'text/plain; version=0.0.4');
 }
 
+/** The generation routes, by `METHOD path`. */
+const GENERATE_ROUTES: ReadonlyMap<string, GenerateRoute> = new Map<string, GenerateRoute>([
+  ['POST /v1/chat/completions', CHAT_ROUTE],
+  ['POST /v1/completions', COMPLETIONS_ROUTE],
+  ['POST /v1/responses', RESPONSES_ROUTE],
+  ['POST /generate', TGI_GENERATE_ROUTE],
+  ['POST /generate_stream', TGI_STREAM_ROUTE],
+]);
+
 function route(
   ctx: HandlerContext,
   steps: () => number,
@@ -98,12 +108,9 @@ function route(
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const key = `${req.method ?? ''} ${path}`;
   if (req.method === 'POST') capture?.capture(req, path);
-  if (key === 'POST /v1/chat/completions') void handleGenerate(ctx, 'chat', req, res);
-  else if (key === 'POST /v1/responses') void handleRoute(ctx, RESPONSES_ROUTE, req, res);
-  else if (key === 'POST /generate') void handleRoute(ctx, TGI_GENERATE_ROUTE, req, res);
-  else if (key === 'POST /generate_stream') void handleRoute(ctx, TGI_STREAM_ROUTE, req, res);
+  const generate = GENERATE_ROUTES.get(key);
+  if (generate !== undefined) void handleRoute(ctx, generate, req, res);
   else if (key === 'POST /v1/embeddings') void handleEmbeddings(ctx, req, res);
-  else if (key === 'POST /v1/completions') void handleGenerate(ctx, 'completion', req, res);
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
   else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
   else if (key === 'GET /metrics') serveMetrics(ctx, steps(), res);
@@ -182,7 +189,6 @@ export async function startSimulator(
     faults: new FaultPicker(opts),
     counters: newCounters(),
     log: opts.groundTruthLog === undefined ? null : new GroundTruthLog(opts.groundTruthLog),
-    open: new Set(),
   };
   const capture = hooks.captureRequests === true ? new RequestCapture() : null;
   const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) =>

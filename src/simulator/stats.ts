@@ -4,9 +4,9 @@
  */
 import type { KvPoolStats } from './kv-pool.js';
 
-/** Snapshot returned by `startSimulator(...).stats()`. */
-export interface SimulatorStats {
-  /** Chat/completions requests received (including rejected and faulted ones). */
+/** Mutable counters the request handlers update. */
+export interface Counters {
+  /** Generation and embeddings requests received (including rejected and faulted ones). */
   requests: number;
   /** Requests that ran to their last token. */
   completed: number;
@@ -16,10 +16,14 @@ export interface SimulatorStats {
   midStreamFaults: number;
   /** Requests cancelled because the client went away. */
   clientAborts: number;
-  /** Prompt tokens of requests admitted to a scheduler. */
+  /** Prompt tokens of the requests served (generation requests admitted to a scheduler, embeddings inputs). */
   promptTokens: number;
   /** Output tokens generated. */
   generationTokens: number;
+}
+
+/** Snapshot returned by `startSimulator(...).stats()`: the counters plus scheduler and cache state. */
+export interface SimulatorStats extends Counters {
   /** Sequences running / waiting right now. */
   running: number;
   waiting: number;
@@ -32,17 +36,6 @@ export interface SimulatorStats {
     /** hitTokens / queryTokens, 0 when nothing was queried. */
     hitRatio: number;
   };
-}
-
-/** Mutable counters the server updates. */
-export interface Counters {
-  requests: number;
-  completed: number;
-  httpErrors: number;
-  midStreamFaults: number;
-  clientAborts: number;
-  promptTokens: number;
-  generationTokens: number;
 }
 
 /** Fresh zeroed counters. */

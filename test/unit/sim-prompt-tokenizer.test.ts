@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { splitAddedTokens } from '../../src/prompt/fast-encoder.js';
 import { loadTokenizer } from '../../src/prompt/tokenizer.js';
-import { createPromptTokenizer, splitAddedTokens } from '../../src/simulator/prompt-tokenizer.js';
 
 function lcg(seed: number): () => number {
   let x = seed;
@@ -65,8 +65,8 @@ function mixedCorpus(words: readonly string[], pieces: number): string[] {
 }
 
 test('fast prompt tokenizer equals the library on a mixed corpus', () => {
-  const lib = loadTokenizer('builtin:qwen3');
-  const fast = createPromptTokenizer('builtin:qwen3');
+  const lib = loadTokenizer('builtin:qwen3', { engine: 'library' });
+  const fast = loadTokenizer('builtin:qwen3');
   assert.equal(fast.engine, 'fast');
   const words = [...lib.vocab().keys()].filter((k) => /^Ġ[a-z]{2,12}$/.test(k)).map((k) => k.slice(1));
   let tokens = 0;
@@ -88,15 +88,15 @@ test('added tokens split with longest match, like the library', () => {
   assert.deepEqual(splitAddedTokens('plain', added, 6), ['plain']);
 });
 
-test('forceLibrary selects the library engine', () => {
-  const lib = createPromptTokenizer('builtin:qwen3', true);
+test("engine: 'library' selects the library engine", () => {
+  const lib = loadTokenizer('builtin:qwen3', { engine: 'library' });
   assert.equal(lib.engine, 'library');
   assert.deepEqual(lib.encode('Hello world'), [9707, 1879]);
 });
 
 test('plain space-separated ASCII words (the synthesized-prompt shape) encode like the library', () => {
-  const lib = loadTokenizer('builtin:qwen3');
-  const fast = createPromptTokenizer('builtin:qwen3');
+  const lib = loadTokenizer('builtin:qwen3', { engine: 'library' });
+  const fast = loadTokenizer('builtin:qwen3');
   const words = [...lib.vocab().keys()]
     .filter((k) => /^Ġ?[A-Za-z]{1,14}$/.test(k))
     .map((k) => k.replace('Ġ', ''));

@@ -1,0 +1,142 @@
+/**
+ * Simulator routes `POST /v1/chat/completions` and `POST /v1/completions` (OpenAI API reference,
+ * "Chat" and "Completions"): their request parsing and the wire format of their responses.
+ *
+ * Prompt text rule (documented in docs/simulator.md): chat prompts are the text of every message
+ * joined with one space (string contents, and the `text` of `type: "text"` content parts); no chat
+ * template is applied, so `prompt_tokens` equals the client's default ISL count. Completions take
+ * `prompt` as a string, an array of strings (joined with one space), or token ids (used as-is).
+ *
+ * Streamed: one `chat.completion.chunk` / `text_completion` chunk per piece (chat: the text in
+ * `delta.reasoning_content` or `delta.content`, `role: "assistant"` on the first chunk or in a
+ * role-only first chunk; completions: `text`), `finish_reason: "length"` on the last, running
+ * `usage` on each with `stream_options.continuous_usage_stats`, a usage-only chunk with
+ * `stream_options.include_usage`, then `data: [DONE]` (after an in-band error too). Not streamed:
+ * one `chat.completion` / `text_completion` body.
+ */
+import { ChunkFramer } from './chunk-text.js';
+import { parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
+import { type ChunkContent, type EndpointKind, errorBody, fullBody, type ResponseMeta } from './responses.js';
+import type { GenerateRoute } from './routes-generate.js';
+import {
+  type RouteMeta,
+  type RouteRequest,
+  SSE_HEADERS,
+  sseFrame,
+  type WireFormat,
+  type WireOptions,
+} from './wire-format.js';
+
+/** A validated chat/completions request. */
+export interface OpenAiRequest extends RouteRequest {
+  kind: EndpointKind;
+  /** `stream_options.include_usage`: a usage-only chunk before `[DONE]`. */
+  includeUsage: boolean;
+  /** `stream_options.continuous_usage_stats`: the running usage on every chunk. */
+  continuousUsage: boolean;
+}
+
+function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const parts: string[] = [];
+  for (const part of content) {
+    const p = part as { type?: unknown; text?: unknown } | null;
+    if (p !== null && typeof p === 'object' && typeof p.text === 'string') parts.push(p.text);
+  }
+  return parts.join(' ');
+}
+
+function chatPrompt(body: Record<string, unknown>): { text: string } {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new RequestError(400, "'messages' must be a non-empty array", 'messages', 'invalid_request_error');
+  }
+  const texts: string[] = [];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object') {
+      throw new RequestError(400, 'each message must be an object', 'messages', 'invalid_request_error');
+    }
+    texts.push(messageText((m as { content?: unknown }).content));
+  }
+  return { text: texts.join(' ') };
+}
+
+function isIdArray(v: unknown): v is number[] {
+  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
+}
+
+function completionPrompt(body: Record<string, unknown>): { text: string } | { ids: number[] } {
+  const p = body.prompt;
+  if (typeof p === 'string') return { text: p };
+  if (isIdArray(p)) return { ids: p };
+  if (Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string')) return { text: p.join(' ') };
+  if (Array.isArray(p) && p.length === 1 && isIdArray(p[0])) return { ids: p[0] };
+  throw new RequestError(
+    400,
+    "'prompt' must be a string, strings, or token ids",
+    'prompt',
+    'invalid_request_error',
+  );
+}
+
+/** @throws {RequestError} 400 on invalid JSON or fields. */
+function parseOpenAiRequest(kind: EndpointKind, raw: string, defaultMaxTokens: number): OpenAiRequest {
+  const b = parseJsonObject(raw);
+  const prompt = kind === 'chat' ? chatPrompt(b) : completionPrompt(b);
+  const max =
+    positiveIntField(b, 'max_completion_tokens') ?? positiveIntField(b, 'max_tokens') ?? defaultMaxTokens;
+  const streamOptions = (b.stream_options ?? {}) as Record<string, unknown>;
+  return {
+    kind,
+    model: typeof b.model === 'string' ? b.model : '',
+    stream: b.stream === true,
+    maxTokens: max,
+    includeUsage: streamOptions.include_usage === true,
+    continuousUsage: streamOptions.continuous_usage_stats === true,
+    prompt,
+  };
+}
+
+const STREAM_HEADERS = { ...SSE_HEADERS, connection: 'keep-alive' };
+
+/** The wire format of one chat/completions response; chunk frames come from a {@link ChunkFramer}. */
+function openAiFormat(req: OpenAiRequest, meta: RouteMeta, options: WireOptions): WireFormat {
+  const responseMeta: ResponseMeta = { kind: req.kind, ...meta };
+  const framer = new ChunkFramer(responseMeta);
+  /** Chat only: `role` still has to be sent (on the first chunk, unless a role-only chunk took it). */
+  let roleDue = req.kind === 'chat';
+  return {
+    streamHeaders: STREAM_HEADERS,
+    start: () => {
+      if (!roleDue || !options.roleOnlyFirstChunk) return '';
+      roleDue = false;
+      return framer.chunk({ role: true, content: null }, null);
+    },
+    delta: (piece) => {
+      const c: ChunkContent = piece.reasoning ? { reasoning: piece.text } : { content: piece.text };
+      if (roleDue) c.role = true;
+      roleDue = false;
+      if (piece.last) c.finishReason = 'length';
+      return framer.chunk(c, req.continuousUsage ? piece.upTo.usage : null);
+    },
+    end: (output) => (req.includeUsage ? framer.usage(output.usage) : ''),
+    error: () => sseFrame(errorBody('simulated in-band error', 'internal_server_error', 500)),
+    done: 'data: [DONE]\n\n',
+    body: (output) => fullBody(responseMeta, output.text, output.reasoning, output.usage),
+  };
+}
+
+/** `POST /v1/chat/completions`. */
+export const CHAT_ROUTE: GenerateRoute<OpenAiRequest> = {
+  endpoint: 'chat',
+  parse: (raw, max) => parseOpenAiRequest('chat', raw, max),
+  format: openAiFormat,
+};
+
+/** `POST /v1/completions`. */
+export const COMPLETIONS_ROUTE: GenerateRoute<OpenAiRequest> = {
+  endpoint: 'completion',
+  parse: (raw, max) => parseOpenAiRequest('completion', raw, max),
+  format: openAiFormat,
+};
