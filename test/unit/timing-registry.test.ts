@@ -35,6 +35,9 @@ function dataset(): Dataset {
   };
 }
 
+/** A timestamped trace input (the dataset itself is built in memory above). */
+const TRACE = { inputFile: 'mem.jsonl', customDatasetType: 'bailian_trace' } as const;
+
 function config(overrides: Partial<ProfileConfig>): ProfileConfig {
   return profileConfig({ models: ['m'], randomSeed: 3, requestCount: 6, ...overrides });
 }
@@ -60,8 +63,8 @@ async function runPhaseStrategy(cfg: ProfileConfig, phase: 'warmup' | 'profiling
 
 test('the run builds the configured strategy from the registry; its report is of that kind and counts what it sent', async () => {
   for (const [overrides, phase, expected] of [
-    [{ fixedSchedule: true }, 'profiling', 'fixed_schedule'],
-    [{ fixedSchedule: true, warmupRequestCount: 4 }, 'warmup', 'concurrency'],
+    [{ ...TRACE, fixedSchedule: true }, 'profiling', 'fixed_schedule'],
+    [{ ...TRACE, fixedSchedule: true, warmupRequestCount: 4 }, 'warmup', 'concurrency'],
     [{ requestRate: 100, arrivalPattern: 'constant' }, 'profiling', 'request_rate'],
     [{ concurrency: 2 }, 'profiling', 'concurrency'],
   ] as const) {
@@ -81,10 +84,17 @@ test('a request rate or gamma smoothness that is not > 0 is a ConfigError naming
     [{ requestRate: -5, arrivalPattern: 'constant' }, '--request-rate'],
     [{ requestRate: 10, arrivalPattern: 'gamma', arrivalSmoothness: 0 }, '--arrival-smoothness'],
   ] as const) {
-    const cfg = config(overrides);
+    const isNamed = (err: unknown) => err instanceof ConfigError && err.option === flag && err.exitCode === 2;
+    // The configuration schema refuses it first ...
+    assert.throws(() => config(overrides), isNamed, JSON.stringify(overrides));
+    // ... and a hand-built configuration that skips the schema is still refused by the strategy.
+    const cfg: ProfileConfig = {
+      ...config({ requestRate: 10, arrivalPattern: 'gamma', arrivalSmoothness: 1 }),
+      ...overrides,
+    };
     assert.throws(
       () => buildStrategy(cfg, data, profilingLimits(cfg, data), 'profiling'),
-      (err: unknown) => err instanceof ConfigError && err.option === flag && err.exitCode === 2,
+      isNamed,
       JSON.stringify(overrides),
     );
   }
