@@ -3,7 +3,8 @@
  * benchmark's client-side measurements can be checked against what the server actually did.
  * Times are wall-clock epoch nanoseconds written as decimal strings (they exceed 2^53).
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { TokenloadError } from '../errors.js';
 import { TimeBase } from '../timing/clock.js';
 
 /** Server-side timeline of one request (monotonic ns of this process until written). */
@@ -33,9 +34,26 @@ export class GroundTruthLog {
   private readonly out: WriteStream;
   private readonly base = new TimeBase();
 
-  /** @param path file to create (truncated if it exists). */
+  /**
+   * @param path file to create (truncated if it exists); opened at once, so a bad path fails the start.
+   * @throws {TokenloadError} `E_SIMULATOR` naming the option when the file cannot be created.
+   */
   constructor(path: string) {
-    this.out = createWriteStream(path, { flags: 'w' });
+    let fd: number;
+    try {
+      fd = openSync(path, 'w');
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (typeof e.code !== 'string') throw err;
+      throw new TokenloadError(
+        'E_SIMULATOR',
+        `ground-truth-log ${path}: cannot create the file (${e.code})`,
+        {
+          cause: err,
+        },
+      );
+    }
+    this.out = createWriteStream('', { fd });
   }
 
   private epoch(ns: number | null): string | null {

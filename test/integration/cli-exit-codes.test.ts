@@ -113,6 +113,24 @@ test('an artifact folder that cannot be created names --artifact-dir, exit 1', a
   assert.match(r.stderr, /^error: --artifact-dir .*a-file: cannot create the folder \(EEXIST/m);
 });
 
+test('a simulator log file that cannot be created names the option, exit 1', async () => {
+  const dir = tempDir();
+  const log = join(dir, 'missing-folder', 'truth.jsonl');
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--simulator',
+    '--simulator-option',
+    `ground-truth-log=${log}`,
+    '--artifact-dir',
+    dir,
+    ...quiet,
+  ]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^error: ground-truth-log .*truth\.jsonl: cannot create the file \(ENOENT\)$/m);
+});
+
 test('Ctrl-C during a run exits 130', async () => {
   const dir = tempDir();
   let sent = false;
