@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   const setExit = (code: number): void => {
     exitCode = code;
   };
-  registerProfileCommand(program, setExit);
+  registerProfileCommand(program, setExit, argv.slice(2));
   registerSimulateCommand(program, setExit);
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);

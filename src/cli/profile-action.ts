@@ -20,14 +20,21 @@ export const stderrLogger: Logger = {
   warn: (m) => process.stderr.write(`[tokenload] warning: ${m}\n`),
 };
 
-/** Registers `profile` on `program`; `setExit` receives the exit code. */
-export function registerProfileCommand(program: Command, setExit: (code: number) => void): void {
+/**
+ * Registers `profile` on `program`; `setExit` receives the exit code; `args` are the arguments as
+ * typed after `tokenload` (recorded, secrets redacted, as the run's command line).
+ */
+export function registerProfileCommand(
+  program: Command,
+  setExit: (code: number) => void,
+  args: readonly string[],
+): void {
   const cmd = program
     .command('profile')
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
   const flags = defineProfileOptions(cmd);
   cmd.action(async () => {
-    const configs = resolveProfileConfigs(cmd, flags, ['tokenload', ...process.argv.slice(2)].join(' '));
+    const configs = resolveProfileConfigs(cmd, flags, args);
     setExit(await runAll(configs));
   });
 }

@@ -5,6 +5,7 @@
  * and cross-field rules.
  */
 import type { Command } from 'commander';
+import { REDACTED, redactConfig } from '../export/redact.js';
 import { type ProfileConfig, ProfileFieldsSchema, profileConfigs, type SweepInput } from '../run/config.js';
 import {
   endpointFields,
@@ -53,17 +54,50 @@ export function defineProfileOptions(cmd: Command): SchemaFlags {
   return flags;
 }
 
+/** Flags whose whole value is secret (`--api-key`), as typed, long and short. */
+const SECRET_FLAGS = new Set(
+  PROFILE_FIELDS.filter((f) => f.meta.secret === true).flatMap((f) => [
+    `--${f.meta.flag}`,
+    f.meta.short ?? '',
+  ]),
+);
+const HEADER_FLAGS = new Set(['-H', '--header']);
+
+/** One argument as the command line is recorded: secret values and auth-like header values redacted. */
+function redactArg(flag: string | undefined, arg: string): string {
+  if (flag !== undefined && SECRET_FLAGS.has(flag)) return REDACTED;
+  if (flag !== undefined && HEADER_FLAGS.has(flag)) {
+    return String((redactConfig({ headers: [arg] }) as { headers: string[] }).headers[0]);
+  }
+  const eq = arg.indexOf('=');
+  if (arg.startsWith('--') && eq > 0) {
+    const name = arg.slice(0, eq);
+    if (SECRET_FLAGS.has(name) || HEADER_FLAGS.has(name))
+      return `${name}=${redactArg(name, arg.slice(eq + 1))}`;
+  }
+  return arg;
+}
+
+/**
+ * The command line as the artifacts and the console record it: `tokenload` and `args`, with the
+ * values of secret flags (`--api-key`) and auth-like `-H` header values replaced by `<redacted>`.
+ */
+export function recordedCommandLine(args: readonly string[]): string {
+  return ['tokenload', ...args.map((arg, i) => redactArg(args[i - 1], arg))].join(' ');
+}
+
 /**
  * The validated configurations of a parsed `profile` command: one, or one per sweep value.
+ * @param args - the arguments as typed (after `tokenload`), recorded with secrets redacted.
  * @throws {ConfigError} naming the flag (or the config file and key).
  */
 export function resolveProfileConfigs(
   cmd: Command,
   flags: SchemaFlags,
-  commandLine: string,
+  args: readonly string[],
 ): ProfileConfig[] {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
-  const input = merge(merge(fromFile, flags.read(cmd)), { commandLine });
+  const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
   return profileConfigs(input as SweepInput);
 }

@@ -7,7 +7,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { TokenloadError } from '../errors.js';
 import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
-import { parseNumberList } from '../util/option-values.js';
 
 function showDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -26,12 +25,18 @@ function helpOf(field: OptionField, defaultOverride: unknown): string {
   return shown === undefined ? field.meta.help : `${field.meta.help} (default: ${shown})`;
 }
 
+/** A typed number as a number; anything else stays text, so the error quotes what was typed. */
+function numberOrText(text: string): number | string {
+  const n = Number(text);
+  return text.trim() === '' || Number.isNaN(n) ? text : n;
+}
+
 /** One typed text as the field's input value (before the field's schema checks it). */
 export function valueFromText(field: OptionField, text: string, previous: unknown): unknown {
   if (field.meta.parse !== undefined) return field.meta.parse(text, previous);
   if (field.meta.list === true)
-    return field.kind === 'number' ? parseNumberList(text) : text.split(',').map((s) => s.trim());
-  if (field.kind === 'number') return text.trim() === '' ? Number.NaN : Number(text);
+    return text.split(',').map((s) => (field.kind === 'number' ? numberOrText(s) : s.trim()));
+  if (field.kind === 'number') return numberOrText(text);
   if (field.kind === 'array')
     return text
       .split(',')
@@ -49,7 +54,7 @@ export function valueProblem(field: OptionField, value: unknown): string | null 
   for (const item of items) {
     const parsed = field.schema.safeParse(item);
     const issue = parsed.success ? undefined : parsed.error.issues[0];
-    if (issue !== undefined) return `${describeIssue(issue, item)}.`;
+    if (issue !== undefined) return describeIssue(issue, item).replace(/\.?$/, '.');
   }
   return null;
 }

@@ -7,13 +7,21 @@
  * crash (Ctrl-C and SIGTERM close the file normally).
  */
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
+import { OutputError } from '../errors.js';
 
 /** Pending bytes that trigger an immediate flush. */
 const FLUSH_BYTES = 64 * 1024;
 /** Longest time a written piece waits in memory, ms. */
 const FLUSH_MS = 100;
+
+/** An artifact file that cannot be written, as the error the user reads: it names `--artifact-dir`. */
+function artifactError(path: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (typeof code !== 'string') return err as Error;
+  return new OutputError(`--artifact-dir: cannot write ${path} (${code})`, '--artifact-dir', err);
+}
 
 /** A file opened for sequential writes. */
 export class LineSink {
@@ -26,11 +34,21 @@ export class LineSink {
   /** One shared wait for 'drain', however many writers are waiting. */
   private drained: Promise<void> | null = null;
 
-  /** Opens (truncating) `path`. Open errors surface on a later `write` or on `close`. */
+  /**
+   * Opens (truncating) `path` at once, so a file that cannot be created fails before anything is sent.
+   * Later write errors (a full disk) surface on the next `write` and on `close`.
+   * @throws {OutputError} naming `--artifact-dir` and the file when it cannot be opened.
+   */
   constructor(readonly path: string) {
-    this.stream = createWriteStream(path, { flags: 'w', encoding: 'utf8' });
+    let fd: number;
+    try {
+      fd = openSync(path, 'w');
+    } catch (err) {
+      throw artifactError(path, err);
+    }
+    this.stream = createWriteStream('', { fd, encoding: 'utf8' });
     this.stream.on('error', (err) => {
-      this.failure = err;
+      this.failure = artifactError(path, err);
     });
   }
 
@@ -81,7 +99,7 @@ export class LineSink {
     this.ended = true;
     this.stream.end();
     await finished(this.stream).catch((err: Error) => {
-      this.failure ??= err;
+      this.failure ??= artifactError(this.path, err);
     });
     if (this.failure !== null) throw this.failure;
   }

@@ -12,6 +12,7 @@ import { BUILTIN_TOKENIZER } from '../prompt/tokenizer.js';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import {
+  camelKeys,
   collectExtraInputs,
   collectHeaders,
   collectSimulatorOption,
@@ -336,7 +337,7 @@ export const outputFields = {
     help: 'start the built-in simulator and profile it instead of --url',
   }),
   /** `--simulator-option name=value`: the built-in simulator's parameters (its option names). */
-  simulatorOptions: option(z.record(z.string(), z.unknown()).default({}), {
+  simulatorOptions: option(z.record(z.string(), z.unknown()).transform(camelKeys).default({}), {
     flag: 'simulator-option',
     unit: 'name=value',
     help: 'built-in simulator parameter (see `tokenload simulate --help`, camelCase or kebab-case); repeatable',

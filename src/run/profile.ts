@@ -75,7 +75,7 @@ async function createArtifactDir(dir: string): Promise<void> {
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw new OutputError(
-      `--artifact-dir ${dir}: cannot create the folder (${(err as NodeJS.ErrnoException).code}: ${(err as Error).message})`,
+      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
       '--artifact-dir',
       err,
     );

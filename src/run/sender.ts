@@ -146,7 +146,8 @@ function prepareOne(
         timeoutMs: deps.config.requestTimeoutSeconds * 1000,
         signal: cancel.signal,
       });
-      const written = deps.onBody(conversation.id, turn.index, text);
+      // A failed write is kept by the file and reported when it closes; it must not fail this request.
+      const written = deps.onBody(conversation.id, turn.index, text)?.catch(() => undefined);
       const raw = await pending;
       cancel.disarm();
       const reply = needsReply && raw.error === null ? replyText(raw) : null;

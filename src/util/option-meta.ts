@@ -124,18 +124,19 @@ export function flagName(field: OptionField): string {
 
 /** A zod issue in words a user reads after the flag's name: `expected an integer >= 1, got 0`. */
 export function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
-  if (value === undefined && issue.code === 'invalid_type') return 'is required';
-  const got = `got ${typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value)}`;
+  if (value === undefined && issue.code === 'invalid_type') return 'a value is required';
+  const got = `got ${shownValue(value)}`;
   switch (issue.code) {
     case 'too_small':
     case 'too_big': {
       const op = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
       const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
       if (issue.origin === 'array') return `expected ${op} ${bound} values, ${got}`;
+      if (issue.origin === 'string') return `expected ${op} ${bound} characters, ${got}`;
       return `expected a number ${op} ${bound}, ${got}`;
     }
     case 'invalid_type':
-      return `expected ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, ${got}`;
+      return `expected ${issue.expected === 'int' ? 'an integer' : withArticle(issue.expected)}, ${got}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join(', ')}, ${got}`;
     case 'unrecognized_keys':
@@ -143,6 +144,18 @@ export function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
     default:
       return issue.message;
   }
+}
+
+/** A value as an error message quotes it: strings quoted, numbers as written (`NaN`, `Infinity`). */
+function shownValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return String(value);
+  return JSON.stringify(value) ?? String(value);
+}
+
+function withArticle(noun: string): string {
+  const word = noun === 'record' ? 'object' : noun;
+  return /^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`;
 }
 
 /** Sets `value` at `path` in `target`, creating nested objects. */

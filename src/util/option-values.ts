@@ -102,11 +102,17 @@ export function collectSimulatorOption(
 ): Record<string, unknown> {
   const idx = value.indexOf('=');
   if (idx <= 0) throw new ConfigError(`expected name=value, got "${value}".`);
-  const name = value
-    .slice(0, idx)
-    .trim()
-    .replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-  return { ...previous, [name]: scalar(value.slice(idx + 1).trim()) };
+  return { ...previous, [camel(value.slice(0, idx).trim())]: scalar(value.slice(idx + 1).trim()) };
+}
+
+/** A kebab-case or snake_case name as the camelCase field it names: `ttft-ms`, `ttft_ms` → `ttftMs`. */
+export function camel(name: string): string {
+  return name.replace(/[-_]([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** An object's keys in camelCase (see {@link camel}); values unchanged. */
+export function camelKeys(obj: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [camel(k), v]));
 }
 
 /**
@@ -121,9 +127,4 @@ export function kebab(name: string): string {
     .replace(/([a-zA-Z])([0-9])/g, '$1-$2')
     .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
     .toLowerCase();
-}
-
-/** A comma-separated list of numbers (sweeps): `1,4,16` → `[1, 4, 16]`; items are checked by the schema. */
-export function parseNumberList(value: string): number[] {
-  return value.split(',').map((x) => (x.trim() === '' ? Number.NaN : Number(x)));
 }

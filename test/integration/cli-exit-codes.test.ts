@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -111,6 +111,26 @@ test('an artifact folder that cannot be created names --artifact-dir, exit 1', a
   ]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /^error: --artifact-dir .*a-file: cannot create the folder \(EEXIST/m);
+});
+
+test('an artifact file that cannot be written names --artifact-dir before anything is sent, exit 1', async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'inputs.json'));
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--simulator',
+    '--request-count',
+    '2',
+    '--artifact-dir',
+    dir,
+    ...quiet,
+  ]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^error: --artifact-dir: cannot write .*inputs\.json \(EISDIR\)$/m);
+  const records = join(dir, 'profile_export.jsonl');
+  assert.equal(existsSync(records) ? readFileSync(records, 'utf8') : '', '', 'no request was sent');
 });
 
 test('a simulator log file that cannot be created names the option, exit 1', async () => {

@@ -1,6 +1,6 @@
 /** Flag validation a user hits first: bad values fail before anything is sent, naming the flag. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -75,7 +75,7 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
   const file = join(dir, 'run.yaml');
   writeFileSync(
     file,
-    'request_count: 5\nstreaming: true\nfixed-schedule-auto-offset: false\nheader: {X-Team: a}\nextraInputs: "ignore_eos:true"\n',
+    'request_count: 5\nstreaming: true\nfixed-schedule-auto-offset: false\nheader: {X-Team: a}\nextraInputs: "ignore_eos:true"\nsimulator-option: {warmup-ms: 0, fault_rate_429: 0}\n',
   );
   const artifacts = join(dir, 'out');
   const r = await exitCodeOf([
@@ -95,15 +95,26 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
     'none',
     '--artifact-dir',
     artifacts,
+    '--api-key',
+    'sk-SECRET-1',
+    '-H',
+    'Authorization: Bearer SECRET-2',
+    '--api-key=sk-SECRET-3',
   ]);
   assert.equal(r.code, 0, r.stderr);
+  for (const name of readdirSync(artifacts)) {
+    const text = readFileSync(join(artifacts, name), 'utf8');
+    assert.doesNotMatch(text, /SECRET/, `${name} must not hold a secret typed on the command line`);
+  }
   const summary = JSON.parse(readFileSync(join(artifacts, 'profile_export_aiperf.json'), 'utf8'));
   const config = summary.input_config;
   assert.equal(config.requestCount, 2);
   assert.equal(config.streaming, true);
   assert.equal(config.fixedScheduleAutoOffset, false);
   assert.deepEqual(config.extraInputs, { ignore_eos: true });
-  assert.deepEqual(config.headers, { 'X-Team': 'a' });
+  assert.deepEqual(config.headers, { 'X-Team': 'a', Authorization: '<redacted>' });
+  assert.deepEqual(config.simulatorOptions, { warmupMs: 0, faultRate429: 0 });
+  assert.match(config.commandLine, /--api-key <redacted> -H Authorization:<redacted>/);
 });
 
 test('-f names the file and key of a bad value or an unknown key, exit 2', async () => {
