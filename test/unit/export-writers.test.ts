@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { OutputError } from '../../src/errors.js';
 import { InputsWriter } from '../../src/export/inputs-json.js';
 import {
   type EpochConverter,
@@ -148,10 +149,10 @@ test('InputsWriter streams sessions into valid inputs.json', async () => {
   assert.deepEqual(JSON.parse(readFileSync(emptyPath, 'utf8')), { data: [] });
 });
 
-test('writers report file errors instead of hanging', async () => {
-  const writer = new RecordWriter(join(dir, 'missing-dir', 'x.jsonl'), time);
-  await assert.rejects(async () => {
-    await writer.write(record());
-    await writer.close();
-  }, /ENOENT/);
+test('writers report file errors instead of hanging: a file that cannot be created fails at once, naming --artifact-dir', () => {
+  assert.throws(
+    () => new RecordWriter(join(dir, 'missing-dir', 'x.jsonl'), time),
+    (err: unknown) =>
+      err instanceof OutputError && /^--artifact-dir: cannot write .*x\.jsonl \(ENOENT\)$/.test(err.message),
+  );
 });
