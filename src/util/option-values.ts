@@ -117,14 +117,13 @@ export function camelKeys(obj: Record<string, unknown>): Record<string, unknown>
 
 /**
  * A camelCase, snake_case or `--flag` name in the kebab-case a user types: `ttftMs` → `ttft-ms`,
- * `faultRate429` → `fault-rate-429`, `request_rate` → `request-rate`.
+ * `request_rate` → `request-rate` (config-file keys; flags themselves are declared in the schemas).
  */
 export function kebab(name: string): string {
   return name
     .replace(/^--/, '')
     .replaceAll('_', '-')
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .replace(/([a-zA-Z])([0-9])/g, '$1-$2')
     .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
     .toLowerCase();
 }

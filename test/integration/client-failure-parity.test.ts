@@ -3,7 +3,7 @@
  * `--workers 1`, the worker pool above). Both must record the same failure identically: for every
  * failure a server or the network can cause, and for our own timeout and cancellations, the failed
  * record is the same through both (identity, status, partial output, usage, error kind, code, type
- * and message), timestamps aside; and its code is the one the failure table gives its kind.
+ * and message), timestamps aside; and its code is the one the README's error-code table gives its kind.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -12,7 +12,6 @@ import { after, before, test } from 'node:test';
 import type { SendRequest } from '../../src/client/types.js';
 import { createClient, type PhaseClient } from '../../src/client/worker-factory.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
-import { FAILURE_CODES } from '../../src/record/failure.js';
 import type { ErrorKind, RawRecord, RequestIdentity } from '../../src/record/types.js';
 import {
   chatChunk,
@@ -133,13 +132,6 @@ function withoutTimes(raw: RawRecord): unknown {
   };
 }
 
-/** The code the failure table gives `raw`'s error: the HTTP status itself, or the kind's code. */
-function tableCode(raw: RawRecord): number | null {
-  const code = raw.error === null ? undefined : FAILURE_CODES[raw.error.kind];
-  if (code === undefined) return null;
-  return code === 'status' ? raw.httpStatus : code;
-}
-
 /** Sends `make()` through both clients; checks the two records agree, and returns one. */
 async function sameThroughBoth(make: () => SendRequest, kind: ErrorKind): Promise<RawRecord> {
   const viaSingle = await single.send(make());
@@ -153,20 +145,21 @@ async function sameThroughBoth(make: () => SendRequest, kind: ErrorKind): Promis
   return viaSingle;
 }
 
-const serverFailures: [string, ErrorKind][] = [
-  ['p-429', 'http_status'],
-  ['p-500-empty', 'http_status'],
-  ['p-error-key', 'in_band_error'],
-  ['p-clean-eof', 'stream_incomplete'],
-  ['p-truncated', 'stream_incomplete'],
-  ['p-reset', 'connection_reset'],
-  ['p-done-only', 'no_content'],
+/** Fixture, the kind it fails with, and the `error.code` the record must carry (the README's table). */
+const serverFailures: [string, ErrorKind, number][] = [
+  ['p-429', 'http_status', 429],
+  ['p-500-empty', 'http_status', 500],
+  ['p-error-key', 'in_band_error', 502],
+  ['p-clean-eof', 'stream_incomplete', 502],
+  ['p-truncated', 'stream_incomplete', 502],
+  ['p-reset', 'connection_reset', 502],
+  ['p-done-only', 'no_content', 502],
 ];
 
-for (const [fixture, kind] of serverFailures) {
-  test(`${fixture}: the same ${kind} record through both clients, with the table's code`, async () => {
+for (const [fixture, kind, code] of serverFailures) {
+  test(`${fixture}: the same ${kind} record through both clients, code ${code}`, async () => {
     const raw = await sameThroughBoth(() => request(fixture), kind);
-    assert.equal(raw.error?.code, tableCode(raw));
+    assert.equal(raw.error?.code, code);
   });
 }
 
@@ -179,7 +172,7 @@ test('an in-band error keeps the 400–599 code of its payload, through both cli
 
 test('our own timeout: the same timeout record through both clients', async () => {
   const raw = await sameThroughBoth(() => request('p-hang', { timeoutMs: 150 }), 'timeout');
-  assert.equal(raw.error?.code, tableCode(raw));
+  assert.equal(raw.error?.code, 408);
 });
 
 test('a cancellation mid-stream and a pre-aborted one: the same record through both clients', async () => {
@@ -188,11 +181,11 @@ test('a cancellation mid-stream and a pre-aborted one: the same record through b
     setTimeout(() => controller.abort(new Error('stop now')), 100);
     return request('p-hang', { signal: controller.signal });
   }, 'cancelled');
-  assert.equal(midStream.error?.code, tableCode(midStream));
+  assert.equal(midStream.error?.code, 499);
   assert.equal(midStream.cancelled, true);
   const attempts = player.attempts('p-hang');
   const early = await sameThroughBoth(() => request('p-hang', { signal: AbortSignal.abort() }), 'cancelled');
-  assert.equal(early.error?.code, tableCode(early));
+  assert.equal(early.error?.code, 499);
   assert.equal(player.attempts('p-hang'), attempts, 'a pre-aborted request is never sent');
 });
 
@@ -209,7 +202,7 @@ test('a refused connection: the same connection_error record through both client
     const viaPool = await deadPool.send(request('none'));
     assert.deepStrictEqual(withoutTimes(viaPool), withoutTimes(viaSingle));
     assert.equal(viaSingle.error?.kind, 'connection_error');
-    assert.equal(viaSingle.error?.code, tableCode(viaSingle));
+    assert.equal(viaSingle.error?.code, 503);
   } finally {
     await deadSingle.close();
     await deadPool.close();

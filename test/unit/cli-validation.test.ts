@@ -131,6 +131,39 @@ test('-f names the file and key of a bad value or an unknown key, exit 2', async
   assert.match(u.stderr, /unknown\.yaml: unknown key "reqest_rate"/);
 });
 
+/** Runs `main` and returns what it wrote to stdout (help goes there). */
+async function stdoutOf(args: string[]): Promise<string> {
+  const chunks: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((c: string | Uint8Array) => {
+    chunks.push(String(c));
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    await main(['node', 'tokenload', ...args]);
+    return chunks.join('');
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+test('--help as a new user reads it: flags as the README writes them, defaults shown, no inverted help', async () => {
+  const simulate = await stdoutOf(['simulate', '--help']);
+  assert.match(simulate, /--fault-rate-429 <fraction>\s+Share of requests answered 429/);
+  assert.match(simulate, /--no-prefix-cache\s+turn off --prefix-cache\n/);
+  assert.match(simulate, /--prefix-cache\s+Reuse KV blocks.*\(default: on\)/);
+  assert.match(simulate, /--warmup-ms <ms>.*\(default: 1000\)/);
+  const profile = await stdoutOf(['profile', '--help']);
+  assert.match(profile, /--arrival-pattern <p>.*\(default: poisson\)/);
+  assert.match(profile, /--request-timeout-seconds <s>.*\(default: 21600\)/);
+  const bad = await exitCodeOf(['simulate', '--fault-rate-429', '2']);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /--fault-rate-429 <fraction>' argument '2' is invalid\. expected a number <= 1, got 2\./,
+  );
+});
+
 test('an unknown flag exits 2', async () => {
   const r = await exitCodeOf(['profile', '-m', 'm', '--bogus']);
   assert.equal(r.code, 2);
