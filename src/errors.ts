@@ -93,7 +93,16 @@ export class OutputError extends TokenloadError {
   }
 }
 
-/** The exit code an error maps to: its code's for a {@link TokenloadError}, {@link EXIT_INTERNAL} otherwise. */
+/** A Node system error (`ENOENT`, `EACCES`, `EADDRINUSE`, …): the user's environment, not our bug. */
+export function isSystemError(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && 'syscall' in err;
+}
+
+/**
+ * The exit code an error maps to: its code's for a {@link TokenloadError}, 1 for a system error
+ * (the environment), {@link EXIT_INTERNAL} for anything else (a bug).
+ */
 export function exitCodeOf(err: unknown): number {
-  return err instanceof TokenloadError ? err.exitCode : EXIT_INTERNAL;
+  if (err instanceof TokenloadError) return err.exitCode;
+  return isSystemError(err) ? 1 : EXIT_INTERNAL;
 }

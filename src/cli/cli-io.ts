@@ -5,7 +5,7 @@
  * request to report it, exit code {@link EXIT_INTERNAL}.
  */
 import { CommanderError } from 'commander';
-import { ERROR_CODES, EXIT_INTERNAL, TokenloadError } from '../errors.js';
+import { ERROR_CODES, EXIT_INTERNAL, exitCodeOf } from '../errors.js';
 import { packageVersion } from '../util/package-root.js';
 
 /** Output streams of a command (injected by tests). */
@@ -27,11 +27,6 @@ export const PROCESS_IO: CliIo = {
 /** Exit code of a usage error (unknown flag, bad value, broken rule). */
 export const EXIT_USAGE = ERROR_CODES.E_CONFIG.exitCode;
 
-/** A Node system error (`ENOENT`, `EACCES`, `EADDRINUSE`, …): the user's environment, not our bug. */
-function isSystemError(err: unknown): err is NodeJS.ErrnoException {
-  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && 'syscall' in err;
-}
-
 /**
  * Reports `err` on `write` and returns the exit code it maps to. Commander has already printed its
  * own usage errors; help and version are not errors (0).
@@ -41,13 +36,10 @@ export function exitCodeFor(err: unknown, write: (text: string) => void): number
     const shown = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code);
     return shown ? 0 : EXIT_USAGE;
   }
-  if (err instanceof TokenloadError) {
-    write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  if (isSystemError(err)) {
-    write(`error: ${err.message}\n`);
-    return 1;
+  const code = exitCodeOf(err);
+  if (code !== EXIT_INTERNAL) {
+    write(`error: ${(err as Error).message}\n`);
+    return code;
   }
   const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
   write(

@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { type OptionField, setAt } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
-import { valueFromText, valueProblem } from './schema-options.js';
+import { itemFromText, valueFromText, valueProblem } from './schema-options.js';
 
 function readObject(file: string): Record<string, unknown> {
   let text: string;
@@ -39,7 +39,7 @@ function fileValue(field: OptionField, value: unknown): unknown {
     );
   }
   if (Array.isArray(value) && field.meta.list === true)
-    return value.map((item) => (typeof item === 'string' ? valueFromText(field, item, undefined) : item));
+    return value.map((item) => (typeof item === 'string' ? itemFromText(field, item) : item));
   return value;
 }
 

@@ -12,8 +12,6 @@ import { registerProfileCommand } from './profile-action.js';
 import { registerReportCommands } from './report-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
-export { EXIT_USAGE } from './cli-io.js';
-
 /**
  * Runs the CLI with `argv` (as `process.argv`) and returns the process exit code. Never throws and
  * never calls `process.exit` itself.

@@ -61,7 +61,12 @@ const SECRET_FLAGS = new Set(
     f.meta.short ?? '',
   ]),
 );
-const HEADER_FLAGS = new Set(['-H', '--header']);
+const HEADER_FLAGS = new Set(
+  PROFILE_FIELDS.filter((f) => f.path[0] === 'headers').flatMap((f) => [
+    `--${f.meta.flag}`,
+    f.meta.short ?? '',
+  ]),
+);
 
 /** One argument as the command line is recorded: secret values and auth-like header values redacted. */
 function redactArg(flag: string | undefined, arg: string): string {

@@ -31,11 +31,15 @@ function numberOrText(text: string): number | string {
   return text.trim() === '' || Number.isNaN(n) ? text : n;
 }
 
+/** One item of a list field (`--concurrency 1,4`) as typed text, before the schema checks it. */
+export function itemFromText(field: OptionField, text: string): unknown {
+  return field.kind === 'number' ? numberOrText(text) : text.trim();
+}
+
 /** One typed text as the field's input value (before the field's schema checks it). */
 export function valueFromText(field: OptionField, text: string, previous: unknown): unknown {
   if (field.meta.parse !== undefined) return field.meta.parse(text, previous);
-  if (field.meta.list === true)
-    return text.split(',').map((s) => (field.kind === 'number' ? numberOrText(s) : s.trim()));
+  if (field.meta.list === true) return text.split(',').map((s) => itemFromText(field, s));
   if (field.kind === 'number') return numberOrText(text);
   if (field.kind === 'array')
     return text

@@ -7,7 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
 import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
-import { finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
+import { failedRecord, finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RecordError } from '../record/types.js';
 import { SseDecoder, type SseSink } from './sse-decoder.js';
@@ -108,11 +108,7 @@ export class RecordBuilder implements SseSink {
 
   /** Failed on our side at `atNs` before any exchange (`client_error`); returns the finished record. */
   fail(type: string, message: string, atNs: number): RawRecord {
-    return finishRecord(
-      this.raw,
-      { clientError: recordError({ kind: 'client_error', type, message }, atNs) },
-      atNs,
-    );
+    return failedRecord(this.raw, type, message, atNs);
   }
 
   /** Hands what this exchange left to the classification (`finishRecord`). */

@@ -20,11 +20,11 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isEndpointTypeName } from '../endpoint/registry.js';
+import { failedRecord, finishRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
-import { RecordBuilder } from './record-builder.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
@@ -103,9 +103,14 @@ function workerSource(): { source: string; eval: boolean } {
 
 /** A `client_error` record (type `WorkerError`) for a request the pool could not complete (crash, bad adapter). */
 function poolFailureRecord(request: SendRequest, startNs: number, message: string): RawRecord {
-  const builder = new RecordBuilder(request);
-  builder.raw.startNs = startNs;
-  return builder.fail('WorkerError', message, monotonicNowNs());
+  return failedRecord(startedRecord(request, startNs), 'WorkerError', message, monotonicNowNs());
+}
+
+/** A record of `request` started at `startNs`, nothing observed yet. */
+function startedRecord(request: SendRequest, startNs: number): RawRecord {
+  const raw = emptyRecord(request.identity);
+  raw.startNs = startNs;
+  return raw;
 }
 
 /** One worker slot: the thread, its in-flight requests and its send batch. */
@@ -283,9 +288,8 @@ function route(
   resolve: (raw: RawRecord) => void,
 ): void {
   if (request.signal?.aborted === true) {
-    const builder = new RecordBuilder(request);
-    builder.raw.startNs = startNs;
-    resolve(builder.stop({ kind: 'cancelled', reason: request.signal.reason }, monotonicNowNs()));
+    const stop = { kind: 'cancelled', reason: request.signal.reason } as const;
+    resolve(finishRecord(startedRecord(request, startNs), { stop }, monotonicNowNs()));
     return;
   }
   if (!isEndpointTypeName(request.adapter.name)) {

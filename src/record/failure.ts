@@ -45,7 +45,7 @@ export type StopReason =
   | { kind: 'transport'; error: unknown };
 
 /** One cause of failure as observed, before it is recorded as a {@link RecordError}. */
-export type Failure =
+type Failure =
   /** A non-200 response; `reason` is the reason phrase, `body` the response body as text. */
   | { kind: 'http_status'; status: number; reason: string; body: string; retryAfter?: string | undefined }
   /** An error event or payload in a 200 response; `code` only when it is 400–599. */
@@ -191,6 +191,7 @@ export function finishRecord(raw: RawRecord, outcome: Outcome, endNs: number): R
 /** Rules 4 and 5 of {@link finishRecord}. */
 function stopError(raw: RawRecord, outcome: Outcome, endNs: number): RecordError | null {
   const stop = outcome.stop;
+  // Only a cancellation that reached this rule marks the record cancelled (see finishRecord).
   if (stop?.kind === 'cancelled') raw.cancelled = true;
   if (outcome.complete !== true) {
     if (stop === undefined) return recordError({ kind: 'stream_incomplete' }, endNs);
@@ -199,6 +200,15 @@ function stopError(raw: RawRecord, outcome: Outcome, endNs: number): RecordError
   }
   if (raw.chunks.length > 0) return null;
   return recordError({ kind: 'no_content' }, raw.streamEndNs ?? endNs);
+}
+
+/**
+ * A record of `identity` that failed on our side before or instead of an exchange (`client_error`):
+ * started at `startNs`, failed and finished at `atNs`. The sender's unbuildable requests and the
+ * worker pool's lost ones end here; the record builder fails its own record the same way.
+ */
+export function failedRecord(raw: RawRecord, type: string, message: string, atNs: number): RawRecord {
+  return finishRecord(raw, { clientError: recordError({ kind: 'client_error', type, message }, atNs) }, atNs);
 }
 
 /**

@@ -149,14 +149,15 @@ function goodputProblem(goodput: string | undefined): string | null {
   }
 }
 
+const SIMULATOR_FIELDS = optionFields(SimulatorOptionsSchema);
+
 /** The first problem of `--simulator-option` values, named as the user types them. */
 function simulatorOptionProblem(c: RuleInput): string | null {
   const opts = c.simulatorOptions;
   if (Object.keys(opts).length === 0) return null;
   if (!c.simulator) return '--simulator-option needs --simulator.';
-  const fields = optionFields(SimulatorOptionsSchema);
   for (const [key, value] of Object.entries(opts)) {
-    const field = fields.find((f) => f.path[0] === key);
+    const field = SIMULATOR_FIELDS.find((f) => f.path[0] === key);
     if (field === undefined)
       return `--simulator-option ${kebab(key)}: unknown simulator parameter (see tokenload simulate --help).`;
     const parsed = field.schema.safeParse(value);

@@ -156,9 +156,10 @@ export function profileConfigs(input: SweepInput): ProfileConfig[] {
  */
 export function inputConfigOf(config: ProfileConfig): Record<string, unknown> {
   const out: Record<string, unknown> = structuredClone(config);
-  for (const field of optionFields(ProfileFieldsSchema)) {
-    if (field.meta.secret === true && valueAt(out, field.path) !== undefined)
-      setAt(out, field.path, REDACTED);
+  for (const field of SECRET_FIELDS) {
+    if (valueAt(out, field.path) !== undefined) setAt(out, field.path, REDACTED);
   }
   return out;
 }
+
+const SECRET_FIELDS = optionFields(ProfileFieldsSchema).filter((f) => f.meta.secret === true);

@@ -10,7 +10,7 @@ import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
-import { finishRecord, recordError } from '../record/failure.js';
+import { failedRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { type Clock, callAt, monotonicNowNs } from '../timing/clock.js';
@@ -147,7 +147,7 @@ function prepareOne(
         signal: cancel.signal,
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
-      const written = deps.onBody(conversation.id, turn.index, text)?.catch(() => undefined);
+      const written = deps.onBody(conversation.id, turn.index, text)?.catch(ignore);
       const raw = await pending;
       cancel.disarm();
       const reply = needsReply && raw.error === null ? replyText(raw) : null;
@@ -197,6 +197,9 @@ function requestHeaders(
   return headers;
 }
 
+/** Swallows a rejection whose error is kept and reported elsewhere (one shared function, no closure per request). */
+const ignore = (): undefined => undefined;
+
 /**
  * The record of a request that could not even be built (e.g. an impossible hash_ids layout): a
  * `client_error` typed by the exception's name, recorded, never thrown.
@@ -207,5 +210,5 @@ function unbuiltRecord(identity: RequestIdentity, err: unknown): RawRecord {
   raw.startNs = now;
   const type = err instanceof Error ? err.name : 'Error';
   const message = err instanceof Error ? err.message : String(err);
-  return finishRecord(raw, { clientError: recordError({ kind: 'client_error', type, message }, now) }, now);
+  return failedRecord(raw, type, message, now);
 }
