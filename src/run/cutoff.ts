@@ -4,7 +4,7 @@
  * `--benchmark-grace-period`; and what became of the requests in flight at that cut-off.
  */
 import type { RawRecord } from '../record/types.js';
-import { type Clock, callAt } from '../timing/clock.js';
+import type { Clock } from '../timing/clock.js';
 import type { RunEnv } from './context.js';
 
 /** What happened to requests in flight at the `--benchmark-duration` cut-off. */
@@ -79,9 +79,10 @@ export interface CancellationArming {
  */
 export function armCancellation(arming: CancellationArming): () => void {
   const { clock, env, cancel, tracker } = arming;
-  const disarmed = new AbortController();
-  const cancelAfterGrace = (): void =>
-    callAt(clock, clock.nowNs() + arming.gracePeriodSeconds * 1e9, disarmed.signal, () => cancel.abort());
+  const timers: Array<() => void> = [];
+  const cancelAfterGrace = (): void => {
+    timers.push(clock.callAt(clock.nowNs() + arming.gracePeriodSeconds * 1e9, () => cancel.abort()));
+  };
   const onStop = (): void => {
     env.log.info(
       `stopping: no new requests; waiting up to ${arming.gracePeriodSeconds} s for in-flight requests`,
@@ -93,14 +94,17 @@ export function armCancellation(arming: CancellationArming): () => void {
   else env.stopSignal.addEventListener('abort', onStop, { once: true });
   env.forceSignal?.addEventListener('abort', onForce, { once: true });
   if (arming.durationNs !== undefined) {
-    callAt(clock, clock.nowNs() + arming.durationNs, disarmed.signal, () => {
-      tracker.markCutoff(clock.nowNs());
-      cancelAfterGrace();
-    });
+    const cutoffNs = clock.nowNs() + arming.durationNs;
+    timers.push(
+      clock.callAt(cutoffNs, () => {
+        tracker.markCutoff(clock.nowNs());
+        cancelAfterGrace();
+      }),
+    );
   }
   return () => {
     env.stopSignal.removeEventListener('abort', onStop);
     env.forceSignal?.removeEventListener('abort', onForce);
-    disarmed.abort();
+    for (const disarm of timers) disarm();
   };
 }

@@ -13,7 +13,7 @@ import type { TextTokenizer } from '../prompt/tokenizer.js';
 import { failedRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RequestIdentity } from '../record/types.js';
-import { type Clock, callAt, monotonicNowNs } from '../timing/clock.js';
+import { type Clock, monotonicNowNs } from '../timing/clock.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
@@ -87,9 +87,8 @@ function requestSignal(
 ): { signal: AbortSignal; disarm(): void } {
   if (cancelAfterMs === null) return { signal: runSignal, disarm: () => undefined };
   const own = new AbortController();
-  const timer = new AbortController();
-  callAt(clock, clock.nowNs() + cancelAfterMs * 1e6, timer.signal, () => own.abort());
-  return { signal: AbortSignal.any([runSignal, own.signal]), disarm: () => timer.abort() };
+  const disarm = clock.callAt(clock.nowNs() + cancelAfterMs * 1e6, () => own.abort());
+  return { signal: AbortSignal.any([runSignal, own.signal]), disarm };
 }
 
 function prepareOne(

@@ -15,6 +15,12 @@ export interface Clock {
    */
   sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void>;
   /**
+   * A coarse one-shot timer (a cancellation delay, a cut-off, a grace period): calls `fire` once the
+   * clock reaches `targetNs`, never synchronously and never before a send queued now has left (a
+   * past target fires on a later turn, as `setTimeout(0)`). Returns a disarm function.
+   */
+  callAt(targetNs: number, fire: () => void): () => void;
+  /**
    * Lets pending I/O callbacks run without time passing for the caller's schedule (a virtual clock
    * must not advance during it). Default when absent: one `setImmediate` turn.
    */
@@ -25,16 +31,6 @@ export interface Clock {
 export function yieldEventLoop(clock: Clock): Promise<void> {
   if (clock.yieldNow !== undefined) return clock.yieldNow();
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * A one-shot timer on `clock`: calls `fire` once the clock reaches `targetNs` (absolute monotonic
- * ns), unless `cancel` aborts first. On a `VirtualClock` it fires in virtual time.
- */
-export function callAt(clock: Clock, targetNs: number, cancel: AbortSignal, fire: () => void): void {
-  void clock.sleepUntil(targetNs, cancel).then(() => {
-    if (!cancel.aborted) fire();
-  });
 }
 
 /** Current monotonic time in ns (`performance.now()` × 1e6). */

@@ -61,6 +61,12 @@ export class RealClock implements Clock, WakeClient {
     return monotonicNowNs();
   }
 
+  /** An ordinary `setTimeout`: these timers need ms, not the send schedule's precision machinery. */
+  callAt(targetNs: number, fire: () => void): () => void {
+    const timer = setTimeout(fire, Math.max(0, (targetNs - this.nowNs()) / 1e6));
+    return () => clearTimeout(timer);
+  }
+
   sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void> {
     if (targetNs <= this.nowNs() || signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {

@@ -20,13 +20,24 @@ export class VirtualClock implements Clock {
   sleepUntil(targetNs: number, signal?: AbortSignal): Promise<void> {
     if (targetNs <= this.now || signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const onAbort = (): void => resolve();
-      this.heap.push(targetNs, () => {
+      const onAbort = (): void => {
+        entry.cancelled = true; // an aborted sleep leaves the heap, so time does not jump to it
+        resolve();
+      };
+      const entry = this.heap.push(targetNs, () => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** Fires in virtual time: at `targetNs`, or on the next advance when it is already past. */
+  callAt(targetNs: number, fire: () => void): () => void {
+    const entry = this.heap.push(Math.max(targetNs, this.now), fire);
+    return () => {
+      entry.cancelled = true;
+    };
   }
 
   /** One `setImmediate` turn during which {@link runUntilIdle} does not advance time. */
@@ -42,7 +53,7 @@ export class VirtualClock implements Clock {
 
   /** Sets the time to `targetNs` (never backwards) and releases every waiter due by then. */
   async advanceTo(targetNs: number): Promise<void> {
-    for (let e = this.heap.peek(); e !== undefined && e.targetNs <= targetNs; e = this.heap.peek()) {
+    for (let e = this.heap.peekLive(); e !== undefined && e.targetNs <= targetNs; e = this.heap.peekLive()) {
       this.heap.pop();
       this.now = Math.max(this.now, e.targetNs);
       e.resolve();
@@ -65,7 +76,7 @@ export class VirtualClock implements Clock {
     for (let guard = 0; guard < 10_000_000; guard++) {
       await settle();
       if (this.yielding > 0) continue;
-      const next = this.heap.peek();
+      const next = this.heap.peekLive();
       if (next === undefined) {
         if (done === undefined || finished) return;
         continue;

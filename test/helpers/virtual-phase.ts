@@ -19,7 +19,7 @@ import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import type { RunContext } from '../../src/run/context.js';
 import { type PhaseResult, runPhase } from '../../src/run/phase.js';
 import { buildStrategy, profilingLimits } from '../../src/run/strategy-factory.js';
-import { callAt, TimeBase } from '../../src/timing/clock.js';
+import { TimeBase } from '../../src/timing/clock.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
 const MS = 1e6;
@@ -56,8 +56,7 @@ export async function virtualPhase(
   const limits = profilingLimits(ctx.config, ctx.dataset);
   const strategy = buildStrategy(ctx.config, ctx.dataset, limits, 'profiling');
   const stop = new AbortController();
-  if (options.stopAtMs !== undefined)
-    callAt(clock, clock.nowNs() + options.stopAtMs * MS, new AbortController().signal, () => stop.abort());
+  if (options.stopAtMs !== undefined) clock.callAt(clock.nowNs() + options.stopAtMs * MS, () => stop.abort());
   const done = runPhase(
     { ...ctx, env: { ...ctx.env, stopSignal: stop.signal } },
     'profiling',
