@@ -145,6 +145,7 @@ function phaseSender(
 ): Dispatch {
   const { config, adapter } = ctx;
   const streaming = config.streaming && adapter.streamable;
+  const processing = { tokenizer: ctx.tokenizer, useServerTokenCount: config.useServerTokenCount, streaming };
   return createSender({
     config,
     client,
@@ -161,12 +162,7 @@ function phaseSender(
     },
     onRecord: async (raw: RawRecord): Promise<void> => {
       sinks.tracker.done(raw);
-      const options = {
-        tokenizer: ctx.tokenizer,
-        useServerTokenCount: config.useServerTokenCount,
-        streaming,
-      };
-      const processed = processRecord(raw, options);
+      const processed = processRecord(raw, processing);
       sinks.summary.add(processed);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);

@@ -45,3 +45,8 @@ export function positiveIntField(body: Record<string, unknown>, key: string): nu
   }
   return v as number;
 }
+
+/** True for a non-empty array of integers (token ids given instead of text). */
+export function isTokenIds(v: unknown): v is number[] {
+  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
+}

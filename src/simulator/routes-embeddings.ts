@@ -12,7 +12,7 @@ import { monotonicNowNs } from '../timing/clock.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import { checkModel, finishTimeline, type HandlerContext, serveRequest } from './handler.js';
-import { parseJsonObject, RequestError } from './request-parse.js';
+import { isTokenIds, parseJsonObject, RequestError } from './request-parse.js';
 
 /** Length of every simulated embedding vector. */
 export const EMBEDDING_DIMENSIONS = 8;
@@ -26,15 +26,15 @@ interface EmbeddingsRequest {
   inputs: EmbeddingInput[];
 }
 
-function isIds(v: unknown): v is number[] {
-  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
-}
-
 function inputsOf(body: Record<string, unknown>): EmbeddingInput[] {
   const input = body.input;
   if (typeof input === 'string') return [{ text: input }];
-  if (isIds(input)) return [{ ids: input }];
-  if (Array.isArray(input) && input.length > 0 && input.every((x) => typeof x === 'string' || isIds(x))) {
+  if (isTokenIds(input)) return [{ ids: input }];
+  if (
+    Array.isArray(input) &&
+    input.length > 0 &&
+    input.every((x) => typeof x === 'string' || isTokenIds(x))
+  ) {
     return input.map((x) => (typeof x === 'string' ? { text: x } : { ids: x as number[] }));
   }
   throw new RequestError(

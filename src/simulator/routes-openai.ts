@@ -15,7 +15,7 @@
  * one `chat.completion` / `text_completion` body.
  */
 import { ChunkFramer } from './chunk-text.js';
-import { parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
+import { isTokenIds, parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
 import { type ChunkContent, type EndpointKind, errorBody, fullBody, type ResponseMeta } from './responses.js';
 import type { GenerateRoute } from './routes-generate.js';
 import {
@@ -62,16 +62,12 @@ function chatPrompt(body: Record<string, unknown>): { text: string } {
   return { text: texts.join(' ') };
 }
 
-function isIdArray(v: unknown): v is number[] {
-  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
-}
-
 function completionPrompt(body: Record<string, unknown>): { text: string } | { ids: number[] } {
   const p = body.prompt;
   if (typeof p === 'string') return { text: p };
-  if (isIdArray(p)) return { ids: p };
+  if (isTokenIds(p)) return { ids: p };
   if (Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string')) return { text: p.join(' ') };
-  if (Array.isArray(p) && p.length === 1 && isIdArray(p[0])) return { ids: p[0] };
+  if (Array.isArray(p) && p.length === 1 && isTokenIds(p[0])) return { ids: p[0] };
   throw new RequestError(
     400,
     "'prompt' must be a string, strings, or token ids",

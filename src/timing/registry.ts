@@ -61,12 +61,12 @@ export interface LoadPlan {
  * A strategy factory: every entry of {@link STRATEGIES} takes a {@link LoadPlan}; the strategy named
  * `K` reports with `kind: K`.
  */
-export type StrategyFactory<K extends StrategyName = StrategyName> = (
+type StrategyFactory<K extends StrategyName = StrategyName> = (
   plan: LoadPlan,
 ) => LoadStrategy<Extract<StrategyReport, { kind: K }>>;
 
 /** The load strategies by name. */
-export const STRATEGIES: { readonly [K in StrategyName]: StrategyFactory<K> } = {
+const STRATEGIES: { readonly [K in StrategyName]: StrategyFactory<K> } = {
   fixed_schedule: fixedScheduleFromPlan,
   request_rate: requestRateFromPlan,
   concurrency: concurrencyFromPlan,
