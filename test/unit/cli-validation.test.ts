@@ -124,6 +124,11 @@ test('-f names the file and key of a bad value or an unknown key, exit 2', async
   const r = await exitCodeOf(['profile', '-f', bad, '-m', 'm']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /bad\.yaml: key "request-rate": expected a number > 0, got -3/);
+  const listItem = join(dir, 'list.yaml');
+  writeFileSync(listItem, 'concurrency: ["2", "x"]\n');
+  const l = await exitCodeOf(['profile', '-f', listItem, '-m', 'm']);
+  assert.equal(l.code, 2);
+  assert.match(l.stderr, /list\.yaml: key "concurrency": expected a number, got "x"\./);
   const unknown = join(dir, 'unknown.yaml');
   writeFileSync(unknown, 'reqest_rate: 3\n');
   const u = await exitCodeOf(['profile', '-f', unknown, '-m', 'm']);
