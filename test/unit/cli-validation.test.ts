@@ -7,19 +7,30 @@ import { test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { collectHeaders, collectSimulatorOption } from '../../src/util/option-values.js';
 
-async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: string }> {
+/** Runs `main` with `args`, capturing what it writes to `stream`. */
+async function captured(stream: NodeJS.WriteStream, args: string[]): Promise<{ code: number; text: string }> {
   const chunks: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((c: string | Uint8Array) => {
+  const write = stream.write.bind(stream);
+  stream.write = ((c: string | Uint8Array) => {
     chunks.push(String(c));
     return true;
-  }) as typeof process.stderr.write;
+  }) as typeof stream.write;
   try {
     const code = await main(['node', 'tokenload', ...args]);
-    return { code, stderr: chunks.join('') };
+    return { code, text: chunks.join('') };
   } finally {
-    process.stderr.write = write;
+    stream.write = write;
   }
+}
+
+async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: string }> {
+  const { code, text } = await captured(process.stderr, args);
+  return { code, stderr: text };
+}
+
+/** What `main` wrote to stdout (help goes there). */
+async function stdoutOf(args: string[]): Promise<string> {
+  return (await captured(process.stdout, args)).text;
 }
 
 test('-H rejects a value with a newline (it would break the request) but keeps tabs', () => {
@@ -135,22 +146,6 @@ test('-f names the file and key of a bad value or an unknown key, exit 2', async
   assert.equal(u.code, 2);
   assert.match(u.stderr, /unknown\.yaml: unknown key "reqest_rate"/);
 });
-
-/** Runs `main` and returns what it wrote to stdout (help goes there). */
-async function stdoutOf(args: string[]): Promise<string> {
-  const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((c: string | Uint8Array) => {
-    chunks.push(String(c));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await main(['node', 'tokenload', ...args]);
-    return chunks.join('');
-  } finally {
-    process.stdout.write = write;
-  }
-}
 
 test('--help as a new user reads it: flags as the README writes them, defaults shown, no inverted help', async () => {
   const simulate = await stdoutOf(['simulate', '--help']);
