@@ -1,10 +1,14 @@
 /**
  * Request-rate pacing benchmark: for each target rate and arrival pattern, runs `tokenload profile`
- * with synthetic prompts against the simulator in fixed mode answering at once (TTFT 0, ITL 0,
- * separate process) and reports the achieved rate, the send lag (request start − intended send
- * time) and the client's event-loop delay.
+ * with synthetic prompts against the simulator in fixed mode (separate process) and reports the
+ * achieved rate, the send lag (request start − intended send time), the client's event-loop delay
+ * and its CPU per request and per content chunk.
  *
  *   npm run bench:rate -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5
+ *
+ * The simulator streams like a server: first token after `--ttft-ms` (default 20), then one token
+ * every `--itl-ms` (default 5), each in its own socket write. `--one-write`: the old mode, every
+ * token due at once (TTFT 0, ITL 0), each response in one write.
  *
  * `--sim-cpu-prof DIR` runs the simulator child with `node --cpu-prof` and writes its profile to DIR
  * (profile the client by starting this script with `node --cpu-prof --import tsx bench/rate.ts`).
@@ -20,19 +24,20 @@ import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import type { ArrivalPattern } from '../src/timing/arrivals.js';
-import { arg, machine, measuredRun, r3 } from './common.js';
+import { arg, clientCpuFigures, describeTiming, machine, measuredRun, r3, streamTiming } from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',') as ArrivalPattern[];
 const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
+const timing = streamTiming();
 
 const simProfileDir = arg('sim-cpu-prof', '');
 const warmupSeconds = Number(arg('warmup-seconds', '0'));
 
 const sim = await spawnSimulator(
-  { mode: 'fixed', ttftMs: 0, itlMs: 0, warmupMs: CLI_SIMULATOR_WARMUP_MS },
+  { mode: 'fixed', ttftMs: timing.ttftMs, itlMs: timing.itlMs, warmupMs: CLI_SIMULATOR_WARMUP_MS },
   simProfileDir === '' ? {} : { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', simProfileDir] },
 );
 const rows = [];
@@ -71,7 +76,7 @@ for (const rate of rates) {
       errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
       loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client/i.test(w)),
-      clientCpuMsPerRequest: r3(run.clientCpuMs / cpuRequests),
+      ...clientCpuFigures(run, outcome.recordCount, cpuRequests),
       simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / cpuRequests),
     });
   }
@@ -90,7 +95,7 @@ console.log(
     {
       benchmark: 'request-rate pacing',
       machine: machine(),
-      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds}${warmupSeconds > 0 ? ` --warmup-duration ${warmupSeconds}` : ''} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (TTFT 0, ITL 0) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time`,
+      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds}${warmupSeconds > 0 ? ` --warmup-duration ${warmupSeconds}` : ''} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time; client CPU (process.cpuUsage, all threads) per request over the whole run (start-up, client warm-up and warmup phase included; divided by the requests of both phases) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
       rows,
     },
     null,

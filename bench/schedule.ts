@@ -2,14 +2,16 @@
  * Fixed-schedule precision: for each rate, writes a Bailian-format trace of one-turn sessions whose
  * timestamps are `1/rate` s apart (constant) or exponential gaps (poisson), replays it with
  * `--fixed-schedule` (trace streamed) against the simulator in fixed mode in a child process, and
- * reports the send lag (request start − intended send time, absolute), the achieved send rate and
- * both processes' CPU per request.
+ * reports the send lag (request start − intended send time, absolute), the achieved send rate,
+ * both processes' CPU per request and the client's CPU per content chunk.
  *
- *   npm run bench:schedule -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5 --itl-ms 0
+ *   npm run bench:schedule -- --rates 100,1000,5000 --patterns constant,poisson --seconds 5
  *
- * `--itl-ms 0`: every token is due at once, so the simulator writes each response in one burst;
- * `--itl-ms 1`: the 20 chunks are written 1 ms apart, so the client reads each one separately.
- * `--isl 4000`: longer prompts (default 100 tokens; the first 4 blocks are shared by every row).
+ * The simulator streams like a server: first token after `--ttft-ms` (default 20), then one token
+ * every `--itl-ms` (default 5), each in its own socket write, so the client reads each chunk
+ * separately. `--one-write`: the old mode, every token due at once (TTFT 0, ITL 0), each response
+ * in one write. `--isl 4000`: longer prompts (default 100 tokens; the first 4 blocks are shared by
+ * every row).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,13 +20,13 @@ import type { StatsSummary } from '../src/metrics/summary.js';
 import { profileConfig } from '../src/run/config.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
-import { arg, machine, measuredRun, r3 } from './common.js';
+import { arg, clientCpuFigures, describeTiming, machine, measuredRun, r3, streamTiming } from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',');
 const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
-const itlMs = Number(arg('itl-ms', '0'));
+const timing = streamTiming();
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
 const ISL = Number(arg('isl', '100'));
 
@@ -66,7 +68,12 @@ function writeTrace(dir: string, rate: number, pattern: string): string {
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-schedule-'));
 // Warmed up as `profile --simulator` does (CLI_SIMULATOR_WARMUP_MS), so the run does not start against cold code.
-const sim = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs, warmupMs: CLI_SIMULATOR_WARMUP_MS });
+const sim = await spawnSimulator({
+  mode: 'fixed',
+  ttftMs: timing.ttftMs,
+  itlMs: timing.itlMs,
+  warmupMs: CLI_SIMULATOR_WARMUP_MS,
+});
 const rows = [];
 for (const rate of rates) {
   for (const pattern of patterns) {
@@ -98,7 +105,7 @@ for (const rate of rates) {
       errors: (m.error_request_count as { avg: number } | undefined)?.avg ?? 0,
       loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client|order/i.test(w)),
-      clientCpuMsPerRequest: r3(run.clientCpuMs / Math.max(1, outcome.recordCount)),
+      ...clientCpuFigures(run, outcome.recordCount),
       simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / Math.max(1, outcome.recordCount)),
     });
   }
@@ -109,7 +116,7 @@ console.log(
     {
       benchmark: 'fixed-schedule precision',
       machine: machine(),
-      method: `tokenload profile --fixed-schedule on a generated Bailian trace (${seconds} s of one-turn sessions, ISL ${ISL}, OSL ${osl} with ignore_eos, timestamps 1/rate apart or exponential), trace streamed, simulator in fixed mode (TTFT 0, ITL ${itlMs} ms) in a child process, timing precision ${precision}; lag = request start − intended send time; request throughput as AIPerf defines it`,
+      method: `tokenload profile --fixed-schedule on a generated Bailian trace (${seconds} s of one-turn sessions, ISL ${ISL}, OSL ${osl} with ignore_eos, timestamps 1/rate apart or exponential), trace streamed, simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; lag = request start − intended send time; request throughput as AIPerf defines it; client CPU (process.cpuUsage, all threads) per request over the whole run (start-up and client warm-up included) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
       rows,
     },
     null,
