@@ -17,10 +17,18 @@
  * - `undici`: an undici Pool with the same options driven by a handler that only counts reads (the
  *   floor of any undici-based client: socket read, llhttp, undici's request bookkeeping);
  * - `net`: one plain `net.Socket` per connection with a `data` listener that counts bytes up to the
- *   response's end (the floor of any Node client: the socket read path alone);
+ *   response's end (the floor of any Node stream-based client: the socket read path alone);
+ * - `net-onread`: the same with net's `onread` option (one reused buffer per socket, no stream
+ *   machinery: the floor of any Node client);
  * - autocannon 8 (unless `--autocannon no`), after each tokenload row.
  *
+ * `--chunk-slope R` splits each client's CPU into a fixed cost per request and a cost per chunk: R
+ * alternating pairs of runs, one where the server answers with a single content event when the
+ * full stream would end (same latency, same requests in flight, one read) and one with the full
+ * stream (no autocannon then).
+ *
  *   npm run bench:client -- --connections 128 --seconds 5 --workers 1 --clients tokenload,undici,net
+ *   npm run bench:client -- --seconds 2 --chunk-slope 3 --clients tokenload,undici,net,net-onread
  *   npm run bench:client -- --connections 64 --seconds 5 --workers 1,2 --one-write
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -112,16 +120,26 @@ function writeBody(res: ServerResponse, parts: Buffer[], i: number, gapMs: numbe
   }
 }
 
+/**
+ * The server. A request whose path has `?short` gets the same stream cut to one content event (then
+ * the usage chunk and `[DONE]`, in one write) sent when the full stream's last write would be due:
+ * same latency and requests in flight, one read instead of N − 2 (see `--chunk-slope`).
+ */
 function serve(events: number, timing: StreamTiming, writes: number): void {
-  const parts = bodyWrites(events, timing, writes);
-  const length = parts.reduce((n, b) => n + b.length, 0);
+  const full = bodyWrites(events, timing, writes);
+  const short = [Buffer.concat(bodyWrites(3, { ...timing, oneWrite: true }, 1))];
+  const shortDelayMs = timing.oneWrite ? 0 : timing.ttftMs + (full.length - 1) * timing.itlMs;
   const server = createServer((req, res) => {
+    const isShort = req.url?.endsWith('?short') === true;
+    const parts = isShort ? short : full;
+    const length = parts.reduce((n, b) => n + b.length, 0);
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': length });
-      if (timing.ttftMs > 0) {
+      const delayMs = isShort ? shortDelayMs : timing.ttftMs;
+      if (delayMs > 0) {
         res.flushHeaders();
-        setTimeout(writeBody, timing.ttftMs, res, parts, 0, timing.itlMs);
+        setTimeout(writeBody, delayMs, res, parts, 0, timing.itlMs);
       } else writeBody(res, parts, 0, timing.itlMs);
     });
   });
@@ -144,12 +162,15 @@ function startServer(): Promise<{ child: ChildProcess; url: string }> {
 
 const IDENTITY = oneOffIdentity('m', 20);
 
-/** Request `i`: the same body, its own conversation id and X-Request-ID (a counter, not a random UUID). */
-function requestOf(i: number): SendRequest {
+/**
+ * Request `i` to `path`: the same body, its own conversation id and X-Request-ID (a counter, not a
+ * random UUID).
+ */
+function requestOf(i: number, path: string): SendRequest {
   const requestId = `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`;
   return {
     identity: { ...IDENTITY, conversationId: `c${i}`, xRequestId: requestId },
-    path: PATH,
+    path,
     headers: { 'x-request-id': requestId },
     body: BODY,
     stream: true,
@@ -159,6 +180,13 @@ function requestOf(i: number): SendRequest {
 }
 
 const mainThreadCpuSeconds = (): number => threadCpuSeconds((path) => readFileSync(path, 'utf8')) ?? 0;
+
+/** What one request of a closed loop saw: content events, the body reads they came in, failure. */
+interface OneResult {
+  chunks: number;
+  reads: number;
+  error: boolean;
+}
 
 /** What one closed-loop run of a client counted. */
 interface LoopResult {
@@ -200,7 +228,7 @@ async function withCpu<T extends { requests: number; chunks?: number }>(
 async function closedLoop(
   connections: number,
   seconds: number,
-  one: (i: number) => Promise<{ chunks: number; reads: number; error: boolean }>,
+  one: (i: number) => Promise<OneResult>,
 ): Promise<LoopResult> {
   const endMs = performance.now() + seconds * 1000;
   const out: LoopResult = { requests: 0, chunks: 0, reads: 0, errors: 0, s: 0 };
@@ -232,17 +260,24 @@ function readsOf(chunks: ReadonlyArray<{ atNs: number }>): number {
   return reads;
 }
 
-async function tokenload(url: string, connections: number, seconds: number, workers: number) {
+/** A client under test: sends request `i` to `path` and reports what it saw. */
+interface BenchClient {
+  name: string;
+  one(i: number, path: string): Promise<OneResult>;
+  close(): Promise<void>;
+}
+
+async function tokenloadClient(url: string, connections: number, workers: number): Promise<BenchClient> {
   const client = createClient({ url, connections, workers }) as HttpClient & { ready?(): Promise<void> };
   await client.ready?.();
-  const one = async (i: number) => {
-    const raw = await client.send(requestOf(i));
-    return { chunks: raw.chunks.length, reads: readsOf(raw.chunks), error: raw.error !== null };
+  return {
+    name: workers > 1 ? `tokenload (${workers} workers)` : 'tokenload',
+    one: async (i, path) => {
+      const raw = await client.send(requestOf(i, path));
+      return { chunks: raw.chunks.length, reads: readsOf(raw.chunks), error: raw.error !== null };
+    },
+    close: () => client.close(),
   };
-  await closedLoop(connections, 1, one); // warm-up: JIT, connections
-  const run = await measure(() => closedLoop(connections, seconds, one));
-  await client.close();
-  return { client: 'tokenload', workers, ...run };
 }
 
 /** A dispatch handler that only counts body reads (the floor of an undici-based client). */
@@ -267,57 +302,69 @@ class CountingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-async function undiciFloor(url: string, connections: number, seconds: number, events: number) {
+/** Content events of a response to `path` (the floors do not parse them). */
+function eventsOf(path: string, events: number): number {
+  return path.endsWith('?short') ? 1 : events - 2;
+}
+
+function undiciClient(url: string, connections: number, events: number): BenchClient {
   const pool = new Pool(new URL(url).origin, {
     connections,
     pipelining: 1,
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const one = (i: number) =>
-    new Promise<{ chunks: number; reads: number; error: boolean }>((resolve) => {
-      const request = requestOf(i);
-      const headers = requestHeaders(request, HEADERS['user-agent'] as string);
+  const one = (i: number, path: string) =>
+    new Promise<OneResult>((resolve) => {
+      const headers = requestHeaders(requestOf(i, path), HEADERS['user-agent'] as string);
       const handler = new CountingHandler((h, error) =>
-        resolve({ chunks: events - 2, reads: h.reads, error }),
+        resolve({ chunks: eventsOf(path, events), reads: h.reads, error }),
       );
-      pool.dispatch({ path: PATH, method: 'POST', headers, body: BODY }, handler);
+      pool.dispatch({ path, method: 'POST', headers, body: BODY }, handler);
     });
-  await closedLoop(connections, 1, one);
-  const run = await measure(() => closedLoop(connections, seconds, one));
-  await pool.destroy();
-  return { client: 'undici', ...run };
+  return { name: 'undici', one, close: () => pool.destroy() };
 }
 
 /**
  * One keep-alive socket that sends the request and counts the response's bytes (header block, then
- * `content-length` body bytes) with a `data` listener: the floor of any Node client.
+ * `content-length` body bytes): the floor of any Node client.
  */
 class NetConnection {
   private readonly socket: Socket;
   private need = -1;
   private head = '';
   private reads = 0;
-  private resolve: ((r: { chunks: number; reads: number; error: boolean }) => void) | null = null;
+  private chunks = 0;
+  private resolve: ((r: OneResult) => void) | null = null;
 
-  constructor(
-    port: number,
-    private readonly events: number,
-  ) {
-    this.socket = connect(port, '127.0.0.1');
+  /**
+   * @param onread read with net's `onread` option (one reused buffer, no stream machinery) instead
+   *   of a `data` listener
+   */
+  constructor(port: number, onread: boolean) {
+    if (onread) {
+      const buffer = Buffer.allocUnsafe(65536);
+      const callback = (n: number, b: Buffer): boolean => {
+        this.onData(b.subarray(0, n));
+        return true;
+      };
+      this.socket = connect({ port, host: '127.0.0.1', onread: { buffer, callback } });
+    } else {
+      this.socket = connect(port, '127.0.0.1');
+      this.socket.on('data', (b: Buffer) => this.onData(b));
+    }
     this.socket.setNoDelay(true);
-    this.socket.on('data', (b: Buffer) => this.onData(b));
   }
 
-  send(i: number): Promise<{ chunks: number; reads: number; error: boolean }> {
-    const request = requestOf(i);
-    const headers = requestHeaders(request, HEADERS['user-agent'] as string);
-    let text = `POST ${PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(BODY)}\r\n`;
+  send(i: number, path: string, chunks: number): Promise<OneResult> {
+    const headers = requestHeaders(requestOf(i, path), HEADERS['user-agent'] as string);
+    let text = `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(BODY)}\r\n`;
     for (const name in headers) text += `${name}: ${headers[name]}\r\n`;
     this.socket.write(`${text}\r\n${BODY}`);
     this.need = -1;
     this.head = '';
     this.reads = 0;
+    this.chunks = chunks;
     return new Promise((resolve) => {
       this.resolve = resolve;
     });
@@ -335,7 +382,7 @@ class NetConnection {
       body = this.head.length - end - 4;
     }
     this.need -= body;
-    if (this.need <= 0) this.resolve?.({ chunks: this.events - 2, reads: this.reads, error: false });
+    if (this.need <= 0) this.resolve?.({ chunks: this.chunks, reads: this.reads, error: false });
   }
 
   close(): void {
@@ -343,34 +390,68 @@ class NetConnection {
   }
 }
 
-async function netFloor(url: string, connections: number, seconds: number, events: number) {
+function netClient(url: string, connections: number, events: number, onread: boolean): BenchClient {
   const port = Number(new URL(url).port);
-  const sockets = Array.from({ length: connections }, () => new NetConnection(port, events));
+  const sockets = Array.from({ length: connections }, () => new NetConnection(port, onread));
   // One loop per connection: a loop always finds a connection idle.
   const idle: NetConnection[] = [...sockets];
-  const one = async (i: number) => {
+  const one = async (i: number, path: string) => {
     const c = idle.pop() as NetConnection;
-    const r = await c.send(i);
+    const r = await c.send(i, path, eventsOf(path, events));
     idle.push(c);
     return r;
   };
-  await closedLoop(connections, 1, one);
-  const run = await measure(() => closedLoop(connections, seconds, one));
-  for (const c of sockets) c.close();
-  return { client: 'net', ...run };
+  const close = async () => {
+    for (const c of sockets) c.close();
+  };
+  return { name: onread ? 'net-onread' : 'net', one, close };
 }
 
 let serverPid = 0;
 
-/** One timed closed loop with its CPU figures and rates. */
-async function measure(work: () => Promise<LoopResult>) {
-  const { result: r, ...cpu } = await withCpu(serverPid, work);
+/** One timed closed loop of `client` on `path` with its CPU figures and rates. */
+async function measure(client: BenchClient, path: string, connections: number, seconds: number) {
+  const one = (i: number) => client.one(i, path);
+  const { result: r, ...cpu } = await withCpu(serverPid, () => closedLoop(connections, seconds, one));
   return {
     requestsPerS: Math.round(r.requests / r.s),
-    sseEventsPerS: Math.round((r.requests * Number(arg('events', '22'))) / r.s),
+    chunksPerRequest: r3(r.chunks / Math.max(1, r.requests)),
     chunksPerRead: r3(r.chunks / Math.max(1, r.reads)),
     errors: r.errors,
     ...cpu,
+  };
+}
+
+/** Median of a non-empty list. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/**
+ * `--chunk-slope R`: R alternating pairs of runs on one client, each request answered with one
+ * content event (`?short`) or the full stream at the same latency; the per-chunk cost is the
+ * difference of the medians over the extra chunks, the fixed cost what is left of a one-chunk request.
+ */
+async function chunkSlope(client: BenchClient, connections: number, seconds: number, reps: number) {
+  const short: number[] = [];
+  const full: number[] = [];
+  let chunks = 0;
+  for (let r = 0; r < reps; r++) {
+    short.push((await measure(client, `${PATH}?short`, connections, seconds)).processCpuMsPerRequest ?? 0);
+    const f = await measure(client, PATH, connections, seconds);
+    full.push(f.processCpuMsPerRequest ?? 0);
+    chunks = f.chunksPerRequest ?? 0;
+  }
+  const perChunkUs = ((median(full) - median(short)) * 1000) / Math.max(1, chunks - 1);
+  return {
+    client: client.name,
+    chunksPerRequest: chunks,
+    oneChunkCpuMsPerRequest: short.map((x) => r3(x)),
+    fullCpuMsPerRequest: full.map((x) => r3(x)),
+    perChunkCpuUs: r3(perChunkUs),
+    fixedCpuMsPerRequest: r3(median(short) - perChunkUs / 1000),
   };
 }
 
@@ -396,30 +477,40 @@ async function cannon(url: string, connections: number, seconds: number, events:
   };
 }
 
+/** The clients named by `--clients`, in order (`tokenload` once per `--workers` count). */
+async function clientsOf(url: string, connections: number, events: number): Promise<BenchClient[]> {
+  const out: BenchClient[] = [];
+  for (const kind of arg('clients', 'tokenload').split(',')) {
+    if (kind === 'undici') out.push(undiciClient(url, connections, events));
+    else if (kind === 'net' || kind === 'net-onread')
+      out.push(netClient(url, connections, events, kind === 'net-onread'));
+    else
+      for (const workers of arg('workers', '1').split(',').map(Number))
+        out.push(await tokenloadClient(url, connections, workers));
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const connections = Number(arg('connections', '128'));
   const seconds = Number(arg('seconds', '5'));
-  const workerCounts = arg('workers', '1').split(',').map(Number);
-  const clients = arg('clients', 'tokenload').split(',');
   const events = Math.max(3, Number(arg('events', '22')));
   const writes = Math.max(1, Number(arg('writes', '1')));
+  const slopeReps = Number(arg('chunk-slope', '0'));
   const timing = streamTiming();
-  const withCannon = arg('autocannon', 'yes') !== 'no';
+  const withCannon = arg('autocannon', 'yes') !== 'no' && slopeReps === 0;
   const server = await startServer();
   serverPid = server.child.pid ?? 0;
   const rows = [];
   try {
     if (withCannon) await cannon(server.url, connections, 1, events);
-    for (const kind of clients) {
-      if (kind === 'undici') rows.push(await undiciFloor(server.url, connections, seconds, events));
-      else if (kind === 'net') rows.push(await netFloor(server.url, connections, seconds, events));
-      else
-        for (const workers of workerCounts) {
-          const ours = await tokenload(server.url, connections, seconds, workers);
-          if (!withCannon) {
-            rows.push(ours);
-            continue;
-          }
+    for (const client of await clientsOf(server.url, connections, events)) {
+      await measure(client, PATH, connections, 1); // warm-up: JIT, connections
+      if (slopeReps > 0) rows.push(await chunkSlope(client, connections, seconds, slopeReps));
+      else {
+        const ours = { client: client.name, ...(await measure(client, PATH, connections, seconds)) };
+        if (!withCannon || !client.name.startsWith('tokenload')) rows.push(ours);
+        else {
           const theirs = await cannon(server.url, connections, seconds, events);
           rows.push({
             ...ours,
@@ -427,13 +518,19 @@ async function main(): Promise<void> {
             ratioVsAutocannon: r3(ours.requestsPerS / theirs.requestsPerS),
           });
         }
+      }
+      await client.close();
     }
   } finally {
     server.child.send('stop');
   }
   const parts = bodyWrites(events, timing, writes);
   const bytes = parts.reduce((n, b) => n + b.length, 0);
-  const method = `loopback node:http server in a child process answering every request with the same ${bytes} B, ${events}-event SSE body (${events - 2} content events, a usage chunk, [DONE]) in ${parts.length} write(s) (${describeTiming(timing)}${timing.oneWrite && parts.length > 1 ? ', one event-loop turn apart' : ''}); every client sends the same POST ${PATH} with the same ${BODY.length} B JSON body and headers (${Object.keys(HEADERS).join(', ')}; x-request-id varies per request), closed loop, ${connections} requests in flight, 1 s warm-up then ${seconds} s; tokenload: stream decoded and stamped per read, parsed per event (createClient, workers as listed); undici: a Pool with tokenload's options and a handler that only counts reads; net: one net.Socket per connection, a 'data' listener counting bytes; autocannon 8 (in this process): ${connections} connections, ${seconds} s, no decoding (events/s = req/s × ${events}); each tokenload row is followed by its autocannon run; CPU: this process (process.cpuUsage, all threads) per request and per content chunk, its main thread and the server child (/proc, 10 ms ticks) per request; chunksPerRead: content chunks per body read that carried them`;
+  const slope =
+    slopeReps > 0
+      ? `; --chunk-slope ${slopeReps}: per client ${slopeReps} alternating pairs of ${seconds} s runs, one answering each request with 1 content event (+ usage chunk and [DONE], one write) when the full stream's last write would be due (same latency and in-flight count), one with the full stream; perChunkCpuUs = (median full − median one-chunk) / (chunks − 1), fixedCpuMsPerRequest = median one-chunk − perChunkCpuUs`
+      : '';
+  const method = `loopback node:http server in a child process answering every request with the same ${bytes} B, ${events}-event SSE body (${events - 2} content events, a usage chunk, [DONE]) in ${parts.length} write(s) (${describeTiming(timing)}${timing.oneWrite && parts.length > 1 ? ', one event-loop turn apart' : ''}); every client sends the same POST ${PATH} with the same ${BODY.length} B JSON body and headers (${Object.keys(HEADERS).join(', ')}; x-request-id varies per request), closed loop, ${connections} requests in flight, 1 s warm-up then ${seconds} s; tokenload: stream decoded and stamped per read, parsed per event (createClient, workers as listed); undici: a Pool with tokenload's options and a handler that only counts reads; net: one net.Socket per connection, a 'data' listener counting bytes; net-onread: the same reading through net's onread option (one reused buffer); autocannon 8 (in this process): ${connections} connections, ${seconds} s, no decoding; each tokenload row is followed by its autocannon run; CPU: this process (process.cpuUsage, all threads) per request and per content chunk, its main thread and the server child (/proc, 10 ms ticks) per request; chunksPerRead: content chunks per body read that carried them${slope}`;
   console.log(JSON.stringify({ benchmark: 'client ceiling', machine: machine(), method, rows }, null, 2));
 }
 
