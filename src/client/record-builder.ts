@@ -41,17 +41,47 @@ function isDone(bytes: Buffer, start: number, end: number): boolean {
   return true;
 }
 
+/**
+ * Whether every choice seen so far carries a finish reason (sticky per choice index): choice 0, in
+ * practice nearly always the only one, in one field, any other index in a Map made on first need.
+ * Gives the answers of one `Map<index, finished>` without a Map lookup or iterator per event.
+ */
+class ChoiceFinish {
+  /** Choice 0: 0 not seen, 1 seen and unfinished, 2 finished. */
+  private first = 0;
+  private others: Map<number, boolean> | null = null;
+
+  /** Choice `index` was seen, with a finish reason when `finished`. */
+  note(index: number, finished: boolean): void {
+    if (index === 0) {
+      if (this.first !== 2) this.first = finished ? 2 : 1;
+      return;
+    }
+    this.others ??= new Map();
+    this.others.set(index, this.others.get(index) === true || finished);
+  }
+
+  /** True when at least one choice was seen and every one finished. */
+  allFinished(): boolean {
+    if (this.first === 1) return false;
+    if (this.others === null) return this.first === 2;
+    for (const finished of this.others.values()) if (!finished) return false;
+    return true;
+  }
+}
+
 /** Accumulates one request's observations; finalize with {@link RecordBuilder.end} or {@link RecordBuilder.stop}. */
 export class RecordBuilder implements SseSink {
   readonly raw: RawRecord;
   private mode: BodyMode = 'sse';
   private decoder: SseDecoder | null = null;
-  private readonly bodyParts: Buffer[] = [];
+  /** Body reads of a JSON or error body (null until the first one). */
+  private bodyParts: Buffer[] | null = null;
   private doneSeen = false;
   private inBand: RecordError | undefined;
   /** A bug on our side (an adapter that threw); reported, never hidden. */
   private clientError: RecordError | undefined;
-  private readonly choiceFinished = new Map<number, boolean>();
+  private readonly choiceFinish = new ChoiceFinish();
   private statusText = '';
   /** The adapter's per-stream state for its `parseBytes` fast path. */
   private readonly scratch: StreamScratch = { memo: undefined };
@@ -85,6 +115,7 @@ export class RecordBuilder implements SseSink {
   /** One body read, stamped by the caller at arrival. */
   onData(bytes: Buffer, atNs: number): void {
     if (this.decoder === null) {
+      this.bodyParts ??= [];
       this.bodyParts.push(bytes);
       return;
     }
@@ -125,7 +156,7 @@ export class RecordBuilder implements SseSink {
 
   private httpFailure(): Outcome['http'] {
     const status = this.raw.httpStatus ?? 0;
-    const body = Buffer.concat(this.bodyParts).toString('utf8');
+    const body = Buffer.concat(this.bodyParts ?? []).toString('utf8');
     return { kind: 'http_status', status, reason: this.statusText, body, retryAfter: this.retryAfter };
   }
 
@@ -134,9 +165,7 @@ export class RecordBuilder implements SseSink {
     if (this.doneSeen) return true;
     if (!cleanEnd) return false;
     if (this.mode === 'json') return true;
-    if (this.choiceFinished.size === 0) return false;
-    for (const finished of this.choiceFinished.values()) if (!finished) return false;
-    return true;
+    return this.choiceFinish.allFinished();
   }
 
   /** {@link SseSink}: an event whose data is one line of the current read (parsed in place when possible). */
@@ -182,7 +211,7 @@ export class RecordBuilder implements SseSink {
   }
 
   private onWholeBody(atNs: number): void {
-    const text = Buffer.concat(this.bodyParts).toString('utf8');
+    const text = Buffer.concat(this.bodyParts ?? []).toString('utf8');
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -215,12 +244,13 @@ export class RecordBuilder implements SseSink {
       this.setInBand(parsed.error.message, parsed.error.code, parsed.error.type, atNs);
     if (parsed.usage !== null) this.raw.usage = parsed.usage;
     if (parsed.finishReason !== null) this.raw.finishReason = parsed.finishReason;
-    if (parsed.choices !== undefined) {
-      for (const choice of parsed.choices) {
-        const finished = this.choiceFinished.get(choice.index) === true || choice.finishReason !== null;
-        this.choiceFinished.set(choice.index, finished);
+    const choices = parsed.choices;
+    if (choices !== undefined) {
+      for (let i = 0; i < choices.length; i++) {
+        const choice = choices[i] as { index: number; finishReason: string | null };
+        this.choiceFinish.note(choice.index, choice.finishReason !== null);
       }
-    } else if (parsed.finishReason !== null) this.choiceFinished.set(0, true);
+    } else if (parsed.finishReason !== null) this.choiceFinish.note(0, true);
     if (parsed.text === '' && parsed.reasoning === '' && parsed.nonTokenContent !== true) return;
     const chunk: RawRecord['chunks'][number] = { atNs, text: parsed.text, reasoning: parsed.reasoning };
     const running = parsed.usage?.completion_tokens;

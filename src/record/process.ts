@@ -30,6 +30,10 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const valid = error === null;
   const tokens = countTokens(raw, ctx);
   const metrics = computeRecordMetrics({ raw, tokens, streaming: ctx.streaming }, valid);
+  // One copy of the record without its chunks (not a rest copy and then a spread copy of that).
   const { chunks, ...rest } = raw;
-  return { raw: { ...rest, error, chunkCount: chunks.length }, metrics, valid };
+  const processed = rest as ProcessedRecord['raw'];
+  processed.error = error;
+  processed.chunkCount = chunks.length;
+  return { raw: processed, metrics, valid };
 }

@@ -6,6 +6,18 @@ import { chatChunk, inlineFixture, playFixturesInTests } from '../helpers/fixtur
 
 const SSE = { 'content-type': 'text/event-stream' };
 const crlf = (text: string) => text.replaceAll('\n', '\r\n');
+/** One chat event with choices 1 and 2 (index 1 and 0, in that order): [content, finish_reason] each. */
+const twoChoices = (choices: [string | null, string | null][]): string =>
+  `data: ${JSON.stringify({
+    object: 'chat.completion.chunk',
+    choices: choices
+      .map(([content, finish], index) => ({
+        index,
+        delta: content === null ? {} : { content },
+        finish_reason: finish,
+      }))
+      .reverse(),
+  })}\n\n`;
 const fixtures = [
   inlineFixture('crlf-split', {
     status: 200,
@@ -47,6 +59,55 @@ const fixtures = [
     },
     { endpoint: 'completions' },
   ),
+  inlineFixture('two-choices-one-unfinished', {
+    status: 200,
+    headers: SSE,
+    writes: [
+      {
+        atMs: 0,
+        data: twoChoices([
+          ['A', null],
+          ['a', null],
+        ]),
+      },
+      {
+        atMs: 20,
+        data: twoChoices([
+          ['B', 'stop'],
+          ['b', null],
+        ]),
+      },
+    ],
+    end: 'close',
+  }),
+  inlineFixture('two-choices-finished-apart', {
+    status: 200,
+    headers: SSE,
+    writes: [
+      {
+        atMs: 0,
+        data: twoChoices([
+          ['A', null],
+          ['a', null],
+        ]),
+      },
+      {
+        atMs: 20,
+        data: twoChoices([
+          ['B', 'stop'],
+          ['b', null],
+        ]),
+      },
+      {
+        atMs: 40,
+        data: twoChoices([
+          [null, null],
+          ['c', 'length'],
+        ]),
+      },
+    ],
+    end: 'close',
+  }),
   inlineFixture(
     'whole-chat-body',
     {
@@ -103,6 +164,19 @@ test('completions stream: finish_reason on every choice and a clean end is compl
   const sent = current().log.find((entry) => entry.fixture === 'completions-finish-no-done');
   assert.equal(sent?.path, '/v1/completions');
   assert.equal(sent?.body.max_tokens, 2);
+});
+
+test('two choices, a clean end without [DONE]: incomplete while one choice has no finish_reason', async () => {
+  const raw = await send('two-choices-one-unfinished');
+  assert.equal(raw.error?.kind, 'stream_incomplete');
+  assert.equal(raw.chunks.map((c) => c.text).join(''), 'aAbB');
+});
+
+test('two choices, a clean end without [DONE]: complete once each choice finished, in any event', async () => {
+  const raw = await send('two-choices-finished-apart');
+  assert.equal(raw.error, null);
+  assert.equal(raw.finishReason, 'length');
+  assert.equal(raw.chunks.map((c) => c.text).join(''), 'aAbBc');
 });
 
 test('non-streamed chat body: one chunk stamped when the body has been read', async () => {
