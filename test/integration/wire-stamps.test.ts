@@ -190,3 +190,29 @@ test('pre-opened connections the server closes while they wait never fail a requ
     await server.close();
   }
 });
+
+test('--workers 2: the workers pre-open the connections between them; start_up splits at 2 s of schedule', async () => {
+  const run = await profileSimulator({
+    requestRate: 20,
+    arrivalPattern: 'constant',
+    requestCount: 50,
+    workers: 2,
+  });
+  const c = run.summary.connections as Connections;
+  assert.deepEqual([c.prewarm.requested, c.prewarm.opened], [20, 20]);
+  assert.equal(c.requests_on_open_connections + c.requests_on_new_connections, 50);
+  for (const l of run.lines)
+    assert.ok(l.metadata.request_sent_ns !== null && l.metadata.connection_reused !== null);
+  const startUp = run.summary.start_up as {
+    window_s: number;
+    first: Record<string, unknown>;
+    rest: Record<string, unknown>;
+  };
+  const pacing = run.summary.pacing as { schedule_reanchors: number };
+  assert.equal(startUp.window_s, 2);
+  assert.equal((startUp.first.requests as number) + (startUp.rest.requests as number), 50);
+  if (pacing.schedule_reanchors === 0) assert.equal(startUp.first.requests, 40);
+  for (const part of [startUp.first, startUp.rest])
+    for (const key of ['schedule_lag_ms', 'client_lag_ms', 'connection_wait_ms', 'time_to_first_token_ms'])
+      assert.ok(part[key] !== undefined, key);
+});
