@@ -82,7 +82,7 @@ export class Connector {
     const t0 = this.nowNs();
     this.base(options, (...args) => {
       const socket = args[1];
-      if (socket !== null)
+      if (args[0] === null && socket != null)
         this.sockets.set(socket, { connectDurationNs: this.nowNs() - t0, uses: 0, prewarmed: false });
       callback(...args);
     });
@@ -136,7 +136,7 @@ export class Connector {
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const options: ConnectOptions = { hostname, host: url.host, protocol: url.protocol, port: url.port };
     return new Promise((resolve) => {
-      this.base(options, (...args) => resolve(args[0] ?? (args[1] as Socket)));
+      this.base(options, (...args) => resolve(args[0] ?? (args[1] as Socket | undefined) ?? new Error('no socket')));
     });
   }
 
