@@ -16,11 +16,14 @@
 import type { ContentChunk, RawRecord, RecordError, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
-const FIELDS = 7;
+const FIELDS = 10;
 
 /** A batch of records in column form (structured-clone friendly). */
 export interface PackedRecords {
-  /** Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0); NaN = null. */
+  /**
+   * Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0), sentNs,
+   * connectionReused (1/0), connectDurationNs; NaN = null.
+   */
   numbers: Float64Array;
   finishReasons: (string | null)[];
   usages: (Usage | null)[];
@@ -68,6 +71,9 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     numbers[at + 4] = orNaN(raw.httpStatus);
     numbers[at + 5] = raw.parseErrors;
     numbers[at + 6] = raw.cancelled ? 1 : 0;
+    numbers[at + 7] = orNaN(raw.sentNs);
+    numbers[at + 8] = raw.connectionReused === null ? Number.NaN : raw.connectionReused ? 1 : 0;
+    numbers[at + 9] = orNaN(raw.connectDurationNs);
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
@@ -117,6 +123,10 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.httpStatus = orNull(numbers[at + 4] as number);
     raw.parseErrors = numbers[at + 5] as number;
     raw.cancelled = numbers[at + 6] === 1;
+    raw.sentNs = orNull(numbers[at + 7] as number);
+    const reused = orNull(numbers[at + 8] as number);
+    raw.connectionReused = reused === null ? null : reused === 1;
+    raw.connectDurationNs = orNull(numbers[at + 9] as number);
     raw.finishReason = packed.finishReasons[r] ?? null;
     raw.usage = packed.usages[r] ?? null;
     raw.error = packed.errors[r] ?? null;

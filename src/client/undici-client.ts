@@ -18,6 +18,7 @@
  * Requests are never retried and `send()` never rejects: every outcome is a {@link RawRecord}.
  */
 
+import { subscribe } from 'node:diagnostics_channel';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import type { StopReason } from '../record/failure.js';
@@ -25,6 +26,7 @@ import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
+import { Connector, type PrewarmResult } from './connector.js';
 import { type Deadline, Deadlines } from './deadlines.js';
 import { RecordBuilder } from './record-builder.js';
 import { responseHeaders } from './response-headers.js';
@@ -71,11 +73,17 @@ export interface PooledHttpClient extends HttpClient {
   sendKeyed(request: SendRequest, key: number, done: (record: RawRecord, key: number) => void): void;
   /** Cancels the keyed request in flight, as an aborted signal with `reason` would; no-op once it has finished. */
   cancel(key: number, reason?: unknown): void;
+  /**
+   * Opens `count` connections to the origin now, for the first requests to use (connector.ts);
+   * never throws, failures are counted in the result.
+   */
+  prewarm(count: number): Promise<PrewarmResult>;
 }
 
 /** What every exchange of one client shares. */
 interface ClientContext {
   readonly pool: Pool;
+  readonly connector: Connector;
   readonly userAgent: string;
   readonly nowNs: () => number;
   readonly deadlines: Deadlines;
@@ -89,18 +97,21 @@ interface ClientContext {
  * @throws {TypeError} if `url` is not a valid absolute URL.
  */
 export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
-  const origin = new URL(options.url).origin;
+  const origin = new URL(new URL(options.url).origin);
+  const nowNs = options.nowNs ?? monotonicNowNs;
+  const connector = new Connector(origin, options.connectTimeoutMs ?? 10_000, nowNs);
   const pool = new Pool(origin, {
     connections: options.connections,
     pipelining: 1,
     headersTimeout: 0,
     bodyTimeout: 0,
-    connectTimeout: options.connectTimeoutMs ?? 10_000,
+    connect: connector.connect,
     ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: options.keepAliveTimeoutMs }),
   });
-  const nowNs = options.nowNs ?? monotonicNowNs;
+  watchSocketWrites();
   const context: ClientContext = {
     pool,
+    connector,
     userAgent: `tokenload/${packageVersion()}`,
     nowNs,
     deadlines: new Deadlines(nowNs),
@@ -116,11 +127,31 @@ export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
       exchange.start();
     },
     cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
+    prewarm: (count) => connector.prewarm(count),
     close: async () => {
+      connector.close();
       await pool.destroy();
       context.deadlines.close();
     },
   };
+}
+
+/**
+ * The socket undici last wrote request headers on. undici publishes it on its `sendHeaders`
+ * diagnostics channel in the same synchronous step that writes the request and then calls the
+ * handler's `onRequestSent` (a request body given as a string or Buffer is written in one go), so
+ * `onRequestSent` reads the socket of its own request here.
+ */
+let lastWrittenSocket: object | null = null;
+let watching = false;
+
+/** Subscribes once per thread to undici's `sendHeaders` channel. */
+function watchSocketWrites(): void {
+  if (watching) return;
+  watching = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    lastWrittenSocket = (message as { socket: object }).socket;
+  });
 }
 
 /** One request: its dispatch handler, deadline entry and signal watcher; `key` is -1 unless keyed. */
@@ -199,6 +230,22 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
     if (this.settled) abort(new Error('tokenload: request already finished'));
+  }
+
+  /** The request's last byte was handed to the socket (undici calls this right after the write). */
+  onRequestSent(): void {
+    const at = this.context.nowNs();
+    const socket = lastWrittenSocket;
+    lastWrittenSocket = null;
+    if (this.settled) return;
+    const raw = this.builder.raw;
+    raw.sentNs = at;
+    const info = socket === null ? undefined : this.context.connector.info(socket);
+    if (info === undefined) return;
+    const reused = info.prewarmed || info.uses > 0;
+    raw.connectionReused = reused;
+    raw.connectDurationNs = reused ? null : info.connectDurationNs;
+    info.uses++;
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, statusText: string): boolean {

@@ -60,6 +60,10 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   port.on('message', (message: ToWorker) => {
     if (message.type === 'send') for (const wire of message.requests) send(client, wire, done);
     else if (message.type === 'cancel') client.cancel(message.id, cancelReason(message.reason));
+    else if (message.type === 'prewarm')
+      void client
+        .prewarm(message.count)
+        .then((result) => port.postMessage({ type: 'prewarmed', result } satisfies FromWorker));
     else void close(port, client, statsTimer, postStats);
   });
 }

@@ -2,6 +2,7 @@
  * Chooses the phase's client: the single-process undici client for `workers ≤ 1` (the default;
  * cheapest for small runs, no thread start-up or message hops), else the worker-pool client.
  */
+import type { PrewarmResult } from './connector.js';
 import type { HttpClient } from './types.js';
 import { createHttpClient } from './undici-client.js';
 import { createWorkerPoolClient, type WorkerThreadStats } from './worker-pool.js';
@@ -21,6 +22,8 @@ export interface PhaseClient extends HttpClient {
   threadStats?(): WorkerThreadStats[];
   /** Starts worker threads; await it before a timed schedule so the first sends are not late. */
   ready?(): Promise<void>;
+  /** Opens `count` connections to the target before the first request (connector.ts); never throws. */
+  prewarm?(count: number): Promise<PrewarmResult>;
 }
 
 /**

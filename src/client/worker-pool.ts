@@ -25,6 +25,7 @@ import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
+import type { PrewarmResult } from './connector.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
@@ -65,6 +66,8 @@ export interface WorkerPoolClient extends HttpClient {
   threadStats(): WorkerThreadStats[];
   /** Resolves once every worker has started (or failed to); call before a timed schedule. */
   ready(): Promise<void>;
+  /** Has the workers pre-open `count` connections between them (connector.ts); never throws. */
+  prewarm(count: number): Promise<PrewarmResult>;
 }
 
 /** A request handed to a worker and not yet answered; watches its signal to forward a cancel. */
@@ -124,6 +127,7 @@ class Slot {
   private started: Promise<void> | null = null;
   private markStarted: () => void = () => undefined;
   private closing: Promise<void> | null = null;
+  private prewarmed: ((result: PrewarmResult) => void) | null = null;
 
   constructor(
     private readonly init: WorkerInit,
@@ -143,6 +147,18 @@ class Slot {
     if (!this.pending.has(id)) return;
     const message = reason instanceof Error ? reason.message : null;
     this.post({ type: 'cancel', id, reason: message });
+  }
+
+  /** Has the worker pre-open `count` connections (after it started); one call at a time. */
+  async prewarm(count: number): Promise<PrewarmResult> {
+    await this.start();
+    if (this.worker === null)
+      return { requested: count, opened: 0, failed: count, error: 'worker not running', durationMs: 0 };
+    const answer = new Promise<PrewarmResult>((resolve) => {
+      this.prewarmed = resolve;
+    });
+    this.post({ type: 'prewarm', count });
+    return answer;
   }
 
   stats(): WorkerThreadStats {
@@ -197,6 +213,10 @@ class Slot {
       this.markStarted();
     }
     if (message.type === 'stats' || message.type === 'ready') this.cpuSeconds = message.stats.cpuSeconds;
+    if (message.type === 'prewarmed') {
+      this.prewarmed?.(message.result);
+      this.prewarmed = null;
+    }
     if (message.type !== 'records') return;
     const ids = message.ids;
     const answered: (Pending | undefined)[] = [];
@@ -274,10 +294,32 @@ export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolCl
     ready: async () => {
       await Promise.all(slots.map((slot) => slot.start()));
     },
+    prewarm: async (count) => {
+      const t0 = performance.now();
+      const shares = slots.map((slot, i) => slot.prewarm(Math.floor((count + i) / workers)));
+      return sumPrewarms(count, await Promise.all(shares), performance.now() - t0);
+    },
     close: async () => {
       await Promise.all(slots.map((slot) => slot.close()));
     },
   };
+}
+
+/** One result of the workers' pre-opened connections. */
+function sumPrewarms(
+  requested: number,
+  results: readonly PrewarmResult[],
+  durationMs: number,
+): PrewarmResult {
+  let opened = 0;
+  let failed = 0;
+  let error: string | undefined;
+  for (const r of results) {
+    opened += r.opened;
+    failed += r.failed;
+    error ??= r.error;
+  }
+  return { requested, opened, failed, ...(error === undefined ? {} : { error }), durationMs };
 }
 
 function route(

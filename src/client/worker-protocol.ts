@@ -9,6 +9,7 @@
  */
 
 import type { RequestIdentity } from '../record/types.js';
+import type { PrewarmResult } from './connector.js';
 import type { PackedRecords } from './record-wire.js';
 
 /** The identity a worker gives its requests: never read (the main thread rebuilds the real one). */
@@ -55,6 +56,7 @@ export interface WireRequest {
 export type ToWorker =
   | { type: 'send'; requests: WireRequest[] }
   | { type: 'cancel'; id: number; reason: string | null }
+  | { type: 'prewarm'; count: number }
   | { type: 'close' };
 
 /** Thread CPU and event-loop figures a worker reports about itself. */
@@ -71,6 +73,7 @@ export type FromWorker =
   | { type: 'records'; ids: number[]; packed: PackedRecords }
   | { type: 'ready'; stats: WorkerSelfStats }
   | { type: 'stats'; stats: WorkerSelfStats }
+  | { type: 'prewarmed'; result: PrewarmResult }
   | { type: 'closed' };
 
 /**

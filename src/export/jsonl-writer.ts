@@ -22,6 +22,10 @@ export interface RecordLineMetadata {
   request_type: string | null;
   request_scheduled_ns: bigint | null;
   request_start_ns: bigint;
+  /** When the request's last byte was handed to the socket (tokenload's; not in AIPerf). */
+  request_sent_ns: bigint | null;
+  /** Whether it went out on an already-open connection; null when it got none (tokenload's). */
+  connection_reused: boolean | null;
   request_ack_ns: bigint | null;
   request_end_ns: bigint;
   was_cancelled: boolean;
@@ -49,6 +53,8 @@ function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMe
     request_type: raw.requestType ?? null,
     request_scheduled_ns: raw.scheduledNs === null ? null : time.toEpochNs(raw.scheduledNs),
     request_start_ns: time.toEpochNs(raw.startNs),
+    request_sent_ns: raw.sentNs === null ? null : time.toEpochNs(raw.sentNs),
+    connection_reused: raw.connectionReused,
     request_ack_ns: raw.ackNs === null ? null : time.toEpochNs(raw.ackNs),
     request_end_ns: time.toEpochNs(raw.endNs),
     was_cancelled: raw.cancelled,
@@ -86,12 +92,14 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
   const raw = record.raw;
   const scheduled = raw.scheduledNs === null ? null : time.toEpochNs(raw.scheduledNs);
   const ack = raw.ackNs === null ? null : time.toEpochNs(raw.ackNs);
+  const sent = raw.sentNs === null ? null : time.toEpochNs(raw.sentNs);
   return (
     `{"session_num":${JSON.stringify(raw.sessionNum)},"conversation_id":${JSON.stringify(raw.conversationId)}` +
     `,"turn_index":${JSON.stringify(raw.turnIndex)},"x_request_id":${JSON.stringify(raw.xRequestId)}` +
     `,"x_correlation_id":${JSON.stringify(raw.xCorrelationId)},"benchmark_phase":"profiling"` +
     `,"request_type":${JSON.stringify(raw.requestType ?? null)},"request_scheduled_ns":${nsText(scheduled)}` +
-    `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_ack_ns":${nsText(ack)}` +
+    `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_sent_ns":${nsText(sent)}` +
+    `,"connection_reused":${raw.connectionReused},"request_ack_ns":${nsText(ack)}` +
     `,"request_end_ns":${nsText(time.toEpochNs(raw.endNs))},"was_cancelled":${raw.cancelled}}`
   );
 }

@@ -12,7 +12,7 @@ import {
   timeToFirstToken,
   timeToSecondToken,
 } from './metric-defs/latency.js';
-import { scheduleLag } from './metric-defs/schedule.js';
+import { clientLag, connectionWait, connectTime, scheduleLag } from './metric-defs/schedule.js';
 import {
   errorIsl,
   inputSequenceLength,
@@ -53,6 +53,9 @@ export const RECORD_METRIC_DEFS = {
   usage_completion_tokens_diff_pct: usageCompletionTokensDiffPct,
   osl_mismatch_diff_pct: oslMismatchDiffPct,
   schedule_lag: scheduleLag,
+  client_lag: clientLag,
+  connection_wait: connectionWait,
+  connect_time: connectTime,
   error_isl: errorIsl,
 } as const satisfies Record<string, RecordMetricDef>;
 

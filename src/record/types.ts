@@ -88,8 +88,25 @@ export interface RequestIdentity {
 
 /** What the client observed for one request, before token counting: its identity plus observations. */
 export interface RawRecord extends RequestIdentity {
-  /** Monotonic ns taken immediately before the HTTP send (AIPerf `start_perf_ns`). */
+  /**
+   * Monotonic ns at which the client began the request, before it waited for a connection (AIPerf
+   * `start_perf_ns`; TTFT and request latency are measured from here, as AIPerf does).
+   */
   startNs: number;
+  /**
+   * Monotonic ns at which the request's last byte (headers and body) was handed to the socket: the
+   * request is on the wire. `sentNs − startNs` is the wait for a connection (a free one from the pool,
+   * or a new one to open) plus the socket write. Null when it never got that far (e.g. connect refused).
+   */
+  sentNs: number | null;
+  /**
+   * True when the request went out on a connection that was already open (kept alive from an earlier
+   * request, or pre-opened before the run); false when it waited for a new one to be opened; null when
+   * it never got a connection.
+   */
+  connectionReused: boolean | null;
+  /** How long opening the new connection took (TCP, plus TLS for https), ns; null when reused or none. */
+  connectDurationNs: number | null;
   /** Monotonic ns when response status and headers arrived. */
   ackNs: number | null;
   /** Content chunks in arrival order (reasoning chunks included). */

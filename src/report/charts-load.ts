@@ -79,24 +79,39 @@ export function inFlightChart(requests: readonly RequestPoint[]): ChartSpec | nu
   );
 }
 
-/** Schedule lag (start − scheduled, ms) against the scheduled time. Null when no request has it. */
+/**
+ * Schedule lag (on the wire − scheduled, ms) against the scheduled time, and beside it the part of
+ * it spent waiting for a connection (on the wire − request start). Null when no request has a lag.
+ */
 export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec | null {
-  const all: [number, number][] = [];
+  const lag: [number, number][] = [];
+  const wait: [number, number][] = [];
   for (const r of requests) {
-    if (r.scheduleLagMs !== undefined) all.push([r.scheduledS ?? r.startS, r.scheduleLagMs]);
+    if (r.scheduleLagMs === undefined) continue;
+    const t = r.scheduledS ?? r.startS;
+    lag.push([t, r.scheduleLagMs]);
+    if (r.connectionWaitMs !== undefined) wait.push([t, r.connectionWaitMs]);
   }
-  if (all.length === 0) return null;
-  all.sort((a, b) => a[0] - b[0]);
-  const data = downsample(all).map(([t, v]) => [roundS(t), compact(v)]);
+  if (lag.length === 0) return null;
+  const points = (all: [number, number][]) =>
+    downsample(all.sort((a, b) => a[0] - b[0])).map(([t, v]) => [roundS(t), compact(v)]);
+  const lagData = points(lag);
+  const waitData = points(wait);
   const title = 'Schedule lag over time';
+  const sub = 'on the wire − scheduled; connection wait: on the wire − request start';
+  const large = lag.length > 5000;
   const option: EChartsOption = {
-    ...baseOption(title, subtitle(countSubtitle(data.length, all.length), 'actual start − scheduled start')),
+    ...baseOption(title, subtitle(countSubtitle(lagData.length, lag.length), sub)),
     xAxis: timeAxis(),
-    yAxis: valueAxis('schedule lag (ms)', { nameGap: 62 }),
+    yAxis: valueAxis('ms', { nameGap: 62 }),
+    legend: { top: 55, itemGap: 24 },
     dataZoom: [{ type: 'inside' }],
-    series: [{ type: 'scatter', name: 'schedule lag', symbolSize: 4, data, large: all.length > 5000 }],
+    series: [
+      { type: 'scatter', name: 'schedule lag', symbolSize: 4, data: lagData, large },
+      { type: 'scatter', name: 'connection wait', symbolSize: 3, data: waitData, large },
+    ],
   };
-  return { id: 'schedule-lag-over-time', title, option, points: data.length };
+  return { id: 'schedule-lag-over-time', title, option, points: lagData.length + waitData.length };
 }
 
 /** Failed requests per bin (by end time), stacked by error type. Null when nothing failed. */

@@ -39,7 +39,10 @@ function parseError(value: unknown): RequestError | null {
 
 function metricsOf(
   metrics: Json,
-): Pick<RequestPoint, 'ttftMs' | 'itlMs' | 'latencyMs' | 'isl' | 'osl' | 'scheduleLagMs' | 'cachedTokens'> {
+): Pick<
+  RequestPoint,
+  'ttftMs' | 'itlMs' | 'latencyMs' | 'isl' | 'osl' | 'scheduleLagMs' | 'connectionWaitMs' | 'cachedTokens'
+> {
   return {
     ttftMs: metricValue(metrics, 'time_to_first_token'),
     itlMs: metricValue(metrics, 'inter_token_latency'),
@@ -47,6 +50,7 @@ function metricsOf(
     isl: metricValue(metrics, 'input_sequence_length'),
     osl: metricValue(metrics, 'output_sequence_length'),
     scheduleLagMs: metricValue(metrics, 'schedule_lag'),
+    connectionWaitMs: metricValue(metrics, 'connection_wait'),
     cachedTokens: metricValue(metrics, 'usage_cached_tokens'),
   };
 }

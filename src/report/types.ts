@@ -37,6 +37,8 @@ export interface RequestPoint {
   isl?: number | undefined;
   osl?: number | undefined;
   scheduleLagMs?: number | undefined;
+  /** On the wire − request start, ms (the connection's part of the schedule lag). */
+  connectionWaitMs?: number | undefined;
   cachedTokens?: number | undefined;
 }
 

@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
@@ -18,7 +19,7 @@ import type {
 } from '../timing/types.js';
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
-import type { PhaseResult } from './phase.js';
+import type { ConnectionsReport, PhaseResult } from './phase.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -126,6 +127,10 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   }
   const health = input.profiling.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
+  const connections = input.profiling.connections;
+  if (connections !== undefined) lines.push(connectionsLine(connections));
+  const startUp = input.profiling.startUp;
+  if (startUp !== undefined) lines.push(startUpLine(startUp));
   if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
@@ -136,6 +141,14 @@ function header(input: FinishInput, wasCancelled: boolean): string {
       `Stopped by a bad trace row: ${inputError.message}; the summary covers the requests sent before it`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** The console line of the run's connections, e.g. `Connections: 120 pre-opened (…); 3 requests waited for a new one`. */
+function connectionsLine(c: ConnectionsReport): string {
+  const opened = `${c.prewarm.opened} pre-opened (${c.prewarm.basis})`;
+  const failed = c.prewarm.failed > 0 ? `, ${c.prewarm.failed} failed to open` : '';
+  const waited = c.requests_on_new_connections;
+  return `Connections: ${opened}${failed}; ${waited} ${waited === 1 ? 'request' : 'requests'} waited for a new connection, ${c.requests_on_open_connections} reused an open one`;
 }
 
 /** A constant-rate run this far short of its target (%) is reported as client-saturated. */
@@ -203,6 +216,8 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
+  if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
+  if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
   const skipped = input.inputSkipped;
   if (skipped !== undefined && skipped !== null) {
     extra.input_rows_skipped = {

@@ -6,10 +6,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
+import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
+import type { PhaseClient } from '../client/worker-factory.js';
 import { endpointPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
+import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
@@ -18,6 +21,7 @@ import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js'
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
+import { prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { createSender } from './sender.js';
 import type { PhaseLimits } from './strategy-factory.js';
@@ -42,6 +46,20 @@ export interface PhaseResult {
   cutoff: CutoffReport | null;
   /** Load-generator self-monitoring of the profiling phase. */
   clientHealth?: ClientHealth;
+  /** The profiling phase's connections to the target: pre-opened, and opened while it ran. */
+  connections?: ConnectionsReport;
+  /** The profiling phase's first seconds beside the rest; absent when either part is empty. */
+  startUp?: StartUpSection;
+}
+
+/** `connections` section of the summary: how the run got its connections to the target. */
+export interface ConnectionsReport {
+  /** Connections opened before the first request, and why that many (run/prewarm.ts). */
+  prewarm: Omit<PrewarmResult, 'durationMs'> & { duration_ms: number; basis: string };
+  /** Requests sent on a connection that was already open (kept alive, or pre-opened). */
+  requests_on_open_connections: number;
+  /** Requests that waited for a new connection to be opened (their `connect_time` says how long). */
+  requests_on_new_connections: number;
 }
 
 /** Runs one phase to completion. Never throws for request failures (they are records). */
@@ -61,6 +79,7 @@ export async function runPhase(
   const sinks = startSinks(ctx, limits, writers);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
+  const prewarm = phase === 'profiling' ? await prewarmTarget(ctx, client) : null;
   const startTime = new Date();
   const disarm = armCancellation({
     clock: ctx.clock,
@@ -73,6 +92,7 @@ export async function runPhase(
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   const monitor = phase === 'profiling' ? startClientMonitor(client) : null;
+  sinks.startUp = new StartUpSplit(ctx.clock.nowNs());
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
@@ -98,7 +118,35 @@ export async function runPhase(
     load,
     cutoff: sinks.tracker.report(),
     ...(clientHealth === undefined ? {} : { clientHealth }),
+    ...(prewarm === null ? {} : { connections: { prewarm, ...sinks.connectionUse } }),
+    ...startUpOf(sinks.startUp),
   };
+}
+
+/** Opens the profiling phase's connections to the target before its first request; logs what it did. */
+async function prewarmTarget(
+  ctx: RunContext,
+  client: PhaseClient,
+): Promise<ConnectionsReport['prewarm'] | null> {
+  const plan = prewarmPlan(ctx.config, ctx.dataset, ctx.stream !== null);
+  if (client.prewarm === undefined) return null;
+  const result =
+    plan.count === 0
+      ? { requested: 0, opened: 0, failed: 0, durationMs: 0 }
+      : await client.prewarm(plan.count);
+  if (plan.count > 0) {
+    const failed = result.failed > 0 ? `; ${result.failed} failed (${result.error})` : '';
+    ctx.env.log.info(
+      `pre-opened ${result.opened} connections to the target in ${result.durationMs.toFixed(0)} ms (${plan.basis})${failed}`,
+    );
+  }
+  const { durationMs, ...counts } = result;
+  return { ...counts, duration_ms: Math.round(durationMs * 1000) / 1000, basis: plan.basis };
+}
+
+function startUpOf(split: StartUpSplit | null): { startUp?: StartUpSection } {
+  const section = split?.build() ?? null;
+  return section === null ? {} : { startUp: section };
 }
 
 /** The profiling phase's files (records, request bodies); warmup writes none. */
@@ -112,6 +160,9 @@ interface PhaseSinks extends PhaseWriters {
   summary: SummaryBuilder;
   progress: Progress;
   tracker: InFlightTracker;
+  /** Set when the load begins. */
+  startUp: StartUpSplit | null;
+  connectionUse: Omit<ConnectionsReport, 'prewarm'>;
 }
 
 function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
@@ -133,7 +184,8 @@ function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters)
     ctx.env.log,
     limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
   );
-  return { ...writers, summary, progress, tracker: new InFlightTracker() };
+  const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };
+  return { ...writers, summary, progress, tracker: new InFlightTracker(), startUp: null, connectionUse };
 }
 
 /** The sender of a phase: its sends and records feed the sinks. */
@@ -164,10 +216,17 @@ function phaseSender(
       sinks.tracker.done(raw);
       const processed = processRecord(raw, processing);
       sinks.summary.add(processed);
+      sinks.startUp?.add(processed);
+      countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);
     },
   });
+}
+
+function countConnection(use: PhaseSinks['connectionUse'], raw: RawRecord): void {
+  if (raw.connectionReused === true) use.requests_on_open_connections++;
+  else if (raw.connectionReused === false) use.requests_on_new_connections++;
 }
 
 /** Path part of the target URL (a base path given in `--url`), without a trailing slash. */

@@ -110,6 +110,9 @@ function fakeServer(clock: VirtualClock, durationMs: (conversationId: string) =>
       const record: RawRecord = {
         ...request.identity,
         startNs,
+        sentNs: startNs,
+        connectionReused: true,
+        connectDurationNs: null,
         ackNs: cancelled ? null : endNs,
         chunks: cancelled ? [] : [{ atNs: endNs, text: 'ok', reasoning: '' }],
         streamEndNs: cancelled ? null : endNs,

@@ -41,6 +41,9 @@ const record: fc.Arbitrary<RawRecord> = fc
     scheduledNs: fc.option(fc.nat()),
     parseErrors: fc.nat({ max: 3 }),
     cancelled: fc.boolean(),
+    sentNs: fc.option(fc.double({ noNaN: true, min: 0, max: 1e16 })),
+    connectionReused: fc.option(fc.boolean()),
+    connectDurationNs: fc.option(fc.nat()),
   })
   .map(({ chunks, startNs, requestType, error, usage, ...observed }) => {
     const raw: RawRecord = {
@@ -52,6 +55,9 @@ const record: fc.Arbitrary<RawRecord> = fc
       model: 'm',
       scheduledNs: observed.scheduledNs,
       startNs,
+      sentNs: observed.sentNs,
+      connectionReused: observed.connectionReused,
+      connectDurationNs: observed.connectDurationNs,
       ackNs: observed.ackNs,
       chunks,
       streamEndNs: observed.streamEndNs,

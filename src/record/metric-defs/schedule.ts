@@ -1,12 +1,20 @@
 /**
- * Schedule fidelity (tokenload's own metric; AIPerf's replay lag is relative to the least-late
- * request, which hides a constant delay, so this one is absolute).
+ * Schedule fidelity: how late each request reached the wire, and which part of that lateness was
+ * the client's and which the connection's. tokenload's own metrics: AIPerf's replay lag is relative
+ * to the least-late request (which hides a constant delay) and is taken when the client begins a
+ * request, so it cannot see a wait for a connection; these are absolute, and split at that point.
+ *
+ *   scheduled ──client_lag──▶ request start ──connection_wait──▶ on the wire (request sent)
+ *   └──────────────────────────── schedule_lag ───────────────────────────┘
+ *
+ * TTFT and request latency stay AIPerf's (measured from the request start), so a connection wait is
+ * part of them; `connection_wait` says how much.
  */
 import type { RecordMetricDef } from '../metric-types.js';
 
 /**
- * Schedule Lag, ms: request start − scheduled send time. Absolute (not relative to the least-late
- * request); omitted for requests without a schedule.
+ * Schedule Lag, ms: when the request's last byte was handed to the socket − its scheduled send time
+ * (`request_sent_ns − request_scheduled_ns`). Omitted without a schedule, or when nothing was sent.
  */
 export const scheduleLag: RecordMetricDef = {
   tag: 'schedule_lag',
@@ -15,5 +23,50 @@ export const scheduleLag: RecordMetricDef = {
   kind: 'record',
   flags: {},
   displayOrder: 1050,
+  compute: ({ raw }) =>
+    raw.scheduledNs === null || raw.sentNs === null ? undefined : (raw.sentNs - raw.scheduledNs) / 1e6,
+};
+
+/**
+ * Client Lag, ms: request start − scheduled send time (`request_start_ns − request_scheduled_ns`):
+ * the client's own lateness (a busy event loop, a timer that woke late, a body built late).
+ * Omitted without a schedule.
+ */
+export const clientLag: RecordMetricDef = {
+  tag: 'client_lag',
+  header: 'Client Lag',
+  unit: 'ms',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 1051,
   compute: ({ raw }) => (raw.scheduledNs === null ? undefined : (raw.startNs - raw.scheduledNs) / 1e6),
+};
+
+/**
+ * Connection Wait, ms: on the wire − request start (`request_sent_ns − request_start_ns`): waiting
+ * for a free connection in the pool, opening a new one when none was free, and the socket write.
+ * Omitted when nothing was sent.
+ */
+export const connectionWait: RecordMetricDef = {
+  tag: 'connection_wait',
+  header: 'Connection Wait',
+  unit: 'ms',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 1052,
+  compute: ({ raw }) => (raw.sentNs === null ? undefined : (raw.sentNs - raw.startNs) / 1e6),
+};
+
+/**
+ * Connect Time, ms: how long opening the new connection took (TCP, plus TLS for https), for a
+ * request that waited for one; omitted for a request on a connection already open.
+ */
+export const connectTime: RecordMetricDef = {
+  tag: 'connect_time',
+  header: 'Connect Time',
+  unit: 'ms',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 1053,
+  compute: ({ raw }) => (raw.connectDurationNs === null ? undefined : raw.connectDurationNs / 1e6),
 };

@@ -1,0 +1,13 @@
+import { createHttpClient } from '../src/client/undici-client.ts';
+import { startSimulator } from '../src/simulator/server.ts';
+import { ENDPOINTS } from '../src/endpoint/registry.ts';
+import { oneOffIdentity } from '../test/helpers/send-once.ts';
+const sim = await startSimulator({ models: ['m'], mode: 'fixed', ttftMs: 5, itlMs: 1 } as any, {} as any);
+const c = createHttpClient({ url: sim.url, connections: 10 });
+console.log(await c.prewarm(3));
+const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, max_tokens: 4 });
+const req = () => ({ identity: oneOffIdentity(), path: '/v1/chat/completions', headers: {}, body, stream: true, adapter: (ENDPOINTS as any).chat, timeoutMs: 5000 });
+const rs = await Promise.all([0,1,2,3,4].map(() => c.send(req() as any)));
+for (const r of rs) console.log(r.startNs, r.sentNs! - r.startNs, r.connectionReused, r.connectDurationNs, r.error?.message, r.chunks.length);
+const r2 = await c.send(req() as any); console.log(r2.sentNs! - r2.startNs, r2.connectionReused, r2.connectDurationNs);
+await c.close(); await sim.close();

@@ -1,0 +1,78 @@
+/**
+ * How many connections to the target to open before the first measured request, and why.
+ *
+ * An open-loop run at 1,000 requests/s that starts with no connection opens one per in-flight
+ * request during its first second: a few hundred TCP handshakes while the schedule is already
+ * running, each inside some request's TTFT, and enough work for a server to fall behind accepting
+ * them (measured against a stub: arrival lateness p99 170–360 ms in the first 2 s, 10–45 ms after).
+ * Pre-opening the connections the run will hold moves that cost before time zero. No HTTP request
+ * is sent; warm-up requests are `--warmup-request-count`'s job.
+ *
+ * Sizing: `--prewarm-connections` when given; else the concurrency; else the requests expected in
+ * flight, the rate × {@link PREWARM_LIFE_S} (for a fixed schedule, the busiest second of its first
+ * {@link PREWARM_LOOKAHEAD_S} s); always at most {@link PREWARM_CAP}. A streamed trace is not read
+ * ahead, so it gets the cap.
+ */
+import type { Dataset } from '../dataset/types.js';
+import type { ProfileConfig } from './config.js';
+
+/** Most connections pre-opened without `--prewarm-connections`. */
+export const PREWARM_CAP = 256;
+
+/** The life of a request assumed when nothing is known of the server yet, s. */
+export const PREWARM_LIFE_S = 1;
+
+/** How far into a fixed schedule its busiest second is looked for, s. */
+export const PREWARM_LOOKAHEAD_S = 10;
+
+/** How many connections to pre-open, and the sentence that says why. */
+export interface PrewarmPlan {
+  count: number;
+  basis: string;
+}
+
+/** The pre-open plan of the profiling phase (see the module comment). */
+export function prewarmPlan(config: ProfileConfig, dataset: Dataset, streamed: boolean): PrewarmPlan {
+  if (config.prewarmConnections !== undefined)
+    return { count: config.prewarmConnections, basis: '--prewarm-connections' };
+  const capped = (count: number, basis: string): PrewarmPlan =>
+    count > PREWARM_CAP
+      ? { count: PREWARM_CAP, basis: `${basis}, capped at ${PREWARM_CAP}` }
+      : { count: Math.max(1, count), basis };
+  const concurrency = config.concurrency;
+  if (config.fixedSchedule === true) {
+    if (streamed) return { count: PREWARM_CAP, basis: 'streamed trace, not read ahead: the cap' };
+    const busiest = busiestSecond(dataset);
+    const plan = capped(busiest, `busiest second of the schedule's first ${PREWARM_LOOKAHEAD_S} s`);
+    return concurrency !== undefined && concurrency < plan.count
+      ? capped(concurrency, '--concurrency')
+      : plan;
+  }
+  if (config.requestRate !== undefined) {
+    const expected = Math.ceil(config.requestRate * PREWARM_LIFE_S);
+    if (concurrency !== undefined && concurrency < expected) return capped(concurrency, '--concurrency');
+    return capped(expected, `--request-rate × ${PREWARM_LIFE_S} s`);
+  }
+  return capped(concurrency ?? 1, '--concurrency');
+}
+
+/** Most turns whose trace timestamps fall within one second, over the schedule's first seconds. */
+function busiestSecond(dataset: Dataset): number {
+  let zero = Number.POSITIVE_INFINITY;
+  for (const conversation of dataset.conversations)
+    for (const turn of conversation.turns) zero = Math.min(zero, turn.timestampMs ?? zero);
+  if (zero === Number.POSITIVE_INFINITY) return 1;
+  const times: number[] = [];
+  const endMs = zero + PREWARM_LOOKAHEAD_S * 1000;
+  for (const conversation of dataset.conversations)
+    for (const turn of conversation.turns)
+      if (turn.timestampMs !== undefined && turn.timestampMs <= endMs) times.push(turn.timestampMs);
+  times.sort((a, b) => a - b);
+  let best = 0;
+  let from = 0;
+  for (let to = 0; to < times.length; to++) {
+    while ((times[to] as number) - (times[from] as number) >= 1000) from++;
+    best = Math.max(best, to - from + 1);
+  }
+  return best;
+}
