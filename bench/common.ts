@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { type PerfRecording, startPerf } from './perf-breakdown.js';
 
 /** Peak resident set size (VmHWM) of a process in MiB, from /proc; null where unavailable. */
 export function peakRssMiB(pid: number | 'self' = 'self'): number | null {
@@ -66,6 +67,18 @@ export function describeTiming(t: StreamTiming): string {
   return t.oneWrite
     ? 'TTFT 0, ITL 0: each response in one write (--one-write)'
     : `TTFT ${t.ttftMs} ms, ITL ${t.itlMs} ms: one write per token`;
+}
+
+/**
+ * `--perf-window FROM,TO`: seconds after the profiling phase starts to record the client with perf
+ * ({@link MeasureOptions.perfWindowMs}, in ms); null without the option. Start the benchmark with
+ * `node --perf-basic-prof --import tsx …` so JIT frames have names.
+ */
+export function perfWindowArg(): [number, number] | null {
+  const w = arg('perf-window', '');
+  if (w === '') return null;
+  const [from = 0, to = 0] = w.split(',').map((x) => Number(x) * 1000);
+  return [from, to];
 }
 
 /** Rounds to 3 decimals for printing. */
@@ -138,8 +151,27 @@ export interface MeasuredRun {
   steady: { cpuMs: number; requests: number; chunks: number };
   /** Simulator child CPU during the run, ms. */
   simulatorCpuMs: number;
-  /** Content chunks and reads of the profiling phase's records ({@link chunkCounts}). */
+  /** Content chunks and reads of the profiling phase's records. */
   chunks: ChunkCounts;
+  /** Where the CPU of the `perfWindowMs` window went (see perf-breakdown.ts), when one was asked for. */
+  perf?: {
+    windowMs: readonly [number, number];
+    requests: number;
+    chunks: number;
+    rows: unknown;
+    error?: string;
+  };
+}
+
+/** Options of {@link measuredRun}. */
+export interface MeasureOptions {
+  /** Start of the steady-state window after the profiling phase starts, ms; default 2,000. */
+  steadyAfterMs?: number;
+  /**
+   * Record the client with `perf` from the first to the second offset after the profiling phase
+   * starts (ms) and break its CPU down (perf-breakdown.ts); the records ending in the window count.
+   */
+  perfWindowMs?: readonly [number, number];
 }
 
 /**
@@ -152,10 +184,11 @@ export interface MeasuredRun {
 export async function measuredRun(
   config: import('../src/run/config.js').ProfileConfig,
   simPid: number,
-  steadyAfterMs = 2000,
+  options: MeasureOptions = {},
 ): Promise<MeasuredRun> {
   const { monitorEventLoopDelay } = await import('node:perf_hooks');
   const { runProfile } = await import('../src/run/profile.js');
+  const steadyAfterMs = options.steadyAfterMs ?? 2000;
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const cpu0 = process.cpuUsage();
@@ -163,11 +196,13 @@ export async function measuredRun(
   let profilingStartMs = 0;
   const simCpu0 = procCpuSeconds(simPid);
   const sampler = cpuSampler(50);
+  const perf = perfWindow(options.perfWindowMs);
   const info = (message: string): void => {
     // runProfile logs `profiling: …` right before the profiling phase starts.
     if (!message.startsWith('profiling:')) return;
     profiling0 = process.cpuUsage();
     profilingStartMs = performance.timeOrigin + performance.now();
+    perf?.arm();
   };
   const outcome = await runProfile(config, {
     log: { info, warn: () => undefined },
@@ -180,21 +215,51 @@ export async function measuredRun(
   const records = recordCounts(outcome.artifactDir);
   const fromMs = profilingStartMs + steadyAfterMs;
   const toMs = Math.max(fromMs, ...records.map((r) => r.endEpochMs));
-  const inWindow = records.filter((r) => r.endEpochMs > fromMs);
+  const steady = inWindow(records, fromMs, toMs);
   return {
     outcome,
     loopDelayMs: { p50: r3(loop.percentile(50) / 1e6), p99: r3(loop.percentile(99) / 1e6) },
     clientCpuMs: (cpu.user + cpu.system) / 1000,
     profilingCpuMs: (profilingCpu.user + profilingCpu.system) / 1000,
-    steady: {
-      cpuMs: (cpuAt(sampler.samples, toMs) - cpuAt(sampler.samples, fromMs)) / 1000,
-      requests: inWindow.length,
-      chunks: inWindow.reduce((n, r) => n + r.chunks, 0),
-    },
+    steady: { cpuMs: (cpuAt(sampler.samples, toMs) - cpuAt(sampler.samples, fromMs)) / 1000, ...steady },
     simulatorCpuMs: (procCpuSeconds(simPid) - simCpu0) * 1000,
     chunks: {
       chunks: records.reduce((n, r) => n + r.chunks, 0),
       reads: records.reduce((n, r) => n + r.reads, 0),
+    },
+    ...(perf === null ? {} : { perf: await perf.result(records, profilingStartMs) }),
+  };
+}
+
+/** Requests and content chunks of the records that ended in (fromMs, toMs]. */
+function inWindow(records: readonly RecordCount[], fromMs: number, toMs: number) {
+  const ended = records.filter((r) => r.endEpochMs > fromMs && r.endEpochMs <= toMs);
+  return { requests: ended.length, chunks: ended.reduce((n, r) => n + r.chunks, 0) };
+}
+
+/** A perf recording over `windowMs` after the profiling phase starts ({@link MeasureOptions}). */
+function perfWindow(windowMs: readonly [number, number] | undefined) {
+  if (windowMs === undefined) return null;
+  let recording: PerfRecording | null = null;
+  const timers: NodeJS.Timeout[] = [];
+  return {
+    arm: (): void => {
+      timers.push(
+        setTimeout(() => {
+          recording = startPerf();
+        }, windowMs[0]),
+        setTimeout(() => void recording?.end(), windowMs[1]),
+      );
+    },
+    /** Stops recording (if the run ended first) and breaks down the window's CPU. */
+    result: async (records: readonly RecordCount[], startMs: number) => {
+      for (const t of timers) clearTimeout(t);
+      const counts = inWindow(records, startMs + windowMs[0], startMs + windowMs[1]);
+      const taken = recording as PerfRecording | null;
+      if (taken === null)
+        return { windowMs, ...counts, rows: null, error: 'the run ended before the window' };
+      await taken.end();
+      return { windowMs, ...counts, ...taken.breakdown(counts.requests, counts.chunks) };
     },
   };
 }

@@ -9,6 +9,9 @@
  * The simulator streams like a server: first token after `--ttft-ms` (default 20), then one token
  * every `--itl-ms` (default 5), each in its own socket write. `--one-write`: the old mode, every
  * token due at once (TTFT 0, ITL 0), each response in one write.
+ * `--perf-window FROM,TO` records the client with `perf` from FROM to TO seconds after the profiling
+ * phase starts and prints where its CPU went (bench/perf-breakdown.ts); start the script as
+ * `node --perf-basic-prof --import tsx bench/….ts` so JIT frames have names.
  *
  * `--sim-cpu-prof DIR` runs the simulator child with `node --cpu-prof` and writes its profile to DIR
  * (profile the client by starting this script with `node --cpu-prof --import tsx bench/rate.ts`).
@@ -24,7 +27,16 @@ import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import type { ArrivalPattern } from '../src/timing/arrivals.js';
-import { arg, clientCpuFigures, describeTiming, machine, measuredRun, r3, streamTiming } from './common.js';
+import {
+  arg,
+  clientCpuFigures,
+  describeTiming,
+  machine,
+  measuredRun,
+  perfWindowArg,
+  r3,
+  streamTiming,
+} from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',') as ArrivalPattern[];
@@ -32,6 +44,7 @@ const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
 const timing = streamTiming();
+const perfWindow = perfWindowArg();
 
 const simProfileDir = arg('sim-cpu-prof', '');
 const warmupSeconds = Number(arg('warmup-seconds', '0'));
@@ -60,7 +73,7 @@ for (const rate of rates) {
       ...(warmupSeconds > 0 ? { warmupDurationSeconds: warmupSeconds } : {}),
       commandLine: 'bench/rate.ts',
     });
-    const run = await measuredRun(config, sim.pid);
+    const run = await measuredRun(config, sim.pid, perfWindow === null ? {} : { perfWindowMs: perfWindow });
     const { outcome } = run;
     const m = outcome.summary.metrics;
     const cpuRequests = Math.max(1, outcome.recordCount + requestsOf(outcome.warmupSummary));
@@ -77,6 +90,7 @@ for (const rate of rates) {
       loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client/i.test(w)),
       ...clientCpuFigures(run, outcome.recordCount, cpuRequests),
+      ...(run.perf === undefined ? {} : { cpuBreakdown: run.perf }),
       simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / cpuRequests),
     });
   }

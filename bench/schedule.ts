@@ -12,6 +12,9 @@
  * separately. `--one-write`: the old mode, every token due at once (TTFT 0, ITL 0), each response
  * in one write. `--isl 4000`: longer prompts (default 100 tokens; the first 4 blocks are shared by
  * every row).
+ * `--perf-window FROM,TO` records the client with `perf` from FROM to TO seconds after the profiling
+ * phase starts and prints where its CPU went (bench/perf-breakdown.ts); start the script as
+ * `node --perf-basic-prof --import tsx bench/….ts` so JIT frames have names.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,13 +23,23 @@ import type { StatsSummary } from '../src/metrics/summary.js';
 import { profileConfig } from '../src/run/config.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
-import { arg, clientCpuFigures, describeTiming, machine, measuredRun, r3, streamTiming } from './common.js';
+import {
+  arg,
+  clientCpuFigures,
+  describeTiming,
+  machine,
+  measuredRun,
+  perfWindowArg,
+  r3,
+  streamTiming,
+} from './common.js';
 
 const rates = arg('rates', '100,1000,5000').split(',').map(Number);
 const patterns = arg('patterns', 'constant,poisson').split(',');
 const seconds = Number(arg('seconds', '5'));
 const osl = Number(arg('osl', '20'));
 const timing = streamTiming();
+const perfWindow = perfWindowArg();
 const precision = arg('precision', 'timer') as 'timer' | 'spin';
 const ISL = Number(arg('isl', '100'));
 
@@ -91,7 +104,7 @@ for (const rate of rates) {
       timingPrecision: precision,
       commandLine: 'bench/schedule.ts',
     });
-    const run = await measuredRun(config, sim.pid);
+    const run = await measuredRun(config, sim.pid, perfWindow === null ? {} : { perfWindowMs: perfWindow });
     const { outcome } = run;
     const m = outcome.summary.metrics;
     const lag = m.schedule_lag as StatsSummary | undefined;
@@ -106,6 +119,7 @@ for (const rate of rates) {
       loopDelayMs: run.loopDelayMs,
       warnings: outcome.summary.warnings.filter((w) => /client|order/i.test(w)),
       ...clientCpuFigures(run, outcome.recordCount),
+      ...(run.perf === undefined ? {} : { cpuBreakdown: run.perf }),
       simulatorCpuMsPerRequest: r3(run.simulatorCpuMs / Math.max(1, outcome.recordCount)),
     });
   }
