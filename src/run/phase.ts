@@ -15,10 +15,12 @@ import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
 import { TimeBase } from '../timing/clock.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
+import { measureClientFloor } from './client-floor.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
 import { type Progress, startProgress } from './progress.js';
+import { SendLog } from './send-log.js';
 import { createSender } from './sender.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
@@ -61,6 +63,8 @@ export async function runPhase(
   const sinks = startSinks(ctx, limits, writers);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
+  // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
+  const floor = phase === 'profiling' ? await measureClientFloor(ctx.clock, env.stopSignal) : null;
   const startTime = new Date();
   const disarm = armCancellation({
     clock: ctx.clock,
@@ -72,7 +76,7 @@ export async function runPhase(
   });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
-  const monitor = phase === 'profiling' ? startClientMonitor(client) : null;
+  const monitor = floor === null ? null : startClientMonitor(floor, client);
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
@@ -82,7 +86,7 @@ export async function runPhase(
     });
   } finally {
     disarm();
-    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'));
+    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'), sinks.sends);
     sinks.progress.stop();
     await client.close();
     await sinks.records?.close();
@@ -110,6 +114,8 @@ interface PhaseWriters {
 /** Where a phase's sends and records go: counted, summarized, shown, and (profiling) written. */
 interface PhaseSinks extends PhaseWriters {
   summary: SummaryBuilder;
+  /** Scheduled times and lags, for the health verdict's bursts. */
+  sends: SendLog;
   progress: Progress;
   tracker: InFlightTracker;
 }
@@ -133,7 +139,7 @@ function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters)
     ctx.env.log,
     limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
   );
-  return { ...writers, summary, progress, tracker: new InFlightTracker() };
+  return { ...writers, summary, sends: new SendLog(), progress, tracker: new InFlightTracker() };
 }
 
 /** The sender of a phase: its sends and records feed the sinks. */
@@ -164,6 +170,7 @@ function phaseSender(
       sinks.tracker.done(raw);
       const processed = processRecord(raw, processing);
       sinks.summary.add(processed);
+      sinks.sends.add(processed);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);
     },
