@@ -15,7 +15,6 @@ import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
 import { TimeBase } from '../timing/clock.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
-import { measureClientFloor } from './client-floor.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
@@ -64,7 +63,7 @@ export async function runPhase(
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
   // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
-  const floor = phase === 'profiling' ? await measureClientFloor(ctx.clock, env.stopSignal) : null;
+  const floor = phase === 'profiling' ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
   const startTime = new Date();
   const disarm = armCancellation({
     clock: ctx.clock,
