@@ -93,7 +93,7 @@ function verdictOf(
   const figuresText = describe(figures, j);
   if (status === 'saturated')
     return `saturated: the load generator, not the server, was the bottleneck; timings are inflated — ${starved(figures) ?? 'lower the load, add --workers, or use a bigger client machine'} (${figuresText})`;
-  if (cause !== undefined) return `late (${cause}): ${lateReason(figures, cause)} (${figuresText})`;
+  if (cause !== undefined) return `late (${cause}): ${lateReason(figures, cause, j)} (${figuresText})`;
   if (status === 'busy')
     return `busy: sends were on time, but timestamps may be late by up to the loop delay (${figuresText})`;
   const floorMs = figures.wake_floor_ms.p99;
@@ -124,8 +124,11 @@ function starved(figures: HealthFigures): string | null {
   return `its event loop was busy ${busyPct} % of the wall time, but its main thread ran on a core for only ${cpu} % of it: other processes on this machine took the CPU; rerun on a quieter machine`;
 }
 
-/** What a `late` verdict says: how many were late, why, and that the client was not saturated. */
-function lateReason(figures: HealthFigures, cause: LateCause): string {
+/**
+ * What a `late` verdict says: how many were late, why, that the client was not saturated, and, when
+ * the loop delay was over its limit, that timestamps carry it.
+ */
+function lateReason(figures: HealthFigures, cause: LateCause, j: Judged): string {
   const sends = figures.late_sends;
   const late = sends === null ? '' : `${sends.count} requests later than ${sends.limit_ms} ms; `;
   const why = {
@@ -134,7 +137,12 @@ function lateReason(figures: HealthFigures, cause: LateCause): string {
     waits:
       'neither bursts nor event-loop pauses explain it: the time was spent outside the event loop (waiting for a connection or the socket)',
   }[cause];
-  return `${late}${why}; the client was not saturated, and each request's lateness is its schedule_lag`;
+  const loopMs = figures.event_loop_delay_ms.p99;
+  const held =
+    loopMs > j.limits.loop_delay_p99
+      ? `; timestamps may be late by up to the loop delay (p99 ${loopMs} ms)`
+      : '';
+  return `${late}${why}; the client was not saturated, and each request's lateness is its schedule_lag${held}`;
 }
 
 /** The figures behind a verdict, with the limits they were judged against. */
