@@ -9,9 +9,10 @@
  *   the client, not the server, limited the run; timings are inflated.
  * - `late`: sends were late (send lag above the wake floor p99 + {@link HEALTH_LIMITS.sendLagMarginMs})
  *   on a client that was not loaded; `late_cause` says why: `bursts` (requests scheduled on one
- *   instant went out one after another), `pauses` (the event loop stopped for as long as the lateness
- *   while mostly idle: a GC pause, another process on the core) or `waits` (neither: the time was
- *   spent outside the event loop, e.g. waiting for a connection or the socket).
+ *   instant went out one after another), `pauses` (the event loop stopped for as long as the lateness:
+ *   a GC pause, or another process holding the core, which the verdict names when the main thread ran
+ *   for less than half the time its loop was busy) or `waits` (neither: the time was spent outside
+ *   the event loop, e.g. waiting for a connection or the socket).
  * - `busy`: sends on time, but the loop was busy more than `busyUtilization` of the time, or its delay
  *   p99 exceeded the idle loop's by more than {@link HEALTH_LIMITS.loopDelayMarginMs}: timestamps may
  *   be late by up to the loop delay.
@@ -92,7 +93,7 @@ function verdictOf(
 ): string {
   const figuresText = describe(figures, j);
   if (status === 'saturated')
-    return `saturated: the load generator, not the server, was the bottleneck; timings are inflated — ${starved(figures) ?? 'lower the load, add --workers, or use a bigger client machine'} (${figuresText})`;
+    return `saturated: the load generator, not the server, was the bottleneck; timings are inflated — ${remedy(figures)} (${figuresText})`;
   if (cause !== undefined) return `late (${cause}): ${lateReason(figures, cause, j)} (${figuresText})`;
   if (status === 'busy')
     return `busy: sends were on time, but timestamps may be late by up to the loop delay (${figuresText})`;
@@ -113,15 +114,23 @@ function lateCause(figures: HealthFigures, lagMs: number): LateCause {
   return figures.event_loop_delay_ms.max >= lagMs ? 'pauses' : 'waits';
 }
 
+/** What to do about a saturated client: a quieter machine when it was starved, else less load or more threads. */
+function remedy(figures: HealthFigures): string {
+  const note = starved(figures);
+  return note === null
+    ? 'lower the load, add --workers, or use a bigger client machine'
+    : `${note}; rerun on a quieter machine`;
+}
+
 /**
- * The remedy when the main thread ran on a core for less than half the time its event loop was busy:
- * the process waited for a CPU that other processes held. Null otherwise (or without thread CPU).
+ * A note when the main thread ran on a core for less than half the time its event loop was busy: the
+ * process waited for a CPU that other processes held. Null otherwise (or without thread CPU).
  */
 function starved(figures: HealthFigures): string | null {
   const cpu = figures.main_thread_cpu_percent;
   if (cpu === null || cpu / 100 >= figures.event_loop_utilization / 2) return null;
   const busyPct = Math.round(figures.event_loop_utilization * 100);
-  return `its event loop was busy ${busyPct} % of the wall time, but its main thread ran on a core for only ${cpu} % of it: other processes on this machine took the CPU; rerun on a quieter machine`;
+  return `its event loop was busy ${busyPct} % of the wall time, but its main thread ran on a core for only ${cpu} % of it: other processes on this machine took the CPU`;
 }
 
 /**
@@ -133,7 +142,7 @@ function lateReason(figures: HealthFigures, cause: LateCause, j: Judged): string
   const late = sends === null ? '' : `${sends.count} requests later than ${sends.limit_ms} ms; `;
   const why = {
     bursts: `${sends?.in_bursts} of them waited behind requests scheduled within 1 ms of them (largest burst ${sends?.largest_burst}), which go out one after another`,
-    pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms while mostly idle (a GC pause, or another process on this machine's cores)`,
+    pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms (${starved(figures) ?? "a GC pause, or another process on this machine's cores"})`,
     waits:
       'neither bursts nor event-loop pauses explain it: the time was spent outside the event loop (waiting for a connection or the socket)',
   }[cause];

@@ -79,6 +79,13 @@ test('late sends without bursts are pauses when the loop stopped that long, else
   assert.equal(paused.status, 'late');
   assert.equal(paused.late_cause, 'pauses');
   assert.match(paused.verdict, /^late \(pauses\): .*stopped for up to 105 ms/);
+  // A loop busy two thirds of the wall time on a main thread that ran a sixth of it: starved of CPU.
+  const starved = judge({ ...paused, event_loop_utilization: 0.67, main_thread_cpu_percent: 16.7 });
+  assert.equal(starved.late_cause, 'pauses');
+  assert.match(
+    starved.verdict,
+    /stopped for up to 105 ms \(its event loop was busy 67 % .* other processes on this machine took the CPU\)/,
+  );
   const waited = judge({
     ...at100,
     send_lag_ms: { p50: 8, p90: 15, p99: 20, max: 25, count: 500 },
