@@ -111,6 +111,7 @@ function verdictOf(
 function lateCause(figures: HealthFigures, lagMs: number): LateCause {
   const sends = figures.late_sends;
   if (sends !== null && sends.count > 0 && 2 * sends.in_bursts >= sends.count) return 'bursts';
+  if (sends !== null && sends.count > 0 && 2 * sends.on_connections >= sends.count) return 'connections';
   return figures.event_loop_delay_ms.max >= lagMs ? 'pauses' : 'waits';
 }
 
@@ -142,9 +143,10 @@ function lateReason(figures: HealthFigures, cause: LateCause, j: Judged): string
   const late = sends === null ? '' : `${sends.count} requests later than ${sends.limit_ms} ms; `;
   const why = {
     bursts: `${sends?.in_bursts} of them waited behind requests scheduled within 1 ms of them (largest burst ${sends?.largest_burst}), which go out one after another`,
+    connections: `${sends?.on_connections} of them spent most of it waiting for a connection (connection_wait: a free pooled one, a new one, the socket write), not in the client`,
     pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms (${starved(figures) ?? "a GC pause, or another process on this machine's cores"})`,
     waits:
-      'neither bursts nor event-loop pauses explain it: the time was spent outside the event loop (waiting for a connection or the socket)',
+      'neither bursts, connections nor event-loop pauses explain it: the requests began late while the event loop was not seen stopping',
   }[cause];
   const loopMs = figures.event_loop_delay_ms.p99;
   const held =

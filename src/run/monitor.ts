@@ -29,7 +29,7 @@ import type { LateSends, SendLog } from './send-log.js';
 export type HealthStatus = 'ok' | 'busy' | 'late' | 'saturated';
 
 /** Why sends were late on a client that was not saturated (status `late`). */
-export type LateCause = 'bursts' | 'pauses' | 'waits';
+export type LateCause = 'bursts' | 'connections' | 'pauses' | 'waits';
 
 /**
  * `client_health` section of the summary. Ratios 0–1; percentages of one core (can exceed 100);

@@ -8,7 +8,9 @@
  * request counts as late *from its burst* when most of its lateness is waiting behind its burst:
  * its `schedule_lag` exceeds its burst's least-late request's by at least half its own. A pause that
  * delays a whole group (a GC pause, another process on the core) delays its least-late request too,
- * so it does not count.
+ * so it does not count. A late request that is not late from its burst counts as late *on its
+ * connection* when most of its lag was `connection_wait` (waiting for a pooled connection, opening
+ * one, the socket write) rather than the client's own lateness.
  */
 import type { ProcessedRecord } from '../record/types.js';
 
@@ -23,6 +25,8 @@ export interface LateSends {
   count: number;
   /** Of those, the ones late from their burst (most of their lag was waiting behind it). */
   in_bursts: number;
+  /** Of those, the ones that spent most of their lag waiting for a connection (`connection_wait`). */
+  on_connections: number;
   /** Most requests scheduled within {@link BURST_WINDOW_MS} of each other in the run. */
   largest_burst: number;
 }
@@ -34,6 +38,7 @@ export interface LateSends {
 export class SendLog {
   private readonly scheduledNs: number[] = [];
   private readonly lagsMs: number[] = [];
+  private readonly waitsMs: number[] = [];
 
   /** Adds one record; a record without a schedule or a `schedule_lag` is ignored. */
   add(record: ProcessedRecord): void {
@@ -41,6 +46,8 @@ export class SendLog {
     if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
     this.scheduledNs.push(record.raw.scheduledNs);
     this.lagsMs.push(lagMs);
+    const waitMs = record.metrics.connection_wait;
+    this.waitsMs.push(typeof waitMs === 'number' ? waitMs : 0);
   }
 
   /** Late requests above `limitMs` and the bursts among them; null when no request had a schedule. */
@@ -50,7 +57,7 @@ export class SendLog {
     const order = Uint32Array.from({ length: n }, (_, i) => i).sort(
       (a, b) => (this.scheduledNs[a] as number) - (this.scheduledNs[b] as number),
     );
-    const out: LateSends = { limit_ms: limitMs, count: 0, in_bursts: 0, largest_burst: 0 };
+    const out: LateSends = { limit_ms: limitMs, count: 0, in_bursts: 0, on_connections: 0, largest_burst: 0 };
     for (let first = 0; first < n; ) {
       const end = this.groupEnd(order, first);
       this.countGroup(order.subarray(first, end), out);
@@ -76,6 +83,7 @@ export class SendLog {
       if (lagMs <= out.limit_ms) continue;
       out.count++;
       if (group.length > 1 && lagMs - leastLagMs >= lagMs / 2) out.in_bursts++;
+      else if ((this.waitsMs[i] as number) >= lagMs / 2) out.on_connections++;
     }
   }
 }

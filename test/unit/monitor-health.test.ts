@@ -24,7 +24,7 @@ const at100: HealthFigures = {
   cpu_percent: 18,
   main_thread_cpu_percent: 14,
   send_lag_ms: { p50: 0.05, p90: 0.6, p99: 3.1, max: 6, count: 500 },
-  late_sends: { limit_ms: 4.5, count: 0, in_bursts: 0, largest_burst: 1 },
+  late_sends: { limit_ms: 4.5, count: 0, in_bursts: 0, on_connections: 0, largest_burst: 1 },
 };
 
 test('a 100 req/s run at the machine floor is ok; the same figures on a quiet machine are not', () => {
@@ -41,7 +41,7 @@ test('a 100 req/s run at the machine floor is ok; the same figures on a quiet ma
     ...at100,
     wake_floor_ms: { p50: 0.01, p99: 0.3, max: 0.5, count: 250 },
     idle_loop_delay_ms: { p50: 2, p99: 2.2, max: 2.3 },
-    late_sends: { limit_ms: 2.3, count: 9, in_bursts: 0, largest_burst: 1 },
+    late_sends: { limit_ms: 2.3, count: 9, in_bursts: 0, on_connections: 0, largest_burst: 1 },
   });
   assert.notEqual(quiet.status, 'ok');
 });
@@ -53,7 +53,7 @@ test('late sends from bursts on an idle client are "late (bursts)", not saturati
     event_loop_utilization: 0.1,
     cpu_percent: 12,
     send_lag_ms: { p50: 4.7, p90: 20, p99: 35, max: 65.7, count: 1756 },
-    late_sends: { limit_ms: 4.5, count: 400, in_bursts: 370, largest_burst: 28 },
+    late_sends: { limit_ms: 4.5, count: 400, in_bursts: 370, on_connections: 0, largest_burst: 28 },
   });
   assert.equal(health.status, 'late');
   assert.equal(health.late_cause, 'bursts');
@@ -74,7 +74,7 @@ test('late sends without bursts are pauses when the loop stopped that long, else
     ...at100,
     event_loop_delay_ms: { p50: 2.1, p99: 5.5, max: 105 },
     send_lag_ms: { p50: 0.09, p90: 1.5, p99: 39, max: 88, count: 500 },
-    late_sends: { limit_ms: 4.5, count: 12, in_bursts: 0, largest_burst: 1 },
+    late_sends: { limit_ms: 4.5, count: 12, in_bursts: 0, on_connections: 0, largest_burst: 1 },
   });
   assert.equal(paused.status, 'late');
   assert.equal(paused.late_cause, 'pauses');
@@ -89,10 +89,20 @@ test('late sends without bursts are pauses when the loop stopped that long, else
   const waited = judge({
     ...at100,
     send_lag_ms: { p50: 8, p90: 15, p99: 20, max: 25, count: 500 },
-    late_sends: { limit_ms: 4.5, count: 300, in_bursts: 0, largest_burst: 1 },
+    late_sends: { limit_ms: 4.5, count: 300, in_bursts: 0, on_connections: 0, largest_burst: 1 },
   });
   assert.equal(waited.late_cause, 'waits');
-  assert.match(waited.verdict, /^late \(waits\): .*outside the event loop/);
+  assert.match(waited.verdict, /^late \(waits\): .*not seen stopping/);
+  const connecting = judge({
+    ...at100,
+    send_lag_ms: { p50: 8, p90: 15, p99: 20, max: 25, count: 500 },
+    late_sends: { limit_ms: 4.5, count: 300, in_bursts: 10, on_connections: 200, largest_burst: 2 },
+  });
+  assert.equal(connecting.late_cause, 'connections');
+  assert.match(
+    connecting.verdict,
+    /^late \(connections\): 300 requests .*200 of them spent most of it waiting for a connection/,
+  );
 });
 
 test('a busy loop with late sends, or any loop near full, is saturated; on-time sends on a busy loop are busy', () => {
@@ -101,7 +111,7 @@ test('a busy loop with late sends, or any loop near full, is saturated; on-time 
     event_loop_utilization: HEALTH_LIMITS.busyUtilization + 0.05,
     main_thread_cpu_percent: 70,
     send_lag_ms: { p50: 3, p90: 9, p99: 29, max: 56, count: 4992 },
-    late_sends: { limit_ms: 4.5, count: 400, in_bursts: 390, largest_burst: 3 },
+    late_sends: { limit_ms: 4.5, count: 400, in_bursts: 390, on_connections: 0, largest_burst: 3 },
   });
   assert.equal(lateAndLoaded.status, 'saturated');
   assert.equal(lateAndLoaded.saturated, true);
@@ -174,7 +184,13 @@ test('the send log counts a late request as a burst when it waited behind its bu
   log.add(sent(500, 6));
   log.add(sent(null));
   log.add(sent(600));
-  assert.deepEqual(log.lateSends(4), { limit_ms: 4, count: 6, in_bursts: 3, largest_burst: 4 });
+  assert.deepEqual(log.lateSends(4), {
+    limit_ms: 4,
+    count: 6,
+    in_bursts: 3,
+    on_connections: 0,
+    largest_burst: 4,
+  });
 });
 
 test('the monitor sees a blocked event loop and reports thread figures of a pool client', async () => {
