@@ -2,72 +2,50 @@
  * `tokenload calibrate`: what can this machine generate? Runs short `profile` runs against the
  * built-in simulator (fixed mode, spawned child) and reports:
  * - the highest request rate (synthetic ISL 100 / OSL 20, streamed, zero server latency) whose
- *   send lag p99 stays under 2 ms — the schedule is honoured to within 2 ms;
+ *   send lag p99 stays within the step's own wake-up floor p99 + 2 ms (`client_health`: the floor the
+ *   run measured at start-up), i.e. the schedule is honoured as well as this machine allows;
  * - the most concurrent streams (OSL 50, one token per 10 ms) the client holds with its event-loop
- *   delay p99 under 10 ms, and the SSE events/s it parsed there.
- * Rates and stream counts double from 50 until a step fails. The simulator shares this machine, so the
- * figures are a floor for a remote server. Results go to `~/.cache/tokenload/calibration.json`.
+ *   delay p99 within the idle loop's p99 + 10 ms, and the SSE events/s it parsed there.
+ * Rates and stream counts double from 50 until a step fails; when the first step fails the ceiling is
+ * "below the lowest step", never 0. The simulator shares this machine, so the figures are a floor for
+ * a remote server. Results go to {@link defaultCalibrationPath} (or `--output`), which `profile` reads.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, homedir, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { StatsSummary } from '../metrics/summary.js';
+import { round3 } from '../run/client-floor.js';
 import { type ProfileConfig, profileConfig } from '../run/config.js';
+import { HEALTH_LIMITS } from '../run/health-judge.js';
 import type { ClientHealth } from '../run/monitor.js';
 import { runProfile } from '../run/profile.js';
 import { spawnSimulator } from '../simulator/spawn.js';
 import { integerAtLeast, numberIn } from './arg-parsers.js';
+import { type Calibration, type CalibrationStep, defaultCalibrationPath } from './calibration-file.js';
 
-/** One calibration step. */
-interface Step {
-  target: number;
-  achieved: number;
-  lagP99Ms: number | null;
-  loopDelayP99Ms: number;
-  eventsPerS: number;
-  errors: number;
-  pass: boolean;
-}
-
-/** The calibration file. Rates in req/s, events in SSE events/s. */
-export interface Calibration {
-  schemaVersion: 1;
-  measuredAt: string;
-  node: string;
-  cpus: number;
-  workers: number;
-  maxRequestRatePerS: number;
-  concurrentStreams: number;
-  sseEventsPerS: number;
-  rateSteps: Step[];
-  streamSteps: Step[];
-}
-
-const LAG_LIMIT_MS = 2;
-const LOOP_LIMIT_MS = 10;
-
-/** Default calibration file path. */
-export function defaultCalibrationPath(): string {
-  return join(homedir(), '.cache', 'tokenload', 'calibration.json');
-}
-
-/** Reads a calibration file; null when absent or unreadable (callers then skip the warning). */
-export async function readCalibration(path = defaultCalibrationPath()): Promise<Calibration | null> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as Calibration;
-  } catch {
-    return null;
-  }
-}
+/** A rate step passes with send lag p99 ≤ its wake floor p99 + this, ms (the health verdict's margin). */
+export const RATE_LAG_MARGIN_MS = HEALTH_LIMITS.sendLagMarginMs;
+/** A stream step passes with loop delay p99 ≤ its idle loop delay p99 + this, ms. */
+export const STREAM_LOOP_MARGIN_MS = 10;
 
 /**
- * A warning when a requested rate exceeds what calibration measured on this machine; null otherwise.
- * For the lead to call before a `--request-rate` run.
+ * Whether a step passed, and its limit, from the step run's `client_health` (which carries the floor
+ * that run measured) and its error count: a rate step on send lag p99 (`lagP99Ms`), a stream step on
+ * event-loop delay p99.
  */
-export function rateWarning(calibration: Calibration | null, requestRatePerS: number): string | null {
-  if (calibration === null || requestRatePerS <= calibration.maxRequestRatePerS) return null;
-  return `--request-rate ${requestRatePerS} exceeds the ${calibration.maxRequestRatePerS} req/s this machine sustained with send lag p99 < ${LAG_LIMIT_MS} ms (tokenload calibrate, ${calibration.measuredAt}); expect a saturated client`;
+export function judgeStep(
+  kind: 'rate' | 'streams',
+  health: Pick<ClientHealth, 'wake_floor_ms' | 'idle_loop_delay_ms' | 'event_loop_delay_ms'>,
+  lagP99Ms: number | null,
+  errors: number,
+): { pass: boolean; limitMs: number } {
+  if (kind === 'rate') {
+    const limitMs = round3(health.wake_floor_ms.p99 + RATE_LAG_MARGIN_MS);
+    return { pass: errors === 0 && lagP99Ms !== null && lagP99Ms <= limitMs, limitMs };
+  }
+  const limitMs = round3(health.idle_loop_delay_ms.p99 + STREAM_LOOP_MARGIN_MS);
+  return { pass: errors === 0 && health.event_loop_delay_ms.p99 <= limitMs, limitMs };
 }
 
 async function step(
@@ -75,7 +53,7 @@ async function step(
   load: Partial<ProfileConfig>,
   target: number,
   seconds: number,
-): Promise<Step> {
+): Promise<CalibrationStep> {
   const artifactDir = await mkdtemp(join(tmpdir(), 'tokenload-calibrate-'));
   try {
     const config: ProfileConfig = { ...base, ...load, artifactDir, benchmarkDurationSeconds: seconds };
@@ -85,24 +63,34 @@ async function step(
     });
     const m = outcome.summary.metrics;
     const summary = JSON.parse(await readFile(join(artifactDir, 'profile_export_aiperf.json'), 'utf8'));
-    const health = summary.client_health as ClientHealth | undefined;
+    const health = summary.client_health as ClientHealth;
     const lag = (m.schedule_lag as StatsSummary | undefined)?.p99 ?? null;
     const errors = (m.error_request_count as { avg: number } | undefined)?.avg ?? 0;
     const events = (m.output_token_throughput as { avg: number } | undefined)?.avg ?? 0;
-    const loop = health?.event_loop_delay_ms.p99 ?? 0;
-    const achieved = outcome.achievedRatePerS ?? outcome.recordCount / seconds;
-    const pass =
-      errors === 0 &&
-      (load.requestRate === undefined ? loop < LOOP_LIMIT_MS : lag !== null && lag < LAG_LIMIT_MS);
-    return { target, achieved, lagP99Ms: lag, loopDelayP99Ms: loop, eventsPerS: events, errors, pass };
+    const kind = load.requestRate === undefined ? 'streams' : 'rate';
+    return {
+      target,
+      achieved: outcome.achievedRatePerS ?? outcome.recordCount / seconds,
+      lagP99Ms: lag,
+      loopDelayP99Ms: health.event_loop_delay_ms.p99,
+      wakeFloorP99Ms: health.wake_floor_ms.p99,
+      idleLoopDelayP99Ms: health.idle_loop_delay_ms.p99,
+      eventsPerS: events,
+      errors,
+      ...judgeStep(kind, health, lag, errors),
+    };
   } finally {
     await rm(artifactDir, { recursive: true, force: true });
   }
 }
 
 /** Doubles `start` until a step fails or `max` is passed; returns every step. */
-async function ramp(start: number, max: number, run: (n: number) => Promise<Step>): Promise<Step[]> {
-  const steps: Step[] = [];
+async function ramp(
+  start: number,
+  max: number,
+  run: (n: number) => Promise<CalibrationStep>,
+): Promise<CalibrationStep[]> {
+  const steps: CalibrationStep[] = [];
   for (let n = start; n <= max; n *= 2) {
     const s = await run(n);
     steps.push(s);
@@ -111,7 +99,7 @@ async function ramp(start: number, max: number, run: (n: number) => Promise<Step
   return steps;
 }
 
-function best(steps: Step[]): Step | undefined {
+function best(steps: CalibrationStep[]): CalibrationStep | undefined {
   return steps.filter((s) => s.pass).at(-1);
 }
 
@@ -133,7 +121,7 @@ async function rampAgainst(
   max: number,
   seconds: number,
   at: (level: number) => Partial<ProfileConfig>,
-): Promise<Step[]> {
+): Promise<CalibrationStep[]> {
   const server = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
   try {
     const base = profileConfig({ ...common, url: server.url, extraInputs: { ignore_eos: true } });
@@ -154,30 +142,62 @@ async function calibrate(f: CalibrateFlags): Promise<Calibration> {
     concurrency: streams,
     synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 },
   }));
+  const bestEvents = best(streamSteps)?.eventsPerS;
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     measuredAt: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
     workers: f.workers,
-    maxRequestRatePerS: best(rateSteps)?.target ?? 0,
-    concurrentStreams: best(streamSteps)?.target ?? 0,
-    sseEventsPerS: Math.round(best(streamSteps)?.eventsPerS ?? 0),
+    maxRequestRatePerS: best(rateSteps)?.target ?? null,
+    concurrentStreams: best(streamSteps)?.target ?? null,
+    sseEventsPerS: bestEvents === undefined ? null : Math.round(bestEvents),
     rateSteps,
     streamSteps,
   };
 }
 
-function table(c: Calibration): string {
-  const row = (kind: string, s: Step) =>
-    `${kind.padEnd(8)} ${String(s.target).padStart(6)} ${s.achieved.toFixed(0).padStart(9)} ${String(s.lagP99Ms?.toFixed(2) ?? '-').padStart(10)} ${s.loopDelayP99Ms.toFixed(2).padStart(11)} ${s.eventsPerS.toFixed(0).padStart(9)}  ${s.pass ? 'pass' : 'FAIL'}`;
+/**
+ * The printed results: one row per step (with the floor it measured and the limit it was judged
+ * against) and the two ceilings; a ceiling no step reached reads "below the lowest step".
+ */
+export function calibrationTable(c: Calibration): string {
+  const widths = [7, 6, 8, 14, 7, 13, 8, 6, 8];
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i] ?? 0)).join('  ');
+  const ms = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+  const row = (kind: string, s: CalibrationStep) =>
+    line([
+      kind.padEnd(7),
+      String(s.target),
+      s.achieved.toFixed(0),
+      ms(s.wakeFloorP99Ms),
+      ms(s.lagP99Ms),
+      ms(s.idleLoopDelayP99Ms),
+      ms(s.loopDelayP99Ms),
+      ms(s.limitMs),
+      s.eventsPerS.toFixed(0),
+      s.pass ? 'pass' : 'FAIL',
+    ]);
+  const ceiling = (value: number | null, steps: CalibrationStep[], unit: string) =>
+    value !== null ? `${value}${unit}` : `below the lowest step (${steps[0]?.target ?? '-'}${unit})`;
+  const streams = ceiling(c.concurrentStreams, c.streamSteps, '');
+  const head = [
+    'step   ',
+    'target',
+    'achieved',
+    'wake floor p99',
+    'lag p99',
+    'idle loop p99',
+    'loop p99',
+    'limit',
+  ];
   return [
-    'step     target  achieved  lag p99 ms  loop p99 ms  events/s  result',
+    `${line([...head, 'events/s', 'result'])}   (times in ms)`,
     ...c.rateSteps.map((s) => row('rate', s)),
     ...c.streamSteps.map((s) => row('streams', s)),
     '',
-    `Max request rate (send lag p99 < ${LAG_LIMIT_MS} ms): ${c.maxRequestRatePerS} req/s`,
-    `Concurrent streams (loop delay p99 < ${LOOP_LIMIT_MS} ms): ${c.concurrentStreams}, ${c.sseEventsPerS} SSE events/s`,
+    `Max request rate (send lag p99 ≤ wake floor p99 + ${RATE_LAG_MARGIN_MS} ms): ${ceiling(c.maxRequestRatePerS, c.rateSteps, ' req/s')}`,
+    `Concurrent streams (loop delay p99 ≤ idle loop delay p99 + ${STREAM_LOOP_MARGIN_MS} ms): ${c.sseEventsPerS === null ? streams : `${streams}, ${c.sseEventsPerS} SSE events/s`}`,
   ].join('\n');
 }
 
@@ -192,13 +212,20 @@ export function registerCalibrateCommand(program: Command, setExit: (code: numbe
     .option('--workers <n>', 'client worker threads, as for profile', integerAtLeast(1), 1)
     .option('--max-rate <r>', 'highest request rate to try', integerAtLeast(100), 12800)
     .option('--max-streams <n>', 'most concurrent streams to try', integerAtLeast(100), 6400)
-    .option('--output <file>', 'where to write the results (default ~/.cache/tokenload/calibration.json)')
+    .option(
+      '--output <file>',
+      'where to write the results (default ~/.cache/tokenload/calibration.json, the only file profile reads)',
+    )
     .action(async (f: CalibrateFlags) => {
       const result = await calibrate(f);
       const path = f.output ?? defaultCalibrationPath();
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, `${JSON.stringify(result, null, 2)}\n`);
-      process.stdout.write(`${table(result)}\nWritten to ${path}\n`);
+      const used =
+        path === defaultCalibrationPath()
+          ? 'tokenload profile reads it before every --request-rate run and warns above the max request rate'
+          : `tokenload profile reads only ${defaultCalibrationPath()}, not this file`;
+      process.stdout.write(`${calibrationTable(result)}\nWritten to ${path} (${used})\n`);
       setExit(0);
     });
 }

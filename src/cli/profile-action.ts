@@ -10,7 +10,7 @@ import type { ProfileConfig } from '../run/config.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
 import { writeSweepSummary } from '../run/sweep.js';
-import { rateWarning, readCalibration } from './calibrate-action.js';
+import { rateWarning, readCalibration } from './calibration-file.js';
 import { exitCodeFor } from './cli-io.js';
 import { defineProfileOptions, resolveProfileConfigs } from './profile-command.js';
 

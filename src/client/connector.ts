@@ -136,7 +136,9 @@ export class Connector {
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const options: ConnectOptions = { hostname, host: url.host, protocol: url.protocol, port: url.port };
     return new Promise((resolve) => {
-      this.base(options, (...args) => resolve(args[0] ?? (args[1] as Socket | undefined) ?? new Error('no socket')));
+      this.base(options, (...args) =>
+        resolve(args[0] ?? (args[1] as Socket | undefined) ?? new Error('no socket')),
+      );
     });
   }
 

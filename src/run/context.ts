@@ -9,6 +9,7 @@ import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { Clock } from '../timing/clock.js';
+import type { ClientFloor } from './client-floor.js';
 import type { ProfileConfig } from './config.js';
 import type { Logger } from './progress.js';
 
@@ -43,4 +44,9 @@ export interface RunContext {
   clock: Clock;
   /** Opens a phase's HTTP client (`createClient`: single-process or worker pool, by `--workers`). */
   openClient(choice: ClientChoice): PhaseClient;
+  /**
+   * Measures the floor the profiling phase's client health is judged against, before its first send
+   * (`measureClientFloor`: about a quarter second on `clock`).
+   */
+  measureFloor(clock: Clock, signal: AbortSignal): Promise<ClientFloor>;
 }

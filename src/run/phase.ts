@@ -23,6 +23,7 @@ import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js
 import { type ClientHealth, startClientMonitor } from './monitor.js';
 import { prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
+import { SendLog } from './send-log.js';
 import { createSender } from './sender.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
@@ -79,6 +80,8 @@ export async function runPhase(
   const sinks = startSinks(ctx, limits, writers);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
+  // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
+  const floor = phase === 'profiling' ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
   const prewarm = phase === 'profiling' ? await prewarmTarget(ctx, client) : null;
   const startTime = new Date();
   const disarm = armCancellation({
@@ -91,7 +94,7 @@ export async function runPhase(
   });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
-  const monitor = phase === 'profiling' ? startClientMonitor(client) : null;
+  const monitor = floor === null ? null : startClientMonitor(floor, client);
   sinks.startUp = new StartUpSplit(ctx.clock.nowNs());
   try {
     load = await strategy.run({
@@ -102,7 +105,7 @@ export async function runPhase(
     });
   } finally {
     disarm();
-    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'));
+    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'), sinks.sends);
     sinks.progress.stop();
     await client.close();
     await sinks.records?.close();
@@ -158,6 +161,8 @@ interface PhaseWriters {
 /** Where a phase's sends and records go: counted, summarized, shown, and (profiling) written. */
 interface PhaseSinks extends PhaseWriters {
   summary: SummaryBuilder;
+  /** Scheduled times and lags, for the health verdict's bursts. */
+  sends: SendLog;
   progress: Progress;
   tracker: InFlightTracker;
   /** Set when the load begins. */
@@ -185,7 +190,8 @@ function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters)
     limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
   );
   const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };
-  return { ...writers, summary, progress, tracker: new InFlightTracker(), startUp: null, connectionUse };
+  const tracker = new InFlightTracker();
+  return { ...writers, summary, sends: new SendLog(), progress, tracker, startUp: null, connectionUse };
 }
 
 /** The sender of a phase: its sends and records feed the sinks. */
@@ -216,6 +222,7 @@ function phaseSender(
       sinks.tracker.done(raw);
       const processed = processRecord(raw, processing);
       sinks.summary.add(processed);
+      sinks.sends.add(processed);
       sinks.startUp?.add(processed);
       countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);

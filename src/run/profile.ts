@@ -21,6 +21,7 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
+import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
@@ -48,7 +49,15 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await createArtifactDir(config.artifactDir);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
-    const shared = { config, env, adapter, clock, openClient: createClient, ...inputs };
+    const shared = {
+      config,
+      env,
+      adapter,
+      clock,
+      openClient: createClient,
+      measureFloor: measureClientFloor,
+      ...inputs,
+    };
     // The client warms up against its own in-process simulator while the simulator child (if any)
     // finishes its own warm-up, so neither adds to the other's wait.
     warming = warmUpClientLogged({ ...shared, target: config.url });

@@ -96,6 +96,11 @@ function context(options: VirtualPhaseOptions, clock: VirtualClock): RunContext 
     stream: null,
     clock,
     openClient: () => fakeServer(clock, options.durationMs),
+    // No start-up probe: a run on a virtual clock is never late, and its schedule starts at once.
+    measureFloor: async () => ({
+      wake_floor_ms: { p50: 0, p99: 0, max: 0, count: 0 },
+      idle_loop_delay_ms: { p50: 0, p99: 0, max: 0 },
+    }),
   };
 }
 

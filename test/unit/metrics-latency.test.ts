@@ -105,12 +105,28 @@ test('ICL lists every gap between content chunks; non-monotonic arrivals suppres
   assert.equal(processRecord(back, STREAM).metrics.inter_chunk_latency, undefined);
 });
 
-test('schedule_lag is start − scheduled in ms, absolute', () => {
-  // scheduled 997.5 ms, started 1000 ms → 2.5 ms late
-  const r = raw({ scheduledNs: 997.5 * MS, chunks: [chunk(1100)] });
-  assert.equal(processRecord(r, STREAM).metrics.schedule_lag, 2.5);
-  const unscheduled = raw({ chunks: [chunk(1100)] });
-  assert.equal(processRecord(unscheduled, STREAM).metrics.schedule_lag, undefined);
+test('schedule_lag is on the wire − scheduled, split into client_lag and connection_wait, ms, absolute', () => {
+  // scheduled 997.5 ms, started 1000 ms, on the wire 1001.25 ms → 3.75 ms late, 2.5 of them the client's
+  const r = raw({ scheduledNs: 997.5 * MS, sentNs: 1001.25 * MS, chunks: [chunk(1100)] });
+  const m = processRecord(r, STREAM).metrics;
+  assert.deepEqual([m.schedule_lag, m.client_lag, m.connection_wait], [3.75, 2.5, 1.25]);
+  const unscheduled = raw({ sentNs: 1001 * MS, chunks: [chunk(1100)] });
+  const u = processRecord(unscheduled, STREAM).metrics;
+  assert.deepEqual([u.schedule_lag, u.client_lag, u.connection_wait], [undefined, undefined, 1]);
+  const unsent = raw({ scheduledNs: 997.5 * MS, chunks: [chunk(1100)] });
+  assert.equal(processRecord(unsent, STREAM).metrics.schedule_lag, undefined);
+});
+
+test('connect_time only for a request that waited for a new connection', () => {
+  const opened = raw({
+    sentNs: 1002 * MS,
+    connectionReused: false,
+    connectDurationNs: 0.75 * MS,
+    chunks: [chunk(1100)],
+  });
+  assert.equal(processRecord(opened, STREAM).metrics.connect_time, 0.75);
+  const reused = raw({ sentNs: 1002 * MS, connectionReused: true, chunks: [chunk(1100)] });
+  assert.equal(processRecord(reused, STREAM).metrics.connect_time, undefined);
 });
 
 test('stream-only metrics are omitted for non-streaming runs', () => {

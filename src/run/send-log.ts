@@ -1,0 +1,89 @@
+/**
+ * Which late sends were bursts. A trace can put many requests on one instant (Mooncake's timestamps
+ * are in whole seconds: up to 28 prompts share one tick at 10×); the client builds and writes them
+ * one after another, so the k-th of a burst is late by the work of the k − 1 before it, on a client
+ * that is otherwise idle. That is lateness, not saturation, and the health verdict says so.
+ *
+ * A burst is a group of requests scheduled within {@link BURST_WINDOW_MS} of the group's first. A late
+ * request counts as late *from its burst* when most of its lateness is waiting behind its burst:
+ * its `schedule_lag` exceeds its burst's least-late request's by at least half its own. A pause that
+ * delays a whole group (a GC pause, another process on the core) delays its least-late request too,
+ * so it does not count. A late request that is not late from its burst counts as late *on its
+ * connection* when most of its lag was `connection_wait` (waiting for a pooled connection, opening
+ * one, the socket write) rather than the client's own lateness.
+ */
+import type { ProcessedRecord } from '../record/types.js';
+
+/** Requests scheduled within this many ms of a group's first one form one burst. */
+export const BURST_WINDOW_MS = 1;
+
+/** `client_health.late_sends`: the late requests of a scheduled run and how many were bursts. */
+export interface LateSends {
+  /** The lateness above which a request counts as late: the health verdict's send-lag limit, ms. */
+  limit_ms: number;
+  /** Requests whose `schedule_lag` exceeded `limit_ms`. */
+  count: number;
+  /** Of those, the ones late from their burst (most of their lag was waiting behind it). */
+  in_bursts: number;
+  /** Of those, the ones that spent most of their lag waiting for a connection (`connection_wait`). */
+  on_connections: number;
+  /** Most requests scheduled within {@link BURST_WINDOW_MS} of each other in the run. */
+  largest_burst: number;
+}
+
+/**
+ * Each scheduled request's intended send time and `schedule_lag`, in completion order, kept as two
+ * numbers per request (the summary keeps every lag value already).
+ */
+export class SendLog {
+  private readonly scheduledNs: number[] = [];
+  private readonly lagsMs: number[] = [];
+  private readonly waitsMs: number[] = [];
+
+  /** Adds one record; a record without a schedule or a `schedule_lag` is ignored. */
+  add(record: ProcessedRecord): void {
+    const lagMs = record.metrics.schedule_lag;
+    if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
+    this.scheduledNs.push(record.raw.scheduledNs);
+    this.lagsMs.push(lagMs);
+    const waitMs = record.metrics.connection_wait;
+    this.waitsMs.push(typeof waitMs === 'number' ? waitMs : 0);
+  }
+
+  /** Late requests above `limitMs` and the bursts among them; null when no request had a schedule. */
+  lateSends(limitMs: number): LateSends | null {
+    const n = this.scheduledNs.length;
+    if (n === 0) return null;
+    const order = Uint32Array.from({ length: n }, (_, i) => i).sort(
+      (a, b) => (this.scheduledNs[a] as number) - (this.scheduledNs[b] as number),
+    );
+    const out: LateSends = { limit_ms: limitMs, count: 0, in_bursts: 0, on_connections: 0, largest_burst: 0 };
+    for (let first = 0; first < n; ) {
+      const end = this.groupEnd(order, first);
+      this.countGroup(order.subarray(first, end), out);
+      first = end;
+    }
+    return out;
+  }
+
+  /** Index in `order` just past the burst that starts at `first`. */
+  private groupEnd(order: Uint32Array, first: number): number {
+    const windowEndNs = (this.scheduledNs[order[first] as number] as number) + BURST_WINDOW_MS * 1e6;
+    let end = first + 1;
+    while (end < order.length && (this.scheduledNs[order[end] as number] as number) < windowEndNs) end++;
+    return end;
+  }
+
+  private countGroup(group: Uint32Array, out: LateSends): void {
+    out.largest_burst = Math.max(out.largest_burst, group.length);
+    let leastLagMs = Number.POSITIVE_INFINITY;
+    for (const i of group) leastLagMs = Math.min(leastLagMs, this.lagsMs[i] as number);
+    for (const i of group) {
+      const lagMs = this.lagsMs[i] as number;
+      if (lagMs <= out.limit_ms) continue;
+      out.count++;
+      if (group.length > 1 && lagMs - leastLagMs >= lagMs / 2) out.in_bursts++;
+      else if ((this.waitsMs[i] as number) >= lagMs / 2) out.on_connections++;
+    }
+  }
+}
