@@ -4,7 +4,8 @@
  * wall time: a thread blocked in a syscall or a futex shows up as the JS function that made the
  * call, so it cannot tell CPU from waiting; perf can. JIT frames are named through the map file
  * Node writes with `--perf-basic-prof`, so start the benchmark as
- * `node --perf-basic-prof --import tsx bench/rate.ts … --perf-window FROM,TO`.
+ * `node --perf-basic-prof --import tsx bench/rate.ts … --perf-window FROM,TO` (that flag leaves
+ * `/tmp/perf-<pid>.map` and an `isolate-*-v8.log` in the working directory; delete them after).
  *
  * Each sample is put in one category: first by its whole stack (GC, JIT compilation, kernel by
  * syscall), then by the owner of its innermost JavaScript frame (tokenload's receive path, undici,
