@@ -361,7 +361,8 @@ export const outputFields = {
     flag: 'prewarm-connections',
     unit: 'n',
     help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
-    defaultText: 'auto: --concurrency, or --request-rate × 1 s, or a fixed schedule\'s busiest second; at most 256',
+    defaultText:
+      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second; at most 256",
   }),
   /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
   workers: option(int(1).optional(), {

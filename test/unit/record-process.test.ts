@@ -103,7 +103,11 @@ test('processed record: metrics, output text dropped, discrepancy percentages', 
 });
 
 test('osl_mismatch_diff_pct is signed (OSL − requested)/requested·100', () => {
-  const p = processRecord(raw({ requestedOutputTokens: 4 }), { ...ctx, streaming: true, perChunkUsage: false });
+  const p = processRecord(raw({ requestedOutputTokens: 4 }), {
+    ...ctx,
+    streaming: true,
+    perChunkUsage: false,
+  });
   assert.equal(p.metrics.osl_mismatch_diff_pct, -25); // (3 − 4)/4·100
 });
 
@@ -118,7 +122,11 @@ test('failed records get only error_isl; cancelled and empty records get an expl
   const failed = processRecord(raw({ error }), { ...ctx, streaming: true, perChunkUsage: false });
   assert.equal(failed.valid, false);
   assert.deepEqual(failed.metrics, { error_isl: 40 });
-  const cancelled = processRecord(raw({ cancelled: true }), { ...ctx, streaming: true, perChunkUsage: false });
+  const cancelled = processRecord(raw({ cancelled: true }), {
+    ...ctx,
+    streaming: true,
+    perChunkUsage: false,
+  });
   assert.equal(cancelled.valid, false);
   assert.equal(cancelled.raw.error?.code, 499);
   const empty = processRecord(raw({ chunks: [] }), { ...ctx, streaming: true, perChunkUsage: false });
