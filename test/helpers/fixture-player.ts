@@ -43,7 +43,7 @@ export interface Fixture {
   model: string;
   clientTimeoutMs?: number;
   request: {
-    endpoint: 'chat' | 'completions';
+    endpoint: 'chat' | 'completions' | 'responses';
     stream: boolean;
     streamOptions?: Record<string, unknown>;
     maxTokens?: number;
@@ -63,6 +63,7 @@ export interface PlayedRequest {
     stream_options?: unknown;
     max_tokens?: unknown;
     max_completion_tokens?: unknown;
+    max_output_tokens?: unknown;
   };
   /** How late each merged write went out against its scripted time, ms. */
   lateByMs: number[];
@@ -84,8 +85,11 @@ export interface FixturePlayer {
   close(): Promise<void>;
 }
 
-/** Directory holding the fixture files. */
+/** Directory holding the handed fixture files (copied from the shared set, kept identical). */
 export const FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse');
+
+/** Directory holding tokenload's own fixtures, same format, named `t<NN>-…` (see its README). */
+export const OWN_FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse-tokenload');
 
 /** Reads every `*.json` fixture of {@link FIXTURE_DIR}, sorted by name. */
 export function loadFixtures(dir: string = FIXTURE_DIR): Fixture[] {
@@ -155,8 +159,8 @@ async function playStream(fixture: Fixture, res: ServerResponse, receivedMs: num
 function summarize(raw: string): PlayedRequest['body'] {
   try {
     const body = JSON.parse(raw) as Record<string, unknown>;
-    const { model, stream, stream_options, max_tokens, max_completion_tokens } = body;
-    return { model, stream, stream_options, max_tokens, max_completion_tokens };
+    const { model, stream, stream_options, max_tokens, max_completion_tokens, max_output_tokens } = body;
+    return { model, stream, stream_options, max_tokens, max_completion_tokens, max_output_tokens };
   } catch {
     return {};
   }
