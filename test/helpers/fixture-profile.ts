@@ -188,6 +188,12 @@ function checkOutcome(fixture: Fixture, run: ProfiledFixture, player: FixturePla
   if (e.transport === 'truncated') assert.match(error?.message ?? '', /body ended before completion/);
   if (e.attempts !== undefined) assert.equal(player.attempts(fixture.name), e.attempts, 'attempts');
   assert.equal(metadata.was_cancelled, false, 'was_cancelled');
+  const count = (tag: string) => (run.summary[tag] as { avg?: number } | undefined)?.avg;
+  assert.deepEqual(
+    [count('request_count'), count('error_request_count')],
+    error === null ? [1, 0] : [0, 1],
+    'summary request_count, error_request_count',
+  );
 }
 
 /** Exact counts: OSL, reasoning tokens, content chunks, and where the output count came from. */
