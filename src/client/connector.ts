@@ -82,7 +82,8 @@ export class Connector {
     const t0 = this.nowNs();
     this.base(options, (...args) => {
       const socket = args[1];
-      if (socket !== null)
+      // On a failed connect undici passes (error) alone: no socket to note.
+      if (socket !== null && socket !== undefined)
         this.sockets.set(socket, { connectDurationNs: this.nowNs() - t0, uses: 0, prewarmed: false });
       callback(...args);
     });

@@ -124,6 +124,8 @@ function withoutTimes(raw: RawRecord): unknown {
   return {
     ...raw,
     startNs: taken(raw.startNs),
+    sentNs: taken(raw.sentNs),
+    connectDurationNs: taken(raw.connectDurationNs),
     ackNs: taken(raw.ackNs),
     streamEndNs: taken(raw.streamEndNs),
     endNs: taken(raw.endNs),
