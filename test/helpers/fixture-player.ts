@@ -65,7 +65,11 @@ export interface PlayedRequest {
     max_completion_tokens?: unknown;
     max_output_tokens?: unknown;
   };
-  /** How late each merged write went out against its scripted time, ms. */
+  /**
+   * How late each scripted action (headers, each merged write, the end action, a whole body) went
+   * out against its scripted time counted from the request's arrival, ms: a late header delays every
+   * write after it, and the client measures from its own request start.
+   */
   lateByMs: number[];
   /** True once the socket that carried this request has closed. */
   socketClosed: boolean;
@@ -121,9 +125,11 @@ function mergedWrites(writes: readonly FixtureWrite[]): { atMs: number; bytes: B
   return groups.map((group) => ({ atMs: group.atMs, bytes: Buffer.concat(group.parts) }));
 }
 
-async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: number): Promise<void> {
+async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: number, entry: PlayedRequest) {
   const response = fixture.response;
-  await sleepUntilMs(receivedMs + (response.delayMs ?? 0));
+  const dueMs = receivedMs + (response.delayMs ?? 0);
+  await sleepUntilMs(dueMs);
+  entry.lateByMs.push(performance.now() - dueMs);
   const body = typeof response.body === 'string' ? response.body : JSON.stringify(response.body ?? '');
   const bytes = Buffer.from(body, 'utf8');
   res.writeHead(response.status, {
@@ -136,20 +142,23 @@ async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: numb
 
 async function playStream(fixture: Fixture, res: ServerResponse, receivedMs: number, entry: PlayedRequest) {
   const response = fixture.response;
-  await sleepUntilMs(receivedMs + (response.headersDelayMs ?? 0));
+  const scriptedHeadersMs = receivedMs + (response.headersDelayMs ?? 0);
+  await sleepUntilMs(scriptedHeadersMs);
   res.writeHead(response.status, { ...response.headers, 'x-fixture': fixture.name });
   res.flushHeaders();
   const headersAtMs = performance.now();
+  entry.lateByMs.push(headersAtMs - scriptedHeadersMs);
   const writes = response.writes ?? [];
   for (const group of mergedWrites(writes)) {
     await sleepUntilMs(headersAtMs + group.atMs);
-    entry.lateByMs.push(performance.now() - headersAtMs - group.atMs);
+    entry.lateByMs.push(performance.now() - scriptedHeadersMs - group.atMs);
     res.write(group.bytes);
   }
   const mode = response.end ?? 'close';
   if (mode === 'hang') return;
   const endAtMs = response.endAtMs ?? writes[writes.length - 1]?.atMs ?? 0;
   await sleepUntilMs(headersAtMs + endAtMs);
+  entry.lateByMs.push(performance.now() - scriptedHeadersMs - endAtMs);
   const socket = res.socket;
   if (mode === 'close') res.end();
   else if (mode === 'destroy') socket?.resetAndDestroy();
@@ -224,7 +233,7 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
       }
       const play =
         fixture.response.body !== undefined
-          ? playWhole(fixture, res, receivedMs)
+          ? playWhole(fixture, res, receivedMs, entry)
           : playStream(fixture, res, receivedMs, entry);
       play.catch(() => res.destroy());
     });

@@ -102,17 +102,20 @@ export function spanMs(fromNs: string | null, toNs: string | null): number | und
 
 /**
  * How a range may stretch by the player's own lateness (FORMAT.md §7.3: separate server lateness
- * from client error): an absolute time may end up to the server's worst write lateness later; a span
- * divided by n may move by that lateness / n either way; the largest gap may grow by the whole
- * lateness (a late chunk lengthens the gap before it) or, like the mean, shrink by lateness / n. On an
- * idle machine the lateness is below 3 ms.
+ * from client error; the player logs how late each scripted action went out). An absolute time may
+ * end up to the worst lateness later. A span between two chunks moves by the difference of their
+ * lateness, at most the spread (worst − least) of all: a span divided by n by spread / n either way;
+ * the largest gap may grow by the whole spread or, like the mean, shrink by spread / n. On an idle
+ * machine all of it is below 3 ms.
  */
 type Stretch = { kind: 'absolute' } | { kind: 'span' | 'largest-gap'; n: number };
 
-function stretched(range: Range, late: number, stretch: Stretch): Range {
-  if (stretch.kind === 'absolute') return [range[0], range[1] + late];
-  const hi = stretch.kind === 'span' ? range[1] + late / stretch.n : range[1] + late;
-  return [range[0] - late / stretch.n, hi];
+function stretched(range: Range, lateness: readonly number[], stretch: Stretch): Range {
+  const worst = Math.max(0, ...lateness);
+  if (stretch.kind === 'absolute') return [range[0], range[1] + worst];
+  const spread = lateness.length === 0 ? 0 : worst - Math.max(0, Math.min(...lateness));
+  const hi = stretch.kind === 'span' ? range[1] + spread / stretch.n : range[1] + spread;
+  return [range[0] - spread / stretch.n, hi];
 }
 
 function inRange(
@@ -123,9 +126,9 @@ function inRange(
   stretch: Stretch = { kind: 'absolute' },
 ): void {
   assert.ok(value !== undefined, `${label}: not in the export, expected ${range[0]}–${range[1]}`);
-  const late = Math.max(0, ...played.lateByMs);
-  const [lo, hi] = stretched(range, late, stretch);
-  const detail = `${label}: ${value.toFixed(3)} outside [${range[0]}, ${range[1]}] (stretched by the server's worst write lateness ${late.toFixed(1)} ms to [${lo.toFixed(2)}, ${hi.toFixed(2)}])`;
+  const [lo, hi] = stretched(range, played.lateByMs, stretch);
+  const late = played.lateByMs.map((ms) => ms.toFixed(1)).join(', ');
+  const detail = `${label}: ${value.toFixed(3)} outside [${range[0]}, ${range[1]}], stretched to [${lo.toFixed(2)}, ${hi.toFixed(2)}] by the player's lateness (${late} ms)`;
   assert.ok(value >= lo && value <= hi, detail);
 }
 
