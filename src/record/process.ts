@@ -4,6 +4,7 @@
  */
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import { effectiveError } from './failure.js';
+import { itlPerChunkFallback } from './metric-defs/latency.js';
 import { computeRecordMetrics } from './record-metrics.js';
 import { countTokens } from './tokens.js';
 import type { ProcessedRecord, RawRecord } from './types.js';
@@ -16,6 +17,8 @@ export interface ProcessContext {
   useServerTokenCount: boolean;
   /** Whether the run streams; stream-only metrics are omitted otherwise. */
   streaming: boolean;
+  /** `--per-chunk-usage`: the ITL divisor may use the first chunk's running usage (`itlDivisor`). */
+  perChunkUsage: boolean;
 }
 
 /**
@@ -29,7 +32,10 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const error = effectiveError(raw);
   const valid = error === null;
   const tokens = countTokens(raw, ctx);
-  const metrics = computeRecordMetrics({ raw, tokens, streaming: ctx.streaming }, valid);
+  const input = { raw, tokens, streaming: ctx.streaming, perChunkUsage: ctx.perChunkUsage };
+  const metrics = computeRecordMetrics(input, valid);
   const { chunks, ...rest } = raw;
-  return { raw: { ...rest, error, chunkCount: chunks.length }, metrics, valid };
+  const processed: ProcessedRecord = { raw: { ...rest, error, chunkCount: chunks.length }, metrics, valid };
+  if (valid && ctx.streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
+  return processed;
 }

@@ -122,10 +122,13 @@ export const endpointFields = {
     flag: 'use-server-token-count',
     help: 'take ISL/OSL from the server usage object',
   }),
-  /** `--per-chunk-usage`: ask for per-chunk usage (`continuous_usage_stats`). */
+  /**
+   * `--per-chunk-usage`: ask for per-chunk usage (`continuous_usage_stats`), and let ITL divide by
+   * OSL − (the first content chunk's running token count) instead of OSL − 1 (AIPerf).
+   */
   perChunkUsage: option(z.boolean().default(false), {
     flag: 'per-chunk-usage',
-    help: 'ask for per-chunk usage (continuous_usage_stats)',
+    help: "ask for per-chunk usage (continuous_usage_stats); ITL then divides by OSL − the first chunk's tokens",
   }),
   /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
   tokenizer: option(z.string().min(1).default(BUILTIN_TOKENIZER), {
