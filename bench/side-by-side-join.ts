@@ -7,6 +7,8 @@
  * Definitions (ms, signed; a window is "head" when the request was scheduled less than `headSeconds`
  * after the run's first scheduled request, else "rest"; without a schedule, request_start_ns is used):
  * - arrivalLatenessMs: server body received − request_scheduled_ns (how late the request reached the server);
+ * - arrivalLatenessOnFreshConnectionMs: the same, only for requests whose connection was opened for
+ *   them (first request on it, accepted after the request was scheduled); its `n` counts them;
  * - startToArrivalMs: server body received − request_start_ns (connection wait, write, transfer, server read);
  * - sentToArrivalMs / clientSendLagMs: server body received − request_sent_ns and request_sent_ns −
  *   request_scheduled_ns, only when the export has `request_sent_ns`;
@@ -28,6 +30,10 @@ export interface StubEntry {
   tokenWriteNs: bigint[];
   closedEarly: boolean;
   backpressuredWrites: number;
+  /** When the request's connection was accepted; null when unknown. */
+  connectionAcceptedNs: bigint | null;
+  /** Requests that connection carried before this one (0: this request opened it). */
+  connectionRequestIndex: number;
 }
 
 /** The fields of one exported record the join uses; epoch ns exact, metrics in ms. */
@@ -71,6 +77,8 @@ export function readStubLog(file: string, shiftNs: bigint): StubEntry[] {
       tokenWriteNs: writes.map((w) => BigInt(String(w)) - shiftNs),
       closedEarly: e.closed_early === true,
       backpressuredWrites: typeof e.backpressured_writes === 'number' ? e.backpressured_writes : 0,
+      connectionAcceptedNs: shift(bigOrNull(e.connection_accepted_ns)),
+      connectionRequestIndex: typeof e.connection_request_index === 'number' ? e.connection_request_index : 0,
     });
   }
   return out;
@@ -149,6 +157,7 @@ export interface JoinOptions {
 
 const FIGURES = [
   'arrivalLatenessMs',
+  'arrivalLatenessOnFreshConnectionMs',
   'startToArrivalMs',
   'sentToArrivalMs',
   'clientSendLagMs',
@@ -158,6 +167,16 @@ const FIGURES = [
   'stubFirstWriteLatenessMs',
 ] as const;
 type Figure = (typeof FIGURES)[number];
+
+/**
+ * Whether the request's connection was opened for it: it is the connection's first request and the
+ * server accepted the connection after the request was scheduled (a connection opened ahead of the
+ * schedule is not fresh, even for its first request).
+ */
+function openedFor(c: ClientRecord, s: StubEntry): boolean {
+  const accepted = s.connectionAcceptedNs;
+  return s.connectionRequestIndex === 0 && accepted !== null && accepted >= (c.scheduledNs ?? c.startNs);
+}
 
 /** Adds one joined request to every figure it has the stamps for. */
 function addJoined(
@@ -169,7 +188,9 @@ function addJoined(
 ): void {
   const body = s.bodyReceivedNs;
   if (body === null) return;
-  w.arrivalLatenessMs.add(head, c.scheduledNs === null ? null : msBetween(body, c.scheduledNs));
+  const lateness = c.scheduledNs === null ? null : msBetween(body, c.scheduledNs);
+  w.arrivalLatenessMs.add(head, lateness);
+  if (openedFor(c, s)) w.arrivalLatenessOnFreshConnectionMs.add(head, lateness);
   w.startToArrivalMs.add(head, msBetween(body, c.startNs));
   w.sentToArrivalMs.add(head, c.sentNs === null ? null : msBetween(body, c.sentNs));
   w.clientSendLagMs.add(

@@ -6,6 +6,7 @@
  * wakes), writes each request as one hand-built HTTP/1.1 buffer, and stamps the first response read
  * that holds a `"content"` field (first token) and the read that ends the chunked body. No SSE or
  * JSON parsing, no tokenizer, no retries; a request that finds no idle socket opens a new one.
+ * Requests still unanswered 30 s after the last send are left out of `--out` (the join counts them).
  *
  * Writes `--out` in the shape of tokenload's `profile_export.jsonl` (only the fields the join reads):
  * request_scheduled_ns, request_start_ns (before the write), request_sent_ns (after it returns),
@@ -128,7 +129,8 @@ function line(base: TimeBase, ex: Exchange): string {
 if (out === '') throw new Error('side-by-side-reference: --out FILE is required');
 idle.push(...(await Promise.all(Array.from({ length: connections }, openSocket))));
 await schedule();
-while (done.length < count) await new Promise((r) => setTimeout(r, 10));
+const giveUpMs = performance.now() + 30_000;
+while (done.length < count && performance.now() < giveUpMs) await new Promise((r) => setTimeout(r, 10));
 const base = new TimeBase();
 writeFileSync(out, `${done.map((ex) => line(base, ex)).join('\n')}\n`);
 for (const s of idle) s.destroy();

@@ -7,7 +7,8 @@
  *
  * Per request it keeps, keyed by the request's `x-request-id` header, its own stamps taken in its
  * JS handlers: headers received (`request` event), body received (`end` event), headers written, and
- * just before each token write. Stamps are this process's `performance.now()` mapped to epoch ns with
+ * just before each token write, plus when the request's connection was accepted and how many requests
+ * that connection carried before it (0 = the request opened it). Stamps are this process's `performance.now()` mapped to epoch ns with
  * tokenload's own {@link TimeBase}, the formula the client uses for `profile_export.jsonl`.
  * Nothing is written while it serves: on SIGTERM it stops listening, writes the log to `--log` (one
  * JSON line per request, epoch ns as decimal strings) and prints its event-loop delay as one JSON line.
@@ -45,7 +46,14 @@ interface Entry {
   tokenWriteMs: number[];
   backpressuredWrites: number;
   closedEarly: boolean;
+  /** When the connection carrying the request was accepted, and how many requests it carried before. */
+  connectionAcceptedMs: number;
+  connectionRequestIndex: number;
 }
+
+/** Per accepted connection: when it was accepted and how many requests it has carried. */
+const connections = new WeakMap<object, { acceptedMs: number; requests: number }>();
+let connectionCount = 0;
 
 const entries: Entry[] = [];
 
@@ -84,6 +92,7 @@ function onRequest(req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   const header = req.headers['x-request-id'];
+  const connection = connections.get(req.socket) ?? { acceptedMs: 0, requests: 0 };
   const entry: Entry = {
     id: typeof header === 'string' ? header : null,
     headersMs: performance.now(),
@@ -92,6 +101,8 @@ function onRequest(req: IncomingMessage, res: ServerResponse): void {
     tokenWriteMs: [],
     backpressuredWrites: 0,
     closedEarly: false,
+    connectionAcceptedMs: connection.acceptedMs,
+    connectionRequestIndex: connection.requests++,
   };
   entries.push(entry);
   res.on('close', () => {
@@ -123,6 +134,8 @@ function writeLog(): void {
         token_write_ns: e.tokenWriteMs.map(ns),
         backpressured_writes: e.backpressuredWrites,
         closed_early: e.closedEarly,
+        connection_accepted_ns: ns(e.connectionAcceptedMs),
+        connection_request_index: e.connectionRequestIndex,
       }),
     );
   writeFileSync(logFile, lines.length === 0 ? '' : `${lines.join('\n')}\n`);
@@ -168,11 +181,19 @@ async function warmUp(listenPort: number): Promise<void> {
 }
 
 const server = createServer({ keepAliveTimeout: 65_000, noDelay: true }, onRequest);
-server.listen(port, '127.0.0.1', async () => {
+server.on('connection', (socket) => {
+  connections.set(socket, { acceptedMs: performance.now(), requests: 0 });
+  connectionCount++;
+});
+// The accept queue as deep as the kernel allows (net.core.somaxconn): with Node's default of 511, a
+// burst of new connections while this loop is busy overflows it, and the kernel's retransmission
+// back-off (1 s, 3 s, 7 s) lands in the client's figures.
+server.listen({ port, host: '127.0.0.1', backlog: 65_535 }, async () => {
   const address = server.address();
   const listenPort = typeof address === 'object' ? (address?.port ?? 0) : 0;
   if (warmupMs > 0) await warmUp(listenPort);
   loop.reset();
+  connectionCount = 0;
   process.stdout.write(`${JSON.stringify({ port: listenPort })}\n`);
 });
 process.on('SIGTERM', () => {
@@ -183,6 +204,8 @@ process.on('SIGTERM', () => {
   const ms = (x: number): number => Math.round(x / 1e3) / 1e3;
   const loopDelayMs = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) };
   const requests = entries.filter((e) => !e.id?.startsWith(WARMUP_ID)).length;
-  process.stdout.write(`${JSON.stringify({ requests, otherRequests, loopDelayMs })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ requests, otherRequests, connections: connectionCount, loopDelayMs })}\n`,
+  );
   process.exit(0);
 });

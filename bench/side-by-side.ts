@@ -282,8 +282,21 @@ function cpuFigures(
     stubCores: r3(stubMs / 1000 / wallS),
     stubMsPerRequest: r3(stubMs / n),
     clientWholeProcessSeconds: r3(samples[samples.length - 1]?.clientS),
-    note: '/proc utime+stime (10 ms ticks) sampled every 50 ms, interpolated to the window',
+    note: '/proc utime+stime (10 ms ticks) sampled every 50 ms, interpolated to the window; per token = per request / tokens, fixed per-request cost included',
   };
+}
+
+/** The kernel's count of connections dropped from a full accept queue (machine-wide); null when unreadable. */
+function listenOverflows(): number | null {
+  try {
+    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+    const names = lines.find((l) => l.startsWith('TcpExt:'))?.split(' ') ?? [];
+    const values = lines.filter((l) => l.startsWith('TcpExt:'))[1]?.split(' ') ?? [];
+    const at = names.indexOf('ListenOverflows');
+    return at < 0 ? null : Number(values[at]);
+  } catch {
+    return null;
+  }
 }
 
 /** Offset (ns) written by the probe into `file`. @throws {Error} when the probe did not run. */
@@ -320,7 +333,7 @@ async function runClient(o: Options, dir: string, stub: Stub, cpu: string | unde
   const cpuSampler = sampleCpu(child.pid as number, stub.child.pid as number);
   const code = await exited(child);
   cpuSampler.stop();
-  const command = [cmd, ...full].join(' ').replace(`${ROOT}/`, '');
+  const command = [cmd, ...full].join(' ').split(`${ROOT}/`).join('');
   return { code, output, samples: cpuSampler.samples, command };
 }
 
@@ -345,6 +358,7 @@ async function main(): Promise<void> {
   mkdirSync(join(dir, 'artifacts'));
   const cores = pinning(o.pin);
   const loadBefore = loadavg().map(r3);
+  const overflowsBefore = listenOverflows();
   const stub = await startStub(o, dir, cores?.[1]);
   let client: Awaited<ReturnType<typeof runClient>>;
   try {
@@ -364,7 +378,12 @@ async function main(): Promise<void> {
   const cpu = cpuFigures(client.samples, joined, serverWindowNs(stubLog), o.tokens);
   const result = {
     benchmark: 'side-by-side',
-    machine: { ...machine(), loadAverageBefore: loadBefore, loadAverageAfter: loadavg().map(r3) },
+    machine: {
+      ...machine(),
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadavg().map(r3),
+      listenOverflowsDuringRun: overflowsBefore === null ? null : (listenOverflows() ?? 0) - overflowsBefore,
+    },
     command: client.command,
     method:
       `stub server (child, ${cores === null ? 'not pinned' : `CPU ${cores[1]}`}): ${o.tokens} tokens, TTFT ${o.ttftMs} ms, ` +
@@ -376,6 +395,7 @@ async function main(): Promise<void> {
       warmupMs: o.stubWarmupMs,
       loopDelayMs: stubStats.loopDelayMs ?? null,
       otherRequests: stubStats.otherRequests ?? null,
+      connectionsAccepted: stubStats.connections ?? null,
     },
     clock: {
       stubMinusClientUs: r3(Number(shiftNs) / 1e3),

@@ -75,6 +75,7 @@ function assertComplete(out: Record<string, unknown>): void {
     stubClosedEarly: 0,
     stubBackpressuredWrites: 0,
   });
+  assert.equal(typeof (out.stub as { connectionsAccepted: unknown }).connectionsAccepted, 'number');
   for (const figure of FIGURES) {
     const split = out[figure] as { head: { n: number; p99: unknown }; all: { n: number } } | null;
     assert.ok(split !== null, `${figure} missing`);
