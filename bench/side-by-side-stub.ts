@@ -32,6 +32,7 @@ const promptTokens = Number(arg('prompt-tokens', '100'));
 const logFile = arg('log', '');
 const port = Number(arg('port', '0'));
 const warmupMs = Number(arg('warmup-ms', '1000'));
+const backlog = Number(arg('backlog', '65535'));
 /** `x-request-id` prefix of the stub's own warm-up requests, which the log leaves out. */
 const WARMUP_ID = 'stub-warmup-';
 const MODELS = '{"object":"list","data":[{"id":"m","object":"model","owned_by":"stub"}]}';
@@ -185,10 +186,10 @@ server.on('connection', (socket) => {
   connections.set(socket, { acceptedMs: performance.now(), requests: 0 });
   connectionCount++;
 });
-// The accept queue as deep as the kernel allows (net.core.somaxconn): with Node's default of 511, a
-// burst of new connections while this loop is busy overflows it, and the kernel's retransmission
-// back-off (1 s, 3 s, 7 s) lands in the client's figures.
-server.listen({ port, host: '127.0.0.1', backlog: 65_535 }, async () => {
+// By default the accept queue is as deep as the kernel allows (net.core.somaxconn): with Node's
+// default of 511, a burst of new connections while this loop is busy can overflow it, and the
+// kernel's retransmission back-off (1 s, 3 s, 7 s) then lands in the client's figures.
+server.listen({ port, host: '127.0.0.1', backlog }, async () => {
   const address = server.address();
   const listenPort = typeof address === 'object' ? (address?.port ?? 0) : 0;
   if (warmupMs > 0) await warmUp(listenPort);

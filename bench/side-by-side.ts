@@ -9,15 +9,17 @@
  * Definitions: bench/side-by-side-join.ts.
  *
  *   npm run bench:side-by-side -- [--request-rate 1000] [--request-count 10000] [--arrival-pattern constant]
- *     [--tokens 16] [--ttft-ms 20] [--itl-ms 5] [--isl 100] [--head-seconds 2] [--stub-warmup-ms 1000]
+ *     [--tokens 16] [--ttft-ms 20] [--itl-ms 5] [--isl 100] [--head-seconds 2]
+ *     [--stub-warmup-ms 1000] [--stub-backlog 65535]
  *     [--fixed-schedule | --trace FILE [--trace-type bailian_trace]] [--pin auto|none|C,S] [--cli built|tsx]
- *     [-- <more tokenload profile flags>]
+ *     [--client tokenload|reference] [-- <more tokenload profile flags>]
  *
- * The stub serves itself for `--stub-warmup-ms` before the client starts (a real server is warm).
+ * The stub serves itself for `--stub-warmup-ms` before the client starts (a real server is warm) and
+ * listens with `--stub-backlog` (default 65535, capped by the kernel's net.core.somaxconn).
  * `--client reference` runs bench/side-by-side-reference.ts instead of tokenload (default
  * `--request-count 3000`): the floor this machine and stub allow a minimal client with pre-opened
- * connections. `--fixed-schedule` replays a generated Bailian trace of `--request-count` rows `1/rate` s apart
- * with `--fixed-schedule` instead of `--request-rate`; `--trace` replays your own trace.
+ * connections. `--fixed-schedule` replays a generated Bailian trace of `--request-count` rows
+ * `1/rate` s apart with `--fixed-schedule` instead of `--request-rate`; `--trace` replays your own.
  * `--pin auto` (default) runs the client on CPU 0 and the stub on the last CPU with `taskset` when
  * it exists and there are two or more CPUs; `C,S` names the two CPUs; `none` does not pin.
  * `--cli built` (default) runs `node bin/tokenload.js` (run `npm run build` first: a dist older
@@ -67,6 +69,7 @@ interface Options {
   isl: number;
   headSeconds: number;
   stubWarmupMs: number;
+  stubBacklog: string;
   fixedSchedule: boolean;
   trace: string;
   traceType: string;
@@ -91,6 +94,7 @@ function options(): Options {
     isl: Number(arg('isl', '100')),
     headSeconds: Number(arg('head-seconds', '2')),
     stubWarmupMs: Number(arg('stub-warmup-ms', '1000')),
+    stubBacklog: arg('stub-backlog', '65535'),
     fixedSchedule: process.argv.includes('--fixed-schedule'),
     trace: arg('trace', ''),
     traceType: arg('trace-type', 'bailian_trace'),
@@ -393,6 +397,7 @@ async function main(): Promise<void> {
     headline: headline(joined, cpu),
     stub: {
       warmupMs: o.stubWarmupMs,
+      backlog: Number(o.stubBacklog),
       loopDelayMs: stubStats.loopDelayMs ?? null,
       otherRequests: stubStats.otherRequests ?? null,
       connectionsAccepted: stubStats.connections ?? null,
