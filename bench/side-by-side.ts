@@ -351,6 +351,7 @@ function headline(j: SideBySideJoin, cpu: ReturnType<typeof cpuFigures>) {
     achievedArrivalRatePerS: j.achievedArrivalRatePerS,
     arrivalLatenessP99Ms: p99(j.arrivalLatenessMs),
     ttftErrorP99Ms: p99(j.ttftErrorMs),
+    firstTokenDeliveryP99Ms: p99(j.firstTokenDeliveryMs),
     scheduleLagP99Ms: p99(j.scheduleLagMs),
     clientMsPerRequest: cpu?.clientMsPerRequest ?? null,
   };
