@@ -365,7 +365,7 @@ export const outputFields = {
     unit: 'n',
     help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
     defaultText:
-      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second; at most 256",
+      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
   }),
   /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
   workers: option(int(1).optional(), {
