@@ -242,6 +242,10 @@ export class RecordBuilder implements SseSink {
   private apply(parsed: ParsedResponse, atNs: number): void {
     if (parsed.error !== null)
       this.setInBand(parsed.error.message, parsed.error.code, parsed.error.type, atNs);
+    if (parsed.streamEnd === true) {
+      this.doneSeen = true;
+      this.raw.streamEndNs ??= atNs;
+    }
     if (parsed.usage !== null) this.raw.usage = parsed.usage;
     if (parsed.finishReason !== null) this.raw.finishReason = parsed.finishReason;
     const choices = parsed.choices;

@@ -2,15 +2,21 @@
  * OpenAI Responses API (`POST /v1/responses`), per the OpenAI API reference ("Responses" and
  * "Streaming events"). A stream is a sequence of typed events, each JSON object naming itself in
  * `type`:
- * - `response.output_text.delta` carries output text in `delta`;
+ * - `response.output_text.delta` carries output text in `delta`, and
+ *   `response.function_call_arguments.delta` a function call's arguments (output too, as a chat
+ *   tool call's arguments are);
  * - `response.reasoning_text.delta` and `response.reasoning_summary_text.delta` carry reasoning;
  * - `response.completed` / `response.incomplete` end the stream and carry the full `response`
  *   (with `usage`); its text repeats the deltas and is not read again;
- * - `response.failed` (error in `response.error`) and `error` (`code`, `message`) are in-band errors.
+ * - `response.failed` (error in `response.error`) and `error` (`code`, `message`) are in-band errors;
+ * - every other event (`response.created`, `response.output_item.added`, the `*.done` events, …) is
+ *   structure and never a token.
  *
- * There is no `[DONE]` sentinel: the terminal event sets `finishReason` (`completed`, or the
- * `incomplete_details.reason` such as `max_output_tokens`), which the client takes as completion.
- * A non-streamed body is a `response` object: text in `output[].content[].text`.
+ * There is no `[DONE]` sentinel: a terminal event (`response.completed`, `response.incomplete`,
+ * `response.failed`) ends the stream as `[DONE]` does (`streamEnd`), and sets `finishReason`
+ * (`completed`, or the `incomplete_details.reason` such as `max_output_tokens`) or the error.
+ * A non-streamed body is a `response` object: text in `output[].content[].text`, and a function
+ * call's `name` and `arguments` in its `output[]` item (counted as output, as chat tool calls are).
  */
 import type { ChatMessage } from '../dataset/types.js';
 import type { Usage } from '../record/types.js';
@@ -97,17 +103,22 @@ function applyResponse(parsed: ParsedResponse, response: Record<string, unknown>
 function parseEvent(body: Record<string, unknown>): ParsedResponse {
   const parsed = emptyParse();
   const type = asText(body.type);
-  if (type === 'response.output_text.delta') parsed.text = asText(body.delta);
-  else if (type === 'response.reasoning_text.delta' || type === 'response.reasoning_summary_text.delta') {
+  if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta') {
+    parsed.text = asText(body.delta);
+  } else if (type === 'response.reasoning_text.delta' || type === 'response.reasoning_summary_text.delta') {
     parsed.reasoning = asText(body.delta);
   } else if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
     applyResponse(parsed, asObject(body.response) ?? {});
+    parsed.streamEnd = true;
   } else if (type === 'error') parsed.error = errorOf(body, 'error event');
   else parsed.error = inBandError(body);
   return parsed;
 }
 
-/** Texts of `output[]` items: `output_text` parts of messages, reasoning parts and summaries. */
+/**
+ * Texts of `output[]` items: `output_text` parts of messages, function calls' name and arguments,
+ * reasoning parts and summaries.
+ */
 function outputTexts(body: Record<string, unknown>): { text: string; reasoning: string } {
   let text = '';
   let reasoning = '';
@@ -115,6 +126,7 @@ function outputTexts(body: Record<string, unknown>): { text: string; reasoning: 
   for (const entry of output) {
     const item = asObject(entry);
     if (item === null) continue;
+    if (item.type === 'function_call') text += asText(item.name) + asText(item.arguments);
     const parts = [
       ...(Array.isArray(item.content) ? item.content : []),
       ...(Array.isArray(item.summary) ? item.summary : []),

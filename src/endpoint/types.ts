@@ -43,6 +43,11 @@ export interface ParsedResponse {
    */
   choices?: ReadonlyArray<{ index: number; finishReason: string | null }>;
   /**
+   * True when this object ends the stream as `[DONE]` does (the Responses API's terminal events,
+   * which have no `[DONE]` after them). Optional: adapters whose streams end with `[DONE]` omit it.
+   */
+  streamEnd?: boolean;
+  /**
    * True when the object carried a result that is not text (an embedding vector). The client then
    * records an empty content chunk, so a request to an endpoint that produces no tokens still
    * counts as answered (latency only, OSL 0). Optional: text-producing adapters omit it.

@@ -20,6 +20,7 @@ export function emptyTotals(hasSlos: boolean): RunTotals {
     usageDiscrepancyCount: 0,
     oslMismatchCount: 0,
     lengthWithoutOutputCount: 0,
+    itlPerChunkFallbackCount: 0,
     goodCount: hasSlos ? 0 : null,
     minStartNs: null,
     maxResponseNs: null,
@@ -61,6 +62,7 @@ function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | 
     t.oslMismatchCount++;
   }
   if (slos !== null && t.goodCount !== null && meetsSlos(m, slos)) t.goodCount++;
+  if (record.itlPerChunkFallback === true) t.itlPerChunkFallbackCount++;
   // A reasoning model cut by max_tokens before any visible answer: valid, but worth a warning.
   if (
     record.raw.finishReason === 'length' &&

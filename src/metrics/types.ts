@@ -25,6 +25,8 @@ export interface RunTotals {
   oslMismatchCount: number;
   /** Valid records that ended with `finish_reason: "length"` and no visible (non-reasoning) output. */
   lengthWithoutOutputCount: number;
+  /** Valid records whose ITL fell back to OSL − 1 although `--per-chunk-usage` was given. */
+  itlPerChunkFallbackCount: number;
   /** Records meeting every goodput SLO; null when no SLOs were given. */
   goodCount: number | null;
   /** Earliest request start, monotonic ns; null with no records. */

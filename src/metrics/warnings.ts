@@ -3,7 +3,10 @@
  */
 import type { RunTotals } from './types.js';
 
-/** Warning texts for OSL mismatches and usage discrepancies; empty when there is nothing to say. */
+/**
+ * Warning texts for OSL mismatches, usage discrepancies, reasoning cut by max tokens and an ITL that
+ * could not use `--per-chunk-usage`; empty when there is nothing to say.
+ */
 export function runWarnings(t: RunTotals): string[] {
   const warnings: string[] = [];
   if (t.oslMismatchCount > 0) {
@@ -23,6 +26,13 @@ export function runWarnings(t: RunTotals): string[] {
     warnings.push(
       `${t.lengthWithoutOutputCount} of ${t.validCount} requests hit max tokens (finish_reason "length") while ` +
         'still reasoning, with no visible answer; raise the output length if answers matter.',
+    );
+  }
+  if (t.itlPerChunkFallbackCount > 0) {
+    warnings.push(
+      `${t.itlPerChunkFallbackCount} of ${t.validCount} requests had no running usage count in (0, OSL) on ` +
+        'their first content chunk, so --per-chunk-usage could not apply: their inter_token_latency divides ' +
+        'by OSL − 1. Check that the server honours stream_options.continuous_usage_stats.',
     );
   }
   return warnings;

@@ -36,11 +36,23 @@ function candidateIds(tokenizer: TextTokenizer): Array<[number, string]> {
 /**
  * Picks up to 4,096 single-token words from the tokenizer's vocabulary (lowest ids first, which for
  * BPE are the most frequent merges), checking each encodes to one token, then self-checks that a
- * pseudo-random run of them tokenizes to exactly one token per word.
+ * pseudo-random run of them tokenizes to exactly one token per word. Built once per tokenizer object.
  * @throws {Error} if the vocabulary has fewer than 64 usable words (then exact prompts are impossible
  *   by construction and the caller must not use this tokenizer for synthesis).
  */
 export function buildWordList(tokenizer: TextTokenizer): WordList {
+  let list = builtLists.get(tokenizer);
+  if (list === undefined) {
+    list = wordListOf(tokenizer);
+    builtLists.set(tokenizer, list);
+  }
+  return list;
+}
+
+/** Word lists already built, by tokenizer (a list depends on its tokenizer only, and is read-only). */
+const builtLists = new WeakMap<TextTokenizer, WordList>();
+
+function wordListOf(tokenizer: TextTokenizer): WordList {
   const words: string[] = [];
   for (const [id, word] of candidateIds(tokenizer)) {
     const ids = tokenizer.encode(word);

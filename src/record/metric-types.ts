@@ -33,6 +33,11 @@ export interface MetricFlags {
   noConsole?: boolean;
   /** Computed only for failed records (error_isl); hidden from the console and the CSV. */
   errorOnly?: boolean;
+  /**
+   * Computed for every record, failed ones included: a property of how the request was sent, not of
+   * its answer (schedule_lag, client_lag, connection_wait, connect_time).
+   */
+  everyRecord?: boolean;
 }
 
 /** Fields every metric definition has. */
@@ -52,6 +57,8 @@ export interface RecordMetricInput {
   raw: RawRecord;
   tokens: TokenCounts;
   streaming: boolean;
+  /** `--per-chunk-usage`: ITL may divide by OSL − (first chunk's running completion tokens). */
+  perChunkUsage: boolean;
 }
 
 /** A per-request metric. `compute` returns undefined when the value does not exist for this record. */

@@ -4,6 +4,7 @@
  */
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import { effectiveError } from './failure.js';
+import { itlPerChunkFallback } from './metric-defs/latency.js';
 import { computeRecordMetrics } from './record-metrics.js';
 import { countTokens } from './tokens.js';
 import type { ProcessedRecord, RawRecord } from './types.js';
@@ -16,6 +17,8 @@ export interface ProcessContext {
   useServerTokenCount: boolean;
   /** Whether the run streams; stream-only metrics are omitted otherwise. */
   streaming: boolean;
+  /** `--per-chunk-usage`: the ITL divisor may use the first chunk's running usage (`itlDivisor`). */
+  perChunkUsage: boolean;
 }
 
 /**
@@ -29,11 +32,14 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const error = effectiveError(raw);
   const valid = error === null;
   const tokens = countTokens(raw, ctx);
-  const metrics = computeRecordMetrics({ raw, tokens, streaming: ctx.streaming }, valid);
+  const input = { raw, tokens, streaming: ctx.streaming, perChunkUsage: ctx.perChunkUsage };
+  const metrics = computeRecordMetrics(input, valid);
   // One copy of the record without its chunks (not a rest copy and then a spread copy of that).
   const { chunks, ...rest } = raw;
-  const processed = rest as ProcessedRecord['raw'];
-  processed.error = error;
-  processed.chunkCount = chunks.length;
-  return { raw: processed, metrics, valid };
+  const processedRaw = rest as ProcessedRecord['raw'];
+  processedRaw.error = error;
+  processedRaw.chunkCount = chunks.length;
+  const processed: ProcessedRecord = { raw: processedRaw, metrics, valid };
+  if (valid && ctx.streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
+  return processed;
 }

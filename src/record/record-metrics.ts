@@ -64,6 +64,7 @@ export const RECORD_METRICS: readonly RecordMetricDef[] = Object.values(RECORD_M
 
 function applies(def: RecordMetricDef, input: RecordMetricInput, valid: boolean): boolean {
   if (def.flags.errorOnly === true) return !valid;
+  if (def.flags.everyRecord === true) return true;
   if (!valid) return false;
   return def.flags.streamingOnly !== true || input.streaming;
 }
@@ -71,7 +72,8 @@ function applies(def: RecordMetricDef, input: RecordMetricInput, valid: boolean)
 /**
  * Metric values of one record, keyed by tag, in display units. A valid record gets every record
  * metric that exists for it (stream-only ones only when streaming); a failed record gets only the
- * error-only metrics (error_isl). Metrics whose value does not exist are absent, never 0.
+ * error-only metrics (error_isl) and the every-record ones (how it was sent: schedule_lag, …).
+ * Metrics whose value does not exist are absent, never 0.
  */
 export function computeRecordMetrics(input: RecordMetricInput, valid: boolean): RecordMetrics {
   const metrics: RecordMetrics = {};

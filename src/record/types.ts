@@ -137,4 +137,9 @@ export interface ProcessedRecord {
   metrics: RecordMetrics;
   /** True when the record has no error and counts in the success statistics. */
   valid: boolean;
+  /**
+   * Set when `--per-chunk-usage` was on but this record's ITL fell back to OSL − 1 (its first chunk
+   * carried no usable running usage); counted for the run's warning.
+   */
+  itlPerChunkFallback?: true;
 }

@@ -122,10 +122,13 @@ export const endpointFields = {
     flag: 'use-server-token-count',
     help: 'take ISL/OSL from the server usage object',
   }),
-  /** `--per-chunk-usage`: ask for per-chunk usage (`continuous_usage_stats`). */
+  /**
+   * `--per-chunk-usage`: ask for per-chunk usage (`continuous_usage_stats`), and let ITL divide by
+   * OSL − (the first content chunk's running token count) instead of OSL − 1 (AIPerf).
+   */
   perChunkUsage: option(z.boolean().default(false), {
     flag: 'per-chunk-usage',
-    help: 'ask for per-chunk usage (continuous_usage_stats)',
+    help: "ask for per-chunk usage (continuous_usage_stats); ITL then divides by OSL − the first chunk's tokens",
   }),
   /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
   tokenizer: option(z.string().min(1).default(BUILTIN_TOKENIZER), {
@@ -362,7 +365,7 @@ export const outputFields = {
     unit: 'n',
     help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
     defaultText:
-      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second; at most 256",
+      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
   }),
   /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
   workers: option(int(1).optional(), {

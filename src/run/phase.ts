@@ -203,7 +203,12 @@ function phaseSender(
 ): Dispatch {
   const { config, adapter } = ctx;
   const streaming = config.streaming && adapter.streamable;
-  const processing = { tokenizer: ctx.tokenizer, useServerTokenCount: config.useServerTokenCount, streaming };
+  const processing = {
+    tokenizer: ctx.tokenizer,
+    useServerTokenCount: config.useServerTokenCount,
+    streaming,
+    perChunkUsage: config.perChunkUsage,
+  };
   return createSender({
     config,
     client,

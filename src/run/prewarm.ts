@@ -11,13 +11,19 @@
  * Sizing: `--prewarm-connections` when given; else the concurrency; else the requests expected in
  * flight, the rate × {@link PREWARM_LIFE_S} (for a fixed schedule, the busiest second of its first
  * {@link PREWARM_LOOKAHEAD_S} s); always at most {@link PREWARM_CAP}. A streamed trace is not read
- * ahead, so it gets the cap.
+ * ahead, so it gets {@link PREWARM_STREAMED}.
  */
 import type { Dataset } from '../dataset/types.js';
 import type { ProfileConfig } from './config.js';
 
 /** Most connections pre-opened without `--prewarm-connections`. */
 export const PREWARM_CAP = 256;
+
+/**
+ * Connections pre-opened for a streamed trace, whose rate is not known before it is read (enough for
+ * the first ~100 ms of a 1,000 requests/s replay; a slower trace leaves most of them unused for 2 s).
+ */
+export const PREWARM_STREAMED = 64;
 
 /** The life of a request assumed when nothing is known of the server yet, s. */
 export const PREWARM_LIFE_S = 1;
@@ -41,7 +47,8 @@ export function prewarmPlan(config: ProfileConfig, dataset: Dataset, streamed: b
       : { count: Math.max(1, count), basis };
   const concurrency = config.concurrency;
   if (config.fixedSchedule === true) {
-    if (streamed) return { count: PREWARM_CAP, basis: 'streamed trace, not read ahead: the cap' };
+    if (streamed)
+      return { count: PREWARM_STREAMED, basis: `streamed trace, not read ahead: ${PREWARM_STREAMED}` };
     const busiest = busiestSecond(dataset);
     const plan = capped(busiest, `busiest second of the schedule's first ${PREWARM_LOOKAHEAD_S} s`);
     return concurrency !== undefined && concurrency < plan.count

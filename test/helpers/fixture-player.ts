@@ -43,7 +43,7 @@ export interface Fixture {
   model: string;
   clientTimeoutMs?: number;
   request: {
-    endpoint: 'chat' | 'completions';
+    endpoint: 'chat' | 'completions' | 'responses';
     stream: boolean;
     streamOptions?: Record<string, unknown>;
     maxTokens?: number;
@@ -63,8 +63,13 @@ export interface PlayedRequest {
     stream_options?: unknown;
     max_tokens?: unknown;
     max_completion_tokens?: unknown;
+    max_output_tokens?: unknown;
   };
-  /** How late each merged write went out against its scripted time, ms. */
+  /**
+   * How late each scripted action (headers, each merged write, the end action, a whole body) went
+   * out against its scripted time counted from the request's arrival, ms: a late header delays every
+   * write after it, and the client measures from its own request start.
+   */
   lateByMs: number[];
   /** True once the socket that carried this request has closed. */
   socketClosed: boolean;
@@ -84,8 +89,11 @@ export interface FixturePlayer {
   close(): Promise<void>;
 }
 
-/** Directory holding the fixture files. */
+/** Directory holding the handed fixture files (copied from the shared set, kept identical). */
 export const FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse');
+
+/** Directory holding tokenload's own fixtures, same format, named `t<NN>-…` (see its README). */
+export const OWN_FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse-tokenload');
 
 /** Reads every `*.json` fixture of {@link FIXTURE_DIR}, sorted by name. */
 export function loadFixtures(dir: string = FIXTURE_DIR): Fixture[] {
@@ -117,9 +125,11 @@ function mergedWrites(writes: readonly FixtureWrite[]): { atMs: number; bytes: B
   return groups.map((group) => ({ atMs: group.atMs, bytes: Buffer.concat(group.parts) }));
 }
 
-async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: number): Promise<void> {
+async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: number, entry: PlayedRequest) {
   const response = fixture.response;
-  await sleepUntilMs(receivedMs + (response.delayMs ?? 0));
+  const dueMs = receivedMs + (response.delayMs ?? 0);
+  await sleepUntilMs(dueMs);
+  entry.lateByMs.push(performance.now() - dueMs);
   const body = typeof response.body === 'string' ? response.body : JSON.stringify(response.body ?? '');
   const bytes = Buffer.from(body, 'utf8');
   res.writeHead(response.status, {
@@ -132,20 +142,23 @@ async function playWhole(fixture: Fixture, res: ServerResponse, receivedMs: numb
 
 async function playStream(fixture: Fixture, res: ServerResponse, receivedMs: number, entry: PlayedRequest) {
   const response = fixture.response;
-  await sleepUntilMs(receivedMs + (response.headersDelayMs ?? 0));
+  const scriptedHeadersMs = receivedMs + (response.headersDelayMs ?? 0);
+  await sleepUntilMs(scriptedHeadersMs);
   res.writeHead(response.status, { ...response.headers, 'x-fixture': fixture.name });
   res.flushHeaders();
   const headersAtMs = performance.now();
+  entry.lateByMs.push(headersAtMs - scriptedHeadersMs);
   const writes = response.writes ?? [];
   for (const group of mergedWrites(writes)) {
     await sleepUntilMs(headersAtMs + group.atMs);
-    entry.lateByMs.push(performance.now() - headersAtMs - group.atMs);
+    entry.lateByMs.push(performance.now() - scriptedHeadersMs - group.atMs);
     res.write(group.bytes);
   }
   const mode = response.end ?? 'close';
   if (mode === 'hang') return;
   const endAtMs = response.endAtMs ?? writes[writes.length - 1]?.atMs ?? 0;
   await sleepUntilMs(headersAtMs + endAtMs);
+  entry.lateByMs.push(performance.now() - scriptedHeadersMs - endAtMs);
   const socket = res.socket;
   if (mode === 'close') res.end();
   else if (mode === 'destroy') socket?.resetAndDestroy();
@@ -155,8 +168,8 @@ async function playStream(fixture: Fixture, res: ServerResponse, receivedMs: num
 function summarize(raw: string): PlayedRequest['body'] {
   try {
     const body = JSON.parse(raw) as Record<string, unknown>;
-    const { model, stream, stream_options, max_tokens, max_completion_tokens } = body;
-    return { model, stream, stream_options, max_tokens, max_completion_tokens };
+    const { model, stream, stream_options, max_tokens, max_completion_tokens, max_output_tokens } = body;
+    return { model, stream, stream_options, max_tokens, max_completion_tokens, max_output_tokens };
   } catch {
     return {};
   }
@@ -220,7 +233,7 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
       }
       const play =
         fixture.response.body !== undefined
-          ? playWhole(fixture, res, receivedMs)
+          ? playWhole(fixture, res, receivedMs, entry)
           : playStream(fixture, res, receivedMs, entry);
       play.catch(() => res.destroy());
     });

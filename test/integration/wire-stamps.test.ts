@@ -6,13 +6,13 @@
  * pre-opened connections that the server closes while they wait never failing a request.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, type ProfileConfigInput, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 
@@ -38,27 +38,25 @@ interface Connections {
 
 const SILENT = { info: () => undefined, warn: () => undefined };
 
-function config(dir: string, url: string, over: Partial<ProfileConfig>): ProfileConfig {
-  return {
-    ...profileConfig({
-      models: ['sim-model'],
-      url,
-      streaming: true,
-      synthetic: { isl: 24, osl: 4, numDatasetEntries: 20 },
-      randomSeed: 5,
-      requestTimeoutSeconds: 30,
-      artifactDir: dir,
-      gracePeriodSeconds: 5,
-      clientWarmupMs: 0,
-      commandLine: 'test',
-    }),
+function config(dir: string, url: string, over: Partial<ProfileConfigInput>): ProfileConfig {
+  return profileConfig({
+    models: ['sim-model'],
+    url,
+    streaming: true,
+    synthetic: { isl: 24, osl: 4, numDatasetEntries: 20 },
+    randomSeed: 5,
+    requestTimeoutSeconds: 30,
+    artifactDir: dir,
+    gracePeriodSeconds: 5,
+    clientWarmupMs: 0,
+    commandLine: 'test',
     ...over,
-  };
+  });
 }
 
 async function profile(
   url: string,
-  over: Partial<ProfileConfig>,
+  over: Partial<ProfileConfigInput>,
 ): Promise<{ lines: Line[]; summary: Record<string, unknown> }> {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-wire-'));
   await runProfile(config(dir, url, over), { log: SILENT, stopSignal: new AbortController().signal });
@@ -74,7 +72,7 @@ async function profile(
 const ns = (text: string | null): bigint => BigInt(text ?? 'NaN');
 
 /** Runs against the simulator, whose ground-truth log stamps each request's arrival. */
-async function profileSimulator(over: Partial<ProfileConfig>) {
+async function profileSimulator(over: Partial<ProfileConfigInput>) {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-wire-truth-'));
   const truthPath = join(dir, 'truth.jsonl');
   const sim = await startSimulator({ mode: 'fixed', ttftMs: 5, itlMs: 2, groundTruthLog: truthPath });
@@ -104,7 +102,9 @@ test('request_sent_ns lies between the start and the server’s arrival; schedul
     const lag = metrics.schedule_lag?.value ?? Number.NaN;
     const parts = (metrics.client_lag?.value ?? Number.NaN) + (metrics.connection_wait?.value ?? Number.NaN);
     assert.ok(Math.abs(lag - parts) < 1e-6, `schedule_lag ${lag} vs parts ${parts}`);
-    assert.equal(lag, Number(sent - ns(m.request_scheduled_ns)) / 1e6);
+    // The metric from monotonic ns, the span from the exported integers: equal within 1 ns.
+    const span = Number(sent - ns(m.request_scheduled_ns)) / 1e6;
+    assert.ok(Math.abs(lag - span) < 1e-5, `schedule_lag ${lag} vs sent − scheduled ${span}`);
   }
 });
 
@@ -215,4 +215,37 @@ test('--workers 2: the workers pre-open the connections between them; start_up s
   for (const part of [startUp.first, startUp.rest])
     for (const key of ['schedule_lag_ms', 'client_lag_ms', 'connection_wait_ms', 'time_to_first_token_ms'])
       assert.ok(part[key] !== undefined, key);
+});
+
+/** A Bailian trace: `burst` rows at 0 s, then `after` rows one per second from 20 s. */
+function burstTrace(burst: number, after: number): string {
+  const rows: string[] = [];
+  const row = (id: number, timestamp: number) =>
+    JSON.stringify({
+      chat_id: id,
+      parent_chat_id: -1,
+      timestamp,
+      input_length: 16,
+      output_length: 2,
+      type: 'text',
+      turn: 1,
+      hash_ids: [id],
+    });
+  for (let i = 0; i < burst; i++) rows.push(row(i + 1, 0));
+  for (let i = 0; i < after; i++) rows.push(row(burst + i + 1, 20 + i));
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-wire-trace-')), 'trace.jsonl');
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  return file;
+}
+
+test('a fixed schedule loaded whole pre-opens its busiest second; a streamed one a fixed 64', async () => {
+  const file = burstTrace(7, 3);
+  const trace = { inputFile: file, customDatasetType: 'bailian_trace' as const, synthesisSpeedupRatio: 20 };
+  const whole = await profileSimulator({ ...trace, traceStreaming: false, synthetic: undefined });
+  const c = whole.summary.connections as Connections;
+  assert.equal(c.prewarm.requested, 7);
+  assert.match(c.prewarm.basis, /busiest second/);
+  assert.equal(whole.lines.length, 10);
+  const streamed = await profileSimulator({ ...trace, traceStreaming: true, synthetic: undefined });
+  assert.equal((streamed.summary.connections as Connections).prewarm.requested, 64);
 });

@@ -77,6 +77,7 @@ test('an embeddings response makes a valid record with OSL 0 and no stream metri
       tokenizer: tokenizer as never,
       useServerTokenCount: false,
       streaming: false,
+      perChunkUsage: false,
     });
     assert.equal(processed.valid, true);
     assert.equal(processed.metrics.output_sequence_length, 0);

@@ -139,6 +139,12 @@ test('responses whole body: output_text parts and reasoning items, status, usage
     ['Hello world', 'plan', 'completed', null, 12],
   );
   assert.equal(responses.parse({ output_text: 'sdk' }, false).text, 'sdk');
+  const call = { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' };
+  assert.equal(
+    responses.parse({ status: 'completed', output: [call] }, false).text,
+    'get_weather{"city":"Paris"}',
+    'a function call answer is output, as chat tool calls are',
+  );
   assert.equal(responses.parse({ error: { message: 'bad', code: 400 } }, false).error?.code, 400);
 });
 

@@ -40,7 +40,8 @@ function raw(over: Partial<RawRecord>): RawRecord {
   };
 }
 
-const STREAM = { tokenizer: null, useServerTokenCount: false, streaming: true };
+const STREAM = { tokenizer: null, useServerTokenCount: false, streaming: true, perChunkUsage: false };
+const PER_CHUNK = { ...STREAM, perChunkUsage: true };
 
 test('TTFT, TTST, TTFO, request latency from content chunks', () => {
   // start 1000 ms; reasoning chunk at 1020, output chunks at 1050, 1060, 1090; usage chunk / [DONE] at
@@ -82,20 +83,24 @@ test('ITL uses server OSL and is omitted when OSL < 2', () => {
   assert.equal(m.inter_chunk_latency, undefined);
 });
 
-test('ITL divisor with a multi-token first chunk (per-chunk usage)', () => {
-  // First chunk already holds 4 tokens (running completion_tokens 4), OSL 10:
-  // divisor = 10 − 4 = 6; latency 1160 − 1000 = 160, TTFT 100 → 60/6 = 10 ms.
+test('ITL divisor with a multi-token first chunk: OSL − 1 by default, OSL − k only with --per-chunk-usage', () => {
+  // First chunk already holds 4 tokens (running completion_tokens 4), OSL 10; latency 1160 − 1000 =
+  // 160, TTFT 100. AIPerf's default: 60/(10 − 1). With --per-chunk-usage: divisor 10 − 4 = 6 → 10 ms.
   const r = raw({
     chunks: [chunk(1100, 'x', '', 4), chunk(1130, 'x', '', 7), chunk(1160, 'x', '', 10)],
     usage: { prompt_tokens: 50, completion_tokens: 10 },
   });
-  assert.equal(processRecord(r, STREAM).metrics.inter_token_latency, 10);
-  // A first-chunk count outside (0, OSL) falls back to OSL − 1: 60/9.
+  assert.equal(processRecord(r, STREAM).metrics.inter_token_latency, 60 / 9);
+  assert.equal(processRecord(r, STREAM).itlPerChunkFallback, undefined);
+  assert.equal(processRecord(r, PER_CHUNK).metrics.inter_token_latency, 10);
+  assert.equal(processRecord(r, PER_CHUNK).itlPerChunkFallback, undefined);
+  // A first-chunk count outside (0, OSL) falls back to OSL − 1: 60/9, and the record says so.
   const bad = raw({
     chunks: [chunk(1100, 'x', '', 10), chunk(1160, 'x', '', 10)],
     usage: { prompt_tokens: 50, completion_tokens: 10 },
   });
-  assert.equal(processRecord(bad, STREAM).metrics.inter_token_latency, 60 / 9);
+  assert.equal(processRecord(bad, PER_CHUNK).metrics.inter_token_latency, 60 / 9);
+  assert.equal(processRecord(bad, PER_CHUNK).itlPerChunkFallback, true);
 });
 
 test('ICL lists every gap between content chunks; non-monotonic arrivals suppress it', () => {
@@ -127,6 +132,30 @@ test('connect_time only for a request that waited for a new connection', () => {
   assert.equal(processRecord(opened, STREAM).metrics.connect_time, 0.75);
   const reused = raw({ sentNs: 1002 * MS, connectionReused: true, chunks: [chunk(1100)] });
   assert.equal(processRecord(reused, STREAM).metrics.connect_time, undefined);
+});
+
+test('schedule_lag = sent − scheduled, client_lag + connection_wait, for failed requests too', () => {
+  // scheduled 997.5 ms, started 1000 ms, on the wire 1001 ms → 3.5 ms late: 2.5 client, 1 connection
+  const r = raw({ scheduledNs: 997.5 * MS, sentNs: 1001 * MS, chunks: [chunk(1100)] });
+  const m = processRecord(r, STREAM).metrics;
+  assert.deepEqual([m.schedule_lag, m.client_lag, m.connection_wait], [3.5, 2.5, 1]);
+  const unscheduled = raw({ sentNs: 1001 * MS, chunks: [chunk(1100)] });
+  assert.equal(processRecord(unscheduled, STREAM).metrics.schedule_lag, undefined);
+  const error = {
+    kind: 'http_status' as const,
+    code: 429,
+    type: 'Too Many Requests',
+    message: '',
+    failedAtNs: 0,
+  };
+  const refused = processRecord(raw({ scheduledNs: 997.5 * MS, sentNs: 1001 * MS, error }), STREAM);
+  assert.equal(refused.valid, false);
+  assert.deepEqual(refused.metrics, {
+    schedule_lag: 3.5,
+    client_lag: 2.5,
+    connection_wait: 1,
+    error_isl: 50,
+  });
 });
 
 test('stream-only metrics are omitted for non-streaming runs', () => {

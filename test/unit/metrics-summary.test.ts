@@ -44,11 +44,16 @@ function ok(startMs: number, chunkMs: number[], isl: number, requested: number):
   const chunks = chunkMs.map((t) => ({ atNs: t * MS, text: 'x', reasoning: '' }));
   const r = raw({ startNs: startMs * MS, chunks, endNs: (chunkMs.at(-1)! + 5) * MS, inputTokens: isl });
   r.requestedOutputTokens = requested;
-  return processRecord(r, { tokenizer: null, useServerTokenCount: false, streaming: true });
+  return processRecord(r, {
+    tokenizer: null,
+    useServerTokenCount: false,
+    streaming: true,
+    perChunkUsage: false,
+  });
 }
 
 function fixture(): ProcessedRecord[] {
-  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true };
+  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true, perChunkUsage: false };
   const error = {
     kind: 'http_status' as const,
     code: 500,
@@ -138,7 +143,7 @@ test('OSL mismatch count and warning; error summary grouped by code and type', (
 });
 
 test('usage discrepancy counts records more than 10 % off', () => {
-  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true };
+  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true, perChunkUsage: false };
   const chunks = [{ atNs: 10 * MS, text: 'x', reasoning: '' }];
   const rec = (prompt: number) =>
     processRecord(raw({ chunks, endNs: 20 * MS, inputTokens: 100, usage: { prompt_tokens: prompt } }), ctx);
@@ -158,7 +163,12 @@ test('a reasoning-only answer cut by max tokens is valid but raises a warning', 
     { atNs: 1200 * MS, text: '', reasoning: ' more' },
   ];
   const r = raw({ startNs: 1000 * MS, chunks, endNs: 1300 * MS, finishReason: 'length', inputTokens: 5 });
-  const rec = processRecord(r, { tokenizer: null, useServerTokenCount: false, streaming: true });
+  const rec = processRecord(r, {
+    tokenizer: null,
+    useServerTokenCount: false,
+    streaming: true,
+    perChunkUsage: false,
+  });
   assert.equal(rec.valid, true);
   const s = summarize([rec]);
   assert.ok(s.warnings.some((w) => w.includes('finish_reason "length"') && w.startsWith('1 of 1')));

@@ -90,7 +90,7 @@ test('processed record: metrics, output text dropped, discrepancy percentages', 
   const r = raw({
     usage: { prompt_tokens: 50, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 32 } },
   });
-  const p = processRecord(r, { ...ctx, tokenizer: words, streaming: true });
+  const p = processRecord(r, { ...ctx, tokenizer: words, streaming: true, perChunkUsage: false });
   assert.equal(p.valid, true);
   assert.equal(p.raw.chunkCount, 3);
   assert.equal('chunks' in p.raw, false);
@@ -103,7 +103,11 @@ test('processed record: metrics, output text dropped, discrepancy percentages', 
 });
 
 test('osl_mismatch_diff_pct is signed (OSL − requested)/requested·100', () => {
-  const p = processRecord(raw({ requestedOutputTokens: 4 }), { ...ctx, streaming: true });
+  const p = processRecord(raw({ requestedOutputTokens: 4 }), {
+    ...ctx,
+    streaming: true,
+    perChunkUsage: false,
+  });
   assert.equal(p.metrics.osl_mismatch_diff_pct, -25); // (3 − 4)/4·100
 });
 
@@ -115,13 +119,17 @@ test('failed records get only error_isl; cancelled and empty records get an expl
     message: 'boom',
     failedAtNs: 0,
   };
-  const failed = processRecord(raw({ error }), { ...ctx, streaming: true });
+  const failed = processRecord(raw({ error }), { ...ctx, streaming: true, perChunkUsage: false });
   assert.equal(failed.valid, false);
   assert.deepEqual(failed.metrics, { error_isl: 40 });
-  const cancelled = processRecord(raw({ cancelled: true }), { ...ctx, streaming: true });
+  const cancelled = processRecord(raw({ cancelled: true }), {
+    ...ctx,
+    streaming: true,
+    perChunkUsage: false,
+  });
   assert.equal(cancelled.valid, false);
   assert.equal(cancelled.raw.error?.code, 499);
-  const empty = processRecord(raw({ chunks: [] }), { ...ctx, streaming: true });
+  const empty = processRecord(raw({ chunks: [] }), { ...ctx, streaming: true, perChunkUsage: false });
   assert.equal(empty.valid, false);
   assert.equal(empty.raw.error?.kind, 'no_content');
 });

@@ -73,21 +73,34 @@ export const requestLatency: RecordMetricDef = {
 };
 
 /**
- * Number of tokens the decode phase spread over: OSL − 1, or OSL − (running completion tokens of
- * the first content chunk) when per-chunk usage says the first chunk held several tokens and that
- * count lies in (0, OSL). Undefined when OSL < 2.
+ * Number of tokens the decode phase spread over: OSL − 1 (AIPerf's definition). Only with
+ * `--per-chunk-usage` (`input.perChunkUsage`), when the first content chunk's running
+ * `usage.completion_tokens` k lies in (0, OSL), is it OSL − k: the first chunk then held k tokens,
+ * none of them decoded after TTFT. Otherwise — no flag, or a k outside (0, OSL) — OSL − 1.
+ * Undefined when OSL < 2.
  */
 export function itlDivisor(input: RecordMetricInput): number | undefined {
   const osl = input.tokens.osl;
   if (osl === undefined || osl < 2) return undefined;
-  const firstTokens = input.raw.chunks[0]?.usageCompletionTokens;
+  const firstTokens = input.perChunkUsage ? input.raw.chunks[0]?.usageCompletionTokens : undefined;
   if (firstTokens !== undefined && firstTokens > 0 && firstTokens < osl) return osl - firstTokens;
   return osl - 1;
 }
 
 /**
- * Inter Token Latency, ms: (request latency − TTFT) / divisor, divisor from {@link itlDivisor}.
- * Omitted when OSL < 2. AIPerf `inter_token_latency`.
+ * True when `--per-chunk-usage` was asked for but the first chunk's running completion count could
+ * not be used (missing, or outside (0, OSL)), so ITL fell back to OSL − 1. AIPerf warns once per run.
+ */
+export function itlPerChunkFallback(input: RecordMetricInput): boolean {
+  const osl = input.tokens.osl;
+  if (!input.perChunkUsage || osl === undefined || osl < 2) return false;
+  const firstTokens = input.raw.chunks[0]?.usageCompletionTokens;
+  return firstTokens === undefined || firstTokens <= 0 || firstTokens >= osl;
+}
+
+/**
+ * Inter Token Latency, ms: (request latency − TTFT) / (OSL − 1), or / (OSL − k) with
+ * `--per-chunk-usage` ({@link itlDivisor}). Omitted when OSL < 2. AIPerf `inter_token_latency`.
  */
 export const interTokenLatency: RecordMetricDef = {
   tag: 'inter_token_latency',

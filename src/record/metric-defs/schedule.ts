@@ -8,7 +8,9 @@
  *   └──────────────────────────── schedule_lag ───────────────────────────┘
  *
  * TTFT and request latency stay AIPerf's (measured from the request start), so a connection wait is
- * part of them; `connection_wait` says how much.
+ * part of them; `connection_wait` says how much. All four are computed for every request, failed ones
+ * included: how late a request was sent does not depend on its answer, and a refused or timed-out
+ * request sent late is exactly the one whose lateness matters.
  */
 import type { RecordMetricDef } from '../metric-types.js';
 
@@ -21,7 +23,7 @@ export const scheduleLag: RecordMetricDef = {
   header: 'Schedule Lag',
   unit: 'ms',
   kind: 'record',
-  flags: {},
+  flags: { everyRecord: true },
   displayOrder: 1050,
   compute: ({ raw }) =>
     raw.scheduledNs === null || raw.sentNs === null ? undefined : (raw.sentNs - raw.scheduledNs) / 1e6,
@@ -37,7 +39,7 @@ export const clientLag: RecordMetricDef = {
   header: 'Client Lag',
   unit: 'ms',
   kind: 'record',
-  flags: { noConsole: true },
+  flags: { noConsole: true, everyRecord: true },
   displayOrder: 1051,
   compute: ({ raw }) => (raw.scheduledNs === null ? undefined : (raw.startNs - raw.scheduledNs) / 1e6),
 };
@@ -52,7 +54,7 @@ export const connectionWait: RecordMetricDef = {
   header: 'Connection Wait',
   unit: 'ms',
   kind: 'record',
-  flags: { noConsole: true },
+  flags: { noConsole: true, everyRecord: true },
   displayOrder: 1052,
   compute: ({ raw }) => (raw.sentNs === null ? undefined : (raw.sentNs - raw.startNs) / 1e6),
 };
@@ -66,7 +68,7 @@ export const connectTime: RecordMetricDef = {
   header: 'Connect Time',
   unit: 'ms',
   kind: 'record',
-  flags: { noConsole: true },
+  flags: { noConsole: true, everyRecord: true },
   displayOrder: 1053,
   compute: ({ raw }) => (raw.connectDurationNs === null ? undefined : raw.connectDurationNs / 1e6),
 };

@@ -1,0 +1,106 @@
+/**
+ * `npm run bench:side-by-side` end to end at a tiny scale: the stub server and the real CLI in child
+ * processes, the client's export joined with the stub's log by x-request-id. Asserts that every
+ * request was found on both sides and that each figure the benchmark reports is there; no timing
+ * figure is judged (a shared machine makes any threshold flaky).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { after, test } from 'node:test';
+
+const BOUND_MS = 120_000;
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs the benchmark and returns its JSON output. @throws when it exits non-zero. */
+function bench(args: string[]): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/side-by-side.ts', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString('utf8');
+  });
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+  });
+  const bound = setTimeout(() => child.kill('SIGKILL'), BOUND_MS);
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => {
+      clearTimeout(bound);
+      if (code !== 0) reject(new Error(`bench exited ${code}: ${stderr}`));
+      else resolve(JSON.parse(stdout) as Record<string, unknown>);
+    }),
+  );
+}
+
+const tiny = [
+  '--request-count',
+  '20',
+  '--request-rate',
+  '50',
+  '--cli',
+  'tsx',
+  '--pin',
+  'none',
+  '--stub-warmup-ms',
+  '100',
+];
+
+/** Every distribution the join reports for all 20 requests (tokenload exports no request_sent_ns yet). */
+const FIGURES = [
+  'arrivalLatenessMs',
+  'startToArrivalMs',
+  'scheduleLagMs',
+  'ttftErrorMs',
+  'firstTokenDeliveryMs',
+  'stubFirstWriteLatenessMs',
+];
+
+function assertComplete(out: Record<string, unknown>): void {
+  dirs.push(out.dir as string);
+  assert.equal((out.client as { exitCode: number }).exitCode, 0);
+  assert.deepEqual(out.requests, {
+    records: 20,
+    failedRecords: 0,
+    stubRequests: 20,
+    joined: 20,
+    unmatchedRecords: 0,
+    unmatchedStubRequests: 0,
+    duplicateStubIds: 0,
+    stubClosedEarly: 0,
+    stubBackpressuredWrites: 0,
+  });
+  assert.equal(typeof (out.stub as { connectionsAccepted: unknown }).connectionsAccepted, 'number');
+  for (const figure of FIGURES) {
+    const split = out[figure] as { head: { n: number; p99: unknown }; all: { n: number } } | null;
+    assert.ok(split !== null, `${figure} missing`);
+    assert.equal(split.all.n, 20, figure);
+    assert.equal(split.head.n, 20, `${figure}: a 0.4 s schedule is all in the first 2 s`);
+    assert.equal(typeof split.head.p99, 'number', figure);
+  }
+  assert.equal(typeof out.achievedArrivalRatePerS, 'number');
+  const cpu = out.cpu as Record<string, unknown>;
+  assert.equal(typeof cpu.clientMsPerRequest, 'number');
+  assert.equal(typeof cpu.stubMsPerRequest, 'number');
+  assert.equal(typeof (out.clock as { stubMinusClientUs: unknown }).stubMinusClientUs, 'number');
+}
+
+test('a request-rate run is joined with the stub log request by request', async () => {
+  const out = await bench(tiny);
+  assertComplete(out);
+  assert.match(out.command as string, /--request-rate 50 --request-count 20/);
+});
+
+test('a fixed-schedule run of a generated trace is joined the same way', async () => {
+  const out = await bench([...tiny, '--fixed-schedule']);
+  assertComplete(out);
+  assert.match(
+    out.command as string,
+    /--custom-dataset-type bailian_trace --fixed-schedule --request-count 20/,
+  );
+});
