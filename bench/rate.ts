@@ -109,7 +109,7 @@ console.log(
     {
       benchmark: 'request-rate pacing',
       machine: machine(),
-      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds}${warmupSeconds > 0 ? ` --warmup-duration ${warmupSeconds}` : ''} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = request start − intended send time; client CPU (process.cpuUsage, all threads) per request over the whole run (start-up, client warm-up and warmup phase included; divided by the requests of both phases) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
+      method: `tokenload profile --request-rate R --arrival-pattern P --benchmark-duration ${seconds}${warmupSeconds > 0 ? ` --warmup-duration ${warmupSeconds}` : ''} --streaming, synthetic ISL 100 / OSL ${osl} (ignore_eos), simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; achieved rate = (issued − 1) / (last intended send − first); lag = schedule_lag (request on the wire − intended send time); client CPU (process.cpuUsage, all threads) per request over the whole run (start-up, client warm-up and warmup phase included; divided by the requests of both phases) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
       rows,
     },
     null,

@@ -130,7 +130,7 @@ console.log(
     {
       benchmark: 'fixed-schedule precision',
       machine: machine(),
-      method: `tokenload profile --fixed-schedule on a generated Bailian trace (${seconds} s of one-turn sessions, ISL ${ISL}, OSL ${osl} with ignore_eos, timestamps 1/rate apart or exponential), trace streamed, simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; lag = request start − intended send time; request throughput as AIPerf defines it; client CPU (process.cpuUsage, all threads) per request over the whole run (start-up and client warm-up included) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
+      method: `tokenload profile --fixed-schedule on a generated Bailian trace (${seconds} s of one-turn sessions, ISL ${ISL}, OSL ${osl} with ignore_eos, timestamps 1/rate apart or exponential), trace streamed, simulator in fixed mode (${describeTiming(timing)}) in a child process, timing precision ${precision}; lag = schedule_lag (request on the wire − intended send time); request throughput as AIPerf defines it; client CPU (process.cpuUsage, all threads) per request over the whole run (start-up and client warm-up included) and per request and per content chunk of the profiling phase alone (from its start to the end of the run); chunks per read from the records' inter-chunk gaps (0 = same read)`,
       rows,
     },
     null,
