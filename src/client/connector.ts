@@ -9,7 +9,18 @@
  *   a connection; stashed sockets that the server closes leave the stash, and any still unused after
  *   {@link STASH_IDLE_MS} are closed by us, well inside the idle timeouts servers use (5 s for
  *   uvicorn, which vLLM and SGLang run on, and for Node's http server), so a request never gets a
- *   socket the server has already given up on.
+ *   socket the server has already given up on;
+ * - **open connections ahead of need** ({@link Connector.reserve}) while the run goes on: a
+ *   strategy that builds requests ahead of their send time (a fixed schedule's look-ahead) asks for
+ *   as many spare connections as it holds built requests, so a burst that finds every connection
+ *   busy (a slow server holding thousands of streams) goes out on open sockets at once instead of
+ *   each request waiting for a handshake behind the event loop's other work.
+ *
+ * Both land in the same stash: a socket in it waits until undici asks for a connection; one the
+ * server closes leaves the stash, and one still unused {@link STASH_IDLE_MS} after it was opened is
+ * closed by us, well inside the idle timeouts servers use (5 s for uvicorn, which vLLM and SGLang
+ * run on, and for Node's http server), so a request never gets a socket the server has already
+ * given up on.
  */
 import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
@@ -23,7 +34,10 @@ export interface SocketInfo {
   connectDurationNs: number;
   /** Requests written on it so far. */
   uses: number;
-  /** Opened by {@link Connector.prewarm} before the run. */
+  /**
+   * Opened before any request asked for it: by {@link Connector.prewarm} before the run, or by
+   * {@link Connector.reserve} ahead of a built request.
+   */
   prewarmed: boolean;
 }
 
@@ -48,6 +62,8 @@ type ConnectCallback = buildConnector.Callback;
 interface Stashed {
   socket: Socket;
   drop: () => void;
+  /** `performance.now()` when it joined the stash, ms. */
+  sinceMs: number;
 }
 
 /** undici's connector, timed, with a stash of pre-opened sockets. */
@@ -56,6 +72,9 @@ export class Connector {
   private readonly sockets = new WeakMap<object, SocketInfo>();
   private readonly stash: Stashed[] = [];
   private stashTimer: NodeJS.Timeout | null = null;
+  /** Sockets {@link Connector.reserve} is still opening. */
+  private opening = 0;
+  private closed = false;
 
   /**
    * @param origin the server origin, e.g. `http://127.0.0.1:8000`.
@@ -110,10 +129,8 @@ export class Connector {
         error ??= result.message;
         continue;
       }
-      this.sockets.set(result, { connectDurationNs: 0, uses: 0, prewarmed: true });
       this.stashOne(result);
     }
-    if (this.stash.length > 0) this.armStashTimer();
     const opened = count - failed;
     return {
       requested: count,
@@ -124,8 +141,31 @@ export class Connector {
     };
   }
 
-  /** Closes every stashed socket. */
+  /**
+   * Makes `count` connections ready ahead of need: opens, in the background, as many as the stash
+   * (with those still opening) is short of `count`. Never throws; a failed open is dropped (the
+   * request that would have used it opens its own connection, as without this).
+   */
+  reserve(count: number): void {
+    if (this.closed) return;
+    for (let missing = count - this.stash.length - this.opening; missing > 0; missing--) {
+      this.opening++;
+      void this.openOne().then((result) => {
+        this.opening--;
+        if (result instanceof Error) return;
+        if (this.closed) result.destroy();
+        else this.stashOne(result);
+      });
+    }
+  }
+
+  /** Closes every stashed socket, and any that {@link Connector.reserve} is still opening. */
   close(): void {
+    this.closed = true;
+    this.closeStash();
+  }
+
+  private closeStash(): void {
     if (this.stashTimer !== null) clearTimeout(this.stashTimer);
     this.stashTimer = null;
     for (const entry of this.stash.splice(0)) this.release(entry).destroy();
@@ -147,11 +187,13 @@ export class Connector {
    * close or end from the server is seen at once and the socket leaves the stash.
    */
   private stashOne(socket: Socket): void {
-    const entry: Stashed = { socket, drop: () => this.drop(entry) };
+    this.sockets.set(socket, { connectDurationNs: 0, uses: 0, prewarmed: true });
+    const entry: Stashed = { socket, drop: () => this.drop(entry), sinceMs: performance.now() };
     socket.on('end', entry.drop);
     socket.on('close', entry.drop);
     socket.resume();
     this.stash.push(entry);
+    this.armStashTimer();
   }
 
   private drop(entry: Stashed): void {
@@ -179,9 +221,21 @@ export class Connector {
     return null;
   }
 
-  /** Closes the stash once {@link STASH_IDLE_MS} have passed. */
+  /** Arms the sweep that closes stashed sockets {@link STASH_IDLE_MS} after they were opened. */
   private armStashTimer(): void {
-    this.stashTimer = setTimeout(() => this.close(), STASH_IDLE_MS);
+    if (this.stashTimer !== null || this.stash.length === 0) return;
+    let oldestMs = Number.POSITIVE_INFINITY;
+    for (const entry of this.stash) oldestMs = Math.min(oldestMs, entry.sinceMs);
+    const waitMs = Math.max(0, oldestMs + STASH_IDLE_MS - performance.now());
+    this.stashTimer = setTimeout(() => this.sweepStash(), waitMs);
     this.stashTimer.unref();
+  }
+
+  /** Closes the stashed sockets whose time is up, and re-arms for the rest. */
+  private sweepStash(): void {
+    this.stashTimer = null;
+    const dueMs = performance.now() - STASH_IDLE_MS;
+    for (const entry of this.stash.filter((e) => e.sinceMs <= dueMs)) this.drop(entry);
+    this.armStashTimer();
   }
 }

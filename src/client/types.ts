@@ -14,8 +14,11 @@ export interface SendRequest {
   path: string;
   /** Extra headers (auth, `-H`, X-Request-ID, X-Correlation-ID are added by the caller). */
   headers: Record<string, string>;
-  /** Serialized JSON body. */
-  body: string;
+  /**
+   * Serialized JSON body: its UTF-8 bytes (as the sender builds it ahead of the send, so the send
+   * itself neither encodes nor copies it), or text (encoded when sent).
+   */
+  body: string | Uint8Array;
   /** Parse the response as an SSE stream. */
   stream: boolean;
   adapter: EndpointAdapter;
@@ -29,6 +32,11 @@ export interface SendRequest {
 export interface HttpClient {
   /** Sends one request; resolves with its record, never rejects. */
   send(request: SendRequest): Promise<RawRecord>;
+  /**
+   * Optional: `count` requests are built and will be sent soon; have a connection ready for each
+   * that the free ones do not cover, opened in the background now (connector.ts). Never throws.
+   */
+  reserveConnections?(count: number): void;
   /** Closes pooled connections. */
   close(): Promise<void>;
 }

@@ -128,6 +128,7 @@ export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
     },
     cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
     prewarm: (count) => connector.prewarm(count),
+    reserveConnections: (count) => connector.reserve(count - pool.stats.free),
     close: async () => {
       connector.close();
       await pool.destroy();

@@ -45,7 +45,7 @@ export interface WireRequest {
   id: number;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  body: string | Uint8Array;
   stream: boolean;
   /** `EndpointAdapter.name`; the worker looks the adapter up in `ENDPOINTS`. */
   adapterName: string;

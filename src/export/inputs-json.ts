@@ -26,12 +26,13 @@ export class InputsWriter {
   }
 
   /**
-   * Appends one request body of `sessionId`. A string body is taken as already-serialized JSON (the
-   * exact bytes sent), avoiding a second serialization of large prompts.
+   * Appends one request body of `sessionId`. A string or bytes body is taken as already-serialized
+   * JSON (bytes: the exact UTF-8 bytes sent, written without a copy; they must not change afterwards),
+   * avoiding a second serialization of large prompts.
    * @throws the file's write error.
    */
-  add(sessionId: string, body: string | Record<string, unknown>): Promise<void> {
-    const json = typeof body === 'string' ? body : JSON.stringify(body);
+  add(sessionId: string, body: string | Uint8Array | Record<string, unknown>): Promise<void> {
+    const json = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
     let prefix = this.started ? '' : '{"data":[';
     this.started = true;
     if (sessionId === this.currentSession) {
@@ -41,7 +42,7 @@ export class InputsWriter {
       prefix += `{"session_id":${JSON.stringify(sessionId)},"payloads":[`;
       this.currentSession = sessionId;
     }
-    return this.sink.write(prefix + json);
+    return typeof json === 'string' ? this.sink.write(prefix + json) : this.sink.write(prefix, json);
   }
 
   /** Writes the closing brackets, flushes and closes; safe to call twice. @throws the file's write error. */

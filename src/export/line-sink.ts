@@ -4,7 +4,8 @@
  * pending write, and at close), so a run at thousands of requests/s costs a few file writes per
  * second instead of one per record. Each batch holds whole pieces only, so a file cut short by an
  * interruption still holds only whole lines; at most the last 100 ms can be missing after a hard
- * crash (Ctrl-C and SIGTERM close the file normally).
+ * crash (Ctrl-C and SIGTERM close the file normally). A piece given as bytes (a request body already
+ * encoded for the socket) is written as it is: not decoded, joined or encoded again.
  */
 import { once } from 'node:events';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
@@ -28,7 +29,9 @@ export class LineSink {
   private readonly stream: WriteStream;
   private failure: Error | null = null;
   private ended = false;
-  private pending: string[] = [];
+  private pending: Array<string | Uint8Array> = [];
+  /** Some pending piece is bytes (then the batch is written piece by piece, not joined). */
+  private pendingHasBytes = false;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   /** One shared wait for 'drain', however many writers are waiting. */
@@ -53,14 +56,23 @@ export class LineSink {
   }
 
   /**
-   * Appends `text` (whole pieces only); resolves at once unless the stream is backed up.
+   * Appends `pieces` (text, or UTF-8 bytes; they land in the same batch, in order); resolves at once
+   * unless the stream is backed up. A byte piece must not be changed afterwards (it is written later,
+   * without a copy).
    * @throws the stream's error (e.g. ENOENT, ENOSPC), or an Error after `close()`.
    */
-  async write(text: string): Promise<void> {
+  async write(...pieces: Array<string | Uint8Array>): Promise<void> {
     if (this.failure !== null) throw this.failure;
     if (this.ended) throw new Error(`${this.path}: write after close`);
-    this.pending.push(text);
-    this.pendingBytes += text.length;
+    for (const piece of pieces) {
+      this.pending.push(piece);
+      if (typeof piece === 'string') {
+        this.pendingBytes += piece.length;
+      } else {
+        this.pendingBytes += piece.byteLength;
+        this.pendingHasBytes = true;
+      }
+    }
     if (this.pendingBytes >= FLUSH_BYTES) {
       await this.flush();
     } else if (this.timer === null) {
@@ -76,11 +88,22 @@ export class LineSink {
       this.timer = null;
     }
     if (this.pending.length === 0) return;
-    const batch = this.pending.join('');
+    const batch = this.pending;
+    const hasBytes = this.pendingHasBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    if (!this.stream.write(batch)) await this.waitDrain();
+    this.pendingHasBytes = false;
+    if (!(hasBytes ? this.writePieces(batch) : this.stream.write(batch.join('')))) await this.waitDrain();
     if (this.failure !== null) throw this.failure;
+  }
+
+  /** Hands a batch with byte pieces to the stream piece by piece, as one vectored write; false when full. */
+  private writePieces(batch: Array<string | Uint8Array>): boolean {
+    this.stream.cork();
+    let room = true;
+    for (const piece of batch) room = this.stream.write(piece);
+    this.stream.uncork();
+    return room;
   }
 
   private waitDrain(): Promise<void> {

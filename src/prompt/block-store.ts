@@ -13,10 +13,20 @@ import { rngFromIds, rngFromKey, type Uint32Source } from './rng.js';
 /** Default number of cached block texts (about 3.5 KB each at 512 tokens). */
 export const DEFAULT_BLOCK_CACHE_ENTRIES = 32_768;
 
+/**
+ * Default bound on the characters of the cached block texts: 48 Mi (48 MiB, the texts being ASCII).
+ * The entry bound alone let 512-token Mooncake blocks fill ~140 MB of heap; this one keeps ~14,000 of
+ * them (reuse within that distance is most of the reuse in the public Mooncake trace) while the
+ * entry bound still applies to small blocks (16-token Bailian blocks are ~110 characters each).
+ */
+export const DEFAULT_BLOCK_CACHE_CHARS = 48 * 2 ** 20;
+
 /** Generates and caches block texts. */
 export class BlockStore {
   /** Blocks used since the last generation switch. */
   private recent = new Map<number, CachedBlock>();
+  /** Characters of the texts in `recent`. */
+  private recentChars = 0;
   /** The generation before; a hit moves the block to `recent`. */
   private older = new Map<number, CachedBlock>();
   /**
@@ -31,11 +41,13 @@ export class BlockStore {
    * @param words single-token words (with leading space) to draw from
    * @param seed run seed (`--random-seed`); the same seed gives the same text
    * @param maxEntries LRU capacity in blocks
+   * @param maxChars LRU capacity in characters of block text
    */
   constructor(
     private readonly words: readonly string[],
     private readonly seed: number,
     private readonly maxEntries: number = DEFAULT_BLOCK_CACHE_ENTRIES,
+    private readonly maxChars: number = DEFAULT_BLOCK_CACHE_CHARS,
   ) {}
 
   /** Text of `tokens` words for hash id `hashId` (tokens ≥ 1). */
@@ -45,14 +57,28 @@ export class BlockStore {
     if (hit !== undefined && hit.tokens >= tokens) {
       return tokens === hit.tokens ? hit.text : prefixWords(hit.text, tokens);
     }
-    const text = this.generate(rngFromIds(this.seed, hashId), tokens);
+    const text = this.draw(rngFromIds(this.seed, hashId), tokens);
     this.insert(hashId, { text, tokens });
     return text;
   }
 
+  /** True when the block of `hashId` is cached with at least `tokens` words (the cache is not touched). */
+  isCached(hashId: number, tokens: number): boolean {
+    const hit = this.recent.get(hashId) ?? this.older.get(hashId);
+    return hit !== undefined && hit.tokens >= tokens;
+  }
+
   /** Fresh, uncached text of `tokens` words for a unique key (prompt tails, id-less prompts). */
   fresh(key: string, tokens: number): string {
-    return this.generate(rngFromKey(`${this.seed}:fresh:${key}`), tokens);
+    return this.draw(this.freshSource(key), tokens);
+  }
+
+  /**
+   * The word source of {@link BlockStore.fresh} for `key`: `draw(source, a)` then `draw(source, b)`
+   * give the text of `fresh(key, a + b)` in two pieces.
+   */
+  freshSource(key: string): Uint32Source {
+    return rngFromKey(`${this.seed}:fresh:${key}`);
   }
 
   /** Cached block of `hashId`, moved to the recent generation when found in the older one. */
@@ -67,16 +93,19 @@ export class BlockStore {
     return older;
   }
 
-  /** Adds to the recent generation; at half the capacity the older one is dropped. */
+  /** Adds to the recent generation; at half the capacity (entries or characters) the older one is dropped. */
   private insert(hashId: number, block: CachedBlock): void {
     this.recent.set(hashId, block);
-    if (this.recent.size >= Math.max(1, this.maxEntries >> 1)) {
+    this.recentChars += block.text.length;
+    if (this.recent.size >= Math.max(1, this.maxEntries >> 1) || this.recentChars >= this.maxChars / 2) {
       this.older = this.recent;
       this.recent = new Map();
+      this.recentChars = 0;
     }
   }
 
-  private generate(next: Uint32Source, tokens: number): string {
+  /** The next `tokens` words drawn from `next`, as one text. */
+  draw(next: Uint32Source, tokens: number): string {
     const n = this.words.length;
     const parts = new Array<string>(tokens);
     for (let i = 0; i < tokens; i++) parts[i] = this.words[next() % n] as string;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
-import type { ChatMessage } from '../dataset/types.js';
+import type { ChatMessage, Conversation, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -15,9 +15,11 @@ import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { type Clock, monotonicNowNs } from '../timing/clock.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
+import { runSteps, type Steps } from '../util/steps.js';
+import { bodyWithPromptBytes } from './body-bytes.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
-import { resolveTurnPrompt, type TurnPrompt } from './turn-prompt.js';
+import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** What the sender needs. */
 export interface SenderDeps {
@@ -33,33 +35,39 @@ export interface SenderDeps {
   /** Aborts in-flight requests (recorded as cancelled). */
   cancelSignal: AbortSignal;
   /**
-   * Called with each body (serialized JSON) right after it was handed to the client, so a request
-   * prepared but never sent (a stop) is not listed in inputs.json; the returned promise is awaited
-   * after the request completes, bounding buffered writes.
+   * Called with each body (serialized JSON, the UTF-8 bytes sent; not to be changed) right after it
+   * was handed to the client, so a request prepared but never sent (a stop) is not listed in
+   * inputs.json; the returned promise is awaited after the request completes, bounding buffered writes.
    */
-  onBody(conversationId: string, turnIndex: number, body: string): Promise<void> | undefined;
+  onBody(conversationId: string, turnIndex: number, body: Uint8Array): Promise<void> | undefined;
   /** Called right before each request is sent. */
   onSend?(): void;
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
 }
 
-/** Creates the dispatcher: `prepare` builds the body ahead of time, `send` sends it. */
+/**
+ * Creates the dispatcher: `prepare` (or `prepareInSteps`) builds the body ahead of time, `send`
+ * sends it.
+ */
 export function createSender(deps: SenderDeps): Dispatch {
   const context = new ConversationContext();
   const cancelPicker = createCancellationPicker(deps.config);
   let requestNum = 0;
+  function* prepareInSteps(item: DispatchItem): Steps<PreparedSend> {
+    const model = deps.config.models[requestNum++ % deps.config.models.length] as string;
+    const built = yield* prepareOne(deps, context, item, model, cancelPicker());
+    return {
+      send: async (scheduledNs?: number) => {
+        const raw = await built.send(scheduledNs);
+        await deps.onRecord(raw);
+      },
+    };
+  }
   return {
-    prepare: (item: DispatchItem): PreparedSend => {
-      const model = deps.config.models[requestNum++ % deps.config.models.length] as string;
-      const built = prepareOne(deps, context, item, model, cancelPicker());
-      return {
-        send: async () => {
-          const raw = await built.send();
-          await deps.onRecord(raw);
-        },
-      };
-    },
+    prepare: (item: DispatchItem): PreparedSend => runSteps(prepareInSteps(item)),
+    prepareInSteps,
+    reserveConnections: (count: number): void => deps.client.reserveConnections?.(count),
   };
 }
 
@@ -91,13 +99,13 @@ function requestSignal(
   return { signal: AbortSignal.any([runSignal, own.signal]), disarm };
 }
 
-function prepareOne(
+function* prepareOne(
   deps: SenderDeps,
   context: ConversationContext,
   item: DispatchItem,
   model: string,
   cancelAfterMs: number | null,
-): { send(): Promise<RawRecord> } {
+): Steps<{ send(scheduledNs?: number): Promise<RawRecord> }> {
   const { conversation, turn } = item;
   const identity: RequestIdentity = {
     conversationId: conversation.id,
@@ -112,41 +120,43 @@ function prepareOne(
     requestedOutputTokens: turn.maxTokens ?? null,
   };
   let prompt: TurnPrompt;
-  let body: Record<string, unknown>;
+  // Large prompts: keep one copy, the body's UTF-8 bytes, built here (ahead of the send time when the
+  // strategy prepares ahead): the send neither serializes nor encodes, and the bytes live outside the
+  // JS heap (the collector never copies them); the client and inputs.json share this one buffer.
+  let bodyBytes: Uint8Array | null;
   try {
-    prompt = resolveTurnPrompt(turn, `${conversation.id}:${turn.index}`, deps.synthesizer, deps.tokenizer);
+    const key = `${conversation.id}:${turn.index}`;
+    prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer);
     identity.inputTokens = prompt.inputTokens;
-    const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
-    body = prompt.payload ?? buildBody(deps, model, messages, turn.maxTokens, turn.extra);
+    bodyBytes = encodeBody(deps, context, conversation, turn, prompt, model);
   } catch (err) {
     const failed = unbuiltRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
-  // Large prompts: keep one copy (the serialized body) and drop it as soon as it is handed over.
-  let bodyText: string | null = JSON.stringify(body);
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
   const isLast = turn.index === conversation.turns.length - 1;
   const mode = conversation.contextMode;
-  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : prompt.messages;
+  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
   const needsReply = mode === 'deltas_without_responses' && !isLast;
   return {
-    send: async () => {
+    send: async (scheduledNs?: number) => {
+      if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
       deps.onSend?.();
       const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
-      const text = bodyText ?? '';
-      bodyText = null;
+      const bytes = bodyBytes ?? EMPTY_BODY;
+      bodyBytes = null;
       const pending = deps.client.send({
         identity,
         path: deps.path,
         headers,
-        body: text,
+        body: bytes,
         stream: deps.config.streaming && deps.adapter.streamable,
         adapter: deps.adapter,
         timeoutMs: deps.config.requestTimeoutSeconds * 1000,
         signal: cancel.signal,
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
-      const written = deps.onBody(conversation.id, turn.index, text)?.catch(ignore);
+      const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
       const raw = await pending;
       cancel.disarm();
       const reply = needsReply && raw.error === null ? replyText(raw) : null;
@@ -162,6 +172,27 @@ function replyText(raw: RawRecord): string {
   let text = '';
   for (const c of raw.chunks) text += c.text;
   return text;
+}
+
+/**
+ * The body's UTF-8 bytes: a verbatim payload as stored, else the adapter's body for the turn's
+ * messages in context, a synthesized prompt written straight from its pieces (body-bytes.ts).
+ */
+function encodeBody(
+  deps: SenderDeps,
+  context: ConversationContext,
+  conversation: Conversation,
+  turn: Turn,
+  prompt: TurnPrompt,
+  model: string,
+): Buffer {
+  if (prompt.payload !== undefined) return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
+  const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
+  const body = buildBody(deps, model, messages, turn.maxTokens, turn.extra);
+  if (prompt.pieces === undefined) return Buffer.from(JSON.stringify(body), 'utf8');
+  return bodyWithPromptBytes(body, prompt.pieces, (text) =>
+    buildBody(deps, model, withPromptText(messages, text), turn.maxTokens, turn.extra),
+  );
 }
 
 function buildBody(
@@ -195,6 +226,9 @@ function requestHeaders(
   headers['x-correlation-id'] = correlationId;
   return headers;
 }
+
+/** The body of a prepared request sent twice (never done by the strategies; sent empty, not re-built). */
+const EMPTY_BODY = new Uint8Array(0);
 
 /** Swallows a rejection whose error is kept and reported elsewhere (one shared function, no closure per request). */
 const ignore = (): undefined => undefined;

@@ -39,6 +39,9 @@ export interface GenerateRoute<R extends RouteRequest = RouteRequest> {
 
 const NO_FAULT: Fault = { kind: 'none' };
 
+/** The prompt of a request kept after its prompt was tokenized. */
+const TOKENIZED: RouteRequest['prompt'] = Object.freeze({ ids: [] as number[] });
+
 /** The fault a response of `route` acts on (see {@link GenerateRoute.streamFaultsOnly}). */
 function actedFault(route: Pick<GenerateRoute, 'streamFaultsOnly'>, fault: Fault, stream: boolean): Fault {
   if (route.streamFaultsOnly !== true) return fault;
@@ -69,9 +72,12 @@ function startGeneration<R extends RouteRequest>(
   const fault = actedFault(route, drawn, parsed.stream);
   const meta = { id: t.id, model: parsed.model, created: Math.floor(Date.now() / 1000) };
   const roleOnlyFirstChunk = ctx.opts.roleOnlyFirstChunk || fault.kind === 'role-chunk';
-  const format = route.format(parsed, meta, { roleOnlyFirstChunk });
+  // The writer and the wire format keep the request for the response's whole life (minutes for a
+  // queued prompt); its prompt, up to ~1 MB of text, is not needed once tokenized.
+  const req: R = { ...parsed, prompt: TOKENIZED };
+  const format = route.format(req, meta, { roleOnlyFirstChunk });
   const cancel = (s: Sequence): void => ctx.scheduler.cancel(s);
-  const writer = new RouteWriter(res, format, parsed, ctx.opts, fault, t, cancel, (done) => {
+  const writer = new RouteWriter(res, format, req, ctx.opts, fault, t, cancel, (done) => {
     ctx.counters.generationTokens += done.outputTokens;
     finishTimeline(ctx, done);
   });

@@ -12,11 +12,18 @@
  * loaded whole are replayed the same way.
  */
 import type { Conversation, StreamedTurn, Turn } from '../dataset/types.js';
-import { type Clock, yieldEventLoop } from './clock.js';
+import { BuildAhead } from './build-ahead.js';
+import type { Clock } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
 import { Semaphore } from './semaphore.js';
 import { StartQueue } from './start-queue.js';
-import type { FixedScheduleReport, LoadStrategy, PreparedSend, StrategyInput } from './types.js';
+import type {
+  DispatchItem,
+  FixedScheduleReport,
+  LoadStrategy,
+  PreparedSend,
+  StrategyInput,
+} from './types.js';
 
 export { earliestFirstTurnMs, ScheduleError } from './schedule-feed.js';
 
@@ -122,8 +129,7 @@ class Replay {
   private outOfOrder = 0;
   private active = 0;
   private idle: (() => void) | null = null;
-  /** Smoothed time to build one request, ns. */
-  private prepNs = 1e6;
+  private readonly builder: BuildAhead<Session>;
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -135,6 +141,7 @@ class Replay {
     this.maxPreparedAhead = options.maxPreparedAhead ?? DEFAULT_MAX_PREPARED_AHEAD;
     this.readAheadNs = Math.max(options.readAheadNs ?? DEFAULT_READ_AHEAD_NS, this.lookaheadNs);
     this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+    this.builder = new BuildAhead(input.dispatch, input.clock);
   }
 
   async run(): Promise<FixedScheduleReport> {
@@ -242,13 +249,38 @@ class Replay {
     if (row.lastOfSession) session.ended = true;
   }
 
-  /** Fixes time zero (the earliest start read so far, with auto-offset) and lets sending begin. */
+  /**
+   * Fixes time zero (the earliest start read so far, with auto-offset), once the opening starts are
+   * built, and lets sending begin.
+   */
   private prime(): void {
     if (this.primed) return;
     this.primed = true;
     this.zeroMs = this.options.zeroMs === 'auto' ? (this.starts.peek()?.tsMs ?? 0) : this.options.zeroMs;
+    this.startNs = this.clock.nowNs(); // provisional: each opening start is sent with its final time
+    this.prepareOpening();
     this.startNs = this.clock.nowNs();
     this.notify();
+  }
+
+  /**
+   * Builds the starts of the first look-ahead window (at most `maxPreparedAhead`) before time zero
+   * is fixed: nothing runs before them to leave time for it, so built at their send time an opening
+   * burst (a first tick of long prompts) would go out late. Time zero then moves by their build
+   * time; each is sent with its scheduled time on the final timeline.
+   */
+  private prepareOpening(): void {
+    if (this.halted()) return;
+    const endMs = this.zeroMs + this.lookaheadNs / 1e6;
+    for (;;) {
+      const entry = this.starts.peekToPrepare();
+      if (entry === undefined || entry.tsMs >= endMs || this.preparedAhead >= this.maxPreparedAhead) break;
+      this.starts.nextToPrepare();
+      this.preparedAhead++;
+      const session = entry.session;
+      session.prepared = this.input.dispatch.prepare(this.itemOf(session, 0, this.targetNs(entry.tsMs)));
+    }
+    this.input.dispatch.reserveConnections?.(this.preparedAhead);
   }
 
   /** True once issuing must stop: the run was stopped or the feed failed. */
@@ -285,7 +317,10 @@ class Replay {
       }
       const dueNs = this.targetNs(head.tsMs);
       await this.prepareAhead(dueNs);
-      if (!(await this.sleepUntilDue(dueNs))) continue;
+      // Wake early when a start enters the look-ahead window before the head is due (a gap longer
+      // than the window): it is built then, not at its send time.
+      const wakeNs = Math.min(dueNs, this.nextBuildAtNs());
+      if (!(await this.sleepUntilDue(wakeNs)) || wakeNs < dueNs) continue;
       if (this.slots !== null) await this.slots.acquire();
       if (this.halted()) {
         this.slots?.release();
@@ -319,40 +354,47 @@ class Replay {
   }
 
   /**
-   * Builds first turns due within the look-ahead window while the next send is more than twice
-   * the observed build time away and fewer than `maxPreparedAhead` are waiting, yielding between
-   * builds so streams keep being read on time.
+   * Builds first turns due within the look-ahead window, in steps, while fewer than
+   * `maxPreparedAhead` are waiting and the next step fits before the next send (build-ahead.ts).
+   * After each build the client is asked to have a connection ready for every built request, so a
+   * burst does not wait for handshakes.
    */
   private async prepareAhead(nextDueNs: number): Promise<void> {
     for (;;) {
-      if (this.preparedAhead >= this.maxPreparedAhead) return;
-      const entry = this.starts.peekToPrepare();
-      if (entry === undefined) return;
-      const now = this.clock.nowNs();
-      if (this.targetNs(entry.tsMs) > now + this.lookaheadNs) return;
-      if (now + 2 * this.prepNs > nextDueNs) return;
-      this.starts.nextToPrepare();
-      const session = entry.session;
-      this.preparedAhead++;
-      session.prepared = this.build(
-        session,
-        session.conversation.turns[0] as Turn,
-        this.targetNs(entry.tsMs),
-      );
-      await yieldEventLoop(this.clock);
+      if (!this.builder.busy && !this.beginNextBuild()) return;
+      const built = await this.builder.advance(nextDueNs);
+      if (built === null) return;
+      built.key.prepared = built.prepared;
+      this.input.dispatch.reserveConnections?.(this.preparedAhead);
     }
   }
 
-  private build(session: Session, turn: Turn, scheduledNs: number): PreparedSend {
-    const t0 = this.clock.nowNs();
-    const prepared = this.input.dispatch.prepare({
-      conversation: session.conversation,
-      turn,
-      sessionNum: session.sessionNum,
-      scheduledNs,
-    });
-    this.prepNs = 0.8 * this.prepNs + 0.2 * (this.clock.nowNs() - t0);
-    return prepared;
+  /**
+   * When the look-ahead can next begin a build: the next unbuilt start's send time minus the window;
+   * +∞ while a build is in progress (it goes on after the next send) or the cap is reached.
+   */
+  private nextBuildAtNs(): number {
+    if (this.builder.busy || this.preparedAhead >= this.maxPreparedAhead) return Number.POSITIVE_INFINITY;
+    const entry = this.starts.peekToPrepare();
+    return entry === undefined ? Number.POSITIVE_INFINITY : this.targetNs(entry.tsMs) - this.lookaheadNs;
+  }
+
+  /** Starts building the next first turn to build ahead, if one is due within the window. */
+  private beginNextBuild(): boolean {
+    if (this.preparedAhead >= this.maxPreparedAhead) return false;
+    const entry = this.starts.peekToPrepare();
+    if (entry === undefined) return false;
+    const scheduledNs = this.targetNs(entry.tsMs);
+    if (scheduledNs > this.clock.nowNs() + this.lookaheadNs) return false;
+    this.starts.nextToPrepare();
+    this.preparedAhead++;
+    this.builder.begin(entry.session, this.itemOf(entry.session, 0, scheduledNs));
+    return true;
+  }
+
+  private itemOf(session: Session, k: number, scheduledNs: number): DispatchItem {
+    const turn = session.conversation.turns[k] as Turn;
+    return { conversation: session.conversation, turn, sessionNum: session.sessionNum, scheduledNs };
   }
 
   // ---- turns of a session ---------------------------------------------------------------------
@@ -375,6 +417,7 @@ class Replay {
   private async runTurn(session: Session): Promise<void> {
     const k = session.next;
     const turn = session.conversation.turns[k] as Turn;
+    if (k === 0) session.prepared ??= this.builder.finish(session);
     let prepared = k === 0 ? session.prepared : null;
     if (session.prepared !== null) this.preparedAhead--;
     session.prepared = null;
@@ -382,13 +425,13 @@ class Replay {
       k === 0
         ? this.targetNs(turn.timestampMs as number)
         : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
-    prepared ??= this.build(session, turn, scheduledNs);
+    prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
     if (k > 0) await this.clock.sleepUntil(scheduledNs, this.signal);
     if (this.halted()) return this.stopSession(session);
     session.next = k + 1;
     session.orders[k] = Number.NEGATIVE_INFINITY;
     this.issued++;
-    await prepared.send();
+    await prepared.send(scheduledNs);
     session.conversation.turns[k] = RELEASED_TURN;
     session.lastEndNs = this.clock.nowNs();
     session.busy = false;

@@ -17,8 +17,12 @@ export interface DispatchItem {
 
 /** A request built ahead of its send time (prompt synthesized, body serialized). */
 export interface PreparedSend {
-  /** Sends it; resolves when its response has completed or failed (never rejects). */
-  send(): Promise<void>;
+  /**
+   * Sends it; resolves when its response has completed or failed (never rejects). `scheduledNs`,
+   * when given, is its scheduled send time in place of the one it was prepared with (a strategy
+   * that builds requests before it fixes its time zero).
+   */
+  send(scheduledNs?: number): Promise<void>;
 }
 
 /**
@@ -27,6 +31,17 @@ export interface PreparedSend {
  */
 export interface Dispatch {
   prepare(item: DispatchItem): PreparedSend;
+  /**
+   * Optional: the build `prepare` does, in steps of bounded work (a long synthesized prompt's new
+   * text a few thousand tokens per step), so a strategy can build between sends and stop when one
+   * is due. Each `next()` runs one step; the last returns the request.
+   */
+  prepareInSteps?(item: DispatchItem): Iterator<void, PreparedSend, void>;
+  /**
+   * Optional: the strategy holds `count` requests built ahead and not yet sent; the client opens
+   * connections for those that no free connection covers, so they go out without a handshake.
+   */
+  reserveConnections?(count: number): void;
 }
 
 /** What every strategy receives. */

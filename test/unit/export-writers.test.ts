@@ -133,7 +133,7 @@ test('RecordWriter appends whole lines and survives backpressure', async () => {
   assert.equal(JSON.parse(lines[n - 1]!).metadata.x_request_id, `req-${n - 1}`);
 });
 
-test('InputsWriter streams sessions into valid inputs.json', async () => {
+test('InputsWriter streams sessions into valid inputs.json, from objects, JSON text or the UTF-8 bytes sent', async () => {
   const path = join(dir, 'inputs.json');
   const writer = new InputsWriter(path);
   await writer.add('s1', { messages: [{ role: 'user', content: 'a' }] });
@@ -144,6 +144,26 @@ test('InputsWriter streams sessions into valid inputs.json', async () => {
     data: [
       { session_id: 's1', payloads: [{ messages: [{ role: 'user', content: 'a' }] }, { pre: 'serialized' }] },
       { session_id: 's2', payloads: [{ n: 3 }] },
+    ],
+  });
+  const mixedPath = join(dir, 'mixed-inputs.json');
+  const mixed = new InputsWriter(mixedPath);
+  const bytes = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: ' näive' }] }));
+  await mixed.add('s1', bytes);
+  await mixed.add('s1', { n: 1 });
+  // A large body flushes at once; the small pieces before and after it keep their order.
+  const large = Buffer.from(JSON.stringify({ text: ' word'.repeat(30_000) }));
+  await mixed.add('s2', large);
+  await mixed.add('s3', '{"k":2}');
+  await mixed.close();
+  assert.deepEqual(JSON.parse(readFileSync(mixedPath, 'utf8')), {
+    data: [
+      {
+        session_id: 's1',
+        payloads: [{ model: 'm', messages: [{ role: 'user', content: ' näive' }] }, { n: 1 }],
+      },
+      { session_id: 's2', payloads: [{ text: ' word'.repeat(30_000) }] },
+      { session_id: 's3', payloads: [{ k: 2 }] },
     ],
   });
   const emptyPath = join(dir, 'empty-inputs.json');

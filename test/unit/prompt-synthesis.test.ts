@@ -89,6 +89,45 @@ test('a small block cache evicts and regenerates byte-identical text; a shorter 
   assert.equal(small.block(7, 5).split(' ').length - 1, 5);
 });
 
+test('a block cache bounded by characters keeps the recent blocks and regenerates evicted ones identically', () => {
+  const words = [' alpha', ' beta', ' gamma', ' delta', ' omega'];
+  // 64 words are ~380 characters: a 2,000-character bound holds the last few blocks only.
+  const bounded = new BlockStore(words, 9, 1_000_000, 2_000);
+  const first = Array.from({ length: 50 }, (_, id) => bounded.block(id, 64));
+  assert.equal(bounded.isCached(49, 64), true);
+  assert.equal(bounded.isCached(0, 64), false);
+  assert.equal(bounded.isCached(49, 65), false, 'a longer block than the cached one is not cached');
+  const unbounded = new BlockStore(words, 9);
+  assert.deepEqual(
+    Array.from({ length: 50 }, (_, id) => bounded.block(id, 64)),
+    first,
+  );
+  assert.deepEqual(
+    Array.from({ length: 50 }, (_, id) => unbounded.block(id, 64)),
+    first,
+  );
+});
+
+test('a prompt built in steps is the prompt built at once, and long new text takes several steps', () => {
+  const synth = PromptSynthesizer.create(tokenizer, 5);
+  const ids = Array.from({ length: 40 }, (_, i) => 1000 + i);
+  const steps = synth.piecesInSteps(40 * 512 + 3000, ids, 512, 'stepped');
+  let yields = 0;
+  let step = steps.next();
+  for (; step.done !== true; step = steps.next()) yields++;
+  const atOnce = PromptSynthesizer.create(tokenizer, 5).synthesize(40 * 512 + 3000, ids, 512, 'stepped');
+  assert.equal(step.value.pieces.join(''), atOnce.text);
+  assert.equal(step.value.tokens, 40 * 512 + 3000);
+  assert.equal(tokenizer.count(atOnce.text), 40 * 512 + 3000);
+  // 23,480 new tokens at most 8,192 per step: at least two pauses.
+  assert.ok(yields >= 2, `${yields} steps`);
+  // Built again, every block is cached: only the fresh tail is new text (one step).
+  let again = 0;
+  const cached = synth.piecesInSteps(40 * 512 + 3000, ids, 512, 'other');
+  while (cached.next().done !== true) again++;
+  assert.equal(again, 0);
+});
+
 test('block streams of different (seed, hash id) pairs differ, also for ids above 2^32', () => {
   const seen = new Set<string>();
   for (const seed of [0, 1, 42]) {
