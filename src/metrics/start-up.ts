@@ -30,7 +30,8 @@ export type StartUpPart = { requests: number } & Partial<Record<`${(typeof TAGS)
 export interface StartUpSection {
   window_s: number;
   first: StartUpPart;
-  rest: StartUpPart;
+  /** Null when every request fell in the window (a run shorter than it). */
+  rest: StartUpPart | null;
 }
 
 /** Collects the values of the compared metrics, split at the end of the start-up window. */
@@ -47,11 +48,15 @@ export class StartUpSplit {
     part.add(record);
   }
 
-  /** The section; null when either part has no requests (nothing to compare). */
+  /** The section; null when no request fell in the window. */
   build(): StartUpSection | null {
     const [first, rest] = this.parts;
-    if (first.requests === 0 || rest.requests === 0) return null;
-    return { window_s: START_UP_WINDOW_S, first: first.build(), rest: rest.build() };
+    if (first.requests === 0) return null;
+    return {
+      window_s: START_UP_WINDOW_S,
+      first: first.build(),
+      rest: rest.requests === 0 ? null : rest.build(),
+    };
   }
 }
 
@@ -93,10 +98,11 @@ export function startUpLine(section: StartUpSection): string {
   const describe = (part: StartUpPart): string => {
     const lag = part.schedule_lag_ms;
     const ttft = part.time_to_first_token_ms;
-    const bits = [`${part.requests} requests`];
+    const bits = [`${part.requests} ${part.requests === 1 ? 'request' : 'requests'}`];
     if (lag !== undefined) bits.push(`schedule lag p50 ${lag.p50} / p99 ${lag.p99} ms`);
     if (ttft !== undefined) bits.push(`TTFT p50 ${ttft.p50} / p99 ${ttft.p99} ms`);
     return bits.join(', ');
   };
-  return `Start-up: first ${section.window_s} s: ${describe(section.first)}; after: ${describe(section.rest)}`;
+  const rest = section.rest === null ? 'none (the run was shorter)' : describe(section.rest);
+  return `Start-up: first ${section.window_s} s: ${describe(section.first)}; after: ${rest}`;
 }

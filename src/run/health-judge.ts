@@ -143,7 +143,7 @@ function lateReason(figures: HealthFigures, cause: LateCause, j: Judged): string
   const late = sends === null ? '' : `${sends.count} requests later than ${sends.limit_ms} ms; `;
   const why = {
     bursts: `${sends?.in_bursts} of them waited behind requests scheduled within 1 ms of them (largest burst ${sends?.largest_burst}), which go out one after another`,
-    connections: `${sends?.on_connections} of them spent most of it waiting for a connection (connection_wait: a free pooled one, a new one, the socket write), not in the client`,
+    connections: `${sends?.on_connections} of them spent most of it waiting for a new connection to be opened (connection_wait, connect_time), not in the client`,
     pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms (${starved(figures) ?? "a GC pause, or another process on this machine's cores"})`,
     waits:
       'neither bursts, connections nor event-loop pauses explain it: the requests began late while the event loop was not seen stopping',

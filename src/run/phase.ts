@@ -21,7 +21,7 @@ import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js'
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { type ClientHealth, startClientMonitor } from './monitor.js';
-import { prewarmPlan } from './prewarm.js';
+import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { SendLog } from './send-log.js';
 import { createSender } from './sender.js';
@@ -72,7 +72,7 @@ export async function runPhase(
 ): Promise<PhaseResult> {
   const { config, env } = ctx;
   const writers = openWriters(config.artifactDir, phase);
-  const connections = config.concurrency ?? 2500;
+  const connections = config.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ url: ctx.target, connections, workers: config.workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
@@ -138,10 +138,9 @@ async function prewarmTarget(
       ? { requested: 0, opened: 0, failed: 0, durationMs: 0 }
       : await client.prewarm(plan.count);
   if (plan.count > 0) {
-    const failed = result.failed > 0 ? `; ${result.failed} failed (${result.error})` : '';
-    ctx.env.log.info(
-      `pre-opened ${result.opened} connections to the target in ${result.durationMs.toFixed(0)} ms (${plan.basis})${failed}`,
-    );
+    const line = `pre-opened ${result.opened} connections to the target in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
+    if (result.failed === 0) ctx.env.log.info(line);
+    else ctx.env.log.warn(`${line}; ${result.failed} failed to open (first: ${result.error})`);
   }
   const { durationMs, ...counts } = result;
   return { ...counts, duration_ms: Math.round(durationMs * 1000) / 1000, basis: plan.basis };

@@ -16,6 +16,9 @@
 import type { Dataset } from '../dataset/types.js';
 import type { ProfileConfig } from './config.js';
 
+/** Connections of a phase's pool without `--concurrency` (run/phase.ts). */
+export const PHASE_CONNECTIONS = 2500;
+
 /** Most connections pre-opened without `--prewarm-connections`. */
 export const PREWARM_CAP = 256;
 
@@ -39,8 +42,20 @@ export interface PrewarmPlan {
 
 /** The pre-open plan of the profiling phase (see the module comment). */
 export function prewarmPlan(config: ProfileConfig, dataset: Dataset, streamed: boolean): PrewarmPlan {
-  if (config.prewarmConnections !== undefined)
-    return { count: config.prewarmConnections, basis: '--prewarm-connections' };
+  const plan = autoOrAsked(config, dataset, streamed);
+  // Never more connections than the run's pool holds, nor than it has requests.
+  const limit = Math.min(
+    config.concurrency ?? PHASE_CONNECTIONS,
+    config.requestCount ?? Number.POSITIVE_INFINITY,
+  );
+  return plan.count > limit
+    ? { count: limit, basis: `${plan.basis}, at most one per request and pooled connection (${limit})` }
+    : plan;
+}
+
+function autoOrAsked(config: ProfileConfig, dataset: Dataset, streamed: boolean): PrewarmPlan {
+  const asked = config.prewarmConnections;
+  if (typeof asked === 'number') return { count: asked, basis: '--prewarm-connections' };
   const capped = (count: number, basis: string): PrewarmPlan =>
     count > PREWARM_CAP
       ? { count: PREWARM_CAP, basis: `${basis}, capped at ${PREWARM_CAP}` }

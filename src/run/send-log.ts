@@ -9,8 +9,8 @@
  * its `schedule_lag` exceeds its burst's least-late request's by at least half its own. A pause that
  * delays a whole group (a GC pause, another process on the core) delays its least-late request too,
  * so it does not count. A late request that is not late from its burst counts as late *on its
- * connection* when most of its lag was `connection_wait` (waiting for a pooled connection, opening
- * one, the socket write) rather than the client's own lateness.
+ * connection* when it waited for a new connection to be opened and most of its lag was that
+ * `connection_wait` (on an open connection, the wait is the client's own write path).
  */
 import type { ProcessedRecord } from '../record/types.js';
 
@@ -25,7 +25,7 @@ export interface LateSends {
   count: number;
   /** Of those, the ones late from their burst (most of their lag was waiting behind it). */
   in_bursts: number;
-  /** Of those, the ones that spent most of their lag waiting for a connection (`connection_wait`). */
+  /** Of those, the ones that waited for a new connection and spent most of their lag doing so. */
   on_connections: number;
   /** Most requests scheduled within {@link BURST_WINDOW_MS} of each other in the run. */
   largest_burst: number;
@@ -38,6 +38,7 @@ export interface LateSends {
 export class SendLog {
   private readonly scheduledNs: number[] = [];
   private readonly lagsMs: number[] = [];
+  /** Per request, its `connection_wait` when it waited for a new connection, else 0. */
   private readonly waitsMs: number[] = [];
 
   /** Adds one record; a record without a schedule or a `schedule_lag` is ignored. */
@@ -47,7 +48,8 @@ export class SendLog {
     this.scheduledNs.push(record.raw.scheduledNs);
     this.lagsMs.push(lagMs);
     const waitMs = record.metrics.connection_wait;
-    this.waitsMs.push(typeof waitMs === 'number' ? waitMs : 0);
+    const opened = record.raw.connectionReused === false;
+    this.waitsMs.push(opened && typeof waitMs === 'number' ? waitMs : 0);
   }
 
   /** Late requests above `limitMs` and the bursts among them; null when no request had a schedule. */

@@ -101,7 +101,7 @@ test('late sends without bursts are pauses when the loop stopped that long, else
   assert.equal(connecting.late_cause, 'connections');
   assert.match(
     connecting.verdict,
-    /^late \(connections\): 300 requests .*200 of them spent most of it waiting for a connection/,
+    /^late \(connections\): 300 requests .*200 of them spent most of it waiting for a new connection/,
   );
 });
 

@@ -14,6 +14,9 @@
  */
 import type { RecordMetricDef } from '../metric-types.js';
 
+/** `toNs − fromNs` in ms, rounded to the ns (monotonic stamps are doubles; no float noise below 1 ns). */
+const spanMs = (fromNs: number, toNs: number): number => Math.round(toNs - fromNs) / 1e6;
+
 /**
  * Schedule Lag, ms: when the request's last byte was handed to the socket − its scheduled send time
  * (`request_sent_ns − request_scheduled_ns`). Omitted without a schedule, or when nothing was sent.
@@ -26,7 +29,7 @@ export const scheduleLag: RecordMetricDef = {
   flags: { everyRecord: true },
   displayOrder: 1050,
   compute: ({ raw }) =>
-    raw.scheduledNs === null || raw.sentNs === null ? undefined : (raw.sentNs - raw.scheduledNs) / 1e6,
+    raw.scheduledNs === null || raw.sentNs === null ? undefined : spanMs(raw.scheduledNs, raw.sentNs),
 };
 
 /**
@@ -41,7 +44,7 @@ export const clientLag: RecordMetricDef = {
   kind: 'record',
   flags: { noConsole: true, everyRecord: true },
   displayOrder: 1051,
-  compute: ({ raw }) => (raw.scheduledNs === null ? undefined : (raw.startNs - raw.scheduledNs) / 1e6),
+  compute: ({ raw }) => (raw.scheduledNs === null ? undefined : spanMs(raw.scheduledNs, raw.startNs)),
 };
 
 /**
@@ -56,7 +59,7 @@ export const connectionWait: RecordMetricDef = {
   kind: 'record',
   flags: { noConsole: true, everyRecord: true },
   displayOrder: 1052,
-  compute: ({ raw }) => (raw.sentNs === null ? undefined : (raw.sentNs - raw.startNs) / 1e6),
+  compute: ({ raw }) => (raw.sentNs === null ? undefined : spanMs(raw.startNs, raw.sentNs)),
 };
 
 /**
@@ -70,5 +73,5 @@ export const connectTime: RecordMetricDef = {
   kind: 'record',
   flags: { noConsole: true, everyRecord: true },
   displayOrder: 1053,
-  compute: ({ raw }) => (raw.connectDurationNs === null ? undefined : raw.connectDurationNs / 1e6),
+  compute: ({ raw }) => (raw.connectDurationNs === null ? undefined : spanMs(0, raw.connectDurationNs)),
 };
