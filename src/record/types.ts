@@ -101,8 +101,8 @@ export interface RawRecord extends RequestIdentity {
   sentNs: number | null;
   /**
    * True when the request went out on a connection that was already open (kept alive from an earlier
-   * request, or pre-opened before the run); false when it waited for a new one to be opened; null when
-   * it never got a connection.
+   * request, pre-opened before the run, or opened ahead of a built request of a fixed schedule); false
+   * when it waited for a new one to be opened; null when it never got a connection.
    */
   connectionReused: boolean | null;
   /** How long opening the new connection took (TCP, plus TLS for https), ns; null when reused or none. */
