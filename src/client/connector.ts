@@ -162,10 +162,6 @@ export class Connector {
   /** Closes every stashed socket, and any that {@link Connector.reserve} is still opening. */
   close(): void {
     this.closed = true;
-    this.closeStash();
-  }
-
-  private closeStash(): void {
     if (this.stashTimer !== null) clearTimeout(this.stashTimer);
     this.stashTimer = null;
     for (const entry of this.stash.splice(0)) this.release(entry).destroy();
@@ -223,10 +219,10 @@ export class Connector {
 
   /** Arms the sweep that closes stashed sockets {@link STASH_IDLE_MS} after they were opened. */
   private armStashTimer(): void {
-    if (this.stashTimer !== null || this.stash.length === 0) return;
-    let oldestMs = Number.POSITIVE_INFINITY;
-    for (const entry of this.stash) oldestMs = Math.min(oldestMs, entry.sinceMs);
-    const waitMs = Math.max(0, oldestMs + STASH_IDLE_MS - performance.now());
+    // The stash is in the order sockets joined it (pushed at the end, taken from the end).
+    const oldest = this.stash[0];
+    if (this.stashTimer !== null || oldest === undefined) return;
+    const waitMs = Math.max(0, oldest.sinceMs + STASH_IDLE_MS - performance.now());
     this.stashTimer = setTimeout(() => this.sweepStash(), waitMs);
     this.stashTimer.unref();
   }

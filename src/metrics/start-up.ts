@@ -7,7 +7,7 @@
  * the profiling phase, and for all later ones.
  */
 import type { ProcessedRecord } from '../record/types.js';
-import { percentileSorted } from './stats.js';
+import { type TailStats, tailStats } from './stats.js';
 
 /** Length of the start-up window, s. */
 export const START_UP_WINDOW_S = 2;
@@ -16,12 +16,7 @@ export const START_UP_WINDOW_S = 2;
 const TAGS = ['schedule_lag', 'client_lag', 'connection_wait', 'time_to_first_token'] as const;
 
 /** Percentiles of one metric in one part of the run, ms. */
-export interface StartUpStats {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+export type StartUpStats = TailStats;
 
 /** One part of the run: its request count and, per metric with values, its percentiles (`<tag>_ms`). */
 export type StartUpPart = { requests: number } & Partial<Record<`${(typeof TAGS)[number]}_ms`, StartUpStats>>;
@@ -76,21 +71,10 @@ class PartValues {
     const part: StartUpPart = { requests: this.requests };
     for (let i = 0; i < TAGS.length; i++) {
       const list = this.values[i] as number[];
-      if (list.length > 0) part[`${TAGS[i] as (typeof TAGS)[number]}_ms`] = stats(list);
+      if (list.length > 0) part[`${TAGS[i] as (typeof TAGS)[number]}_ms`] = tailStats(list);
     }
     return part;
   }
-}
-
-function stats(list: readonly number[]): StartUpStats {
-  const sorted = Float64Array.from(list).sort();
-  const round = (x: number): number => Math.round(x * 1000) / 1000;
-  return {
-    p50: round(percentileSorted(sorted, 50)),
-    p90: round(percentileSorted(sorted, 90)),
-    p99: round(percentileSorted(sorted, 99)),
-    max: round(sorted[sorted.length - 1] as number),
-  };
 }
 
 /** The console line comparing the two parts, e.g. `Start-up: first 2 s (1,990 requests) …`. */

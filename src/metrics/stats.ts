@@ -42,6 +42,29 @@ export function percentileSorted(sorted: Float64Array, q: number): number {
   return low + (sorted[hi]! - low) * (idx - lo);
 }
 
+/** p50, p90, p99 and max of a distribution, rounded to 3 decimals (µs for ms values). */
+export interface TailStats {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * {@link TailStats} of non-empty `values` ({@link percentileSorted}); the compact view the health
+ * verdict and the start-up section print.
+ */
+export function tailStats(values: readonly number[]): TailStats {
+  const sorted = Float64Array.from(values).sort();
+  const round = (x: number): number => (Number.isFinite(x) ? Math.round(x * 1000) / 1000 : 0);
+  return {
+    p50: round(percentileSorted(sorted, 50)),
+    p90: round(percentileSorted(sorted, 90)),
+    p99: round(percentileSorted(sorted, 99)),
+    max: round(sorted[sorted.length - 1] as number),
+  };
+}
+
 function meanAndStd(values: Float64Array): { avg: number; std: number } {
   let sum = 0;
   for (const v of values) sum += v;

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { type EventLoopUtilization, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { WorkerThreadStats } from '../client/worker-pool.js';
 import { threadCpuSeconds } from '../client/worker-protocol.js';
-import { percentileSorted } from '../metrics/stats.js';
+import { tailStats } from '../metrics/stats.js';
 import {
   type ClientFloor,
   LOOP_DELAY_RESOLUTION_MS,
@@ -117,19 +117,11 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
 }
 
 /**
- * Send-lag percentiles (ms, numpy-linear as every metric: {@link percentileSorted}) of the
+ * Send-lag percentiles (ms, numpy-linear as every metric: `tailStats` in metrics/stats.ts) of the
  * `schedule_lag` values (requests without a schedule have none); null when there are none.
  */
 export function sendLag(lagsMs: readonly number[]): MsStats | null {
-  if (lagsMs.length === 0) return null;
-  const lags = Float64Array.from(lagsMs).sort();
-  return {
-    p50: round3(percentileSorted(lags, 50)),
-    p90: round3(percentileSorted(lags, 90)),
-    p99: round3(percentileSorted(lags, 99)),
-    max: round3(lags[lags.length - 1] as number),
-    count: lags.length,
-  };
+  return lagsMs.length === 0 ? null : { ...tailStats(lagsMs), count: lagsMs.length };
 }
 
 /** The console line of a health verdict. */
