@@ -95,7 +95,7 @@ export async function runPhase(
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   const monitor = floor === null ? null : startClientMonitor(floor, client);
-  sinks.startUp = new StartUpSplit(ctx.clock.nowNs());
+  sinks.startUp = phase === 'profiling' ? new StartUpSplit(ctx.clock.nowNs()) : null;
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
