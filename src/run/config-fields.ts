@@ -360,14 +360,17 @@ export const outputFields = {
     help: 'before the run, exercise this client against an in-process simulator for this long, so the first requests are not sent and read by cold code; nothing reaches --url (0 = off)',
   }),
   /** `--prewarm-connections`: connections to the target opened before the first request; auto when absent. */
-  prewarmConnections: option(z.union([int(0), z.literal('auto')]).optional(), {
-    flag: 'prewarm-connections',
-    unit: 'n|auto',
-    parse: (text) => (text.trim() === 'auto' ? 'auto' : text.trim() === '' ? text : Number(text)),
-    help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
-    defaultText:
-      "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
-  }),
+  prewarmConnections: option(
+    z.union([int(0), z.literal('auto')], { error: 'expected a whole number >= 0 or auto' }).optional(),
+    {
+      flag: 'prewarm-connections',
+      unit: 'n|auto',
+      parse: (text) => (text.trim() === 'auto' ? 'auto' : text.trim() === '' ? text : Number(text)),
+      help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
+      defaultText:
+        "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
+    },
+  ),
   /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
   workers: option(int(1).optional(), {
     flag: 'workers',

@@ -224,3 +224,14 @@ test('a sweep gives one configuration per value under <dir>/<stimulus>', () => {
     join('artifacts', 'm-openai-chat-sweep', 'concurrency4'),
   );
 });
+
+test('--prewarm-connections takes a whole number >= 0 or auto, and says so', () => {
+  assert.equal(profileConfig({ ...base, prewarmConnections: 'auto' }).prewarmConnections, 'auto');
+  assert.equal(profileConfig({ ...base, prewarmConnections: 0 }).prewarmConnections, 0);
+  for (const bad of [1.5, 'abc'])
+    assertConfigError(
+      () => profileConfig({ ...base, prewarmConnections: bad as never }),
+      '--prewarm-connections',
+      /whole number >= 0 or auto/,
+    );
+});
