@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
-import type { ChatMessage, Conversation, Turn } from '../dataset/types.js';
+import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
+import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -19,6 +20,7 @@ import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
+import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** What the sender needs. */
@@ -44,6 +46,11 @@ export interface SenderDeps {
   onSend?(): void;
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
+  /**
+   * The run's ideal prefix cache: each synthesized prompt is admitted as it is sent, and its record
+   * gets `idealCachedTokens`. Absent for sends that never reach the target (the client warm-up).
+   */
+  idealCache?: IdealPrefixCache;
 }
 
 /**
@@ -124,18 +131,24 @@ function* prepareOne(
   // strategy prepares ahead): the send neither serializes nor encodes, and the bytes live outside the
   // JS heap (the collector never copies them); the client and inputs.json share this one buffer.
   let bodyBytes: Uint8Array | null;
+  let facts: PromptFacts;
+  const mode = conversation.contextMode;
   try {
     const key = `${conversation.id}:${turn.index}`;
     prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer);
     identity.inputTokens = prompt.inputTokens;
-    bodyBytes = encodeBody(deps, context, conversation, turn, prompt, model);
+    const messages =
+      prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
+    facts = promptFacts(turn, prompt, messages, context.historyTokens(conversation.id, mode), key);
+    if (facts.layout !== undefined) identity.promptLayout = facts.layout;
+    if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
+    bodyBytes = encodeBody(deps, turn, prompt, messages, model);
   } catch (err) {
     const failed = unbuiltRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
   const isLast = turn.index === conversation.turns.length - 1;
-  const mode = conversation.contextMode;
   const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
   const needsReply = mode === 'deltas_without_responses' && !isLast;
   return {
@@ -157,10 +170,15 @@ function* prepareOne(
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
       const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
+      // Admitted after the send began (off its path), in send order: requests sent before this one.
+      const ideal = facts.cacheBlocks === null ? null : (deps.idealCache?.admit(facts.cacheBlocks) ?? null);
       const raw = await pending;
       cancel.disarm();
+      if (ideal !== null) raw.idealCachedTokens = ideal.tokens;
       const reply = needsReply && raw.error === null ? replyText(raw) : null;
-      context.remember(conversation.id, mode, turnMessages, reply, isLast);
+      const replyTokens = reply === null ? null : { text: reply, tokens: deps.tokenizer.count(reply) };
+      const own = { messages: turnMessages, tokens: prompt.inputTokens };
+      context.remember(conversation.id, mode, own, replyTokens, isLast);
       await written;
       return raw;
     },
@@ -175,19 +193,19 @@ function replyText(raw: RawRecord): string {
 }
 
 /**
- * The body's UTF-8 bytes: a verbatim payload as stored, else the adapter's body for the turn's
- * messages in context, a synthesized prompt written straight from its pieces (body-bytes.ts).
+ * The body's UTF-8 bytes: a verbatim payload as stored, else the adapter's body for `messages` (the
+ * turn's messages in context), a synthesized prompt written straight from its pieces (body-bytes.ts).
  */
 function encodeBody(
   deps: SenderDeps,
-  context: ConversationContext,
-  conversation: Conversation,
   turn: Turn,
   prompt: TurnPrompt,
+  messages: ChatMessage[] | null,
   model: string,
 ): Buffer {
-  if (prompt.payload !== undefined) return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
-  const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
+  if (prompt.payload !== undefined || messages === null) {
+    return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
+  }
   const body = buildBody(deps, model, messages, turn.maxTokens, turn.extra);
   if (prompt.pieces === undefined) return Buffer.from(JSON.stringify(body), 'utf8');
   return bodyWithPromptBytes(body, prompt.pieces, (text) =>
