@@ -5,10 +5,10 @@
  * already hold (`ideal_cached_tokens`).
  *
  * Memory: a chain of blocks is one 64-bit key per block (a hash of the previous key and the block's
- * id), kept in an open-addressing table of two `Uint32Array`s (8 bytes per slot, at most half full),
- * so a long replay costs at most 32 bytes per distinct block instead of a `Map` entry (which also
- * stops at 2^24 entries). Two different chains share a key with probability about n²/2^65 for n
- * blocks.
+ * id), kept in an open-addressing table (8 bytes of key and 8 of time per slot, at most half full),
+ * so a long replay costs at most 64 bytes per distinct block (right after the table doubled; 32 as
+ * it fills) instead of a `Map` entry (which also stops at 2^24 entries). Two different chains share
+ * a key with probability about n²/2^65 for n blocks.
  */
 
 /** One block of a prompt: its id (a trace hash id, or a string for a prompt's own fresh tail) and its tokens. */
@@ -44,8 +44,11 @@ export function promptBlocks(
   return blocks;
 }
 
-/** Default bound of a run's cache: 2^23 distinct blocks (a table of 2^24 slots, 128 MiB, at most). */
-export const DEFAULT_IDEAL_CACHE_BLOCKS = 2 ** 23;
+/**
+ * Default bound of a run's cache: 2^22 distinct blocks (67M tokens of 16-token blocks, 2G of 512), a
+ * table of 2^23 slots, 128 MiB, at most.
+ */
+export const DEFAULT_IDEAL_CACHE_BLOCKS = 2 ** 22;
 
 const MIN_SLOTS = 1024;
 
@@ -89,6 +92,25 @@ function idWords(id: number | bigint | string): [number, number] {
   return [fmix32(h1 >>> 0), fmix32((h2 ^ 0x5bd1e995) >>> 0)];
 }
 
+/** One prompt admitted to an {@link IdealPrefixCache}. */
+export interface Admission {
+  /** Leading blocks (and their tokens) that prompts admitted before this one had. */
+  readonly hit: PrefixHit;
+  /**
+   * The hits against every prompt admitted before `sentNs`, the moment this one was on the wire:
+   * `hit`, extended by blocks that a prompt admitted after this one (started later) but before it was
+   * on the wire also had, since two requests started a fraction of a millisecond apart reach the
+   * server in either order. `sentNs` null (never on the wire): `hit`. Same clock as the admission's.
+   */
+  settle(sentNs: number | null): PrefixHit;
+}
+
+/** Chain keys, two words per block, of a prompt's blocks from its first miss on, with their tokens. */
+interface PendingBlocks {
+  keys: number[];
+  tokens: number[];
+}
+
 /**
  * An infinite prefix cache of block chains (bounded only by `maxBlocks`). Not thread-safe.
  */
@@ -96,6 +118,8 @@ export class IdealPrefixCache {
   /** Key halves by slot; a slot holding (0, 0) is empty (a key that hashes to it is stored as (0, 1)). */
   private hi = new Uint32Array(MIN_SLOTS);
   private lo = new Uint32Array(MIN_SLOTS);
+  /** When a second prompt admitted the slot's block (Infinity until one did); admission clock. */
+  private second = new Float64Array(MIN_SLOTS).fill(Number.POSITIVE_INFINITY);
   /** Distinct chained blocks held. */
   size = 0;
   /** True once `maxBlocks` blocks are held: later {@link admit} calls answer null and record nothing. */
@@ -105,38 +129,68 @@ export class IdealPrefixCache {
   constructor(private readonly maxBlocks: number = DEFAULT_IDEAL_CACHE_BLOCKS) {}
 
   /**
-   * The leading blocks of `blocks` that earlier admitted prompts already had, chained from block 0,
-   * and their tokens; then records every block of this prompt. Null (nothing recorded) once the
-   * cache is full, since from then on a hit could be missed.
+   * Admits a prompt made of `blocks` at `atNs` (calls in time order): finds the leading blocks that
+   * earlier admitted prompts already had, chained from block 0, then records every block. Null
+   * (nothing more recorded) once the cache is full, since from then on a hit could be missed.
    */
-  admit(blocks: readonly CacheBlock[]): PrefixHit | null {
+  admit(blocks: readonly CacheBlock[], atNs: number): Admission | null {
     if (this.full) return null;
     const hit: PrefixHit = { blocks: 0, tokens: 0 };
-    let matching = true;
+    const pending: PendingBlocks = { keys: [], tokens: [] };
     let h1 = 0;
     let h2 = 0;
     for (const block of blocks) {
       const [a, b] = idWords(block.id);
       const n1 = lane(0x9747b28c, h1, h2, a, b);
-      const n2 = lane(0x3c6ef372, h2, h1, b, a);
+      h2 = lane(0x3c6ef372, h2, h1, b, a);
       h1 = n1;
-      h2 = n2;
-      const seen = this.insert(h1, h1 === 0 && h2 === 0 ? 1 : h2);
-      if (seen && matching) {
+      const k2 = h1 === 0 && h2 === 0 ? 1 : h2;
+      const seen = this.insert(h1, k2, atNs);
+      if (seen && pending.tokens.length === 0) {
         hit.blocks++;
         hit.tokens += block.tokens;
-      } else matching = false;
+      } else {
+        pending.keys.push(h1, k2);
+        pending.tokens.push(block.tokens);
+      }
       if (this.full) return null;
     }
-    return hit;
+    return { hit, settle: (sentNs) => this.settle(hit, pending, sentNs) };
   }
 
-  /** Adds the key (true when it was already there). */
-  private insert(k1: number, k2: number): boolean {
+  private settle(hit: PrefixHit, pending: PendingBlocks, sentNs: number | null): PrefixHit {
+    const settled = { ...hit };
+    for (let j = 0; sentNs !== null && j < pending.tokens.length; j++) {
+      const slot = this.slotOf(pending.keys[2 * j] as number, pending.keys[2 * j + 1] as number);
+      if (slot < 0 || !((this.second[slot] as number) < sentNs)) break;
+      settled.blocks++;
+      settled.tokens += pending.tokens[j] as number;
+    }
+    return settled;
+  }
+
+  /** The slot holding the key, or −1. */
+  private slotOf(k1: number, k2: number): number {
+    const mask = this.hi.length - 1;
+    for (
+      let i = (k1 ^ Math.imul(k2, 0x9e3779b1)) & mask;
+      this.hi[i] !== 0 || this.lo[i] !== 0;
+      i = (i + 1) & mask
+    ) {
+      if (this.hi[i] === k1 && this.lo[i] === k2) return i;
+    }
+    return -1;
+  }
+
+  /** Adds the key admitted at `atNs` (true when it was already there; then notes a second admission). */
+  private insert(k1: number, k2: number, atNs: number): boolean {
     const mask = this.hi.length - 1;
     let i = (k1 ^ Math.imul(k2, 0x9e3779b1)) & mask;
     while (this.hi[i] !== 0 || this.lo[i] !== 0) {
-      if (this.hi[i] === k1 && this.lo[i] === k2) return true;
+      if (this.hi[i] === k1 && this.lo[i] === k2) {
+        if (this.second[i] === Number.POSITIVE_INFINITY) this.second[i] = atNs;
+        return true;
+      }
       i = (i + 1) & mask;
     }
     this.hi[i] = k1;
@@ -148,12 +202,26 @@ export class IdealPrefixCache {
   }
 
   private grow(): void {
-    const { hi, lo } = this;
+    const { hi, lo, second } = this;
     this.hi = new Uint32Array(hi.length * 2);
     this.lo = new Uint32Array(hi.length * 2);
+    this.second = new Float64Array(hi.length * 2).fill(Number.POSITIVE_INFINITY);
     this.size = 0;
     for (let i = 0; i < hi.length; i++) {
-      if (hi[i] !== 0 || lo[i] !== 0) this.insert(hi[i] as number, lo[i] as number);
+      if (hi[i] === 0 && lo[i] === 0) continue;
+      const slot = this.place(hi[i] as number, lo[i] as number);
+      this.second[slot] = second[i] as number;
     }
+  }
+
+  /** Puts a key known to be absent into the first free slot of its probe sequence. */
+  private place(k1: number, k2: number): number {
+    const mask = this.hi.length - 1;
+    let i = (k1 ^ Math.imul(k2, 0x9e3779b1)) & mask;
+    while (this.hi[i] !== 0 || this.lo[i] !== 0) i = (i + 1) & mask;
+    this.hi[i] = k1;
+    this.lo[i] = k2;
+    this.size++;
+    return i;
   }
 }

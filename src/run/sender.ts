@@ -148,9 +148,6 @@ function* prepareOne(
     return { send: () => Promise.resolve(failed) };
   }
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
-  const isLast = turn.index === conversation.turns.length - 1;
-  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
-  const needsReply = mode === 'deltas_without_responses' && !isLast;
   return {
     send: async (scheduledNs?: number) => {
       if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
@@ -170,19 +167,44 @@ function* prepareOne(
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
       const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
-      // Admitted after the send began (off its path), in send order: requests sent before this one.
-      const ideal = facts.cacheBlocks === null ? null : (deps.idealCache?.admit(facts.cacheBlocks) ?? null);
+      // Admitted once the send began (off its path); settled by when it was on the wire.
+      const admitted =
+        facts.cacheBlocks === null ? null : deps.idealCache?.admit(facts.cacheBlocks, monotonicNowNs());
       const raw = await pending;
       cancel.disarm();
-      if (ideal !== null) raw.idealCachedTokens = ideal.tokens;
-      const reply = needsReply && raw.error === null ? replyText(raw) : null;
-      const replyTokens = reply === null ? null : { text: reply, tokens: deps.tokenizer.count(reply) };
-      const own = { messages: turnMessages, tokens: prompt.inputTokens };
-      context.remember(conversation.id, mode, own, replyTokens, isLast);
+      if (admitted !== null && admitted !== undefined)
+        raw.idealCachedTokens = admitted.settle(raw.sentNs).tokens;
+      rememberTurn(deps.tokenizer, context, item, prompt, raw);
       await written;
       return raw;
     },
   };
+}
+
+/**
+ * Keeps what a sent turn contributes to its conversation's later requests (its messages, the live
+ * reply, with their client token counts) in `context`.
+ */
+function rememberTurn(
+  tokenizer: TextTokenizer,
+  context: ConversationContext,
+  { conversation, turn }: DispatchItem,
+  prompt: TurnPrompt,
+  raw: RawRecord,
+): void {
+  const mode = conversation.contextMode;
+  const isLast = turn.index === conversation.turns.length - 1;
+  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
+  const needsReply = mode === 'deltas_without_responses' && !isLast && raw.error === null;
+  const text = needsReply ? replyText(raw) : null;
+  const reply = text === null ? null : { text, tokens: tokenizer.count(text) };
+  context.remember(
+    conversation.id,
+    mode,
+    { messages: turnMessages, tokens: prompt.inputTokens },
+    reply,
+    isLast,
+  );
 }
 
 /** The live reply of a request (its content text), for `deltas_without_responses` history. */
