@@ -10,7 +10,7 @@
  * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); tokens past
  * the last id are fresh input and always miss. This comment is the definition `analyze-trace` reports.
  */
-import { type Admission, IdealPrefixCache, promptBlocks } from './prefix-chain.js';
+import { IdealPrefixCache, type PrefixHit, promptBlocks } from './prefix-chain.js';
 import type { Dataset } from './types.js';
 
 /** One request as the analysis sees it. */
@@ -80,7 +80,7 @@ export function idealPrefixHit(source: Dataset | Iterable<PrefixRequest>): Prefi
     totalBlocks += request.hashIds.length;
     totalTokens += request.inputLength;
     const blocks = promptBlocks(request.hashIds, request.inputLength, request.blockSize);
-    const hit = (cache.admit(blocks, 0) as Admission).hit;
+    const hit = cache.admit(blocks, 0).settle(null) as PrefixHit;
     hitBlocks += hit.blocks;
     hitTokens += hit.tokens;
   }

@@ -155,6 +155,7 @@ function* prepareOne(
       const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
       const bytes = bodyBytes ?? EMPTY_BODY;
       bodyBytes = null;
+      const sendingNs = monotonicNowNs();
       const pending = deps.client.send({
         identity,
         path: deps.path,
@@ -167,13 +168,13 @@ function* prepareOne(
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
       const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
-      // Admitted once the send began (off its path); settled by when it was on the wire.
+      // Only queued here; the cache's work is done once the response is in (prefix-chain.ts).
       const admitted =
-        facts.cacheBlocks === null ? null : deps.idealCache?.admit(facts.cacheBlocks, monotonicNowNs());
+        facts.cacheBlocks === null ? undefined : deps.idealCache?.admit(facts.cacheBlocks, sendingNs);
       const raw = await pending;
       cancel.disarm();
-      if (admitted !== null && admitted !== undefined)
-        raw.idealCachedTokens = admitted.settle(raw.sentNs).tokens;
+      const ideal = admitted?.settle(raw.sentNs);
+      if (ideal !== undefined && ideal !== null) raw.idealCachedTokens = ideal.tokens;
       rememberTurn(deps.tokenizer, context, item, prompt, raw);
       await written;
       return raw;

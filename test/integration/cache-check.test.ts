@@ -92,11 +92,7 @@ test('the same trace twice against one server: ideal and reported agree on a col
   const warm = await replay(7);
   const c2 = warm.summary.cache_check;
   assert.ok(c2 !== undefined && c2.reported_hit_ratio !== null);
-  assert.equal(
-    c2.ideal_cached_tokens,
-    c1.ideal_cached_tokens,
-    'the ideal depends on the trace and this run only',
-  );
+  assert.ok(c2.reported_cached_tokens > c2.ideal_cached_tokens_of_reported, JSON.stringify(c2));
   assert.ok(c2.over_reported >= 2, JSON.stringify(c2));
   assert.ok(c2.reported_hit_ratio > c1.reported_hit_ratio);
   const warning = warm.summary.warnings.find((w) => WARM.test(w));
