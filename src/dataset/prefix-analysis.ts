@@ -10,6 +10,7 @@
  * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); tokens past
  * the last id are fresh input and always miss. This comment is the definition `analyze-trace` reports.
  */
+import { IdealPrefixCache, type PrefixHit, promptBlocks } from './prefix-chain.js';
 import type { Dataset } from './types.js';
 
 /** One request as the analysis sees it. */
@@ -61,11 +62,6 @@ function arrivalOrder(requests: PrefixRequest[]): PrefixRequest[] {
   return requests.sort((a, b) => a.timestampMs! - b.timestampMs!);
 }
 
-function blockTokens(request: PrefixRequest, block: number): number {
-  const remaining = request.inputLength - block * request.blockSize;
-  return Math.max(0, Math.min(request.blockSize, remaining));
-}
-
 /**
  * Computes the ideal (infinite-cache) prefix hit figures of a trace; see the module comment for the
  * exact definition.
@@ -75,8 +71,7 @@ function blockTokens(request: PrefixRequest, block: number): number {
  */
 export function idealPrefixHit(source: Dataset | Iterable<PrefixRequest>): PrefixHitStats {
   const requests = arrivalOrder(isDataset(source) ? requestsOfDataset(source) : [...source]);
-  // Trie of seen chains: key `${parentNode}/${id}` → node; node 0 is the empty prefix.
-  const children = new Map<string, number>();
+  const cache = new IdealPrefixCache(Number.POSITIVE_INFINITY);
   let hitBlocks = 0;
   let totalBlocks = 0;
   let hitTokens = 0;
@@ -84,21 +79,10 @@ export function idealPrefixHit(source: Dataset | Iterable<PrefixRequest>): Prefi
   for (const request of requests) {
     totalBlocks += request.hashIds.length;
     totalTokens += request.inputLength;
-    let node = 0;
-    let matching = true;
-    for (let i = 0; i < request.hashIds.length; i += 1) {
-      const key = `${node}/${request.hashIds[i]}`;
-      const child = matching ? children.get(key) : undefined;
-      if (child === undefined) {
-        matching = false;
-        node = children.size + 1;
-        children.set(key, node);
-        continue;
-      }
-      hitBlocks += 1;
-      hitTokens += blockTokens(request, i);
-      node = child;
-    }
+    const blocks = promptBlocks(request.hashIds, request.inputLength, request.blockSize);
+    const hit = cache.admit(blocks, 0).settle(null) as PrefixHit;
+    hitBlocks += hit.blocks;
+    hitTokens += hit.tokens;
   }
   return {
     hitBlocks,

@@ -3,9 +3,11 @@
  * failed, warnings, and footer lines. Returns text; the CLI decides where it goes.
  */
 import Table from 'cli-table3';
+import { cacheCheckLine } from '../metrics/cache-check.js';
 import { metricByTag } from '../metrics/registry.js';
 import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
 import type { MetricDef } from '../metrics/types.js';
+import { usageCheckLine } from '../metrics/usage-check.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
 
 /** Paths shown in the footer, when the files were written. */
@@ -81,13 +83,16 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
 /**
  * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
  * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
- * `Error Summary` table when requests failed, warnings, then footer lines. Ends with a newline.
+ * `Error Summary` table when requests failed, warnings, the usage and prefix-cache check lines, then
+ * footer lines. Ends with a newline.
  */
 export function renderConsole(ctx: ConsoleContext): string {
   const parts = [metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics')];
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);
   for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
+  const checks = [usageCheckLine(ctx.summary.usageCheck), cacheCheckLine(ctx.summary.cacheCheck)];
+  if (checks.some((l) => l !== null)) parts.push(checks.filter((l) => l !== null).join('\n'));
   parts.push(footer(ctx.summary, ctx.artifacts ?? {}).join('\n'));
   return `${parts.join('\n\n')}\n`;
 }

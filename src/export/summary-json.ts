@@ -46,7 +46,8 @@ export interface SummaryJson {
  * Builds the summary JSON object: `schema_version`, `tokenload_version`, `start_time`/`end_time`
  * (ISO 8601), `was_cancelled`, then each metric tag → `{unit, avg, min, max, p1…p99, std, count}` for
  * per-record metrics or `{unit, avg}` for run-level ones, then `input_config` (redacted),
- * `error_summary` (`[{code, type, message, count}]`) and `warnings`.
+ * `error_summary` (`[{code, type, message, count}]`), `warnings`, `usage_check` and `cache_check`
+ * (when they have something to say; metrics/usage-check.ts, metrics/cache-check.ts).
  */
 export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
   return {
@@ -59,6 +60,8 @@ export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
     input_config: redactConfig(ctx.inputConfig),
     error_summary: ctx.summary.errorSummary,
     warnings: ctx.summary.warnings,
+    ...(ctx.summary.usageCheck === null ? {} : { usage_check: ctx.summary.usageCheck }),
+    ...(ctx.summary.cacheCheck === null ? {} : { cache_check: ctx.summary.cacheCheck }),
     ...(ctx.extra ?? {}),
   };
 }

@@ -5,12 +5,14 @@
 import type { MetricUnit } from '../record/metric-types.js';
 import { RECORD_METRICS } from '../record/record-metrics.js';
 import type { ProcessedRecord } from '../record/types.js';
+import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { computeStats, type Stats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
+import { UsageCheck, type UsageCheckSummary } from './usage-check.js';
 import { runWarnings } from './warnings.js';
 
 /** Statistics of a per-record metric, in its display unit. */
@@ -36,10 +38,14 @@ export interface Summary {
   metrics: Partial<Record<MetricTag, MetricSummary>>;
   /** Failures grouped by (code, type), most frequent first. */
   errorSummary: ErrorSummaryEntry[];
-  /** Human warnings (OSL mismatch, usage discrepancy). */
+  /** Human warnings (OSL mismatch, usage discrepancy, a warm prefix cache). */
   warnings: string[];
   /** The sums the run-level metrics came from. */
   totals: RunTotals;
+  /** Server prompt counts against the client's after the learned chat template; null when none compared. */
+  usageCheck: UsageCheckSummary | null;
+  /** Ideal against reported prefix-cache hits; null when no request had an ideal. */
+  cacheCheck: CacheCheckSummary | null;
 }
 
 /** Options of {@link summarize}. */
@@ -92,6 +98,8 @@ export class SummaryBuilder {
   private readonly totals: RunTotals;
   private readonly values = new Map<string, number[]>();
   private readonly errors = new ErrorSummaryBuilder();
+  private readonly usage = new UsageCheck();
+  private readonly cache = new CacheCheck();
   /** Records added. */
   count = 0;
 
@@ -105,6 +113,8 @@ export class SummaryBuilder {
     this.count++;
     addToTotals(this.totals, record, this.slos);
     collectValues(this.values, record);
+    this.usage.add(record);
+    this.cache.add(record);
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
@@ -115,11 +125,17 @@ export class SummaryBuilder {
 
   /** The summary of the records added so far. */
   build(): Summary {
+    const usageCheck = this.usage.result();
+    const cacheCheck = this.cache.result();
+    // The discrepancy count needs the overheads learned over the whole run.
+    this.totals.usageDiscrepancyCount = usageCheck?.discrepant ?? 0;
     return {
       metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals) },
       errorSummary: this.errors.entries(),
-      warnings: runWarnings(this.totals),
+      warnings: [...runWarnings(this.totals), ...cacheWarnings(cacheCheck)],
       totals: this.totals,
+      usageCheck,
+      cacheCheck,
     };
   }
 }

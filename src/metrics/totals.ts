@@ -5,9 +5,6 @@ import type { ProcessedRecord } from '../record/types.js';
 import { meetsSlos, type Slo } from './goodput.js';
 import type { RunTotals } from './types.js';
 
-/** Discrepancy threshold of the usage metrics, %. AIPerf: more than 10 % counts. */
-export const USAGE_DISCREPANCY_PCT = 10;
-
 /** Empty totals; `goodCount` is 0 when SLOs are given, null otherwise. */
 export function emptyTotals(hasSlos: boolean): RunTotals {
   return {
@@ -54,9 +51,6 @@ function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | 
   t.totalIsl += num(m.input_sequence_length) ?? 0;
   const osl = num(m.output_sequence_length);
   t.totalOsl += osl ?? 0;
-  const promptDiff = num(m.usage_prompt_tokens_diff_pct) ?? 0;
-  const completionDiff = num(m.usage_completion_tokens_diff_pct) ?? 0;
-  if (Math.max(promptDiff, completionDiff) > USAGE_DISCREPANCY_PCT) t.usageDiscrepancyCount++;
   const requested = record.raw.requestedOutputTokens;
   if (osl !== undefined && requested !== null && requested > 0 && isOslMismatch(osl, requested)) {
     t.oslMismatchCount++;

@@ -21,6 +21,7 @@ export interface RunTotals {
   totalIsl: number;
   totalOsl: number;
   totalErrorIsl: number;
+  /** Set when the summary is built: the usage check's discrepant requests (metrics/usage-check.ts). */
   usageDiscrepancyCount: number;
   oslMismatchCount: number;
   /** Valid records that ended with `finish_reason: "length"` and no visible (non-reasoning) output. */

@@ -32,5 +32,7 @@ export function emptyRecord(id: RequestIdentity): RawRecord {
     cancelled: false,
   };
   if (id.requestType !== undefined) raw.requestType = id.requestType;
+  if (id.promptLayout !== undefined) raw.promptLayout = id.promptLayout;
+  if (id.sentPromptTokens !== undefined) raw.sentPromptTokens = id.sentPromptTokens;
   return raw;
 }

@@ -21,6 +21,7 @@ import {
   reasoningTokenCount,
 } from './metric-defs/tokens.js';
 import {
+  idealCachedTokens,
   oslMismatchDiffPct,
   usageCachedTokens,
   usageCompletionTokens,
@@ -48,6 +49,7 @@ export const RECORD_METRIC_DEFS = {
   usage_prompt_tokens: usagePromptTokens,
   usage_completion_tokens: usageCompletionTokens,
   usage_cached_tokens: usageCachedTokens,
+  ideal_cached_tokens: idealCachedTokens,
   usage_reasoning_tokens: usageReasoningTokens,
   usage_prompt_tokens_diff_pct: usagePromptTokensDiffPct,
   usage_completion_tokens_diff_pct: usageCompletionTokensDiffPct,

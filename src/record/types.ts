@@ -84,6 +84,17 @@ export interface RequestIdentity {
   inputTokens: number | null;
   /** `max_tokens` / `max_completion_tokens` sent, if any. */
   requestedOutputTokens: number | null;
+  /**
+   * Message layout of the prompt sent: each role with its count, in order of first appearance
+   * (`user×1`, `system×1 user×1`, `user×2 assistant×1`). The usage check learns the server's chat
+   * template overhead per layout. Absent for a verbatim payload.
+   */
+  promptLayout?: string;
+  /**
+   * Client token count of the text of every message sent, history included (for a self-contained
+   * turn, `inputTokens`); what the server's `usage.prompt_tokens` is compared with. Absent when unknown.
+   */
+  sentPromptTokens?: number;
 }
 
 /** What the client observed for one request, before token counting: its identity plus observations. */
@@ -126,6 +137,13 @@ export interface RawRecord extends RequestIdentity {
   error: RecordError | null;
   /** True when the client cancelled the request (cancellation rate, or Ctrl-C grace expiry). */
   cancelled: boolean;
+  /**
+   * Prompt tokens an ideal (infinite) prefix cache would already hold when this request was sent:
+   * the leading blocks of its synthesized prompt that requests sent before it in this run had
+   * (dataset/prefix-chain.ts). Set by the sender; absent for prompts not built from blocks, for turns
+   * sent with history, and once the run's ideal cache is full.
+   */
+  idealCachedTokens?: number;
 }
 
 /** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */

@@ -1,6 +1,6 @@
 /**
  * Token-shape charts: ISL against TTFT (coloured by cached prompt tokens when the server reported
- * them), and TTFT by turn index for multi-turn sessions.
+ * them), reported against ideal cached tokens, and TTFT by turn index for multi-turn sessions.
  */
 import type { EChartsOption } from 'echarts';
 import { percentileSorted } from '../metrics/stats.js';
@@ -53,6 +53,43 @@ export function islVsTtftChart(requests: readonly RequestPoint[]): ChartSpec | n
     };
   }
   return { id: 'isl-vs-ttft', title, option, points: data.length };
+}
+
+/**
+ * One point per request `[ideal cached tokens, reported cached tokens]` with the line reported =
+ * ideal: points above it are hits the run's own earlier requests cannot explain (a warm cache). Null
+ * when no request has both.
+ */
+export function cachedTokensChart(requests: readonly RequestPoint[]): ChartSpec | null {
+  const all: number[][] = [];
+  let max = 1;
+  for (const r of requests) {
+    if (r.idealCachedTokens === undefined || r.cachedTokens === undefined) continue;
+    all.push([r.idealCachedTokens, r.cachedTokens]);
+    max = Math.max(max, r.idealCachedTokens, r.cachedTokens);
+  }
+  if (all.length === 0) return null;
+  const data = downsample(all) as number[][];
+  const title = 'Cached prompt tokens: reported vs ideal';
+  const option: EChartsOption = {
+    ...baseOption(title, subtitle(countSubtitle(data.length, all.length), 'line: reported = ideal')),
+    xAxis: valueAxis('ideal cached tokens (blocks sent earlier in this run)', { min: 0, scale: false }),
+    yAxis: valueAxis('reported cached tokens (usage)', { min: 0, scale: false, nameGap: 62 }),
+    series: [
+      { type: 'scatter', name: 'request', symbolSize: 5, data },
+      {
+        type: 'line',
+        name: 'reported = ideal',
+        data: [
+          [0, 0],
+          [max, max],
+        ],
+        symbol: 'none',
+        lineStyle: { type: 'dashed', color: '#888' },
+      },
+    ],
+  };
+  return { id: 'cached-tokens', title, option, points: data.length };
 }
 
 /** TTFT values grouped by turn index (index = position in the array). */

@@ -5,17 +5,18 @@
 import type { ChartSpec } from './chart-base.js';
 import { cdfChart, LATENCY_METRICS, metricValues, overTimeChart } from './charts-latency.js';
 import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
-import { islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+import { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 import type { RunData } from './types.js';
 
 export type { ChartSpec } from './chart-base.js';
 export { cdfChart, LATENCY_METRICS, overTimeChart } from './charts-latency.js';
 export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
-export { islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 
 /**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs; output token throughput and
- * requests in flight over time; schedule lag; ISL vs TTFT; TTFT by turn; errors over time.
+ * requests in flight over time; schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
+ * turn; errors over time.
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
@@ -26,6 +27,7 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     inFlightChart(r),
     scheduleLagChart(r),
     islVsTtftChart(r),
+    cachedTokensChart(r),
     perTurnTtftChart(r),
     errorTimelineChart(r),
   ];

@@ -71,6 +71,42 @@ export function warningsSection(run: RunData): string {
   return `<section id="warnings"><h2>Warnings</h2>${items}</section>`;
 }
 
+function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'N/A' : value.toLocaleString('en-US');
+}
+
+function share(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'N/A' : `${(value * 100).toFixed(1)} %`;
+}
+
+/**
+ * The prefix cache: ideal (blocks sent earlier in the run) against the server's reported
+ * `cached_tokens`, from the summary's `cache_check`; nothing when the run has none.
+ */
+export function cacheSection(run: RunData): string {
+  const c = run.summary?.cacheCheck;
+  if (c === null || c === undefined) return '';
+  const rows = [
+    [
+      'ideal: blocks sent earlier in this run',
+      count(c.requests_with_ideal),
+      count(c.ideal_cached_tokens),
+      count(c.ideal_prompt_tokens),
+      share(c.ideal_hit_ratio),
+    ],
+    [
+      'reported by the server (cached_tokens)',
+      count(c.requests_reported),
+      count(c.reported_cached_tokens),
+      count(c.reported_prompt_tokens),
+      share(c.reported_hit_ratio),
+    ],
+  ];
+  const table = htmlTable(['', 'requests', 'cached tokens', 'prompt tokens', 'hit ratio'], rows);
+  const over = `<p class="muted">${count(c.over_reported)} requests reported more cached tokens than the ideal plus the slack (chat template overhead + max(16 tokens, 5 % of the prompt)).</p>`;
+  return `<section id="prefix-cache"><h2>Prefix cache</h2>${table}${over}</section>`;
+}
+
 /** The redacted run configuration (`input_config`) as pretty JSON. */
 export function configSection(run: RunData): string {
   const config = run.summary?.inputConfig;

@@ -1,13 +1,19 @@
 /**
  * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
- * run's header facts, the console's summary table, errors, warnings, every chart of
+ * run's header facts, the console's summary table, errors, warnings, the prefix cache, every chart of
  * {@link buildRunCharts} and the run configuration.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRunCharts } from './charts.js';
 import { renderPage } from './html-page.js';
-import { configSection, errorsSection, summarySection, warningsSection } from './html-sections.js';
+import {
+  cacheSection,
+  configSection,
+  errorsSection,
+  summarySection,
+  warningsSection,
+} from './html-sections.js';
 import { escapeHtml } from './html-text.js';
 import { loadRun } from './load-run.js';
 import type { RunData } from './types.js';
@@ -47,7 +53,7 @@ export function renderReportHtml(run: RunData): string {
   return renderPage({
     title: 'tokenload report',
     metaHtml: metaHtml(run),
-    sectionsHtml: [summarySection(run), errorsSection(run), warningsSection(run)],
+    sectionsHtml: [summarySection(run), errorsSection(run), warningsSection(run), cacheSection(run)],
     charts: buildRunCharts(run),
     trailingHtml: [configSection(run)],
   });

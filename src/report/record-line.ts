@@ -41,7 +41,15 @@ function metricsOf(
   metrics: Json,
 ): Pick<
   RequestPoint,
-  'ttftMs' | 'itlMs' | 'latencyMs' | 'isl' | 'osl' | 'scheduleLagMs' | 'connectionWaitMs' | 'cachedTokens'
+  | 'ttftMs'
+  | 'itlMs'
+  | 'latencyMs'
+  | 'isl'
+  | 'osl'
+  | 'scheduleLagMs'
+  | 'connectionWaitMs'
+  | 'cachedTokens'
+  | 'idealCachedTokens'
 > {
   return {
     ttftMs: metricValue(metrics, 'time_to_first_token'),
@@ -52,6 +60,7 @@ function metricsOf(
     scheduleLagMs: metricValue(metrics, 'schedule_lag'),
     connectionWaitMs: metricValue(metrics, 'connection_wait'),
     cachedTokens: metricValue(metrics, 'usage_cached_tokens'),
+    idealCachedTokens: metricValue(metrics, 'ideal_cached_tokens'),
   };
 }
 

@@ -28,6 +28,14 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/** The numeric (or null) fields of a section object; null when it is not an object. */
+function numbersOf(value: unknown): Record<string, number | null> | null {
+  if (!isObject(value)) return null;
+  const out: Record<string, number | null> = {};
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'number' || v === null) out[k] = v;
+  return out;
+}
+
 /**
  * Builds a {@link RunSummary} from the parsed summary JSON object.
  * @param json the value of `JSON.parse(file text)`; anything but an object yields an empty summary.
@@ -45,5 +53,6 @@ export function parseRunSummary(json: unknown): RunSummary {
     errorSummary: errorRows(root.error_summary),
     warnings: Array.isArray(root.warnings) ? root.warnings.filter((w) => typeof w === 'string') : [],
     version: stringOrNull(root.tokenload_version) ?? stringOrNull(root.aiperf_version),
+    cacheCheck: numbersOf(root.cache_check),
   };
 }

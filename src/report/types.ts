@@ -40,6 +40,8 @@ export interface RequestPoint {
   /** On the wire − request start, ms (the connection's part of the schedule lag). */
   connectionWaitMs?: number | undefined;
   cachedTokens?: number | undefined;
+  /** Prompt tokens an ideal prefix cache would have held (`ideal_cached_tokens`). */
+  idealCachedTokens?: number | undefined;
 }
 
 /** A metric's summary entry as written in `profile_export_aiperf.json` (stats keys only for per-record metrics). */
@@ -79,6 +81,8 @@ export interface RunSummary {
   errorSummary: ErrorSummaryRow[];
   warnings: string[];
   version: string | null;
+  /** The `cache_check` section (ideal vs reported prefix-cache hits), numbers by key; null when absent. */
+  cacheCheck: Record<string, number | null> | null;
 }
 
 /** A run read back from its artifact directory. */

@@ -54,7 +54,9 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
     const config = warmupConfig(ctx.config);
     const dataset = warmupDataset(ctx.dataset, first);
     const limits: PhaseLimits = { stop: { durationNs: ctx.config.clientWarmupMs * 1e6 }, onePass: false };
-    const warmCtx: RunContext = { ...ctx, config, dataset, target: sim.url, stream: null };
+    // Never the run's ideal prefix cache: nothing of the warm-up reaches the target's cache.
+    const { idealCache: _runCache, ...runCtx } = ctx;
+    const warmCtx: RunContext = { ...runCtx, config, dataset, target: sim.url, stream: null };
     const result = await runPhase(
       warmCtx,
       'warmup',

@@ -4,6 +4,7 @@
  * `client-warmup`, `finish`) import it without importing each other in a cycle.
  */
 import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
+import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -49,4 +50,9 @@ export interface RunContext {
    * (`measureClientFloor`: about a quarter second on `clock`).
    */
   measureFloor(clock: Clock, signal: AbortSignal): Promise<ClientFloor>;
+  /**
+   * The run's ideal prefix cache, shared by its phases that send to the target (warmup and
+   * profiling, in send order); absent for the client warm-up, which never reaches the target.
+   */
+  idealCache?: IdealPrefixCache;
 }

@@ -6,12 +6,21 @@
  *   it got, then the new turn;
  * - `deltas_with_responses`: every earlier turn's own stored messages (including any recorded
  *   assistant messages), the live replies discarded.
+ *
+ * It also keeps the client token count of that history, so a request's whole prompt can be compared
+ * with the server's `usage.prompt_tokens` (the usage check).
  */
 import type { ChatMessage, ContextMode } from '../dataset/types.js';
 
+/** Messages with their client token count (null when some text could not be counted). */
+export interface CountedMessages {
+  messages: ChatMessage[];
+  tokens: number | null;
+}
+
 /** Per-conversation history, dropped when the conversation ends. */
 export class ConversationContext {
-  private readonly history = new Map<string, ChatMessage[]>();
+  private readonly history = new Map<string, CountedMessages>();
 
   /**
    * Messages to send for a turn whose own messages are `turnMessages`.
@@ -20,8 +29,14 @@ export class ConversationContext {
    */
   messagesFor(conversationId: string, mode: ContextMode, turnMessages: ChatMessage[]): ChatMessage[] {
     if (mode === 'message_array_with_responses') return turnMessages;
-    const earlier = this.history.get(conversationId) ?? [];
+    const earlier = this.history.get(conversationId)?.messages ?? [];
     return [...earlier, ...turnMessages];
+  }
+
+  /** Client tokens of the history {@link messagesFor} prepends: 0 without history, null when unknown. */
+  historyTokens(conversationId: string, mode: ContextMode): number | null {
+    if (mode === 'message_array_with_responses') return 0;
+    return this.history.get(conversationId)?.tokens ?? 0;
   }
 
   /**
@@ -31,19 +46,21 @@ export class ConversationContext {
   remember(
     conversationId: string,
     mode: ContextMode,
-    turnMessages: ChatMessage[],
-    liveReply: string | null,
+    turn: CountedMessages,
+    liveReply: { text: string; tokens: number } | null,
     isLastTurn: boolean,
   ): void {
     if (mode === 'message_array_with_responses' || isLastTurn) {
       this.history.delete(conversationId);
       return;
     }
-    const list = this.history.get(conversationId) ?? [];
-    list.push(...turnMessages);
+    const entry = this.history.get(conversationId) ?? { messages: [], tokens: 0 };
+    entry.messages.push(...turn.messages);
+    entry.tokens = entry.tokens === null || turn.tokens === null ? null : entry.tokens + turn.tokens;
     if (mode === 'deltas_without_responses' && liveReply !== null) {
-      list.push({ role: 'assistant', content: liveReply });
+      entry.messages.push({ role: 'assistant', content: liveReply.text });
+      if (entry.tokens !== null) entry.tokens += liveReply.tokens;
     }
-    this.history.set(conversationId, list);
+    this.history.set(conversationId, entry);
   }
 }

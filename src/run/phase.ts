@@ -217,6 +217,7 @@ function phaseSender(
     tokenizer: ctx.tokenizer,
     clock: ctx.clock,
     cancelSignal,
+    ...(ctx.idealCache === undefined ? {} : { idealCache: ctx.idealCache }),
     onBody: (sessionId, _turn, body) => sinks.inputs?.add(sessionId, body),
     onSend: () => {
       sinks.tracker.started();

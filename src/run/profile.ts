@@ -8,6 +8,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
+import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
@@ -149,7 +150,9 @@ async function prepareInputs(
   return { tokenizer, dataset, stream, synthesizer, firstRow: read?.first ?? null };
 }
 
-async function runPhases(ctx: RunContext): Promise<RunOutcome> {
+async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
+  // One ideal prefix cache for the run: warmup requests reach the target's cache too.
+  const ctx: RunContext = { ...runCtx, idealCache: new IdealPrefixCache() };
   const { config, dataset } = ctx;
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);

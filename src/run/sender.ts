@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
-import type { ChatMessage, Conversation, Turn } from '../dataset/types.js';
+import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
+import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -19,6 +20,7 @@ import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
+import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** What the sender needs. */
@@ -44,6 +46,11 @@ export interface SenderDeps {
   onSend?(): void;
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
+  /**
+   * The run's ideal prefix cache: each synthesized prompt is admitted as it is sent, and its record
+   * gets `idealCachedTokens`. Absent for sends that never reach the target (the client warm-up).
+   */
+  idealCache?: IdealPrefixCache;
 }
 
 /**
@@ -124,20 +131,23 @@ function* prepareOne(
   // strategy prepares ahead): the send neither serializes nor encodes, and the bytes live outside the
   // JS heap (the collector never copies them); the client and inputs.json share this one buffer.
   let bodyBytes: Uint8Array | null;
+  let facts: PromptFacts;
+  const mode = conversation.contextMode;
   try {
     const key = `${conversation.id}:${turn.index}`;
     prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer);
     identity.inputTokens = prompt.inputTokens;
-    bodyBytes = encodeBody(deps, context, conversation, turn, prompt, model);
+    const messages =
+      prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
+    facts = promptFacts(turn, prompt, messages, context.historyTokens(conversation.id, mode), key);
+    if (facts.layout !== undefined) identity.promptLayout = facts.layout;
+    if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
+    bodyBytes = encodeBody(deps, turn, prompt, messages, model);
   } catch (err) {
     const failed = unbuiltRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
   const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
-  const isLast = turn.index === conversation.turns.length - 1;
-  const mode = conversation.contextMode;
-  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
-  const needsReply = mode === 'deltas_without_responses' && !isLast;
   return {
     send: async (scheduledNs?: number) => {
       if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
@@ -145,6 +155,7 @@ function* prepareOne(
       const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
       const bytes = bodyBytes ?? EMPTY_BODY;
       bodyBytes = null;
+      const sendingNs = monotonicNowNs();
       const pending = deps.client.send({
         identity,
         path: deps.path,
@@ -157,14 +168,44 @@ function* prepareOne(
       });
       // A failed write is kept by the file and reported when it closes; it must not fail this request.
       const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
+      // Only queued here; the cache's work is done once the response is in (prefix-chain.ts).
+      const admitted =
+        facts.cacheBlocks === null ? undefined : deps.idealCache?.admit(facts.cacheBlocks, sendingNs);
       const raw = await pending;
       cancel.disarm();
-      const reply = needsReply && raw.error === null ? replyText(raw) : null;
-      context.remember(conversation.id, mode, turnMessages, reply, isLast);
+      const ideal = admitted?.settle(raw.sentNs);
+      if (ideal !== undefined && ideal !== null) raw.idealCachedTokens = ideal.tokens;
+      rememberTurn(deps.tokenizer, context, item, prompt, raw);
       await written;
       return raw;
     },
   };
+}
+
+/**
+ * Keeps what a sent turn contributes to its conversation's later requests (its messages, the live
+ * reply, with their client token counts) in `context`.
+ */
+function rememberTurn(
+  tokenizer: TextTokenizer,
+  context: ConversationContext,
+  { conversation, turn }: DispatchItem,
+  prompt: TurnPrompt,
+  raw: RawRecord,
+): void {
+  const mode = conversation.contextMode;
+  const isLast = turn.index === conversation.turns.length - 1;
+  const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
+  const needsReply = mode === 'deltas_without_responses' && !isLast && raw.error === null;
+  const text = needsReply ? replyText(raw) : null;
+  const reply = text === null ? null : { text, tokens: tokenizer.count(text) };
+  context.remember(
+    conversation.id,
+    mode,
+    { messages: turnMessages, tokens: prompt.inputTokens },
+    reply,
+    isLast,
+  );
 }
 
 /** The live reply of a request (its content text), for `deltas_without_responses` history. */
@@ -175,19 +216,19 @@ function replyText(raw: RawRecord): string {
 }
 
 /**
- * The body's UTF-8 bytes: a verbatim payload as stored, else the adapter's body for the turn's
- * messages in context, a synthesized prompt written straight from its pieces (body-bytes.ts).
+ * The body's UTF-8 bytes: a verbatim payload as stored, else the adapter's body for `messages` (the
+ * turn's messages in context), a synthesized prompt written straight from its pieces (body-bytes.ts).
  */
 function encodeBody(
   deps: SenderDeps,
-  context: ConversationContext,
-  conversation: Conversation,
   turn: Turn,
   prompt: TurnPrompt,
+  messages: ChatMessage[] | null,
   model: string,
 ): Buffer {
-  if (prompt.payload !== undefined) return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
-  const messages = context.messagesFor(conversation.id, conversation.contextMode, prompt.messages);
+  if (prompt.payload !== undefined || messages === null) {
+    return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
+  }
   const body = buildBody(deps, model, messages, turn.maxTokens, turn.extra);
   if (prompt.pieces === undefined) return Buffer.from(JSON.stringify(body), 'utf8');
   return bodyWithPromptBytes(body, prompt.pieces, (text) =>

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { BUILTIN_TOKENIZER } from '../prompt/tokenizer.js';
 import { option } from '../util/option-meta.js';
+import { CHAT_TEMPLATES } from './chat-template.js';
 
 const rate = z.number().min(0).max(1);
 const nonNegMs = z.number().min(0);
@@ -121,6 +122,11 @@ export const SimulatorOptionsSchema = z.strictObject({
     flag: 'role-only-first-chunk',
     unit: 'bool',
     help: 'Send a {role, content:null} chunk before the first token.',
+  }),
+  chatTemplate: option(z.enum(CHAT_TEMPLATES).default('none'), {
+    flag: 'chat-template',
+    unit: 'none|chatml',
+    help: 'Chat prompts: none joins the message texts (prompt_tokens = the client count); chatml wraps them as Qwen ChatML, so prompt_tokens counts the template as a real server does.',
   }),
   reasoningTokens: option(z.number().int().min(0).default(0), {
     flag: 'reasoning-tokens',

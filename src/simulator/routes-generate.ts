@@ -6,6 +6,7 @@
  * shapes its responses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applyChatTemplate, type TemplateMessage } from './chat-template.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import { checkModel, finishTimeline, type HandlerContext, serveRequest } from './handler.js';
@@ -49,6 +50,17 @@ function actedFault(route: Pick<GenerateRoute, 'streamFaultsOnly'>, fault: Fault
   return stream && afterTokens ? fault : NO_FAULT;
 }
 
+/** The text a prompt is tokenized from: its chat messages under the `chatTemplate` option, else its text. */
+function promptText(
+  ctx: HandlerContext,
+  prompt: { text: string; messages?: readonly TemplateMessage[] },
+): string {
+  const template = ctx.opts.chatTemplate;
+  return prompt.messages === undefined || template === 'none'
+    ? prompt.text
+    : applyChatTemplate(template, prompt.messages);
+}
+
 /**
  * Admits a parsed request: checks that prompt + output fit the KV pool, counts the prompt tokens,
  * starts the response and submits its sequence to the scheduler.
@@ -62,7 +74,8 @@ function startGeneration<R extends RouteRequest>(
   drawn: Fault,
   t: RequestTimeline,
 ): void {
-  const ids = 'ids' in parsed.prompt ? parsed.prompt.ids : ctx.tokenizer.encode(parsed.prompt.text);
+  const ids =
+    'ids' in parsed.prompt ? parsed.prompt.ids : ctx.tokenizer.encode(promptText(ctx, parsed.prompt));
   const output = ctx.opts.reasoningTokens + parsed.maxTokens;
   if (ctx.pool.blocksFor(ids.length + output) > ctx.pool.capacityBlocks) {
     throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`);

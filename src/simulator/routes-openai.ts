@@ -3,9 +3,10 @@
  * "Chat" and "Completions"): their request parsing and the wire format of their responses.
  *
  * Prompt text rule (documented in docs/simulator.md): chat prompts are the text of every message
- * joined with one space (string contents, and the `text` of `type: "text"` content parts); no chat
- * template is applied, so `prompt_tokens` equals the client's default ISL count. Completions take
- * `prompt` as a string, an array of strings (joined with one space), or token ids (used as-is).
+ * joined with one space (string contents, and the `text` of `type: "text"` content parts), so
+ * `prompt_tokens` equals the client's default ISL count; with the `chatTemplate` option `chatml` the
+ * messages are wrapped in ChatML instead (chat-template.ts). Completions take `prompt` as a string,
+ * an array of strings (joined with one space), or token ids (used as-is).
  *
  * Streamed: one `chat.completion.chunk` / `text_completion` chunk per piece (chat: the text in
  * `delta.reasoning_content` or `delta.content`, `role: "assistant"` on the first chunk or in a
@@ -14,6 +15,7 @@
  * `stream_options.include_usage`, then `data: [DONE]` (after an in-band error too). Not streamed:
  * one `chat.completion` / `text_completion` body.
  */
+import { applyChatTemplate, type TemplateMessage } from './chat-template.js';
 import { ChunkFramer } from './chunk-text.js';
 import { isTokenIds, parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
 import { type ChunkContent, type EndpointKind, errorBody, fullBody, type ResponseMeta } from './responses.js';
@@ -47,19 +49,20 @@ function messageText(content: unknown): string {
   return parts.join(' ');
 }
 
-function chatPrompt(body: Record<string, unknown>): { text: string } {
+function chatPrompt(body: Record<string, unknown>): { text: string; messages: TemplateMessage[] } {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new RequestError(400, "'messages' must be a non-empty array", 'messages', 'invalid_request_error');
   }
-  const texts: string[] = [];
+  const parsed: TemplateMessage[] = [];
   for (const m of messages) {
     if (m === null || typeof m !== 'object') {
       throw new RequestError(400, 'each message must be an object', 'messages', 'invalid_request_error');
     }
-    texts.push(messageText((m as { content?: unknown }).content));
+    const { role, content } = m as { role?: unknown; content?: unknown };
+    parsed.push({ role: typeof role === 'string' ? role : 'user', text: messageText(content) });
   }
-  return { text: texts.join(' ') };
+  return { text: applyChatTemplate('none', parsed), messages: parsed };
 }
 
 function completionPrompt(body: Record<string, unknown>): { text: string } | { ids: number[] } {

@@ -4,6 +4,7 @@
  * {@link WireFormat} only turns those pieces and output snapshots into SSE frames and bodies.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { TemplateMessage } from './chat-template.js';
 import { outputText, type UsageBody, usageBody } from './responses.js';
 
 /** A generation request as every route parses it. */
@@ -12,8 +13,11 @@ export interface RouteRequest {
   stream: boolean;
   /** Output tokens to generate (content only; reasoning tokens come on top). */
   maxTokens: number;
-  /** The prompt as text (tokenized by the simulator's tokenizer) or as token ids (used as they are). */
-  prompt: { text: string } | { ids: number[] };
+  /**
+   * The prompt as text (tokenized by the simulator's tokenizer) or as token ids (used as they are).
+   * A chat request also gives its messages, which the `chatTemplate` option may wrap instead.
+   */
+  prompt: { text: string; messages?: readonly TemplateMessage[] } | { ids: number[] };
 }
 
 /** Identity of one response. */

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { loadBailianTrace } from '../../src/dataset/bailian.js';
 import { loadMooncakeTrace } from '../../src/dataset/mooncake.js';
 import { idealPrefixHit, type PrefixRequest } from '../../src/dataset/prefix-analysis.js';
+import { type CacheBlock, IdealPrefixCache, promptBlocks } from '../../src/dataset/prefix-chain.js';
 
 // Reference figures ("reuse_prefix") computed independently on the same files: trace-data.md appendix.
 test('reproduces the reference block hit ratios of the example traces', async () => {
@@ -70,4 +71,33 @@ test('an empty input gives zero counts and zero ratios', () => {
     blockHitRatio: 0,
     tokenHitRatio: 0,
   });
+});
+
+test("a run's ideal cache: tails hit only for the same prompt, ids compare by value, a full cache stops answering", () => {
+  const cache = new IdealPrefixCache(6);
+  const hit = (blocks: CacheBlock[]) => cache.admit(blocks, 0).settle(null);
+  assert.deepEqual(hit(promptBlocks([1, 2], 10, 4, 'a')), { blocks: 0, tokens: 0 });
+  // Same ids, same tail key (the same prompt sent again): everything hits, the partial tail included.
+  assert.deepEqual(hit(promptBlocks([1, 2], 10, 4, 'a')), { blocks: 3, tokens: 10 });
+  // Another request's tail never hits; an id beyond 2^53 given as bigint equals the same number.
+  assert.deepEqual(hit(promptBlocks([1n, 2], 10, 4, 'b')), { blocks: 2, tokens: 8 });
+  assert.equal(cache.size, 4);
+  assert.equal(hit(promptBlocks([2 ** 53 + 2], 4, 4))?.tokens, 0);
+  assert.equal(hit(promptBlocks([2n ** 53n + 2n], 4, 4))?.tokens, 4);
+  // The sixth distinct block fills it: from then on no answer (a hit could be missed).
+  assert.equal(hit(promptBlocks([2n ** 53n + 3n], 4, 4)), null);
+  assert.equal(cache.full, true);
+  assert.equal(hit(promptBlocks([1, 2], 8, 4)), null);
+});
+
+test('a prompt started later but on the wire first counts for one started earlier', () => {
+  const cache = new IdealPrefixCache();
+  const early = cache.admit(promptBlocks([1, 2, 3], 12, 4), 100);
+  const late = cache.admit(promptBlocks([1, 2, 4], 12, 4), 200);
+  assert.deepEqual(late.settle(null), { blocks: 2, tokens: 8 });
+  // The early one reached the wire after the late one was admitted: their shared blocks count for it.
+  assert.deepEqual(early.settle(250), { blocks: 2, tokens: 8 });
+  // Had it been on the wire before the late one started, nothing would.
+  assert.deepEqual(early.settle(150), { blocks: 0, tokens: 0 });
+  assert.deepEqual(early.settle(null), { blocks: 0, tokens: 0 });
 });

@@ -208,7 +208,13 @@ test('multi_turn: a leading system turn becomes a system message before the firs
   const context = new ConversationContext();
   const prompt = conversation?.turns[0]?.prompt;
   const first: ChatMessage[] = prompt?.kind === 'messages' ? prompt.messages : [];
-  context.remember('c', 'deltas_without_responses', first, 'hello!', false);
+  context.remember(
+    'c',
+    'deltas_without_responses',
+    { messages: first, tokens: 6 },
+    { text: 'hello!', tokens: 2 },
+    false,
+  );
   const second = context.messagesFor('c', 'deltas_without_responses', [{ role: 'user', content: 'more' }]);
   assert.deepEqual(
     second.map((m) => m.role),

@@ -72,6 +72,8 @@ function tinySummary(): Summary {
     errorSummary: [{ code: 429, type: 'Too Many Requests', message: 'rate limited, retry', count: 3 }],
     warnings: [],
     totals: emptyTotals(false),
+    usageCheck: null,
+    cacheCheck: null,
   };
 }
 

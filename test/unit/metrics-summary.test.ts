@@ -142,15 +142,35 @@ test('OSL mismatch count and warning; error summary grouped by code and type', (
   );
 });
 
-test('usage discrepancy counts records more than 10 % off', () => {
+test('usage discrepancy: off the overhead learned for the layout by more than max(10 %, 8 tokens)', () => {
   const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true, perChunkUsage: false };
   const chunks = [{ atNs: 10 * MS, text: 'x', reasoning: '' }];
-  const rec = (prompt: number) =>
-    processRecord(raw({ chunks, endNs: 20 * MS, inputTokens: 100, usage: { prompt_tokens: prompt } }), ctx);
-  // 111 is 11 % off (counted), 110 is exactly 10 % (not counted)
-  const s = summarize([rec(111), rec(110)]);
+  const rec = (prompt: number, layout = 'user×1') =>
+    processRecord(
+      raw({
+        chunks,
+        endNs: 20 * MS,
+        inputTokens: 100,
+        sentPromptTokens: 100,
+        promptLayout: layout,
+        usage: { prompt_tokens: prompt },
+      }),
+      ctx,
+    );
+  // user×1 learns 8 (the median); 118 is 10 off, exactly 10 % (not counted), 119 is 11 off (counted).
+  // Two requests of another layout teach nothing and are not checked, however far off.
+  const records = [108, 108, 108, 118, 119].map((p) => rec(p));
+  records.push(rec(300, 'system×1 user×1'), rec(100, 'system×1 user×1'));
+  const s = summarize(records);
   assert.equal(avg(s.metrics.usage_discrepancy_count), 1);
   assert.equal(s.warnings.length, 1);
+  assert.equal(s.usageCheck?.template_overhead_tokens, 8);
+  assert.equal(s.usageCheck?.requests_compared, 7);
+  assert.equal(s.usageCheck?.requests_unchecked, 2);
+  // Every request 8 over (a chat template): learned, nothing counted, no warning.
+  const templated = summarize([108, 108, 108].map((p) => rec(p)));
+  assert.equal(avg(templated.metrics.usage_discrepancy_count), 0);
+  assert.deepEqual(templated.warnings, []);
 });
 
 test('registry keys equal tags', () => {

@@ -73,8 +73,11 @@ export const totalErrorIsl = countMetric(
 );
 
 /**
- * Usage Discrepancy Count, requests: valid records whose prompt or completion usage differs from
- * the client count by more than 10 %. AIPerf `usage_discrepancy_count`.
+ * Usage Discrepancy Count, requests: successful requests whose `usage.prompt_tokens` differs from the
+ * client count of the prompt sent by more than max(10 %, 8 tokens) after the chat template overhead
+ * learned for their message layout (metrics/usage-check.ts). AIPerf `usage_discrepancy_count` counts
+ * a raw 10 % difference of the prompt or the completion; the template makes the first fire on every
+ * short prompt, and re-tokenized output text is no evidence when the server counted it.
  */
 export const usageDiscrepancyCount = countMetric(
   'usage_discrepancy_count',

@@ -43,6 +43,17 @@ export const usageCachedTokens = usageMetric(
 );
 
 /**
+ * Ideal Cached Tokens, tokens (ours): the prompt tokens an ideal prefix cache would hold when the
+ * request was sent (`RawRecord.idealCachedTokens`), beside the server's `usage_cached_tokens`.
+ */
+export const idealCachedTokens = usageMetric(
+  'ideal_cached_tokens',
+  'Ideal Cached Tokens',
+  1425,
+  ({ raw }) => raw.idealCachedTokens,
+);
+
+/**
  * Usage Reasoning Tokens, tokens: `usage.completion_tokens_details.reasoning_tokens`.
  * AIPerf `usage_reasoning_tokens`.
  */

@@ -1,0 +1,57 @@
+/**
+ * What the run's checks need to know about a request's prompt, decided when the request is built:
+ * its message layout and client token count (the usage check compares them with the server's
+ * `usage.prompt_tokens`), and the blocks it is made of (the ideal prefix cache, `ideal_cached_tokens`).
+ *
+ * Seam for a client-side chat template (`--apply-chat-template`, not built): with a template loaded,
+ * `sentTokens` would be the templated prompt's count, and the overhead the usage check learns would
+ * then be about 0 for every layout.
+ */
+import { type CacheBlock, promptBlocks } from '../dataset/prefix-chain.js';
+import type { ChatMessage, Turn } from '../dataset/types.js';
+import type { TurnPrompt } from './turn-prompt.js';
+
+/** The prompt facts of one request (record fields `promptLayout`, `sentPromptTokens`). */
+export interface PromptFacts {
+  /** {@link layoutOf} the messages sent; absent for a verbatim payload. */
+  layout?: string;
+  /** Client tokens of every message sent, history included; absent when unknown. */
+  sentTokens?: number;
+  /** The synthesized prompt's blocks, when it is the whole prompt sent; null otherwise. */
+  cacheBlocks: CacheBlock[] | null;
+}
+
+/**
+ * The layout of `messages`: each role with its count, in order of first appearance, e.g. `user×1`,
+ * `system×1 user×1`, `user×3 assistant×2`.
+ */
+export function layoutOf(messages: readonly ChatMessage[]): string {
+  const counts = new Map<string, number>();
+  for (const m of messages) counts.set(m.role, (counts.get(m.role) ?? 0) + 1);
+  return [...counts].map(([role, n]) => `${role}×${n}`).join(' ');
+}
+
+/**
+ * Facts of a request whose own prompt is `prompt`, sent as `messages` (null for a verbatim payload)
+ * after a history of `historyTokens` client tokens (0 when none, null when unknown).
+ * @param tailKey the key that seeded the prompt's fresh tail (resolveTurnPrompt's `uniqueKey`).
+ */
+export function promptFacts(
+  turn: Turn,
+  prompt: TurnPrompt,
+  messages: readonly ChatMessage[] | null,
+  historyTokens: number | null,
+  tailKey: string,
+): PromptFacts {
+  if (messages === null) return { cacheBlocks: null };
+  const facts: PromptFacts = { layout: layoutOf(messages), cacheBlocks: null };
+  if (prompt.inputTokens !== null && historyTokens !== null)
+    facts.sentTokens = historyTokens + prompt.inputTokens;
+  const spec = turn.prompt;
+  // Only a prompt that is the whole request: with history in front, the server's cache also holds the
+  // earlier turns and replies, which no trace block names.
+  if (spec.kind === 'synthetic' && messages.length === prompt.messages.length) {
+    facts.cacheBlocks = promptBlocks(spec.hashIds, spec.inputLength, spec.blockSize, tailKey);
+  }
+  return facts;
+}

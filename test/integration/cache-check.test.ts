@@ -1,0 +1,106 @@
+/**
+ * Issue 14 scope 7, through the product: every request of a hash-id trace carries the prompt tokens
+ * an ideal prefix cache would hold (`ideal_cached_tokens`) beside the server's `usage_cached_tokens`;
+ * the summary, the console and the report put both side by side; and a server whose cache is still
+ * warm from an earlier run with the same `--random-seed` is called out. One simulator instance serves
+ * every run here, as a real server left running between runs would.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { CacheCheckSummary } from '../../src/metrics/cache-check.js';
+import { profileConfig } from '../../src/run/config.js';
+import { runProfile } from '../../src/run/profile.js';
+import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+
+const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
+const SILENT = { info: () => undefined, warn: () => undefined };
+const WARM = /left warm by an earlier run with the same --random-seed/;
+
+interface RecordLine {
+  metrics: Record<string, { value: number }>;
+}
+
+interface Exported {
+  records: RecordLine[];
+  summary: { warnings: string[]; cache_check?: CacheCheckSummary };
+  console: string;
+  report: string;
+}
+
+let server: RunningSimulator;
+before(async () => {
+  server = await startSimulator({ mode: 'fixed', ttftMs: 1, itlMs: 1 });
+});
+after(async () => {
+  await server.close();
+});
+
+async function replay(randomSeed: number): Promise<Exported> {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-cache-check-'));
+  const config = profileConfig({
+    models: ['Qwen/Qwen3-0.6B'],
+    url: server.url,
+    streaming: true,
+    inputFile: TRACE,
+    customDatasetType: 'bailian_trace',
+    fixedSchedule: true,
+    synthesisSpeedupRatio: 100,
+    randomSeed,
+    artifactDir: dir,
+    ui: 'none',
+    clientWarmupMs: 0,
+    commandLine: 'cache check test',
+  });
+  const outcome = await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
+  const text = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim();
+  return {
+    records: text
+      .split('\n')
+      .map((l) => JSON.parse(l.replace(/"(\w+_ns)":(\d+)/g, '"$1":"$2"')) as RecordLine),
+    summary: JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')),
+    console: outcome.consoleText,
+    report: readFileSync(join(dir, 'report.html'), 'utf8'),
+  };
+}
+
+test('the same trace twice against one server: ideal and reported agree on a cold cache, the warm one is called out', async () => {
+  const cold = await replay(7);
+  assert.equal(cold.records.length, 40);
+  for (const r of cold.records) {
+    assert.equal(typeof r.metrics.ideal_cached_tokens?.value, 'number');
+    assert.equal(typeof r.metrics.usage_cached_tokens?.value, 'number');
+  }
+  const c1 = cold.summary.cache_check;
+  assert.ok(c1 !== undefined && c1.ideal_hit_ratio !== null && c1.reported_hit_ratio !== null);
+  assert.equal(c1.requests_with_ideal, 40);
+  assert.equal(c1.requests_reported, 40);
+  assert.ok(c1.ideal_hit_ratio > 0, 'the trace shares prefixes');
+  assert.equal(c1.over_reported, 0);
+  assert.ok(Math.abs(c1.ideal_hit_ratio - c1.reported_hit_ratio) < 0.05, JSON.stringify(c1));
+  assert.ok(!cold.summary.warnings.some((w) => WARM.test(w)), cold.summary.warnings.join('\n'));
+  assert.match(
+    cold.console,
+    /Prefix cache: ideal [\d.]+ % of prompt tokens .*server reported [\d.]+ % \(40 requests\); 0 over the ideal/,
+  );
+  assert.match(cold.report, /<section id="prefix-cache">/);
+  assert.match(cold.report, /Cached prompt tokens: reported vs ideal/);
+
+  // Same seed: the same hash ids give the same prompt text, which the server still holds.
+  const warm = await replay(7);
+  const c2 = warm.summary.cache_check;
+  assert.ok(c2 !== undefined && c2.reported_hit_ratio !== null);
+  assert.ok(c2.reported_cached_tokens > c2.ideal_cached_tokens_of_reported, JSON.stringify(c2));
+  assert.ok(c2.over_reported >= 2, JSON.stringify(c2));
+  assert.ok(c2.reported_hit_ratio > c1.reported_hit_ratio);
+  const warning = warm.summary.warnings.find((w) => WARM.test(w));
+  assert.ok(warning?.startsWith(`${c2.over_reported} of 40 requests`), warm.summary.warnings.join('\n'));
+  assert.match(warm.report, /left warm by an earlier run/);
+
+  // Another seed gives other block texts: cold again for this server, no warning.
+  const reseeded = await replay(8);
+  assert.equal(reseeded.summary.cache_check?.over_reported, 0);
+  assert.ok(!reseeded.summary.warnings.some((w) => WARM.test(w)));
+});
