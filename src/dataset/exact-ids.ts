@@ -1,0 +1,183 @@
+/**
+ * Identifiers read exactly. Trace ids are integers that may use all 64 bits: Bailian `hash_ids` are
+ * salted 64-bit block hashes (SipHash), and `chat_id`, `parent_chat_id` and `session_id` are opaque
+ * integers too. `JSON.parse` reads every number as a double, so two ids that differ only beyond
+ * 2^53 (9007199254740992 and 9007199254740993) would become one, and different blocks one block.
+ *
+ * The reader therefore parses a row with `JSON.parse` (fast, native) and, only when an id field holds
+ * a number that is not a safe integer, reads that field's integer literals again from the row's text,
+ * keeping every digit ({@link readIdsExactly}). Node 20 has neither `JSON.rawJSON` nor the source text
+ * in `JSON.parse` revivers, and a general lossless JSON library would parse every row twice as slowly
+ * to change a few fields; this scan touches only the named top-level fields of a row already known to
+ * be valid JSON.
+ *
+ * Representation ({@link TraceId}): a `number` up to `Number.MAX_SAFE_INTEGER` (2^53 − 1), a `bigint`
+ * above. The form is canonical, so equal ids are equal `Map` keys and equal template strings.
+ */
+import type { TraceId } from './types.js';
+
+/** Top-level fields of JSONL traces whose integers are identifiers and read exactly. */
+export const TRACE_ID_FIELDS: ReadonlySet<string> = new Set([
+  'hash_ids',
+  'chat_id',
+  'parent_chat_id',
+  'session_id',
+]);
+
+/** Largest value a 64-bit block hash can take, 2^64 − 1. */
+export const MAX_HASH_ID = 2n ** 64n - 1n;
+
+function isInexact(value: unknown): boolean {
+  return typeof value === 'number' && !Number.isSafeInteger(value);
+}
+
+/**
+ * True when an id field of a parsed row holds a number `JSON.parse` may have rounded (not a safe
+ * integer: beyond 2^53, or a fraction, which the exact read then keeps as a number).
+ */
+export function hasInexactId(row: Record<string, unknown>): boolean {
+  for (const field of TRACE_ID_FIELDS) {
+    const value = row[field];
+    if (isInexact(value)) return true;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i += 1) if (isInexact(value[i])) return true;
+    }
+  }
+  return false;
+}
+
+const INTEGER_LITERAL = /^-?\d+$/;
+
+/** The value of a JSON number literal: a safe integer or any other number as a number, a larger integer as a bigint. */
+function exactNumber(literal: string): TraceId {
+  const n = Number(literal);
+  if (Number.isSafeInteger(n) || !INTEGER_LITERAL.test(literal)) return n;
+  return BigInt(literal);
+}
+
+function skipSpace(text: string, i: number): number {
+  let k = i;
+  for (;;) {
+    const c = text.charCodeAt(k);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return k;
+    k += 1;
+  }
+}
+
+/** Index just past the string starting at `i` (a `"`). */
+function stringEnd(text: string, i: number): number {
+  let k = i + 1;
+  for (;;) {
+    const c = text.charCodeAt(k);
+    if (c === 0x22) return k + 1;
+    k += c === 0x5c ? 2 : 1;
+  }
+}
+
+/** Index just past the number, `true`, `false` or `null` starting at `i`. */
+function literalEnd(text: string, i: number): number {
+  let k = i;
+  for (; k < text.length; k += 1) {
+    const c = text.charCodeAt(k);
+    if (c === 0x2c || c === 0x5d || c === 0x7d || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) break;
+  }
+  return k;
+}
+
+/** Index just past the JSON value starting at `i`. */
+function valueEnd(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 0x22) return stringEnd(text, i);
+  if (c !== 0x7b && c !== 0x5b) return literalEnd(text, i);
+  let depth = 0;
+  let k = i;
+  for (;;) {
+    const d = text.charCodeAt(k);
+    if (d === 0x22) {
+      k = stringEnd(text, k);
+      continue;
+    }
+    if (d === 0x7b || d === 0x5b) depth += 1;
+    else if (d === 0x7d || d === 0x5d) depth -= 1;
+    k += 1;
+    if (depth === 0) return k;
+  }
+}
+
+/** The value at `i` with its integer literals kept exact (inside arrays too); other values as `JSON.parse` reads them. */
+function exactValue(text: string, i: number): { value: unknown; end: number } {
+  const c = text.charCodeAt(i);
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    const end = literalEnd(text, i);
+    return { value: exactNumber(text.slice(i, end)), end };
+  }
+  if (c !== 0x5b) {
+    const end = valueEnd(text, i);
+    return { value: JSON.parse(text.slice(i, end)) as unknown, end };
+  }
+  const items: unknown[] = [];
+  let k = skipSpace(text, i + 1);
+  if (text.charCodeAt(k) === 0x5d) return { value: items, end: k + 1 };
+  for (;;) {
+    const item = exactValue(text, k);
+    items.push(item.value);
+    k = skipSpace(text, item.end);
+    if (text.charCodeAt(k) === 0x5d) return { value: items, end: k + 1 };
+    k = skipSpace(text, k + 1);
+  }
+}
+
+function keyAt(text: string, i: number, end: number): string {
+  const raw = text.slice(i + 1, end - 1);
+  return raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
+}
+
+/**
+ * Replaces the {@link TRACE_ID_FIELDS} of `row` with their exact values read from `text`: integers
+ * beyond 2^53 − 1 become bigints, everything else is as `JSON.parse` read it. `text` must be the JSON
+ * object `row` was parsed from (already known to be valid). A repeated key ends with its last value,
+ * as with `JSON.parse`.
+ */
+export function readIdsExactly(text: string, row: Record<string, unknown>): void {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return;
+  i = skipSpace(text, i + 1);
+  while (text.charCodeAt(i) === 0x22) {
+    const keyEnd = stringEnd(text, i);
+    const key = keyAt(text, i, keyEnd);
+    i = skipSpace(text, skipSpace(text, keyEnd) + 1);
+    if (TRACE_ID_FIELDS.has(key)) {
+      const read = exactValue(text, i);
+      row[key] = read.value;
+      i = read.end;
+    } else {
+      i = valueEnd(text, i);
+    }
+    i = skipSpace(text, i);
+    if (text.charCodeAt(i) !== 0x2c) return;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+/**
+ * JSON text of a value read from a trace row, with bigints written as their full digits (where
+ * `JSON.stringify` would throw). Objects and arrays are walked only when they hold a bigint; other
+ * values are written by `JSON.stringify`, so a row without bigints gives its `JSON.stringify` text.
+ */
+export function exactJson(value: unknown): string {
+  if (typeof value === 'bigint') return value.toString();
+  if (!holdsBigInt(value)) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => exactJson(v)).join(',')}]`;
+  const members: string[] = [];
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v !== undefined) members.push(`${JSON.stringify(key)}:${exactJson(v)}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+function holdsBigInt(value: unknown): boolean {
+  if (typeof value === 'bigint') return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  return items.some(holdsBigInt);
+}
