@@ -17,42 +17,45 @@
 import type { TraceId } from './types.js';
 
 /** Top-level fields of JSONL traces whose integers are identifiers and read exactly. */
-export const TRACE_ID_FIELDS: ReadonlySet<string> = new Set([
-  'hash_ids',
-  'chat_id',
-  'parent_chat_id',
-  'session_id',
-]);
+export const TRACE_ID_FIELDS: readonly string[] = ['hash_ids', 'chat_id', 'parent_chat_id', 'session_id'];
 
 /** Largest value a 64-bit block hash can take, 2^64 − 1. */
 export const MAX_HASH_ID = 2n ** 64n - 1n;
 
-function isInexact(value: unknown): boolean {
-  return typeof value === 'number' && !Number.isSafeInteger(value);
-}
-
 /**
- * True when an id field of a parsed row holds a number `JSON.parse` may have rounded (not a safe
- * integer: beyond 2^53, or a fraction, which the exact read then keeps as a number).
+ * True when an id field of a parsed row holds a number `JSON.parse` may have rounded: a number that
+ * is not a safe integer (beyond 2^53, or a fraction, which the exact read then keeps as it is), or an
+ * array element that is not a safe integer. Fast path: one check per id.
  */
 export function hasInexactId(row: Record<string, unknown>): boolean {
-  for (const field of TRACE_ID_FIELDS) {
-    const value = row[field];
-    if (isInexact(value)) return true;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i += 1) if (isInexact(value[i])) return true;
+  for (let f = 0; f < TRACE_ID_FIELDS.length; f += 1) {
+    const value = row[TRACE_ID_FIELDS[f] as string];
+    if (typeof value === 'number') {
+      if (!Number.isSafeInteger(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i += 1) if (!Number.isSafeInteger(value[i])) return true;
     }
   }
   return false;
 }
 
-const INTEGER_LITERAL = /^-?\d+$/;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** A JSON integer literal, possibly with white space around it (which `BigInt` and `Number` ignore). */
+const INTEGER_LITERAL = /^\s*-?\d+\s*$/;
 
-/** The value of a JSON number literal: a safe integer or any other number as a number, a larger integer as a bigint. */
+/**
+ * The value of a JSON number literal: an integer beyond 2^53 − 1 as a bigint, anything else (a
+ * smaller integer, a fraction, an exponent form) as a number.
+ */
 function exactNumber(literal: string): TraceId {
-  const n = Number(literal);
-  if (Number.isSafeInteger(n) || !INTEGER_LITERAL.test(literal)) return n;
-  return BigInt(literal);
+  if (!INTEGER_LITERAL.test(literal)) return Number(literal);
+  const big = BigInt(literal);
+  return big > MAX_SAFE || big < -MAX_SAFE ? big : Number(big);
+}
+
+/** The exact value of an element `JSON.parse` read as `parsed` from `literal`: re-read only when it may be rounded. */
+function exactElement(parsed: unknown, literal: () => string): unknown {
+  return typeof parsed === 'number' && !Number.isSafeInteger(parsed) ? exactNumber(literal()) : parsed;
 }
 
 function skipSpace(text: string, i: number): number {
@@ -104,24 +107,36 @@ function valueEnd(text: string, i: number): number {
   }
 }
 
-/** The value at `i` with its integer literals kept exact (inside arrays too); other values as `JSON.parse` reads them. */
-function exactValue(text: string, i: number): { value: unknown; end: number } {
-  const c = text.charCodeAt(i);
-  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-    const end = literalEnd(text, i);
-    return { value: exactNumber(text.slice(i, end)), end };
-  }
-  if (c !== 0x5b) {
-    const end = valueEnd(text, i);
-    return { value: JSON.parse(text.slice(i, end)) as unknown, end };
-  }
+/** Characters that can only appear in an array holding more than numbers, `true`, `false` and `null`. */
+const NOT_FLAT = /["[{]/;
+
+/**
+ * The array at `i` with its integer literals read exactly. `parsed` is what `JSON.parse` read for
+ * it: only its elements that are numbers but not safe integers are read again. An array of plain
+ * literals (the hash_ids case) is split at its commas; any other is walked value by value.
+ */
+function exactArray(text: string, i: number, parsed: unknown): { value: unknown[]; end: number } {
+  const hint: readonly unknown[] = Array.isArray(parsed) ? parsed : [];
+  const close = text.indexOf(']', i);
+  const body = text.slice(i + 1, close);
+  if (NOT_FLAT.test(body)) return walkArray(text, i, hint);
+  if (hint.length === 0) return { value: [], end: close + 1 };
+  const parts = body.split(',');
+  const items = new Array<unknown>(parts.length);
+  for (let n = 0; n < parts.length; n += 1) items[n] = exactElement(hint[n], () => parts[n] as string);
+  return { value: items, end: close + 1 };
+}
+
+/** {@link exactArray} for an array that may hold strings, arrays or objects. */
+function walkArray(text: string, i: number, hint: readonly unknown[]): { value: unknown[]; end: number } {
   const items: unknown[] = [];
   let k = skipSpace(text, i + 1);
   if (text.charCodeAt(k) === 0x5d) return { value: items, end: k + 1 };
   for (;;) {
-    const item = exactValue(text, k);
-    items.push(item.value);
-    k = skipSpace(text, item.end);
+    const end = valueEnd(text, k);
+    const from = k;
+    items.push(exactElement(hint[items.length], () => text.slice(from, end)));
+    k = skipSpace(text, end);
     if (text.charCodeAt(k) === 0x5d) return { value: items, end: k + 1 };
     k = skipSpace(text, k + 1);
   }
@@ -133,30 +148,46 @@ function keyAt(text: string, i: number, end: number): string {
 }
 
 /**
+ * Sets `exact[key]` to the exact value at `i`, re-reading only what `parsed[key]` (the value
+ * `JSON.parse` kept for the key, its last occurrence) may hold rounded; returns the index just past it.
+ */
+function readField(
+  text: string,
+  i: number,
+  key: string,
+  parsed: Record<string, unknown>,
+  exact: Record<string, unknown>,
+): number {
+  if (text.charCodeAt(i) === 0x5b) {
+    const read = exactArray(text, i, parsed[key]);
+    exact[key] = read.value;
+    return read.end;
+  }
+  const end = valueEnd(text, i);
+  exact[key] = exactElement(parsed[key], () => text.slice(i, end));
+  return end;
+}
+
+/**
  * Replaces the {@link TRACE_ID_FIELDS} of `row` with their exact values read from `text`: integers
  * beyond 2^53 − 1 become bigints, everything else is as `JSON.parse` read it. `text` must be the JSON
  * object `row` was parsed from (already known to be valid). A repeated key ends with its last value,
  * as with `JSON.parse`.
  */
 export function readIdsExactly(text: string, row: Record<string, unknown>): void {
+  const exact: Record<string, unknown> = {};
   let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== 0x7b) return;
-  i = skipSpace(text, i + 1);
+  if (text.charCodeAt(i) === 0x7b) i = skipSpace(text, i + 1);
   while (text.charCodeAt(i) === 0x22) {
     const keyEnd = stringEnd(text, i);
     const key = keyAt(text, i, keyEnd);
     i = skipSpace(text, skipSpace(text, keyEnd) + 1);
-    if (TRACE_ID_FIELDS.has(key)) {
-      const read = exactValue(text, i);
-      row[key] = read.value;
-      i = read.end;
-    } else {
-      i = valueEnd(text, i);
-    }
-    i = skipSpace(text, i);
-    if (text.charCodeAt(i) !== 0x2c) return;
+    const end = TRACE_ID_FIELDS.includes(key) ? readField(text, i, key, row, exact) : valueEnd(text, i);
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) !== 0x2c) break;
     i = skipSpace(text, i + 1);
   }
+  Object.assign(row, exact);
 }
 
 /**
