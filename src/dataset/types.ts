@@ -203,8 +203,9 @@ export interface DatasetLoader {
   load(file: string, options: LoadOptions): Promise<Dataset>;
   /**
    * Opens the file for a streaming replay (formats whose sessions can be formed row by row).
-   * Rows must come in non-decreasing timestamp order for the replay to match a whole-file load;
-   * a child row must follow its parent.
+   * Rows must come in non-decreasing timestamp order for the replay to match a whole-file load.
+   * Sessions are formed by the same rules as {@link DatasetLoader.load} (a Bailian row joins its
+   * parent's session only when the parent is an earlier row, in both).
    * @throws {DatasetError} at once for bad options; file and row errors surface while iterating.
    */
   stream?(file: string, options: LoadOptions): TraceStream;

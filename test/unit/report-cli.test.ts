@@ -211,3 +211,17 @@ test('synthesize-trace writes 64-bit hash ids back digit for digit, and keeps th
   };
   assert.deepEqual(await scaled(source, 'big2x.jsonl'), await scaled(idTrace(SMALL_IDS), 'small2x.jsonl'));
 });
+
+test('analyze-trace warns naming a Bailian row whose parent comes later, and counts it as its own session', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-links-')), 'links.jsonl');
+  const row = (chat: number, parent: number, ts: number): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": ${parent}, "timestamp": ${ts}, "input_length": 20, "output_length": 4, "turn": ${parent === -1 ? 1 : 2}, "hash_ids": [1]}`;
+  writeFileSync(file, `${[row(1, -1, 0), row(2, 3, 1), row(3, -1, 2), row(4, 1, 3)].join('\n')}\n`);
+  const r = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Rows: 4 {3}Sessions: 3/);
+  assert.match(
+    r.out,
+    /\nWarning: 1 row names a parent_chat_id that is not an earlier row stamped no later, .*: chat_id 2 \(line 2\): its parent 3 comes later in the file\n/,
+  );
+});
