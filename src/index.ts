@@ -31,6 +31,7 @@ export {
   type SourceRef,
   type StreamedTurn,
   SyntheticOptionError,
+  type TraceId,
   type TraceStream,
   type Turn,
 } from './dataset/index.js';

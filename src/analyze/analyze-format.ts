@@ -2,6 +2,7 @@
  * Text rendering of a {@link TraceAnalysis} for the terminal.
  */
 import Table from 'cli-table3';
+import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import type { TraceAnalysis } from './analyze-trace.js';
 import type { Distribution } from './distribution.js';
 
@@ -41,9 +42,11 @@ function timeLines(a: TraceAnalysis): string[] {
 }
 
 function skippedLine(a: TraceAnalysis): string[] {
-  const { beforeStartOffset, afterEndOffset, badLines } = a.skipped;
+  const { beforeStartOffset, afterEndOffset, badLines, unlinkedRows } = a.skipped;
   const n = beforeStartOffset + afterEndOffset + badLines;
-  return n === 0 ? [] : [`Skipped rows: ${n} (${badLines} malformed)`];
+  const lines = n === 0 ? [] : [`Skipped rows: ${n} (${badLines} malformed)`];
+  if (unlinkedRows !== undefined) lines.push(`Warning: ${unlinkedRowsWarning(unlinkedRows)}`);
+  return lines;
 }
 
 /** The analysis as terminal text, ending with a newline. */

@@ -8,12 +8,14 @@
  * original prefixes map to equal new prefixes, and different positions never collide.
  */
 
+import type { TraceId } from '../dataset/types.js';
+
 /** Assigns fresh ids to (original id, new position) pairs, in first-seen order from 0. */
 export class BlockIdMapper {
   private readonly ids = new Map<string, number>();
 
   /** The new id of original id `originalId` placed at new block position `position`. */
-  idFor(originalId: number, position: number): number {
+  idFor(originalId: TraceId, position: number): number {
     const key = `${originalId}@${position}`;
     let id = this.ids.get(key);
     if (id === undefined) {
@@ -26,7 +28,8 @@ export class BlockIdMapper {
 
 /** Inputs of {@link scaleHashIds}. */
 export interface HashScaleInput {
-  hashIds: readonly number[];
+  /** The row's block ids as read (64-bit ids beyond 2^53 − 1 as bigints). */
+  hashIds: readonly TraceId[];
   /** Original prompt tokens. */
   inputLength: number;
   /** Scaled prompt tokens. */
@@ -41,13 +44,13 @@ export interface HashScaleInput {
  * its whole prompt gets `ceil(newInputLength / blockSize)` ids; a row with fewer ids (fresh tail)
  * gets the scaled count `ceil(ids · m)`, capped the same way.
  */
-export function scaleHashIds(input: HashScaleInput, mapper: BlockIdMapper): number[] {
+export function scaleHashIds(input: HashScaleInput, mapper: BlockIdMapper): TraceId[] {
   const { hashIds, multiplier, blockSize } = input;
   if (multiplier === 1 || hashIds.length === 0) return [...hashIds];
   const needed = Math.ceil(input.newInputLength / blockSize);
   const full = hashIds.length >= Math.ceil(input.inputLength / blockSize);
   const count = full ? needed : Math.min(needed, Math.ceil(hashIds.length * multiplier));
-  const out: number[] = [];
+  const out: TraceId[] = [];
   for (let k = 0; k < count; k += 1) {
     const j = Math.min(hashIds.length - 1, Math.floor(k / multiplier));
     out.push(mapper.idFor(hashIds[j]!, k));

@@ -3,6 +3,7 @@
  * multiplied, block ids kept consistent with the new prompt length, the AIPerf caps applied. The
  * row keeps every other field and its key order.
  */
+import type { TraceId } from '../dataset/types.js';
 import { type BlockIdMapper, scaleHashIds } from './hash-scale.js';
 
 /** Synthesis parameters, already validated. */
@@ -50,7 +51,7 @@ function scalePrompt(out: Record<string, unknown>, p: SynthesisParams, mapper: B
   const newIsl = scaleLength(isl, p.promptLenMultiplier, 1);
   out.input_length = newIsl;
   if (Array.isArray(out.hash_ids)) {
-    const hashIds = out.hash_ids as number[];
+    const hashIds = out.hash_ids as TraceId[];
     const input = { hashIds, inputLength: isl, newInputLength: newIsl, multiplier: p.promptLenMultiplier };
     out.hash_ids = scaleHashIds({ ...input, blockSize: p.blockSize }, mapper);
   }

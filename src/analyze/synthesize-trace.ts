@@ -4,11 +4,13 @@
  * consistent with `ceil(ISL / block size)`), rows over a max ISL dropped and output lengths capped
  * (AIPerf `--synthesis-*` semantics). Every row is validated by the format's loader first; the output
  * is in the same format and loads with the same `--custom-dataset-type`. Mooncake `delay` values are
- * left unchanged, as the loader leaves them.
+ * left unchanged, as the loader leaves them. Ids are written back with every digit (a 64-bit
+ * `hash_ids` or `chat_id` beyond 2^53 stays what it was; exact-ids.ts).
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { BAILIAN_BLOCK_SIZE, parseBailianRow } from '../dataset/bailian.js';
+import { exactJson } from '../dataset/exact-ids.js';
 import { readJsonl } from '../dataset/jsonl-reader.js';
 import { MOONCAKE_BLOCK_SIZE } from '../dataset/mooncake.js';
 import { parseMooncakeRow } from '../dataset/mooncake-row.js';
@@ -144,7 +146,7 @@ export async function synthesizeTrace(
       if (r.oslCapped) result.oslCapped += 1;
       if (r.promptUnscaled) result.promptUnscaled += 1;
       result.rowsOut += 1;
-      await writeLine(stream, `${JSON.stringify(r.row)}\n`);
+      await writeLine(stream, `${exactJson(r.row)}\n`);
     }
   };
   try {

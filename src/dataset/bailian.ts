@@ -4,27 +4,35 @@
  * 16-token blocks. Semantics follow AIPerf's `BailianTrace` model and `bailian_trace` loader
  * (`src/aiperf/dataset/loader/models.py`, `bailian_trace.py`): rows are linked into sessions through
  * `parent_chat_id`, each turn is sent self-contained (`message_array_with_responses`) because a row's
- * `input_length`/`hash_ids` already cover the history.
+ * `input_length`/`hash_ids` already cover the history. One difference: a row joins its parent's
+ * session only when the parent comes earlier in the file and in time (bailian-links.ts), the same
+ * rule for a streamed and a whole-file replay; AIPerf links to the earliest ancestor anywhere.
+ * `chat_id`, `parent_chat_id` and `hash_ids` are read exactly, whatever their size (exact-ids.ts).
  */
+import { type LinkFields, NO_PARENT, ParentLinker } from './bailian-links.js';
 import { resolveLoadOptions } from './load-options.js';
-import { findChainRoots, groupByKey, NO_PARENT, sortRowsStable } from './sessions.js';
+import { groupByKey, sortRowsStable } from './sessions.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows, type TraceRow } from './trace-rows.js';
 import type {
   Conversation,
   Dataset,
   DatasetLoader,
   LoadOptions,
+  SkipCounts,
   SourceRef,
   StreamedTurn,
+  TraceId,
   TraceStream,
   Turn,
 } from './types.js';
 import {
   asObject,
   checkHashIdsFit,
+  optionalHashIds,
+  optionalId,
   optionalInt,
-  optionalIntArray,
   optionalString,
+  requiredId,
   requiredInt,
   requiredNonNegative,
 } from './validate.js';
@@ -34,9 +42,10 @@ export const BAILIAN_BLOCK_SIZE = 16;
 
 /** One validated Bailian row: its turn plus the linking fields. */
 export interface BailianRow extends TraceRow {
-  chatId: number;
-  /** `parent_chat_id`; {@link NO_PARENT} (-1) for a root. */
-  parentId: number;
+  /** `chat_id`, exact (a bigint beyond 2^53 − 1). */
+  chatId: TraceId;
+  /** `parent_chat_id`, exact; {@link NO_PARENT} (-1) for a root. */
+  parentId: TraceId;
   /** `turn`, the sort key inside a session (default 1). */
   turnNumber: number;
 }
@@ -53,20 +62,21 @@ function secondsToMs(seconds: number): number {
  * Validates one Bailian row and builds its turn (`timestampMs` in trace ms before speedup, index 0).
  * Field rules: `chat_id` int (required); `parent_chat_id` int (default -1); `timestamp` number of
  * seconds ≥ 0 (required); `input_length` int ≥ 1 (required); `output_length` int ≥ 1 (required; servers reject 0 max tokens);
- * `type` string (default ''); `turn` int (default 1); `hash_ids` int array (default []), and no more
- * ids than `input_length` needs at `blockSize`.
+ * `type` string (default ''); `turn` int (default 1); `hash_ids` array of block hashes, integers from
+ * 0 to 2^64 − 1 (default []), and no more ids than `input_length` needs at `blockSize`. Ids of any
+ * size are kept exactly ({@link TraceId}).
  * @throws {DatasetError} naming file, line and field.
  */
 export function parseBailianRow(value: unknown, at: SourceRef, blockSize: number): BailianRow {
   const row = asObject(value, at);
-  const chatId = requiredInt(row, 'chat_id', undefined, at);
-  const parentId = optionalInt(row, 'parent_chat_id', undefined, NO_PARENT, at);
+  const chatId = requiredId(row, 'chat_id', at);
+  const parentId = optionalId(row, 'parent_chat_id', NO_PARENT, at);
   const timestampMs = secondsToMs(requiredNonNegative(row, 'timestamp', at));
   const inputLength = requiredInt(row, 'input_length', 1, at);
   const maxTokens = requiredInt(row, 'output_length', 1, at);
   const requestType = optionalString(row, 'type', '', at);
   const turnNumber = optionalInt(row, 'turn', undefined, 1, at);
-  const hashIds = optionalIntArray(row, 'hash_ids', at);
+  const hashIds = optionalHashIds(row, 'hash_ids', at);
   checkHashIdsFit(hashIds.length, inputLength, blockSize, at);
   const turn: Turn = {
     index: 0,
@@ -79,16 +89,21 @@ export function parseBailianRow(value: unknown, at: SourceRef, blockSize: number
   return { turn, chatId, parentId, turnNumber };
 }
 
+function linkFields(row: BailianRow): LinkFields {
+  const { chatId, parentId, turn } = row;
+  return { chatId, parentId, timestampMs: turn.timestampMs as number, line: turn.source.line };
+}
+
 /**
- * Groups validated rows into sessions: root = earliest ancestor present ({@link findChainRoots}),
- * session id = `String(root chat_id)`, sessions in order of first appearance, turns stably sorted by
- * `turn` (ties keep file order; timestamps are not used for ordering). Sets each turn's `index`.
+ * Groups validated rows (file order) into sessions: each row's root comes from a
+ * {@link ParentLinker} (a row joins its parent's session only when the parent is an earlier row,
+ * stamped no later), session id = `String(root chat_id)`, sessions in order of first appearance,
+ * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`.
+ * @param skipped where rows not linked to the parent they name are counted (`unlinkedRows`).
  */
-export function buildBailianConversations(rows: readonly BailianRow[]): Conversation[] {
-  const roots = findChainRoots(
-    rows.map((r) => r.chatId),
-    rows.map((r) => r.parentId),
-  );
+export function buildBailianConversations(rows: readonly BailianRow[], skipped: SkipCounts): Conversation[] {
+  const linker = new ParentLinker(skipped);
+  const roots = rows.map((r) => linker.rootOf(linkFields(r)));
   const turnNumbers = rows.map((r) => r.turnNumber);
   return groupByKey(roots).map((group) => {
     sortRowsStable(group.rows, turnNumbers);
@@ -110,7 +125,7 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
   const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
   const { rows, skipped } = await collectTraceRows(file, resolved, parseBailianRow);
   return {
-    conversations: buildBailianConversations(rows),
+    conversations: buildBailianConversations(rows, skipped),
     turnCount: rows.length,
     blockSize: resolved.blockSize,
     skipped,
@@ -119,11 +134,10 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
 }
 
 /**
- * Opens a Bailian trace for a streaming replay. A row joins the session of its parent's root when
- * its parent was read earlier (and survived the offsets); otherwise it starts a session of its own
- * (a missing parent, `-1`, or a self-parent). That is {@link buildBailianConversations}' grouping for
- * any file where parents precede children, which the public traces guarantee (`chat_id` increases
- * with file order). Memory: one `chat_id → root` map entry per row read.
+ * Opens a Bailian trace for a streaming replay. Rows form sessions as they are read, by the rule of
+ * {@link buildBailianConversations} (one {@link ParentLinker} over the rows in file order), so a
+ * streamed replay groups every file exactly as a whole-file load does; rows not linked to the parent
+ * they name are counted in `skipped.unlinkedRows` as they are read.
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamBailianTrace(file: string, options: LoadOptions = {}): TraceStream {
@@ -132,17 +146,17 @@ export function streamBailianTrace(file: string, options: LoadOptions = {}): Tra
   const rows = streamTraceRows(file, resolved, parseBailianRow, skipped, undefined, {
     stopAtEndOffset: true,
   });
-  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows) };
+  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows, skipped) };
 }
 
-async function* bailianTurns(rows: AsyncIterable<BailianRow>): AsyncGenerator<StreamedTurn> {
-  const rootOf = new Map<number, number>();
+async function* bailianTurns(
+  rows: AsyncIterable<BailianRow>,
+  skipped: SkipCounts,
+): AsyncGenerator<StreamedTurn> {
+  const linker = new ParentLinker(skipped);
   for await (const row of rows) {
-    const linked = row.parentId !== NO_PARENT && row.parentId !== row.chatId;
-    const root = (linked ? rootOf.get(row.parentId) : undefined) ?? row.chatId;
-    rootOf.set(row.chatId, root);
     yield {
-      sessionId: String(root),
+      sessionId: String(linker.rootOf(linkFields(row))),
       turn: row.turn,
       order: row.turnNumber,
       contextMode: 'message_array_with_responses',

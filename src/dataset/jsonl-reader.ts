@@ -1,15 +1,21 @@
 /**
  * Streaming JSONL reader shared by the trace loaders. Lines are read with `node:readline` over a file
- * stream, so memory stays flat whatever the file size; the only per-line work is one `JSON.parse`.
+ * stream, so memory stays flat whatever the file size; the per-line work is one `JSON.parse`, plus an
+ * exact re-read of the id fields (`hash_ids`, `chat_id`, `parent_chat_id`, `session_id`) of the rare
+ * row where one holds an integer beyond 2^53 (exact-ids.ts): those come out as bigints.
  *
  * Accepted layout: LF or CRLF line ends, blank or whitespace-only lines (skipped, line numbers still
  * count them), a last line without a newline, and a UTF-8 byte-order mark on the first line.
  */
 import { createInterface } from 'node:readline';
+import { hasInexactId, readIdsExactly } from './exact-ids.js';
 import { openTraceFile } from './open-trace.js';
 import { DatasetError } from './types.js';
 
-/** One parsed line: its 1-based line number in the file and the JSON value on it. */
+/**
+ * One parsed line: its 1-based line number in the file and the JSON value on it. In an object, the
+ * top-level id fields hold their integers exactly (a bigint beyond 2^53 − 1; see exact-ids.ts).
+ */
 export interface JsonlRow {
   line: number;
   value: unknown;
@@ -74,6 +80,8 @@ export async function* readJsonl(file: string, options: JsonlReadOptions = {}): 
         options.onBadJson(error);
         continue;
       }
+      if (typeof value === 'object' && value !== null && hasInexactId(value as Record<string, unknown>))
+        readIdsExactly(text, value as Record<string, unknown>);
       yield { line, value };
     }
   } finally {

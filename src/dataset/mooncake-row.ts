@@ -11,11 +11,12 @@ import {
   checkHashIdsFit,
   fieldError,
   type JsonObject,
-  optionalIntArray,
+  optionalHashIds,
   optionalNonNegative,
   optionalObject,
   optionalString,
   requiredInt,
+  sessionIdString,
 } from './validate.js';
 
 /** The four input modes; a row must carry exactly one of them. */
@@ -26,7 +27,7 @@ export type MooncakeInputField = (typeof MOONCAKE_INPUT_FIELDS)[number];
 
 /** One validated Mooncake row. */
 export interface MooncakeRow extends TraceRow {
-  /** `session_id` as a string (integers are converted); undefined when the row has none. */
+  /** `session_id` as a string (integers are converted exactly); undefined when the row has none. */
   sessionId: string | undefined;
   /** Which input mode the row uses. */
   inputField: MooncakeInputField;
@@ -86,7 +87,7 @@ function parsePrompt(
   switch (field) {
     case 'input_length': {
       const inputLength = requiredInt(row, 'input_length', 1, at);
-      const hashIds = optionalIntArray(row, 'hash_ids', at);
+      const hashIds = optionalHashIds(row, 'hash_ids', at);
       checkHashIdsFit(hashIds.length, inputLength, blockSize, at);
       return { kind: 'synthetic', inputLength, hashIds, blockSize };
     }
@@ -99,14 +100,6 @@ function parsePrompt(
     case 'payload':
       return { kind: 'payload', payload: optionalObject(row, 'payload', at) ?? {} };
   }
-}
-
-function parseSessionId(row: JsonObject, at: SourceRef): string | undefined {
-  const value = row.session_id;
-  if (!isPresent(value)) return undefined;
-  if (typeof value === 'string') return value;
-  if (Number.isSafeInteger(value)) return String(value);
-  throw fieldError(at, 'session_id', 'a string or an integer', value);
 }
 
 /**
@@ -148,5 +141,5 @@ export function parseMooncakeRow(value: unknown, at: SourceRef, blockSize: numbe
     extra: parseExtra(row, at),
     source: at,
   };
-  return { turn, sessionId: parseSessionId(row, at), inputField };
+  return { turn, sessionId: sessionIdString(row.session_id, 'session_id', at), inputField };
 }

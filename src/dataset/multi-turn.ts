@@ -28,7 +28,7 @@ import {
   type SourceRef,
   type Turn,
 } from './types.js';
-import { asObject, fieldError } from './validate.js';
+import { asObject, fieldError, sessionIdString } from './validate.js';
 
 /** Prefix of the conversation id of a line without `session_id`: `multi_turn-<line>`. */
 export const MULTI_TURN_SESSION_PREFIX = 'multi_turn-';
@@ -39,20 +39,13 @@ export interface MultiTurnRow extends TraceRow {
   sessionId: string | undefined;
 }
 
-function parseSessionId(value: unknown, at: SourceRef): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (Number.isSafeInteger(value)) return String(value);
-  throw fieldError(at, 'session_id', 'a string or an integer', value);
-}
-
 /**
  * Validates one `multi_turn` line.
  * @throws {DatasetError} naming file, line and field (`turns`, `turns[i].text`, …).
  */
 export function parseMultiTurnRow(value: unknown, at: SourceRef): MultiTurnRow {
   const row = asObject(value, at);
-  const sessionId = parseSessionId(row.session_id, at);
+  const sessionId = sessionIdString(row.session_id, 'session_id', at);
   const list = row.turns;
   if (!Array.isArray(list) || list.length === 0) throw fieldError(at, 'turns', 'a non-empty array', list);
   const turns = list.map((t, i) => parseTextTurn(t, `turns[${i}].`, { timing: true, sessionId: false }, at));

@@ -11,12 +11,12 @@
  * the last id are fresh input and always miss. This comment is the definition `analyze-trace` reports.
  */
 import { IdealPrefixCache, type PrefixHit, promptBlocks } from './prefix-chain.js';
-import type { Dataset } from './types.js';
+import type { Dataset, TraceId } from './types.js';
 
 /** One request as the analysis sees it. */
 export interface PrefixRequest {
-  /** Block ids, block 0 first. */
-  hashIds: readonly number[];
+  /** Block ids, block 0 first (64-bit ids beyond 2^53 − 1 as bigints; compared by value). */
+  hashIds: readonly TraceId[];
   /** Prompt tokens. */
   inputLength: number;
   /** Tokens per block. */

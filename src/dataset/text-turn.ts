@@ -11,7 +11,7 @@
  * Errors name the field with the caller's prefix, e.g. `turns[2].text`.
  */
 import type { PromptSpec, SourceRef, Turn } from './types.js';
-import { asObject, fieldError, type JsonObject } from './validate.js';
+import { asObject, fieldError, type JsonObject, sessionIdString } from './validate.js';
 
 /** Separator placed between the entries of `texts` in the one message they form. */
 export const TEXTS_SEPARATOR = '\n';
@@ -97,9 +97,7 @@ function parseSessionId(row: JsonObject, prefix: string, rules: TextTurnRules, a
   const value = row.session_id;
   if (!isPresent(value)) return undefined;
   if (!rules.sessionId) throw fieldError(at, `${prefix}session_id`, 'no session_id here', value);
-  if (typeof value === 'string') return value;
-  if (Number.isSafeInteger(value)) return String(value);
-  throw fieldError(at, `${prefix}session_id`, 'a string or an integer', value);
+  return sessionIdString(value, `${prefix}session_id`, at);
 }
 
 function parseOutputLength(row: JsonObject, prefix: string, at: SourceRef): number | undefined {

@@ -25,15 +25,23 @@ export interface ChatMessage {
 }
 
 /**
+ * A trace identifier (a `hash_ids` block hash, a Bailian `chat_id`) read exactly, whatever its size:
+ * a `number` when it is a safe integer (up to 2^53 − 1), a `bigint` only above that. The form is
+ * canonical, so equal ids are equal `Map` keys and print the same digits (dataset/exact-ids.ts).
+ */
+export type TraceId = number | bigint;
+
+/**
  * What a turn's prompt is made of.
  * - `synthetic`: a prompt of exactly `inputLength` tokens built from KV-cache blocks named by
- *   `hashIds` (`blockSize` tokens each; ids may be empty for a fully fresh prompt).
+ *   `hashIds` (`blockSize` tokens each; ids may be empty for a fully fresh prompt; 64-bit ids are
+ *   {@link TraceId} bigints above 2^53 − 1).
  * - `text`: a literal prompt string (Mooncake `text_input`).
  * - `messages`: a literal message array (Mooncake `messages`).
  * - `payload`: a complete request body sent verbatim (Mooncake `payload`).
  */
 export type PromptSpec =
-  | { kind: 'synthetic'; inputLength: number; hashIds: readonly number[]; blockSize: number }
+  | { kind: 'synthetic'; inputLength: number; hashIds: readonly TraceId[]; blockSize: number }
   | { kind: 'text'; text: string }
   | { kind: 'messages'; messages: ChatMessage[] }
   | { kind: 'payload'; payload: Record<string, unknown> };
@@ -73,6 +81,37 @@ export interface Conversation {
   contextMode: ContextMode;
 }
 
+/**
+ * Why a Bailian row's `parent_chat_id` could not make it a later turn of its parent's session:
+ * `later_row` the parent's row comes later in the file; `later_timestamp` the parent's row comes
+ * earlier but is stamped after the row; `self` the row names itself; `not_read` no row with that
+ * `chat_id` was read (absent from the file, outside the offset window, or a skipped line).
+ */
+export type UnlinkedReason = 'later_row' | 'later_timestamp' | 'self' | 'not_read';
+
+/** One Bailian row replayed as a session of its own although it names a parent. */
+export interface UnlinkedRow {
+  /** 1-based line of the row. */
+  line: number;
+  /** `chat_id` and `parent_chat_id` as written (all digits). */
+  chatId: string;
+  parentChatId: string;
+  reason: UnlinkedReason;
+}
+
+/**
+ * Bailian rows whose `parent_chat_id` names no earlier row (by file order and timestamp) among the
+ * rows read; each was replayed as a session of its own, in both the streamed and the whole-file
+ * replay. `rows` holds the first {@link UNLINKED_ROWS_SHOWN} of them.
+ */
+export interface UnlinkedRows {
+  count: number;
+  rows: UnlinkedRow[];
+}
+
+/** How many {@link UnlinkedRows} are named one by one. */
+export const UNLINKED_ROWS_SHOWN = 5;
+
 /** Counts of rows a loader dropped, by reason, so nothing disappears silently. */
 export interface SkipCounts {
   beforeStartOffset: number;
@@ -89,6 +128,11 @@ export interface SkipCounts {
    * (and are not in `afterEndOffset`).
    */
   unreadAfterLine?: number;
+  /**
+   * Rows kept, but not linked to the parent they name (Bailian); absent when every row with a
+   * parent was linked, and for formats without parent links. Live while a stream is read.
+   */
+  unlinkedRows?: UnlinkedRows;
 }
 
 /** A loaded dataset. */
@@ -159,8 +203,9 @@ export interface DatasetLoader {
   load(file: string, options: LoadOptions): Promise<Dataset>;
   /**
    * Opens the file for a streaming replay (formats whose sessions can be formed row by row).
-   * Rows must come in non-decreasing timestamp order for the replay to match a whole-file load;
-   * a child row must follow its parent.
+   * Rows must come in non-decreasing timestamp order for the replay to match a whole-file load.
+   * Sessions are formed by the same rules as {@link DatasetLoader.load} (a Bailian row joins its
+   * parent's session only when the parent is an earlier row, in both).
    * @throws {DatasetError} at once for bad options; file and row errors surface while iterating.
    */
   stream?(file: string, options: LoadOptions): TraceStream;

@@ -6,7 +6,8 @@
  * from strings. These helpers are plain functions (no per-row closures) because loaders call them
  * for every row of million-row traces.
  */
-import { DatasetError, type SourceRef } from './types.js';
+import { exactJson, MAX_HASH_ID } from './exact-ids.js';
+import { DatasetError, type SourceRef, type TraceId } from './types.js';
 
 /** A JSON object row. */
 export type JsonObject = Record<string, unknown>;
@@ -16,7 +17,7 @@ const PREVIEW_CHARS = 40;
 /** Short JSON rendering of a value for error messages (`missing` when undefined). */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'missing';
-  const text = JSON.stringify(value) ?? String(value);
+  const text = exactJson(value);
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
 }
 
@@ -25,10 +26,32 @@ export function describeValue(value: unknown): string {
  * @param at the row's file and 1-based line.
  * @param field field name as written in the trace (may carry an index, e.g. `hash_ids[3]`).
  * @param expected what was wanted, e.g. `a positive integer`.
+ * @param why an explanation appended after the value, e.g. `(more than 64 bits)`.
  */
-export function fieldError(at: SourceRef, field: string, expected: string, got: unknown): DatasetError {
-  const message = `${at.file}:${at.line}: field "${field}": expected ${expected}, got ${describeValue(got)}`;
+export function fieldError(
+  at: SourceRef,
+  field: string,
+  expected: string,
+  got: unknown,
+  why?: string,
+): DatasetError {
+  const reason = why === undefined ? '' : ` ${why}`;
+  const message = `${at.file}:${at.line}: field "${field}": expected ${expected}, got ${describeValue(got)}${reason}`;
   return new DatasetError(message, at.file, at.line, field);
+}
+
+/** Why a count-like field refuses an integer beyond 2^53 − 1 (JSON.parse could not even read it exactly). */
+const UNSAFE_INTEGER_WHY =
+  '(shown rounded: it is beyond 2^53 - 1, the largest integer a JSON number holds exactly)';
+
+/** The reason to add for an integer that is too large to be read exactly, else undefined. */
+function unsafeIntegerWhy(value: unknown): string | undefined {
+  const big = typeof value === 'bigint' || (Number.isInteger(value) && !Number.isSafeInteger(value));
+  return big ? UNSAFE_INTEGER_WHY : undefined;
+}
+
+function intError(at: SourceRef, field: string, min: number | undefined, value: unknown): DatasetError {
+  return fieldError(at, field, intExpectation(min), value, unsafeIntegerWhy(value));
 }
 
 /**
@@ -60,7 +83,7 @@ function isIntAtLeast(value: unknown, min: number | undefined): value is number 
  */
 export function requiredInt(row: JsonObject, field: string, min: number | undefined, at: SourceRef): number {
   const value = row[field];
-  if (!isIntAtLeast(value, min)) throw fieldError(at, field, intExpectation(min), value);
+  if (!isIntAtLeast(value, min)) throw intError(at, field, min, value);
   return value;
 }
 
@@ -77,7 +100,7 @@ export function optionalInt<F extends number | undefined>(
 ): number | F {
   const value = row[field];
   if (value === undefined || value === null) return fallback;
-  if (!isIntAtLeast(value, min)) throw fieldError(at, field, intExpectation(min), value);
+  if (!isIntAtLeast(value, min)) throw intError(at, field, min, value);
   return value;
 }
 
@@ -133,19 +156,80 @@ export function optionalObject(row: JsonObject, field: string, at: SourceRef): J
   return value as JsonObject;
 }
 
+/** True for an integer read exactly: a safe-integer number or a bigint (exact-ids.ts). */
+export function isExactInteger(value: unknown): value is TraceId {
+  return typeof value === 'bigint' || Number.isSafeInteger(value);
+}
+
 /**
- * An optional array of integers (`hash_ids`); `[]` when absent or null. The parsed array is returned
- * as is, without copying.
- * @throws {DatasetError} naming the element (`hash_ids[i]`) that is not a safe integer.
+ * A required identifier (`chat_id`): any integer, read exactly whatever its size.
+ * @throws {DatasetError} when missing or not an integer (a fraction, an exponent form beyond 2^53).
  */
-export function optionalIntArray(row: JsonObject, field: string, at: SourceRef): number[] {
+export function requiredId(row: JsonObject, field: string, at: SourceRef): TraceId {
+  const value = row[field];
+  if (!isExactInteger(value)) throw fieldError(at, field, 'an integer', value, inexactWhy(value));
+  return value;
+}
+
+/**
+ * An optional identifier (`parent_chat_id`); `fallback` when absent or null.
+ * @throws {DatasetError} when present but not an integer.
+ */
+export function optionalId(row: JsonObject, field: string, fallback: TraceId, at: SourceRef): TraceId {
+  const value = row[field];
+  if (value === undefined || value === null) return fallback;
+  if (!isExactInteger(value)) throw fieldError(at, field, 'an integer', value, inexactWhy(value));
+  return value;
+}
+
+/** Why a number beyond 2^53 that is not written as plain digits cannot be an identifier. */
+function inexactWhy(value: unknown): string | undefined {
+  return typeof value === 'number' && Number.isInteger(value)
+    ? '(beyond 2^53 an id must be written as plain integer digits, without a fraction or an exponent, to be read exactly)'
+    : undefined;
+}
+
+const HASH_ID_EXPECTATION = 'a block hash: an integer from 0 to 2^64 - 1 (18446744073709551615)';
+
+function hashIdWhy(value: unknown): string | undefined {
+  if (typeof value === 'bigint') return value < 0n ? '(negative)' : '(more than 64 bits)';
+  if (typeof value !== 'number') return undefined;
+  if (value < 0) return '(negative)';
+  return inexactWhy(value);
+}
+
+/**
+ * The block ids of a row (`hash_ids`): `[]` when absent or null. Each id is an integer from 0 to
+ * 2^64 − 1 (a salted 64-bit hash in the Bailian release), read exactly as a {@link TraceId}. The
+ * parsed array is returned as is, without copying.
+ * @throws {DatasetError} naming the element (`hash_ids[i]`) and why: negative, a fraction, more
+ *   than 64 bits, or beyond 2^53 without plain digits.
+ */
+export function optionalHashIds(row: JsonObject, field: string, at: SourceRef): TraceId[] {
   const value = row[field];
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw fieldError(at, field, 'an array of integers', value);
+  if (!Array.isArray(value)) throw fieldError(at, field, 'an array of block hashes', value);
   for (let i = 0; i < value.length; i += 1) {
-    if (!Number.isSafeInteger(value[i])) throw fieldError(at, `${field}[${i}]`, 'an integer', value[i]);
+    const id: unknown = value[i];
+    const ok =
+      typeof id === 'number'
+        ? Number.isSafeInteger(id) && id >= 0
+        : typeof id === 'bigint' && id >= 0n && id <= MAX_HASH_ID;
+    if (!ok) throw fieldError(at, `${field}[${i}]`, HASH_ID_EXPECTATION, id, hashIdWhy(id));
   }
-  return value as number[];
+  return value as TraceId[];
+}
+
+/**
+ * A session id given as a string or an integer (read exactly), as a string; undefined when absent or
+ * null. `field` is the name used in the error (may carry a prefix, e.g. `turns[0].session_id`).
+ * @throws {DatasetError} when present but neither a string nor an integer.
+ */
+export function sessionIdString(value: unknown, field: string, at: SourceRef): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (isExactInteger(value)) return String(value);
+  throw fieldError(at, field, 'a string or an integer', value, inexactWhy(value));
 }
 
 /**

@@ -8,6 +8,7 @@
  * leaves deleted slots that `keys().next()` walks over until the table is rebuilt, and with a
  * Bailian trace (16-token blocks, ~120 new ids per request) that made synthesis ~1 M tokens/s.
  */
+import type { TraceId } from '../dataset/types.js';
 import { rngFromIds, rngFromKey, type Uint32Source } from './rng.js';
 
 /** Default number of cached block texts (about 3.5 KB each at 512 tokens). */
@@ -24,11 +25,11 @@ export const DEFAULT_BLOCK_CACHE_CHARS = 48 * 2 ** 20;
 /** Generates and caches block texts. */
 export class BlockStore {
   /** Blocks used since the last generation switch. */
-  private recent = new Map<number, CachedBlock>();
+  private recent = new Map<TraceId, CachedBlock>();
   /** Characters of the texts in `recent`. */
   private recentChars = 0;
   /** The generation before; a hit moves the block to `recent`. */
-  private older = new Map<number, CachedBlock>();
+  private older = new Map<TraceId, CachedBlock>();
   /**
    * Times a hash id was asked for at another size than the one it is cached at (a sign of a wrong
    * `--isl-block-size`). Checked against the cache, so an id is compared only while it is cached
@@ -50,8 +51,8 @@ export class BlockStore {
     private readonly maxChars: number = DEFAULT_BLOCK_CACHE_CHARS,
   ) {}
 
-  /** Text of `tokens` words for hash id `hashId` (tokens ≥ 1). */
-  block(hashId: number, tokens: number): string {
+  /** Text of `tokens` words for hash id `hashId` (tokens ≥ 1; a 64-bit id beyond 2^53 − 1 as a bigint). */
+  block(hashId: TraceId, tokens: number): string {
     const hit = this.lookup(hashId);
     if (hit !== undefined && hit.tokens !== tokens) this.sizeConflicts++;
     if (hit !== undefined && hit.tokens >= tokens) {
@@ -63,7 +64,7 @@ export class BlockStore {
   }
 
   /** True when the block of `hashId` is cached with at least `tokens` words (the cache is not touched). */
-  isCached(hashId: number, tokens: number): boolean {
+  isCached(hashId: TraceId, tokens: number): boolean {
     const hit = this.recent.get(hashId) ?? this.older.get(hashId);
     return hit !== undefined && hit.tokens >= tokens;
   }
@@ -82,7 +83,7 @@ export class BlockStore {
   }
 
   /** Cached block of `hashId`, moved to the recent generation when found in the older one. */
-  private lookup(hashId: number): CachedBlock | undefined {
+  private lookup(hashId: TraceId): CachedBlock | undefined {
     const recent = this.recent.get(hashId);
     if (recent !== undefined) return recent;
     const older = this.older.get(hashId);
@@ -94,7 +95,7 @@ export class BlockStore {
   }
 
   /** Adds to the recent generation; at half the capacity (entries or characters) the older one is dropped. */
-  private insert(hashId: number, block: CachedBlock): void {
+  private insert(hashId: TraceId, block: CachedBlock): void {
     this.recent.set(hashId, block);
     this.recentChars += block.text.length;
     if (this.recent.size >= Math.max(1, this.maxEntries >> 1) || this.recentChars >= this.maxChars / 2) {

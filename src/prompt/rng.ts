@@ -4,6 +4,7 @@
  * gives byte-identical text anywhere in a run and across runs with the same `--random-seed`.
  */
 import { createHash } from 'node:crypto';
+import type { TraceId } from '../dataset/types.js';
 
 /** A stream of uint32 values. */
 export type Uint32Source = () => number;
@@ -24,13 +25,15 @@ export function rngFromKey(key: string): Uint32Source {
 
 /**
  * Seeds the same generator from two integers, for the hot path (one KV-cache block per call, with
- * no hashing object and no string key): `seed` and `id` (a non-negative integer up to 2^53, e.g. a
- * trace hash id) are mixed with MurmurHash3's 32-bit finalizer (Appleby, public domain). Different
- * (seed, id) pairs give independent-looking streams; equal pairs give equal streams.
+ * no hashing object and no string key): `seed` and `id` (a trace hash id: a non-negative integer up
+ * to 2^64 − 1, a bigint above 2^53 − 1) are mixed with MurmurHash3's 32-bit finalizer (Appleby,
+ * public domain) over the id's low and high 32-bit halves, so every bit of a 64-bit id counts.
+ * Different (seed, id) pairs give independent-looking streams; equal pairs give equal streams.
  */
-export function rngFromIds(seed: number, id: number): Uint32Source {
-  const lo = id >>> 0;
-  const hi = Math.floor(id / 4294967296) >>> 0;
+export function rngFromIds(seed: number, id: TraceId): Uint32Source {
+  const big = typeof id === 'bigint';
+  const lo = big ? Number(id & 0xffffffffn) : id >>> 0;
+  const hi = big ? Number((id >> 32n) & 0xffffffffn) : Math.floor(id / 4294967296) >>> 0;
   const a = fmix32((seed ^ 0x9e3779b9 ^ lo) >>> 0);
   const b = fmix32((a ^ hi ^ 0x85ebca6b) >>> 0);
   const c = fmix32((b ^ lo ^ 0xc2b2ae35) >>> 0);

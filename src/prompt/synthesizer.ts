@@ -9,6 +9,7 @@
  * list is additive, otherwise by a bounded repair loop at the tail.
  */
 
+import type { TraceId } from '../dataset/types.js';
 import { TokenloadError } from '../errors.js';
 import { runSteps, type Steps } from '../util/steps.js';
 import { BlockStore } from './block-store.js';
@@ -73,7 +74,7 @@ export class PromptSynthesizer {
    */
   synthesize(
     inputLength: number,
-    hashIds: readonly number[],
+    hashIds: readonly TraceId[],
     blockSize: number,
     uniqueKey: string,
   ): SynthesizedPrompt {
@@ -87,7 +88,7 @@ export class PromptSynthesizer {
    */
   synthesizePieces(
     inputLength: number,
-    hashIds: readonly number[],
+    hashIds: readonly TraceId[],
     blockSize: number,
     uniqueKey: string,
   ): PromptPieces {
@@ -103,7 +104,7 @@ export class PromptSynthesizer {
    */
   *piecesInSteps(
     inputLength: number,
-    hashIds: readonly number[],
+    hashIds: readonly TraceId[],
     blockSize: number,
     uniqueKey: string,
   ): Steps<PromptPieces> {
@@ -117,7 +118,7 @@ export class PromptSynthesizer {
     let generated = 0;
     for (let i = 0; i < n; i++) {
       const size = Math.min(blockSize, inputLength - i * blockSize);
-      const id = hashIds[i] as number;
+      const id = hashIds[i] as TraceId;
       if (generated >= SYNTHESIS_STEP_TOKENS) {
         generated = 0;
         yield;

@@ -3,6 +3,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { startUpLine } from '../metrics/start-up.js';
@@ -156,6 +157,8 @@ const SHORTFALL_WARN_PCT = 0.1;
 
 function runWarnings(input: FinishInput): string[] {
   const out: string[] = [];
+  const unlinked = input.inputSkipped?.unlinkedRows;
+  if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0)
     out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);

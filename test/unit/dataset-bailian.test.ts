@@ -107,55 +107,75 @@ test('output_length 0 is rejected naming file, line and field (servers refuse 0 
   });
 });
 
-test('a child whose parent is not in the file becomes its own root', async () => {
+test('a child whose parent is not in the file becomes its own root, and is reported', async () => {
   const file = writeTrace([
     row({ chat_id: 5, parent_chat_id: 99, turn: 2 }),
     row({ chat_id: 6, parent_chat_id: 5, turn: 3 }),
   ]);
   const dataset = await loadBailianTrace(file);
   assert.deepEqual(sessionsOf(dataset), [['5', [1, 2]]]);
+  assert.deepEqual(dataset.skipped.unlinkedRows, {
+    count: 1,
+    rows: [{ line: 1, chatId: '5', parentChatId: '99', reason: 'not_read' }],
+  });
 });
 
-test('a parent cycle terminates and keeps every row; a self-parent is a root', async () => {
+test('a parent later in the file, stamped later, or the row itself does not link: own sessions, reported', async () => {
   const file = writeTrace([
     row({ chat_id: 1, parent_chat_id: 2 }),
     row({ chat_id: 2, parent_chat_id: 3 }),
     row({ chat_id: 3, parent_chat_id: 1 }),
     row({ chat_id: 7, parent_chat_id: 7 }),
+    row({ chat_id: 8, timestamp: 5 }),
+    row({ chat_id: 9, parent_chat_id: 8, timestamp: 4, turn: 2 }),
   ]);
   const dataset = await loadBailianTrace(file);
-  assert.equal(dataset.turnCount, 4);
-  const lines = sessionsOf(dataset).flatMap(([, l]) => l);
-  assert.deepEqual(lines.sort(), [1, 2, 3, 4]);
-  assert.equal(dataset.conversations.length, 2, 'the three cycle members share one session');
-  assert.deepEqual(dataset.conversations[1]?.id, '7');
+  assert.deepEqual(sessionsOf(dataset), [
+    ['1', [1, 3]],
+    ['2', [2]],
+    ['7', [4]],
+    ['8', [5]],
+    ['9', [6]],
+  ]);
+  assert.deepEqual(dataset.skipped.unlinkedRows, {
+    count: 4,
+    rows: [
+      { line: 1, chatId: '1', parentChatId: '2', reason: 'later_row' },
+      { line: 2, chatId: '2', parentChatId: '3', reason: 'later_row' },
+      { line: 4, chatId: '7', parentChatId: '7', reason: 'self' },
+      { line: 6, chatId: '9', parentChatId: '8', reason: 'later_timestamp' },
+    ],
+  });
 });
 
 test('turns are ordered by `turn` with ties in file order; sessions by first appearance', async () => {
   const file = writeTrace([
-    row({ chat_id: 10, turn: 3, parent_chat_id: 11 }),
-    row({ chat_id: 20 }),
     row({ chat_id: 11, turn: 1 }),
-    row({ chat_id: 12, turn: 3, parent_chat_id: 11 }),
+    row({ chat_id: 20 }),
+    row({ chat_id: 10, turn: 3, parent_chat_id: 11 }),
+    row({ chat_id: 12, turn: 2, parent_chat_id: 11 }),
+    row({ chat_id: 13, turn: 3, parent_chat_id: 11 }),
   ]);
   const dataset = await loadBailianTrace(file);
   assert.deepEqual(sessionsOf(dataset), [
-    ['11', [3, 1, 4]],
+    ['11', [1, 4, 3, 5]],
     ['20', [2]],
   ]);
+  assert.equal(dataset.skipped.unlinkedRows, undefined);
 });
 
-test('a repeated chat_id: the last row decides the parent link, every row stays a turn', async () => {
+test('a repeated chat_id: a child links to the latest earlier row of its parent id; every row stays a turn', async () => {
   const file = writeTrace([
     row({ chat_id: 1 }),
     row({ chat_id: 2, parent_chat_id: 1 }),
     row({ chat_id: 2, parent_chat_id: -1 }),
+    row({ chat_id: 3, parent_chat_id: 2 }),
   ]);
   const dataset = await loadBailianTrace(file);
-  assert.equal(dataset.turnCount, 3);
+  assert.equal(dataset.turnCount, 4);
   assert.deepEqual(sessionsOf(dataset), [
-    ['1', [1]],
-    ['2', [2, 3]],
+    ['1', [1, 2]],
+    ['2', [3, 4]],
   ]);
 });
 
@@ -168,7 +188,12 @@ test('offsets are inclusive, in ms before speedup, and filter before grouping', 
     row({ chat_id: 5, timestamp: 2.001 }),
   ]);
   const dataset = await loadBailianTrace(file, { startOffsetMs: 1000, endOffsetMs: 2000, speedupRatio: 2 });
-  assert.deepEqual(dataset.skipped, { beforeStartOffset: 1, afterEndOffset: 1, badLines: 0 });
+  assert.deepEqual(dataset.skipped, {
+    beforeStartOffset: 1,
+    afterEndOffset: 1,
+    badLines: 0,
+    unlinkedRows: { count: 1, rows: [{ line: 3, chatId: '3', parentChatId: '1', reason: 'not_read' }] },
+  });
   assert.deepEqual(sessionsOf(dataset), [
     ['2', [2]],
     ['3', [3]],

@@ -3,7 +3,7 @@
  * commands are registered on a fresh commander program, as `src/cli/main.ts` does.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -135,4 +135,93 @@ test('synthesize-trace writes the rescaled trace and says what it did', async ()
   );
   const again = await runCli(['analyze-trace', out, '--custom-dataset-type', 'bailian_trace']);
   assert.match(again.out, /Time span: 2\.8 s/);
+});
+
+/** 64-bit hash ids and a twin trace with the same structure in small ids (A=1, B=2, C=3, D=4). */
+const BIG_IDS = {
+  A: '9007199254740992',
+  B: '9007199254740993',
+  C: '18446744073709551615',
+  D: '18446744073709551614',
+};
+const SMALL_IDS = { A: '1', B: '2', C: '3', D: '4' };
+
+/**
+ * Rows [A,B,C], [A,B,C], [B,A,D], [A,B,D]: with exact ids the second row hits three blocks, the third
+ * none (A and B differ only beyond 2^53), the fourth two (C and D too).
+ */
+function idTrace(ids: Record<'A' | 'B' | 'C' | 'D', string>): string {
+  const rows = ['A,B,C', 'A,B,C', 'B,A,D', 'A,B,D'].map((layout, i) => {
+    const hashIds = layout
+      .split(',')
+      .map((k) => ids[k as 'A'])
+      .join(', ');
+    return `{"chat_id": ${i + 1}, "parent_chat_id": -1, "timestamp": ${i}, "input_length": 48, "output_length": 4, "type": "text", "turn": 1, "hash_ids": [${hashIds}]}`;
+  });
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-ids-')), 'trace.jsonl');
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  return file;
+}
+
+async function prefixOf(file: string): Promise<Record<string, number>> {
+  const r = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace', '--json']);
+  assert.equal(r.code, 0, r.err);
+  return (JSON.parse(r.out) as { prefix: Record<string, number> }).prefix;
+}
+
+test('analyze-trace: 64-bit hash ids hit exactly as small ids of the same structure; a 65-bit id exits 1', async () => {
+  const big = await prefixOf(idTrace(BIG_IDS));
+  assert.deepEqual(big, await prefixOf(idTrace(SMALL_IDS)));
+  assert.ok((big.hitBlocks ?? 0) > 0 && (big.hitBlocks ?? 0) < (big.totalBlocks ?? 0), JSON.stringify(big));
+  const tooBig = idTrace({ ...BIG_IDS, A: '18446744073709551616' });
+  const r = await runCli(['analyze-trace', tooBig, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.err,
+    /trace\.jsonl:1: field "hash_ids\[0\]": .*got 18446744073709551616 \(more than 64 bits\)/,
+  );
+});
+
+test('synthesize-trace writes 64-bit hash ids back digit for digit, and keeps their prefix structure when scaled', async () => {
+  const source = idTrace(BIG_IDS);
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-syn-ids-'));
+  const fast = join(dir, 'fast.jsonl');
+  const args = ['--custom-dataset-type', 'bailian_trace', '--output'];
+  const r = await runCli(['synthesize-trace', source, ...args, fast, '--synthesis-speedup-ratio', '2']);
+  assert.equal(r.code, 0, r.err);
+  const idsText = (file: string): string[] =>
+    readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => /"hash_ids": ?\[([^\]]*)\]/.exec(l)?.[1]?.replaceAll(' ', '') ?? '');
+  assert.deepEqual(idsText(fast), idsText(source));
+  assert.deepEqual(await prefixOf(fast), await prefixOf(source));
+  const scaled = async (file: string, name: string): Promise<Record<string, number>> => {
+    const out = join(dir, name);
+    const s = await runCli([
+      'synthesize-trace',
+      file,
+      ...args,
+      out,
+      '--synthesis-prompt-len-multiplier',
+      '2',
+    ]);
+    assert.equal(s.code, 0, s.err);
+    return prefixOf(out);
+  };
+  assert.deepEqual(await scaled(source, 'big2x.jsonl'), await scaled(idTrace(SMALL_IDS), 'small2x.jsonl'));
+});
+
+test('analyze-trace warns naming a Bailian row whose parent comes later, and counts it as its own session', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-links-')), 'links.jsonl');
+  const row = (chat: number, parent: number, ts: number): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": ${parent}, "timestamp": ${ts}, "input_length": 20, "output_length": 4, "turn": ${parent === -1 ? 1 : 2}, "hash_ids": [1]}`;
+  writeFileSync(file, `${[row(1, -1, 0), row(2, 3, 1), row(3, -1, 2), row(4, 1, 3)].join('\n')}\n`);
+  const r = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Rows: 4 {3}Sessions: 3/);
+  assert.match(
+    r.out,
+    /\nWarning: 1 row names a parent_chat_id that is not an earlier row stamped no later, .*: chat_id 2 \(line 2\): its parent 3 comes later in the file\n/,
+  );
 });

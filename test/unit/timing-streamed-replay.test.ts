@@ -180,7 +180,7 @@ test('a bad row inside the first read-ahead window fails before anything is sent
   assert.equal(sent.length, 0);
 });
 
-test('Bailian stream: children join their parent root; a missing parent starts its own session', async () => {
+test('Bailian stream: parents link as in a whole-file load; later, missing and self parents start sessions, reported alike', async () => {
   const line = (chat: number, parent: number, ts: number, turn: number): string =>
     JSON.stringify({
       chat_id: chat,
@@ -193,12 +193,22 @@ test('Bailian stream: children join their parent root; a missing parent starts i
       hash_ids: [chat, chat + 100],
     });
   const file = writeTrace(
-    [line(1, -1, 0, 1), line(2, 1, 1, 2), line(3, 99, 2, 2), line(4, 2, 3, 3), line(5, 5, 4, 1)].join('\n'),
+    [
+      line(1, -1, 0, 1),
+      line(2, 1, 1, 2),
+      line(3, 99, 2, 2),
+      line(4, 2, 3, 3),
+      line(5, 5, 4, 1),
+      line(6, 7, 5, 2),
+      line(7, -1, 6, 1),
+      line(8, 7, 5.5, 2),
+    ].join('\n'),
   );
-  const streamed = await drain(streamBailianTrace(file).turns);
+  const stream = streamBailianTrace(file);
+  const streamed = await drain(stream.turns);
   assert.deepEqual(
     streamed.map((t) => t.sessionId),
-    ['1', '1', '3', '1', '5'],
+    ['1', '1', '3', '1', '5', '6', '7', '8'],
   );
   const whole = await loadBailianTrace(file);
   assert.deepEqual(
@@ -207,6 +217,19 @@ test('Bailian stream: children join their parent root; a missing parent starts i
       ['1', 3],
       ['3', 1],
       ['5', 1],
+      ['6', 1],
+      ['7', 1],
+      ['8', 1],
+    ],
+  );
+  assert.deepEqual(stream.skipped.unlinkedRows, whole.skipped.unlinkedRows);
+  assert.deepEqual(
+    whole.skipped.unlinkedRows?.rows.map((r) => [r.chatId, r.reason]),
+    [
+      ['3', 'not_read'],
+      ['5', 'self'],
+      ['6', 'later_row'],
+      ['8', 'later_timestamp'],
     ],
   );
 });
