@@ -109,6 +109,7 @@ export class RecordBuilder implements SseSink {
     else if (contentType.includes('text/event-stream')) this.mode = 'sse';
     else if (contentType.includes('json')) this.mode = 'json';
     else this.mode = this.request.stream ? 'sse' : 'json';
+    this.raw.responseStreamed = status === 200 ? this.mode === 'sse' : null;
     if (this.mode === 'sse') this.decoder = new SseDecoder();
   }
 

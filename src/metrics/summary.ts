@@ -8,6 +8,7 @@ import type { ProcessedRecord } from '../record/types.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
+import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { computeStats, type Stats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
@@ -40,6 +41,8 @@ export interface Summary {
   warnings: string[];
   /** The sums the run-level metrics came from. */
   totals: RunTotals;
+  /** What the successful answers were like: not streamed, without usage, where counts came from. */
+  responses: ResponsesSection;
 }
 
 /** Options of {@link summarize}. */
@@ -92,6 +95,7 @@ export class SummaryBuilder {
   private readonly totals: RunTotals;
   private readonly values = new Map<string, number[]>();
   private readonly errors = new ErrorSummaryBuilder();
+  private readonly checks = new ResponseChecks();
   /** Records added. */
   count = 0;
 
@@ -105,6 +109,7 @@ export class SummaryBuilder {
     this.count++;
     addToTotals(this.totals, record, this.slos);
     collectValues(this.values, record);
+    this.checks.add(record);
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
@@ -120,6 +125,7 @@ export class SummaryBuilder {
       errorSummary: this.errors.entries(),
       warnings: runWarnings(this.totals),
       totals: this.totals,
+      responses: this.checks.section(),
     };
   }
 }

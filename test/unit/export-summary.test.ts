@@ -4,6 +4,7 @@ import { renderConsole } from '../../src/export/console-table.js';
 import { REDACTED, redactConfig } from '../../src/export/redact.js';
 import { renderSummaryCsv } from '../../src/export/summary-csv.js';
 import { buildSummaryJson } from '../../src/export/summary-json.js';
+import { ResponseChecks } from '../../src/metrics/response-checks.js';
 import type { Summary } from '../../src/metrics/summary.js';
 import { emptyTotals } from '../../src/metrics/totals.js';
 
@@ -72,6 +73,7 @@ function tinySummary(): Summary {
     errorSummary: [{ code: 429, type: 'Too Many Requests', message: 'rate limited, retry', count: 3 }],
     warnings: [],
     totals: emptyTotals(false),
+    responses: new ResponseChecks().section(),
   };
 }
 
