@@ -106,12 +106,19 @@ function usageWarning(s: ResponsesSection, ctx: ResponseWarningContext): string 
   return `${who}: ${counts}${isl === null ? '' : `; ${isl}`} (the summary's responses section counts where each came from).`;
 }
 
+/**
+ * `--use-server-token-count` with usage on every answer, but without `prompt_tokens` on some: their
+ * ISL fell back to the client count. Null when it applied to every request, or when
+ * {@link usageWarning} already says so.
+ */
+function serverIslWarning(s: ResponsesSection, ctx: ResponseWarningContext): string | null {
+  const n = s.isl_from.client_prompt;
+  if (!ctx.useServerTokenCount || n === 0 || s.without_usage > 0) return null;
+  return `--use-server-token-count could not apply to ${n} of ${s.successful} successful requests: their usage had no prompt_tokens, so their ISL is the length of the prompt tokenload built.`;
+}
+
 /** The run's warnings about its answers: at most one per kind, with counts. */
 export function responseWarnings(s: ResponsesSection, ctx: ResponseWarningContext): string[] {
-  const out: string[] = [];
-  const notStreamed = notStreamedWarning(s);
-  if (notStreamed !== null) out.push(notStreamed);
-  const usage = usageWarning(s, ctx);
-  if (usage !== null) out.push(usage);
-  return out;
+  const found = [notStreamedWarning(s), usageWarning(s, ctx), serverIslWarning(s, ctx)];
+  return found.filter((w): w is string => w !== null);
 }

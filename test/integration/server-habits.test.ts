@@ -27,6 +27,8 @@ interface Habit {
   json(n: number): boolean;
   /** Send `usage`. */
   usage(n: number): boolean;
+  /** Leave `prompt_tokens` out of the usage sent. */
+  noPromptTokens?: boolean;
 }
 
 let habit: Habit = { json: () => false, usage: () => true };
@@ -35,7 +37,14 @@ const paths: string[] = [];
 let server: Server;
 let origin = '';
 
-const usage = { prompt_tokens: 16, completion_tokens: TEXT.length, total_tokens: 16 + TEXT.length };
+const fullUsage = { prompt_tokens: 16, completion_tokens: TEXT.length, total_tokens: 16 + TEXT.length };
+
+/** The usage object the server sends with its current habit. */
+function usageSent(): object {
+  if (habit.noPromptTokens !== true) return fullUsage;
+  const { prompt_tokens: _, ...rest } = fullUsage;
+  return rest;
+}
 
 function sseBody(withUsage: boolean): string {
   const chunk = (delta: object, finish: string | null) =>
@@ -43,14 +52,16 @@ function sseBody(withUsage: boolean): string {
   const parts = TEXT.map((t) => chunk({ content: t }, null));
   parts.push(chunk({}, 'stop'));
   if (withUsage)
-    parts.push(`data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+    parts.push(
+      `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage: usageSent() })}\n\n`,
+    );
   return `${parts.join('')}data: [DONE]\n\n`;
 }
 
 function jsonBody(withUsage: boolean): string {
   const message = { role: 'assistant', content: TEXT.join('') };
   const body = { object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }] };
-  return JSON.stringify(withUsage ? { ...body, usage } : body);
+  return JSON.stringify(withUsage ? { ...body, usage: usageSent() } : body);
 }
 
 before(async () => {
@@ -202,6 +213,18 @@ test('usage on some answers only, with --use-server-token-count: counts per sour
     warned[0] as string,
     /--use-server-token-count could not apply to 1: their ISL is the length of the prompt/,
   );
+});
+
+test('--use-server-token-count with usage that has no prompt_tokens: said once, with the count', async () => {
+  const { summary } = await profileWith(
+    { json: () => false, usage: () => true, noPromptTokens: true },
+    { useServerTokenCount: true },
+  );
+  assert.deepEqual(summary.responses.isl_from, { server_usage: 0, client_prompt: 4 });
+  const warned = summary.warnings.filter((w) => w.includes('--use-server-token-count'));
+  assert.deepEqual(warned, [
+    '--use-server-token-count could not apply to 4 of 4 successful requests: their usage had no prompt_tokens, so their ISL is the length of the prompt tokenload built.',
+  ]);
 });
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
