@@ -4,7 +4,8 @@
  * run survives beside the new one; and a run that stops on an error after its start leaves a summary
  * that says it failed and why.
  */
-import { readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OutputError } from '../errors.js';
 import {
@@ -34,12 +35,14 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
 
 /**
  * Removes the artifacts of an earlier run from `dir`: the files of {@link RUN_ARTIFACT_FILES}, and the
- * `.png` files of `plots/` (the folder too when that leaves it empty). Any other file stays.
+ * `.png` files of `plots/` (the folder too when that leaves it empty). Any other file stays, and so
+ * does a folder that has one of those names (not something tokenload wrote; the run's write to that
+ * name then fails naming `--artifact-dir`).
  * @throws {OutputError} naming `--artifact-dir` when a file cannot be removed.
  */
 export async function clearRunArtifacts(dir: string): Promise<void> {
   try {
-    for (const name of RUN_ARTIFACT_FILES) await rm(join(dir, name), { force: true });
+    for (const name of RUN_ARTIFACT_FILES) await removeFile(join(dir, name));
     await clearPlots(join(dir, PLOTS_DIR_NAME));
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
@@ -51,6 +54,23 @@ export async function clearRunArtifacts(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Removes `path` when it is a file (or a link); a folder of that name is not ours and stays.
+ * @returns whether `path` is gone.
+ */
+async function removeFile(path: string): Promise<boolean> {
+  let stats: Stats;
+  try {
+    stats = await lstat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw err;
+  }
+  if (stats.isDirectory()) return false;
+  await rm(path, { force: true });
+  return true;
+}
+
 async function clearPlots(plots: string): Promise<void> {
   let names: string[];
   try {
@@ -60,9 +80,9 @@ async function clearPlots(plots: string): Promise<void> {
     if (code === 'ENOENT' || code === 'ENOTDIR') return;
     throw err;
   }
-  const pngs = names.filter((name) => name.endsWith('.png'));
-  for (const name of pngs) await rm(join(plots, name), { force: true });
-  if (pngs.length === names.length) await rmdir(plots);
+  let left = names.length;
+  for (const name of names) if (name.endsWith('.png') && (await removeFile(join(plots, name)))) left--;
+  if (left === 0) await rmdir(plots);
 }
 
 /**
