@@ -40,6 +40,12 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT's number, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
 
+/**
+ * Exit code of a run that ended without a single successful request (every request failed, or none
+ * was sent): its artifacts are written, but it measured nothing.
+ */
+export const EXIT_NO_SUCCESS = 3;
+
 /** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
 export const EXIT_INTERNAL = 70;
 

@@ -2,10 +2,10 @@
  * Wires `tokenload profile` to {@link runProfile}: parses flags (and `-f` config files), installs
  * Ctrl-C / SIGTERM handling (first: stop issuing and drain for the grace period; second: cancel
  * in-flight now), prints the console report, runs sweeps one value after another, and maps
- * failures to exit codes.
+ * failures to exit codes (a run where no request succeeded: {@link EXIT_NO_SUCCESS}).
  */
 import type { Command } from 'commander';
-import { EXIT_INTERRUPTED } from '../errors.js';
+import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
 import type { ProfileConfig } from '../run/config.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
@@ -63,6 +63,7 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   try {
     const outcomes = [];
+    let failedCode = 0;
     for (const config of configs) {
       if (stop.signal.aborted) break;
       if (config.requestRate !== undefined) {
@@ -77,9 +78,14 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
       process.stdout.write(`${outcome.consoleText}\n`);
       outcomes.push({ config, outcome });
       if (outcome.inputError !== null) return exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
+      if (outcome.status.exit_code === EXIT_NO_SUCCESS) {
+        process.stderr.write(`error: ${outcome.status.reason}\n`);
+        failedCode = EXIT_NO_SUCCESS;
+      }
     }
     if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
-    return stop.signal.aborted ? EXIT_INTERRUPTED : 0;
+    // A sweep goes on after a value where nothing succeeded, and exits with that failure at the end.
+    return stop.signal.aborted ? EXIT_INTERRUPTED : failedCode;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

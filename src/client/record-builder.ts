@@ -74,6 +74,12 @@ class ChoiceFinish {
 export class RecordBuilder implements SseSink {
   readonly raw: RawRecord;
   private mode: BodyMode = 'sse';
+  /**
+   * A 200 answer to a stream request whose content type is neither an event stream nor JSON (none,
+   * `text/plain`): its first non-blank byte decides. An event stream starts with a field name or a
+   * comment, never `{` or `[`; a body that does is one JSON answer.
+   */
+  private sniffing = false;
   private decoder: SseDecoder | null = null;
   /** Body reads of a JSON or error body (null until the first one). */
   private bodyParts: Buffer[] | null = null;
@@ -109,17 +115,35 @@ export class RecordBuilder implements SseSink {
     else if (contentType.includes('text/event-stream')) this.mode = 'sse';
     else if (contentType.includes('json')) this.mode = 'json';
     else this.mode = this.request.stream ? 'sse' : 'json';
+    this.raw.responseStreamed = status === 200 ? this.mode === 'sse' : null;
+    this.sniffing = this.raw.responseStreamed === true && !contentType.includes('text/event-stream');
     if (this.mode === 'sse') this.decoder = new SseDecoder();
   }
 
   /** One body read, stamped by the caller at arrival. */
   onData(bytes: Buffer, atNs: number): void {
+    if (this.sniffing) this.sniff(bytes);
     if (this.decoder === null) {
       this.bodyParts ??= [];
       this.bodyParts.push(bytes);
       return;
     }
     this.decoder.feed(bytes, atNs, this);
+  }
+
+  /** Decides between an event stream and one JSON body on the first non-blank byte (see `sniffing`). */
+  private sniff(bytes: Buffer): void {
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i] as number;
+      if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+      this.sniffing = false;
+      if (byte === 0x7b || byte === 0x5b) {
+        this.mode = 'json';
+        this.decoder = null;
+        this.raw.responseStreamed = false;
+      }
+      return;
+    }
   }
 
   /** The body ended cleanly at `atNs`; returns the finished record. */

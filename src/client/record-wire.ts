@@ -16,13 +16,13 @@
 import type { ContentChunk, RawRecord, RecordError, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
-const FIELDS = 10;
+const FIELDS = 11;
 
 /** A batch of records in column form (structured-clone friendly). */
 export interface PackedRecords {
   /**
    * Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0), sentNs,
-   * connectionReused (1/0), connectDurationNs; NaN = null.
+   * connectionReused (1/0), connectDurationNs, responseStreamed (1/0); NaN = null.
    */
   numbers: Float64Array;
   finishReasons: (string | null)[];
@@ -44,6 +44,8 @@ export interface PackedRecords {
 
 const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);
 const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value);
+const flag = (value: boolean | null): number => (value === null ? Number.NaN : value ? 1 : 0);
+const unflag = (value: number): boolean | null => (Number.isNaN(value) ? null : value === 1);
 
 /** Packs what the worker observed of `records` (identity fields are left out). */
 export function packRecords(records: readonly RawRecord[]): PackedRecords {
@@ -72,8 +74,9 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     numbers[at + 5] = raw.parseErrors;
     numbers[at + 6] = raw.cancelled ? 1 : 0;
     numbers[at + 7] = orNaN(raw.sentNs);
-    numbers[at + 8] = raw.connectionReused === null ? Number.NaN : raw.connectionReused ? 1 : 0;
+    numbers[at + 8] = flag(raw.connectionReused);
     numbers[at + 9] = orNaN(raw.connectDurationNs);
+    numbers[at + 10] = flag(raw.responseStreamed);
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
@@ -124,9 +127,9 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.parseErrors = numbers[at + 5] as number;
     raw.cancelled = numbers[at + 6] === 1;
     raw.sentNs = orNull(numbers[at + 7] as number);
-    const reused = orNull(numbers[at + 8] as number);
-    raw.connectionReused = reused === null ? null : reused === 1;
+    raw.connectionReused = unflag(numbers[at + 8] as number);
     raw.connectDurationNs = orNull(numbers[at + 9] as number);
+    raw.responseStreamed = unflag(numbers[at + 10] as number);
     raw.finishReason = packed.finishReasons[r] ?? null;
     raw.usage = packed.usages[r] ?? null;
     raw.error = packed.errors[r] ?? null;

@@ -7,6 +7,7 @@ export { EXPORTERS, type ExporterName, STREAM_WRITERS, writeSummaryFiles } from 
 export { renderSummaryCsv, SUMMARY_CSV_FILE_NAME } from './summary-csv.js';
 export {
   buildSummaryJson,
+  type RunStatus,
   renderSummaryJson,
   SUMMARY_JSON_FILE_NAME,
   SUMMARY_SCHEMA_VERSION,

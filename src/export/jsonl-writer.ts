@@ -28,6 +28,12 @@ export interface RecordLineMetadata {
   connection_reused: boolean | null;
   request_ack_ns: bigint | null;
   request_end_ns: bigint;
+  /**
+   * How the 200 answer came: true as an event stream, false as one whole body (in a streaming run:
+   * the server ignored `stream: true`, and the line has no streaming metric); null without a 200
+   * answer (tokenload's).
+   */
+  response_streamed: boolean | null;
   was_cancelled: boolean;
 }
 
@@ -57,6 +63,7 @@ function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMe
     connection_reused: raw.connectionReused,
     request_ack_ns: raw.ackNs === null ? null : time.toEpochNs(raw.ackNs),
     request_end_ns: time.toEpochNs(raw.endNs),
+    response_streamed: raw.responseStreamed,
     was_cancelled: raw.cancelled,
   };
 }
@@ -100,7 +107,8 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
     `,"request_type":${JSON.stringify(raw.requestType ?? null)},"request_scheduled_ns":${nsText(scheduled)}` +
     `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_sent_ns":${nsText(sent)}` +
     `,"connection_reused":${raw.connectionReused},"request_ack_ns":${nsText(ack)}` +
-    `,"request_end_ns":${nsText(time.toEpochNs(raw.endNs))},"was_cancelled":${raw.cancelled}}`
+    `,"request_end_ns":${nsText(time.toEpochNs(raw.endNs))},"response_streamed":${raw.responseStreamed}` +
+    `,"was_cancelled":${raw.cancelled}}`
   );
 }
 

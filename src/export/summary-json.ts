@@ -13,6 +13,20 @@ export const SUMMARY_JSON_FILE_NAME = 'profile_export_aiperf.json';
 /** Version of the layout below; bump on any incompatible change. */
 export const SUMMARY_SCHEMA_VERSION = '1.0';
 
+/** The summary's `run_status`: how the run ended (decided by run/run-status.ts). */
+export interface RunStatus {
+  /**
+   * `completed`: the run ran to its end and at least one request succeeded; `failed`: no request
+   * succeeded, or the run stopped on an error (a bad trace row, a tokenizer, a crash); `interrupted`:
+   * Ctrl-C or SIGTERM stopped it.
+   */
+  status: 'completed' | 'failed' | 'interrupted';
+  /** Why it failed or stopped, one line; null for a completed run. */
+  reason: string | null;
+  /** The exit code `tokenload profile` gives for this run. */
+  exit_code: number;
+}
+
 /** What the summary exporters need besides the {@link Summary}. */
 export interface SummaryExportContext {
   summary: Summary;
@@ -23,6 +37,8 @@ export interface SummaryExportContext {
   endTime: Date;
   /** True when the run was interrupted (Ctrl-C) before all requests finished. */
   wasCancelled: boolean;
+  /** How the run ended, written as `run_status` right after `was_cancelled`; omitted when not given. */
+  runStatus?: RunStatus;
   /** tokenload version; defaults to package.json's. */
   version?: string;
   /** Extra top-level sections (e.g. `warmup_metrics`, `duration_cutoff`, `client_health`), added last. */
@@ -44,7 +60,7 @@ export interface SummaryJson {
 
 /**
  * Builds the summary JSON object: `schema_version`, `tokenload_version`, `start_time`/`end_time`
- * (ISO 8601), `was_cancelled`, then each metric tag → `{unit, avg, min, max, p1…p99, std, count}` for
+ * (ISO 8601), `was_cancelled`, `run_status`, then each metric tag → `{unit, avg, min, max, p1…p99, std, count}` for
  * per-record metrics or `{unit, avg}` for run-level ones, then `input_config` (redacted),
  * `error_summary` (`[{code, type, message, count}]`), `warnings`, `usage_check` and `cache_check`
  * (when they have something to say; metrics/usage-check.ts, metrics/cache-check.ts).
@@ -56,6 +72,7 @@ export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
     start_time: ctx.startTime.toISOString(),
     end_time: ctx.endTime.toISOString(),
     was_cancelled: ctx.wasCancelled,
+    ...(ctx.runStatus === undefined ? {} : { run_status: ctx.runStatus }),
     ...ctx.summary.metrics,
     input_config: redactConfig(ctx.inputConfig),
     error_summary: ctx.summary.errorSummary,

@@ -9,6 +9,7 @@ import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
+import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { computeStats, type Stats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
@@ -46,6 +47,8 @@ export interface Summary {
   usageCheck: UsageCheckSummary | null;
   /** Ideal against reported prefix-cache hits; null when no request had an ideal. */
   cacheCheck: CacheCheckSummary | null;
+  /** What the successful answers were like: not streamed, without usage, where counts came from. */
+  responses: ResponsesSection;
 }
 
 /** Options of {@link summarize}. */
@@ -100,6 +103,7 @@ export class SummaryBuilder {
   private readonly errors = new ErrorSummaryBuilder();
   private readonly usage = new UsageCheck();
   private readonly cache = new CacheCheck();
+  private readonly checks = new ResponseChecks();
   /** Records added. */
   count = 0;
 
@@ -115,6 +119,7 @@ export class SummaryBuilder {
     collectValues(this.values, record);
     this.usage.add(record);
     this.cache.add(record);
+    this.checks.add(record);
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
@@ -136,6 +141,7 @@ export class SummaryBuilder {
       totals: this.totals,
       usageCheck,
       cacheCheck,
+      responses: this.checks.section(),
     };
   }
 }

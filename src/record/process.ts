@@ -32,14 +32,19 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const error = effectiveError(raw);
   const valid = error === null;
   const tokens = countTokens(raw, ctx);
-  const input = { raw, tokens, streaming: ctx.streaming, perChunkUsage: ctx.perChunkUsage };
+  // A stream request answered with one whole body has no chunk arrivals to time: no streaming metric.
+  const notStreamed = ctx.streaming && raw.responseStreamed === false;
+  const streaming = ctx.streaming && !notStreamed;
+  const input = { raw, tokens, streaming, perChunkUsage: ctx.perChunkUsage };
   const metrics = computeRecordMetrics(input, valid);
   // One copy of the record without its chunks (not a rest copy and then a spread copy of that).
   const { chunks, ...rest } = raw;
   const processedRaw = rest as ProcessedRecord['raw'];
   processedRaw.error = error;
   processedRaw.chunkCount = chunks.length;
-  const processed: ProcessedRecord = { raw: processedRaw, metrics, valid };
-  if (valid && ctx.streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
+  const processed: ProcessedRecord = { raw: processedRaw, metrics, valid, oslSource: tokens.oslSource };
+  if (tokens.islSource !== undefined) processed.islSource = tokens.islSource;
+  if (notStreamed) processed.notStreamed = true;
+  if (valid && streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
   return processed;
 }

@@ -19,6 +19,7 @@ export function emptyRecord(id: RequestIdentity): RawRecord {
     connectionReused: null,
     connectDurationNs: null,
     ackNs: null,
+    responseStreamed: null,
     chunks: [],
     streamEndNs: null,
     endNs: 0,

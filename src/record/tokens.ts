@@ -13,7 +13,16 @@ export interface TokenContext {
   useServerTokenCount: boolean;
 }
 
-/** Token counts of one record. Every field is a token count; undefined means "not known". */
+/** Where an ISL came from: the server's `usage.prompt_tokens`, or the prompt tokenload built. */
+export type IslSource = 'server_usage' | 'client_prompt';
+
+/**
+ * Where an OSL came from: the server's `usage.completion_tokens`, the client tokenizer's count of
+ * the output text, or one token per content chunk (no tokenizer).
+ */
+export type OslSource = 'server_usage' | 'client_tokenizer' | 'content_chunks';
+
+/** Token counts of one record. Every count is in tokens; undefined means "not known". */
 export interface TokenCounts {
   /** Input sequence length chosen by the rule in {@link countTokens}. */
   isl?: number;
@@ -25,6 +34,10 @@ export interface TokenCounts {
   clientIsl?: number;
   /** Client tokenizer count of output text + reasoning text; only when a tokenizer was given. */
   clientOsl?: number;
+  /** Where `isl` came from; undefined when ISL is unknown. */
+  islSource?: IslSource;
+  /** Where `osl` came from. */
+  oslSource: OslSource;
 }
 
 /** Output and reasoning text of all chunks, concatenated in one pass (one string each). */
@@ -39,10 +52,11 @@ function joinOutput(chunks: readonly ContentChunk[]): { text: string; reasoning:
   return { text, reasoning };
 }
 
-function pickIsl(raw: RawRecord, useServer: boolean): number | undefined {
+function pickIsl(raw: RawRecord, useServer: boolean): Pick<TokenCounts, 'isl' | 'islSource'> {
   const server = raw.usage?.prompt_tokens;
-  if (useServer && server !== undefined) return server;
-  return raw.inputTokens ?? server;
+  if (useServer && server !== undefined) return { isl: server, islSource: 'server_usage' };
+  if (raw.inputTokens !== null) return { isl: raw.inputTokens, islSource: 'client_prompt' };
+  return server === undefined ? {} : { isl: server, islSource: 'server_usage' };
 }
 
 interface ClientOutput {
@@ -89,9 +103,7 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
  * Never throws; a tokenizer error propagates.
  */
 export function countTokens(raw: RawRecord, ctx: TokenContext): TokenCounts {
-  const counts: TokenCounts = {};
-  const isl = pickIsl(raw, ctx.useServerTokenCount);
-  if (isl !== undefined) counts.isl = isl;
+  const counts: TokenCounts = { ...pickIsl(raw, ctx.useServerTokenCount), oslSource: 'server_usage' };
   if (raw.inputTokens !== null) counts.clientIsl = raw.inputTokens;
   const client = clientOutput(raw.chunks, ctx.tokenizer);
   if (ctx.tokenizer !== null) counts.clientOsl = client.text + client.reasoning;
@@ -104,6 +116,7 @@ export function countTokens(raw: RawRecord, ctx: TokenContext): TokenCounts {
     return counts;
   }
   counts.osl = client.text + client.reasoning;
+  counts.oslSource = ctx.tokenizer === null ? 'content_chunks' : 'client_tokenizer';
   if (client.hasReasoning) counts.reasoning = client.reasoning;
   return counts;
 }

@@ -8,6 +8,8 @@
  * `TimeBase.toEpochNs` only when exporting.
  */
 
+import type { IslSource, OslSource } from './tokens.js';
+
 /**
  * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
  * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
@@ -120,6 +122,11 @@ export interface RawRecord extends RequestIdentity {
   connectDurationNs: number | null;
   /** Monotonic ns when response status and headers arrived. */
   ackNs: number | null;
+  /**
+   * How a 200 answer came: true as an event stream (`text/event-stream`), false as one whole body
+   * (a JSON answer, e.g. from a server that ignores `stream: true`); null without a 200 answer.
+   */
+  responseStreamed: boolean | null;
   /** Content chunks in arrival order (reasoning chunks included). */
   chunks: ContentChunk[];
   /** Monotonic ns of `[DONE]` or of the clean end of the body, whichever came first. */
@@ -160,4 +167,13 @@ export interface ProcessedRecord {
    * carried no usable running usage); counted for the run's warning.
    */
   itlPerChunkFallback?: true;
+  /**
+   * Set when the run streams but the server answered this request with one whole body
+   * (`responseStreamed: false`): its streaming metrics (TTFT, ITL, chunk gaps, …) were not computed.
+   */
+  notStreamed?: true;
+  /** Where the record's ISL came from (record/tokens.ts); absent when ISL is unknown. */
+  islSource?: IslSource;
+  /** Where the record's OSL came from (record/tokens.ts). */
+  oslSource: OslSource;
 }

@@ -5,7 +5,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import type { SkipCounts } from '../dataset/types.js';
+import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -21,6 +23,7 @@ import type {
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
+import { type RunStatus, runStatusOf } from './run-status.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -41,6 +44,8 @@ export interface RunOutcome {
    * there, the summary covers what was measured, and the CLI exits non-zero with this error.
    */
   inputError: Error | null;
+  /** How the run ended (the summary's `run_status`), with the exit code the CLI gives for it. */
+  status: RunStatus;
 }
 
 /** Inputs of {@link finishRun}. */
@@ -53,6 +58,8 @@ export interface FinishInput {
   synthesizer: PromptSynthesizer;
   /** Rows of `--input-file` the loader dropped, by reason; null without an input file. */
   inputSkipped?: SkipCounts | null;
+  /** Where the requests were posted, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
+  requestUrl: string;
 }
 
 /**
@@ -64,16 +71,24 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const { config, profiling } = input;
   const summary = profiling.summary.build();
   const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
-  summary.warnings.push(...runWarnings(input));
+  summary.warnings.push(...runWarnings(input), ...responseWarnings(summary.responses, usageContext(config)));
   const pacing = pacingOf(profiling.load);
   const wasCancelled = profiling.interrupted;
+  const inputError = feedErrorOf(profiling.load);
+  const status = runStatusOf({
+    summary,
+    interrupted: wasCancelled,
+    inputError,
+    requestUrl: input.requestUrl,
+  });
   const ctx = {
     summary,
     inputConfig: inputConfigOf(config),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled,
-    extra: extraSections(input, warmupSummary),
+    runStatus: status,
+    extra: { ...extraSections(input, warmupSummary), responses: summary.responses },
   };
   const files = await writeSummaryFiles(config.artifactDir, ctx);
   const consoleText = EXPORTERS.console.render({
@@ -85,7 +100,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
     },
   });
-  const text = `${header(input, wasCancelled)}${consoleText}`;
+  const text = `${header(input, status)}${consoleText}`;
   await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
   const report = await writeReport(config.artifactDir);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
@@ -98,7 +113,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     recordCount: profiling.recordCount,
     achievedRatePerS: pacing?.achievedRatePerS ?? null,
     scheduleReanchors: pacing?.reanchors ?? 0,
-    inputError: feedErrorOf(profiling.load),
+    inputError,
+    status,
   };
 }
 
@@ -118,8 +134,24 @@ function pacingOf(load: StrategyReport): PacingReport | null {
   return load.kind === 'request_rate' ? load.pacing : null;
 }
 
-function header(input: FinishInput, wasCancelled: boolean): string {
+/**
+ * How the run asked the server for `usage`, for the warning about answers without it: streamed chat
+ * and completions ask with `stream_options.include_usage`, TGI with `parameters.details`; the others
+ * (non-streamed OpenAI answers, the Responses API) carry it unasked.
+ */
+function usageContext(config: ProfileConfig): ResponseWarningContext {
+  const type = config.endpointType;
+  let asked: string | null = null;
+  if (type === 'huggingface_generate') asked = 'parameters.details';
+  else if ((type === 'chat' || type === 'completions') && config.streaming)
+    asked = 'stream_options.include_usage';
+  return { useServerTokenCount: config.useServerTokenCount, usageAskedWith: asked };
+}
+
+function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
+  // A run that measured nothing says so before anything else (client health included).
+  if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
   const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     lines.push(
@@ -132,7 +164,8 @@ function header(input: FinishInput, wasCancelled: boolean): string {
   if (connections !== undefined) lines.push(connectionsLine(connections));
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
-  if (wasCancelled) lines.push('Interrupted: the summary covers the requests measured before the stop');
+  if (input.profiling.interrupted)
+    lines.push('Interrupted: the summary covers the requests measured before the stop');
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
     lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
 import type { PhaseClient } from '../client/worker-factory.js';
-import { endpointPathFor } from '../endpoint/types.js';
+import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
@@ -212,7 +212,7 @@ function phaseSender(
     config,
     client,
     adapter,
-    path: basePath(ctx.target) + endpointPathFor(adapter, config.streaming, config.endpointPath),
+    path: requestPathOf(ctx),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
     clock: ctx.clock,
@@ -241,8 +241,8 @@ function countConnection(use: PhaseSinks['connectionUse'], raw: RawRecord): void
   else if (raw.connectionReused === false) use.requests_on_new_connections++;
 }
 
-/** Path part of the target URL (a base path given in `--url`), without a trailing slash. */
-function basePath(target: string): string {
-  const p = new URL(target).pathname;
-  return p === '/' ? '' : p.replace(/\/+$/, '');
+/** The URL path the run's requests are posted to (`--url`'s base path joined with the endpoint's path). */
+export function requestPathOf(ctx: Pick<RunContext, 'config' | 'adapter' | 'target'>): string {
+  const { config, adapter } = ctx;
+  return requestPathFor(ctx.target, endpointPathFor(adapter, config.streaming, config.endpointPath));
 }

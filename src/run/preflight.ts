@@ -1,10 +1,12 @@
 /**
- * Before the schedule starts: one `GET <base>/v1/models` to the target. It warms the HTTP stack
+ * Before the schedule starts: one `GET <base>/v1/models` to the target (one `/v1` when the base
+ * path ends in it, as for requests: `requestPathFor`). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
  * first request's TTFT) and fails fast with a clear message when nothing listens at `--url`. Any
  * HTTP answer, even 404, counts as reachable; the response is not used.
  */
 import { request } from 'undici';
+import { requestPathFor } from '../endpoint/types.js';
 import { TokenloadError } from '../errors.js';
 
 /** The server could not be reached at all. */
@@ -20,7 +22,7 @@ export class ServerUnreachableError extends TokenloadError {
  * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
  */
 export async function preflight(target: string, headers: Record<string, string>): Promise<void> {
-  const url = `${target.replace(/\/+$/, '')}/v1/models`;
+  const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
     await res.body.dump();

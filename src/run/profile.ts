@@ -13,7 +13,7 @@ import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import type { EndpointAdapter } from '../endpoint/types.js';
+import { type EndpointAdapter, endpointPathFor } from '../endpoint/types.js';
 import { OutputError } from '../errors.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -22,32 +22,41 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
+import { clearRunArtifacts, writeFailedSummary } from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
-import { type PhaseResult, runPhase } from './phase.js';
+import { type PhaseResult, requestPathOf, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 
 export type { RunEnv } from './context.js';
 
 /**
- * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts.
+ * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. Once the
+ * configuration is valid the run owns `--artifact-dir`: it removes an earlier run's artifacts there
+ * (run/artifacts.ts), and any error after that leaves a summary whose `run_status` says the run
+ * failed and why. A run in which no request succeeded returns normally, its `status` saying so.
  * @throws {ConfigError} for a bad option; {DatasetError} / {TokenizerLoadError} / {ScheduleError} /
  *   {ServerUnreachableError} / {OutputError} for bad input, an unreachable server or an artifact
  *   folder that cannot be created, before anything is measured. All are {@link TokenloadError}s.
  */
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
   const config = profileConfig(input);
+  const startTime = new Date();
   // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
   const starting = config.simulator ? startSimulator(config) : null;
   let simulator: SpawnedSimulator | null = null;
   let warming: Promise<void> | null = null;
+  let ownsFolder = false;
   try {
-    const inputs = await prepareInputs(config, env);
     await createArtifactDir(config.artifactDir);
+    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
+    await clearRunArtifacts(config.artifactDir);
+    ownsFolder = true;
+    const inputs = await prepareInputs(config, env);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -68,6 +77,10 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
     await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
     return await runPhases({ ...shared, target });
+  } catch (err) {
+    // Best effort: the error itself is what the caller must see, not a failure to record it.
+    if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
+    throw err;
   } finally {
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
@@ -154,6 +167,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   // One ideal prefix cache for the run: warmup requests reach the target's cache too.
   const ctx: RunContext = { ...runCtx, idealCache: new IdealPrefixCache() };
   const { config, dataset } = ctx;
+  logJoinedPath(ctx);
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);
   if (warm !== null) {
@@ -170,14 +184,37 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   if (load.kind === 'fixed_schedule') {
     // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
     if (load.replay.feedError !== null && load.issued === 0) {
-      // Nothing was sent: leave no partial exports behind (a whole-file load writes nothing either).
+      // Nothing was sent: leave no partial exports behind, only the failed summary (as a whole-file load).
       await removePhaseFiles(config.artifactDir);
       throw load.replay.feedError;
     }
     if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
   }
   const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
-  return finishRun({ config, profiling, warmup, strategy, synthesizer: ctx.synthesizer, inputSkipped });
+  const requestUrl = `${new URL(ctx.target).origin}${requestPathOf(ctx)}`;
+  return finishRun({
+    config,
+    profiling,
+    warmup,
+    strategy,
+    synthesizer: ctx.synthesizer,
+    inputSkipped,
+    requestUrl,
+  });
+}
+
+/**
+ * Says where requests go when `--url`'s path already holds part of the endpoint path (`/v1`, or the
+ * whole path), so it was not doubled.
+ */
+function logJoinedPath(ctx: RunContext): void {
+  const { config, adapter, target } = ctx;
+  const base = new URL(target).pathname.replace(/\/+$/, '');
+  const joined = requestPathOf(ctx);
+  if (joined === base + endpointPathFor(adapter, config.streaming, config.endpointPath)) return;
+  ctx.env.log.info(
+    `--url has the path ${base}: requests go to ${new URL(target).origin}${joined} (not doubled, as AIPerf joins them)`,
+  );
 }
 
 /**

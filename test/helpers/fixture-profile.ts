@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RECORD_METRICS } from '../../src/record/record-metrics.js';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import type { Fixture, FixturePlayer, PlayedRequest } from './fixture-player.js';
@@ -23,6 +24,7 @@ export interface ExportedLine {
     request_ack_ns: string | null;
     request_end_ns: string;
     connection_reused: boolean | null;
+    response_streamed: boolean | null;
     was_cancelled: boolean;
   };
   metrics: Record<string, { value: number | number[]; unit: string }>;
@@ -285,6 +287,61 @@ function checkStamps(line: ExportedLine): void {
   );
 }
 
+/** Tags of the metrics that exist only for a streamed answer (the product's `streamingOnly` flag). */
+const STREAMING_TAGS = RECORD_METRICS.filter((def) => def.flags.streamingOnly === true).map((def) => def.tag);
+
+/** The summary's `responses` section (metrics/response-checks.ts). */
+interface ResponsesSection {
+  successful: number;
+  not_streamed: number;
+  with_usage: number;
+  without_usage: number;
+  osl_from: Record<string, number>;
+}
+
+/**
+ * `noStreamingMetrics`: a stream request answered with one body has no streaming metric in the line
+ * or the summary, `response_streamed: false`, and is counted and warned about once; a streamed
+ * success has `response_streamed: true` and no such warning.
+ */
+function checkStreamShape(fixture: Fixture, run: ProfiledFixture): void {
+  const { line, summary } = run;
+  if (line.error !== null || !fixture.request.stream) return;
+  const notStreamed = fixture.expect.noStreamingMetrics === true;
+  assert.equal(line.metadata.response_streamed, !notStreamed, 'metadata.response_streamed');
+  const responses = summary.responses as ResponsesSection;
+  assert.equal(responses.not_streamed, notStreamed ? 1 : 0, 'responses.not_streamed');
+  const warned = summary.warnings.filter((w) => w.includes('ignored stream: true'));
+  assert.equal(warned.length, notStreamed ? 1 : 0, `warnings: ${JSON.stringify(summary.warnings)}`);
+  if (!notStreamed) return;
+  for (const tag of STREAMING_TAGS) {
+    assert.equal(line.metrics[tag], undefined, `${tag} in the line of a non-streamed answer`);
+    assert.equal(summary[tag], undefined, `${tag} in the summary of a non-streamed answer`);
+  }
+}
+
+/**
+ * Where the counts came from: with usage the summary counts it and says nothing; without usage
+ * (`tokenCountSource` `chunks` or `tokenizer`) it counts the request and warns once that the
+ * server sent none and the client's counts were used.
+ */
+function checkUsageReport(fixture: Fixture, run: ProfiledFixture): void {
+  const { line, summary } = run;
+  const source = fixture.expect.tokenCountSource;
+  if (line.error !== null || source === undefined) return;
+  const responses = summary.responses as ResponsesSection;
+  const withUsage = source === 'usage';
+  assert.deepEqual(
+    [responses.with_usage, responses.without_usage],
+    withUsage ? [1, 0] : [0, 1],
+    'usage counts',
+  );
+  assert.equal(responses.osl_from[withUsage ? 'server_usage' : 'client_tokenizer'], 1, 'osl_from');
+  const warned = summary.warnings.filter((w) => w.includes('sent no usage'));
+  assert.equal(warned.length, withUsage ? 0 : 1, `warnings: ${JSON.stringify(summary.warnings)}`);
+  if (!withUsage) assert.match(warned[0] as string, /OSL is the client tokenizer's count/);
+}
+
 /**
  * Compares a fixture run's exports with `expect` (FORMAT.md §5): every field the export shows.
  * `outputText`, `reasoningText`, `parseErrors`, `chunkArrivals[].text` and a failed request's own
@@ -302,4 +359,6 @@ export function checkExpect(
   checkTimes(fixture, run, options);
   checkGaps(fixture, run);
   checkStamps(run.line);
+  checkStreamShape(fixture, run);
+  checkUsageReport(fixture, run);
 }

@@ -119,6 +119,7 @@ function fakeServer(clock: VirtualClock, durationMs: (conversationId: string) =>
         connectionReused: true,
         connectDurationNs: null,
         ackNs: cancelled ? null : endNs,
+        responseStreamed: cancelled ? null : true,
         chunks: cancelled ? [] : [{ atNs: endNs, text: 'ok', reasoning: '' }],
         streamEndNs: cancelled ? null : endNs,
         endNs,

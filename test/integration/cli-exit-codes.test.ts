@@ -1,7 +1,8 @@
 /**
  * The exit codes of the real binary (`bin/tokenload.js` over the built package), as a script or CI
- * job sees them: 2 a bad flag, 1 a bad trace line, 1 an unreachable server, 130 Ctrl-C, 70 an
- * internal bug (with its stack and a request to report it, never a one-line user error).
+ * job sees them: 2 a bad flag, 1 a bad trace line, 1 an unreachable server, 3 a run in which no
+ * request succeeded, 130 Ctrl-C, 70 an internal bug (with its stack and a request to report it,
+ * never a one-line user error).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -93,6 +94,27 @@ test('an unreachable server exits 1 with one line', async () => {
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /^error: .*127\.0\.0\.1:9/m);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
+});
+
+test('a run in which every request failed exits 3, saying so on stderr', async () => {
+  const dir = tempDir();
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--simulator',
+    '--endpoint',
+    '/no/such/route',
+    '--request-count',
+    '2',
+    '--artifact-dir',
+    dir,
+    ...quiet,
+  ]);
+  assert.equal(r.code, 3, r.stderr);
+  assert.match(r.stderr, /^error: no request succeeded: all 2 requests failed: 404 Not Found ×2/m);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+  assert.deepEqual([summary.run_status.status, summary.run_status.exit_code], ['failed', 3]);
 });
 
 test('an artifact folder that cannot be created names --artifact-dir, exit 1', async () => {

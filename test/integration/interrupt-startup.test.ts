@@ -1,7 +1,7 @@
 /**
  * Ctrl-C during start-up (tokenizer load, warm-ups, simulator boot): nothing is measured, yet every
- * export is written — an empty record file, an empty inputs file, the summary marked cancelled and
- * the report — instead of a crash on the missing record file.
+ * export is written — an empty record file, an empty inputs file, the summary marked cancelled (its
+ * `run_status` interrupted) and the report — instead of a crash on the missing record file.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -44,8 +44,12 @@ for (const streamed of [true, false]) {
       assert.deepEqual(JSON.parse(readFileSync(join(dir, 'inputs.json'), 'utf8')), { data: [] });
       const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as {
         was_cancelled: boolean;
+        run_status: { status: string; exit_code: number };
       };
       assert.equal(summary.was_cancelled, true);
+      // Interrupted, not "no request succeeded": the stop, not the server, ended it.
+      assert.deepEqual([summary.run_status.status, summary.run_status.exit_code], ['interrupted', 130]);
+      assert.equal(outcome.status.status, 'interrupted');
       assert.ok(existsSync(join(dir, 'report.html')));
     } finally {
       await target.close();

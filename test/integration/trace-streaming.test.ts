@@ -88,6 +88,9 @@ test('a bad row met mid-replay: earlier requests recorded, summary written, file
   assert.equal(summary.request_count.avg, 3);
   assert.equal(summary.replay.rows_read, 4);
   assert.match(summary.replay.input_error, /trace\.jsonl:5/);
+  assert.equal(summary.run_status.status, 'failed');
+  assert.equal(summary.run_status.exit_code, 1);
+  assert.match(summary.run_status.reason, /^a bad trace row stopped the replay: .*trace\.jsonl:5/);
 });
 
 test('--no-trace-streaming reads the whole file first: the same bad row fails before any request', async () => {
@@ -101,7 +104,7 @@ test('--no-trace-streaming reads the whole file first: the same bad row fails be
   assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
 });
 
-test('--skip-bad-lines: the skipped count is in the summary JSON; a bad row in the first window leaves no files', async () => {
+test('--skip-bad-lines: the skipped count is in the summary JSON; a bad row in the first window leaves no records, and a summary that says the run failed', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
   dirs.push(dir);
   const trace = traceWithBadRow(dir);
@@ -120,4 +123,8 @@ test('--skip-bad-lines: the skipped count is in the summary JSON; a bad row in t
   assert.match(failed.stderr, /early\.jsonl:2: not valid JSON/);
   assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
   assert.equal(existsSync(join(out, 'inputs.json')), false);
+  // The run had started (its folder was set up): its summary says it failed, and why.
+  const stopped = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8'));
+  assert.equal(stopped.run_status.status, 'failed');
+  assert.match(stopped.run_status.reason, /early\.jsonl:2: not valid JSON/);
 });

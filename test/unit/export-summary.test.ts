@@ -4,6 +4,7 @@ import { renderConsole } from '../../src/export/console-table.js';
 import { REDACTED, redactConfig } from '../../src/export/redact.js';
 import { renderSummaryCsv } from '../../src/export/summary-csv.js';
 import { buildSummaryJson } from '../../src/export/summary-json.js';
+import { ResponseChecks } from '../../src/metrics/response-checks.js';
 import type { Summary } from '../../src/metrics/summary.js';
 import { emptyTotals } from '../../src/metrics/totals.js';
 
@@ -74,6 +75,7 @@ function tinySummary(): Summary {
     totals: emptyTotals(false),
     usageCheck: null,
     cacheCheck: null,
+    responses: new ResponseChecks().section(),
   };
 }
 

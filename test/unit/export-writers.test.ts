@@ -37,6 +37,7 @@ function record(over: Partial<ProcessedRecord['raw']> = {}): ProcessedRecord {
       connectionReused: false,
       connectDurationNs: 300_000,
       ackNs: 1_020_000_000,
+      responseStreamed: true,
       chunkCount: 3,
       streamEndNs: 1_300_000_000,
       endNs: 1_300_000_001,
@@ -52,6 +53,7 @@ function record(over: Partial<ProcessedRecord['raw']> = {}): ProcessedRecord {
     },
     metrics: { time_to_first_token: 20, inter_chunk_latency: [1, 2] },
     valid: true,
+    oslSource: 'client_tokenizer',
   };
 }
 

@@ -25,6 +25,7 @@ function raw(over: Partial<RawRecord>): RawRecord {
     connectionReused: null,
     connectDurationNs: null,
     ackNs: 1005 * MS,
+    responseStreamed: true,
     chunks: [],
     streamEndNs: null,
     endNs: 2000 * MS,

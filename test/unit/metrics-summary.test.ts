@@ -25,6 +25,7 @@ function raw(over: Partial<RawRecord>): RawRecord {
     connectionReused: null,
     connectDurationNs: null,
     ackNs: null,
+    responseStreamed: true,
     chunks: [],
     streamEndNs: null,
     endNs: 0,

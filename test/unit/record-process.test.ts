@@ -41,6 +41,7 @@ function raw(over: Partial<RawRecord>): RawRecord {
     connectionReused: null,
     connectDurationNs: null,
     ackNs: null,
+    responseStreamed: true,
     chunks: [chunk(1100, 'hello '), chunk(1110, 'big '), chunk(1120, 'world')],
     streamEndNs: null,
     endNs: 1200 * MS,

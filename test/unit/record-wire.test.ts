@@ -44,6 +44,7 @@ const record: fc.Arbitrary<RawRecord> = fc
     sentNs: fc.option(fc.double({ noNaN: true, min: 0, max: 1e16 })),
     connectionReused: fc.option(fc.boolean()),
     connectDurationNs: fc.option(fc.nat()),
+    responseStreamed: fc.option(fc.boolean()),
   })
   .map(({ chunks, startNs, requestType, error, usage, ...observed }) => {
     const raw: RawRecord = {
@@ -59,6 +60,7 @@ const record: fc.Arbitrary<RawRecord> = fc
       connectionReused: observed.connectionReused,
       connectDurationNs: observed.connectDurationNs,
       ackNs: observed.ackNs,
+      responseStreamed: observed.responseStreamed,
       chunks,
       streamEndNs: observed.streamEndNs,
       endNs: startNs + 2,

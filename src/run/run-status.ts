@@ -1,0 +1,89 @@
+/**
+ * How a run ended: the summary's `run_status` and the exit code `tokenload profile` gives. A run that
+ * measured nothing (no request succeeded) or stopped on an error says so here, first, instead of
+ * leaving a table of absent numbers to be read as a result.
+ */
+import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS, exitCodeOf } from '../errors.js';
+import type { RunStatus } from '../export/summary-json.js';
+import type { Summary } from '../metrics/summary.js';
+
+export type { RunStatus };
+
+/** The status of a run that completed with at least one successful request. */
+export const COMPLETED: RunStatus = { status: 'completed', reason: null, exit_code: 0 };
+
+/** Longest error message quoted in a reason, characters. */
+const MESSAGE_CHARS = 120;
+
+function shortMessage(message: string): string {
+  const line = message.split('\n', 1)[0]?.trim() ?? '';
+  return line.length > MESSAGE_CHARS ? `${line.slice(0, MESSAGE_CHARS)}…` : line;
+}
+
+/**
+ * Why no request succeeded, with the most frequent errors and their counts; a 404 or 405 adds where
+ * the requests went and which flags decide it.
+ * @param requestUrl - `POST` target of the run's requests, e.g. `http://127.0.0.1:8000/v1/chat/completions`.
+ */
+export function noSuccessReason(summary: Summary, requestUrl: string): string {
+  const failed = summary.totals.errorCount;
+  if (failed === 0) return 'no request succeeded: no request was sent';
+  const groups = summary.errorSummary;
+  const top = groups
+    .slice(0, 3)
+    .map((e) => `${e.code} ${e.type} ×${e.count} ("${shortMessage(e.message)}")`)
+    .join('; ');
+  const more = groups.length > 3 ? `; ${groups.length - 3} more kinds in the error summary` : '';
+  const all = failed === 1 ? 'the only request failed' : `all ${failed} requests failed`;
+  let reason = `no request succeeded: ${all}: ${top}${more}`;
+  const code = groups[0]?.code;
+  if (code === 404 || code === 405) {
+    reason += `. The requests went to POST ${requestUrl}: check --url (the server's address, e.g. http://host:8000; a path in it goes before the endpoint's own path) and --endpoint-type / --endpoint`;
+  }
+  return reason;
+}
+
+/** Inputs of {@link runStatusOf}. */
+export interface RunStatusInput {
+  summary: Summary;
+  interrupted: boolean;
+  /** A bad trace row that stopped a streamed replay after requests were sent; null otherwise. */
+  inputError: Error | null;
+  /** Where the requests went (for the hint of {@link noSuccessReason}). */
+  requestUrl: string;
+}
+
+/**
+ * The status of a run that reached its exports: a bad trace row first (exit 1), then an interrupt
+ * (130), then no successful request ({@link EXIT_NO_SUCCESS}), else completed (0).
+ */
+export function runStatusOf(input: RunStatusInput): RunStatus {
+  if (input.inputError !== null) {
+    return {
+      status: 'failed',
+      reason: `a bad trace row stopped the replay: ${input.inputError.message}`,
+      exit_code: exitCodeOf(input.inputError),
+    };
+  }
+  if (input.interrupted) {
+    return {
+      status: 'interrupted',
+      reason: 'interrupted (Ctrl-C or SIGTERM): the summary covers the requests measured before the stop',
+      exit_code: EXIT_INTERRUPTED,
+    };
+  }
+  if (input.summary.totals.validCount === 0) {
+    return {
+      status: 'failed',
+      reason: noSuccessReason(input.summary, input.requestUrl),
+      exit_code: EXIT_NO_SUCCESS,
+    };
+  }
+  return COMPLETED;
+}
+
+/** The status of a run stopped by `err` after it had started (before or while it measured). */
+export function failedStatus(err: unknown): RunStatus {
+  const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return { status: 'failed', reason: `the run stopped on an error: ${message}`, exit_code: exitCodeOf(err) };
+}

@@ -1,0 +1,128 @@
+/**
+ * A run owns its artifact folder: a re-run into a folder that holds an earlier run's artifacts
+ * leaves none of them beside its own (plots included), never touches a file tokenload did not
+ * write, and a run that fails — every request failed, or an error after its start — leaves a
+ * summary that says it failed and why. Through `runProfile` against the in-process simulator.
+ */
+import assert from 'node:assert/strict';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type ProfileConfigInput, profileConfig } from '../../src/run/config.js';
+import { runProfile } from '../../src/run/profile.js';
+import { startSimulator } from '../../src/simulator/server.js';
+
+const SILENT = { info: () => undefined, warn: () => undefined };
+const STALE = 'STALE: written by an earlier run';
+/** What every earlier run leaves (`tokenload profile` and `tokenload plot`). */
+const EARLIER = [
+  'profile_export.jsonl',
+  'profile_export_aiperf.json',
+  'profile_export_aiperf.csv',
+  'profile_export_console.txt',
+  'inputs.json',
+  'report.html',
+];
+
+let sim: Awaited<ReturnType<typeof startSimulator>>;
+const dirs: string[] = [];
+before(async () => {
+  sim = await startSimulator({ mode: 'fixed', ttftMs: 1, itlMs: 1 });
+});
+after(async () => {
+  await sim.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A folder holding an earlier run's artifacts and plots, plus the user's own files. */
+function folderOfEarlierRun(userPlotFile: boolean): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-folder-'));
+  dirs.push(dir);
+  for (const name of EARLIER) writeFileSync(join(dir, name), STALE);
+  mkdirSync(join(dir, 'plots'));
+  writeFileSync(join(dir, 'plots', 'ttft_over_time.png'), STALE);
+  if (userPlotFile) writeFileSync(join(dir, 'plots', 'my-notes.md'), 'mine');
+  writeFileSync(join(dir, 'notes.txt'), 'mine');
+  return dir;
+}
+
+function run(dir: string, over: Partial<ProfileConfigInput> = {}) {
+  return runProfile(
+    profileConfig({
+      models: ['m'],
+      url: sim.url,
+      streaming: true,
+      synthetic: { isl: 16, osl: 3, numDatasetEntries: 2 },
+      requestCount: 2,
+      concurrency: 1,
+      clientWarmupMs: 0,
+      ui: 'none',
+      artifactDir: dir,
+      commandLine: 'test',
+      ...over,
+    }),
+    { log: SILENT, stopSignal: new AbortController().signal },
+  );
+}
+
+const read = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8');
+
+interface RunStatus {
+  status: string;
+  reason: string | null;
+  exit_code: number;
+}
+
+function runStatus(dir: string): RunStatus {
+  return (JSON.parse(read(dir, 'profile_export_aiperf.json')) as { run_status: RunStatus }).run_status;
+}
+
+test('a successful re-run: every earlier artifact replaced, earlier plots gone, the user’s files kept', async () => {
+  const dir = folderOfEarlierRun(true);
+  await run(dir);
+  for (const name of EARLIER) assert.ok(!read(dir, name).includes('STALE'), `${name} is this run's`);
+  assert.deepEqual(readdirSync(join(dir, 'plots')), ['my-notes.md'], 'only the user’s file stays in plots/');
+  assert.equal(read(dir, 'notes.txt'), 'mine');
+  assert.deepEqual(runStatus(dir), { status: 'completed', reason: null, exit_code: 0 });
+  // A plots folder that held only tokenload's PNGs goes with them.
+  const second = folderOfEarlierRun(false);
+  await run(second);
+  assert.equal(existsSync(join(second, 'plots')), false);
+});
+
+test('a run in which every request failed: its own summary says so; nothing of the earlier run is left', async () => {
+  const dir = folderOfEarlierRun(false);
+  const outcome = await run(dir, { url: `${sim.url}/wrong` });
+  assert.equal(outcome.status.exit_code, 3);
+  for (const name of EARLIER) assert.ok(!read(dir, name).includes('STALE'), `${name} is this run's`);
+  assert.equal(existsSync(join(dir, 'plots')), false);
+  const status = runStatus(dir);
+  assert.equal(status.status, 'failed');
+  assert.match(status.reason ?? '', /^no request succeeded: all 2 requests failed: 404 Not Found ×2/);
+  assert.match(status.reason ?? '', /\/wrong\/v1\/chat\/completions: check --url/);
+});
+
+test('an error after the start (a tokenizer that cannot load): a failed summary with the reason, no earlier artifact', async () => {
+  const dir = folderOfEarlierRun(false);
+  const missing = join(dir, 'no-such-tokenizer.json');
+  await assert.rejects(run(dir, { tokenizer: missing }), { name: 'TokenizerLoadError' });
+  const status = runStatus(dir);
+  assert.equal(status.status, 'failed');
+  assert.equal(status.exit_code, 1);
+  assert.ok(
+    status.reason?.startsWith('the run stopped on an error: TokenizerLoadError: '),
+    status.reason ?? '',
+  );
+  assert.ok(status.reason?.includes('no-such-tokenizer.json'), status.reason ?? '');
+  const left = readdirSync(dir).sort();
+  assert.deepEqual(left, ['notes.txt', 'profile_export_aiperf.json']);
+});

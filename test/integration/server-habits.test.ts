@@ -1,0 +1,297 @@
+/**
+ * Servers with other habits, as a new user meets them, through the product (`runProfile` and the
+ * CLI): a server that answers some stream requests with one JSON body, one that sends usage on some
+ * answers only, a `--url` whose path is wrong (every request 404) or ends in `/v1`. What the user
+ * must see: no streaming metric from an answer that was not streamed, one warning per habit with
+ * its counts, the counts that were used, and a run in which nothing succeeded failing first and
+ * with a non-zero exit.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { profileConfig } from '../../src/run/config.js';
+import { runProfile } from '../../src/run/profile.js';
+
+const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
+const SILENT = { info: () => undefined, warn: () => undefined };
+const TEXT = ['Hello', ',', ' world', '!'];
+
+/** How the server answers the n-th chat request (0-based). */
+interface Habit {
+  /** Answer with one `chat.completion` JSON body instead of an event stream. */
+  json(n: number): boolean;
+  /** Send `usage`. */
+  usage(n: number): boolean;
+  /** Leave `prompt_tokens` out of the usage sent. */
+  noPromptTokens?: boolean;
+}
+
+let habit: Habit = { json: () => false, usage: () => true };
+let served = 0;
+const paths: string[] = [];
+let server: Server;
+let origin = '';
+
+const fullUsage = { prompt_tokens: 16, completion_tokens: TEXT.length, total_tokens: 16 + TEXT.length };
+
+/** The usage object the server sends with its current habit. */
+function usageSent(): object {
+  if (habit.noPromptTokens !== true) return fullUsage;
+  const { prompt_tokens: _, ...rest } = fullUsage;
+  return rest;
+}
+
+function sseBody(withUsage: boolean): string {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const parts = TEXT.map((t) => chunk({ content: t }, null));
+  parts.push(chunk({}, 'stop'));
+  if (withUsage)
+    parts.push(
+      `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage: usageSent() })}\n\n`,
+    );
+  return `${parts.join('')}data: [DONE]\n\n`;
+}
+
+function jsonBody(withUsage: boolean): string {
+  const message = { role: 'assistant', content: TEXT.join('') };
+  const body = { object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }] };
+  return JSON.stringify(withUsage ? { ...body, usage: usageSent() } : body);
+}
+
+before(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+        return;
+      }
+      paths.push(req.url ?? '');
+      if (req.url !== '/v1/chat/completions') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
+        return;
+      }
+      const n = served++;
+      const json = habit.json(n);
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'text/event-stream' });
+      // Two writes apart in time, so a streamed answer has a first token before its last.
+      const body = json ? jsonBody(habit.usage(n)) : sseBody(habit.usage(n));
+      const cut = json ? body.length : body.indexOf('data:', 10);
+      res.write(body.slice(0, cut));
+      setTimeout(() => res.end(body.slice(cut)), 20);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+const dirs: string[] = [];
+after(async () => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-habits-'));
+  dirs.push(dir);
+  return dir;
+}
+
+interface Summary {
+  warnings: string[];
+  responses: {
+    successful: number;
+    not_streamed: number;
+    with_usage: number;
+    without_usage: number;
+    isl_from: Record<string, number>;
+    osl_from: Record<string, number>;
+  };
+  run_status: { status: string; reason: string | null; exit_code: number };
+  [tag: string]: unknown;
+}
+
+/** Four streamed chat requests, one at a time, against the server with `next` habits. */
+async function profileWith(next: Habit, over: { useServerTokenCount?: boolean } = {}) {
+  habit = next;
+  served = 0;
+  const dir = tempDir();
+  const outcome = await runProfile(
+    profileConfig({
+      models: ['m'],
+      url: origin,
+      streaming: true,
+      synthetic: { isl: 16, osl: 4, numDatasetEntries: 4 },
+      requestCount: 4,
+      concurrency: 1,
+      randomSeed: 1,
+      clientWarmupMs: 0,
+      ui: 'none',
+      artifactDir: dir,
+      commandLine: 'test',
+      ...over,
+    }),
+    { log: SILENT, stopSignal: new AbortController().signal },
+  );
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  const lines = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+  const records = lines.map((l) => JSON.parse(l) as { metadata: Record<string, unknown>; metrics: object });
+  return { outcome, summary, records };
+}
+
+const count = (summary: Summary, tag: string) => (summary[tag] as { count?: number } | undefined)?.count;
+
+test('some stream requests answered with one JSON body: their streaming metrics are absent, counted and warned once', async () => {
+  const { outcome, summary, records } = await profileWith({ json: (n) => n % 2 === 1, usage: () => true });
+  assert.equal(summary.responses.not_streamed, 2);
+  assert.deepEqual(
+    records.map((r) => r.metadata.response_streamed),
+    [true, false, true, false],
+  );
+  for (const r of records.filter((x) => x.metadata.response_streamed === false)) {
+    assert.deepEqual(
+      Object.keys(r.metrics).filter((t) => /token_latency|first|second|chunk|per_user/.test(t)),
+      [],
+    );
+  }
+  // Every request counts for latency and tokens; only the streamed two for the streaming metrics.
+  assert.equal(count(summary, 'request_latency'), 4);
+  assert.equal(count(summary, 'output_sequence_length'), 4);
+  assert.equal(count(summary, 'time_to_first_token'), 2);
+  assert.equal(count(summary, 'inter_token_latency'), 2);
+  const warned = summary.warnings.filter((w) => w.includes('ignored stream: true'));
+  assert.equal(warned.length, 1, JSON.stringify(summary.warnings));
+  assert.match(warned[0] as string, /for 2 of 4 successful requests/);
+  assert.match(warned[0] as string, /streaming metrics cover only the other 2/);
+  assert.equal(outcome.consoleText.split('ignored stream: true').length - 1, 1, 'warned once in the console');
+  assert.equal(outcome.status.exit_code, 0);
+});
+
+test('every stream request answered with one JSON body: no streaming metric at all, and the warning says all', async () => {
+  const { summary } = await profileWith({ json: () => true, usage: () => true });
+  assert.equal(summary.responses.not_streamed, 4);
+  assert.equal(summary.time_to_first_token, undefined);
+  assert.equal(summary.inter_token_latency, undefined);
+  assert.equal(count(summary, 'request_latency'), 4);
+  assert.ok((summary.output_token_throughput as { avg: number }).avg > 0);
+  assert.ok(
+    summary.warnings.some((w) => w.includes('all 4 successful requests were answered with one JSON body')),
+  );
+});
+
+test('a server that never sends usage: said once, with the counts that were used', async () => {
+  const { summary, outcome } = await profileWith({ json: () => false, usage: () => false });
+  assert.deepEqual([summary.responses.with_usage, summary.responses.without_usage], [0, 4]);
+  assert.deepEqual(summary.responses.osl_from, { server_usage: 0, client_tokenizer: 4, content_chunks: 0 });
+  const warned = summary.warnings.filter((w) => w.includes('usage'));
+  assert.equal(warned.length, 1, JSON.stringify(summary.warnings));
+  assert.match(
+    warned[0] as string,
+    /^the server sent no usage with any of the 4 successful requests although it was asked for \(stream_options\.include_usage\): for them, OSL is the client tokenizer's count of the output text and ISL the length of the prompt tokenload built/,
+  );
+  assert.ok(outcome.consoleText.includes(`Warning: ${warned[0]}`));
+});
+
+test('usage on some answers only, with --use-server-token-count: counts per source and which counts were used', async () => {
+  const { summary } = await profileWith(
+    { json: () => false, usage: (n) => n < 3 },
+    { useServerTokenCount: true },
+  );
+  assert.deepEqual([summary.responses.with_usage, summary.responses.without_usage], [3, 1]);
+  assert.deepEqual(summary.responses.isl_from, { server_usage: 3, client_prompt: 1 });
+  assert.deepEqual(summary.responses.osl_from, { server_usage: 3, client_tokenizer: 1, content_chunks: 0 });
+  const warned = summary.warnings.filter((w) => w.includes('usage'));
+  assert.equal(warned.length, 1, JSON.stringify(summary.warnings));
+  assert.match(warned[0] as string, /^1 of 4 successful requests came without usage .*; the other 3 had it/);
+  assert.match(
+    warned[0] as string,
+    /--use-server-token-count could not apply to 1: their ISL is the length of the prompt/,
+  );
+});
+
+test('--use-server-token-count with usage that has no prompt_tokens: said once, with the count', async () => {
+  const { summary } = await profileWith(
+    { json: () => false, usage: () => true, noPromptTokens: true },
+    { useServerTokenCount: true },
+  );
+  assert.deepEqual(summary.responses.isl_from, { server_usage: 0, client_prompt: 4 });
+  const warned = summary.warnings.filter((w) => w.includes('--use-server-token-count'));
+  assert.deepEqual(warned, [
+    '--use-server-token-count could not apply to 4 of 4 successful requests: their usage had no prompt_tokens, so their ISL is the length of the prompt tokenload built.',
+  ]);
+});
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+const cliArgs = (url: string, dir: string) => [
+  'profile',
+  '-m',
+  'm',
+  '--url',
+  url,
+  '--streaming',
+  '--request-count',
+  '3',
+  '--ui',
+  'none',
+  '--client-warmup-ms',
+  '0',
+  '--artifact-dir',
+  dir,
+];
+
+test('every request failed (a wrong path in --url): exit 3, the failure first in the console, with the top error and a hint', async () => {
+  habit = { json: () => false, usage: () => true };
+  const dir = join(tempDir(), 'out');
+  const r = await runCli(cliArgs(`${origin}/api`, dir));
+  assert.equal(r.code, 3, r.stderr);
+  const first = r.stdout.split('\n')[0] ?? '';
+  assert.match(
+    first,
+    /^Run failed: no request succeeded: all 3 requests failed: 404 Not Found ×3 \("\{"detail":"Not Found"\}"\)/,
+  );
+  assert.ok(first.includes(`POST ${origin}/api/v1/chat/completions: check --url`), first);
+  assert.ok(
+    r.stdout.indexOf('Client health:') > r.stdout.indexOf('Run failed:'),
+    'client health comes after the failure',
+  );
+  assert.match(r.stderr, /^error: no request succeeded: all 3 requests failed/m);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  assert.equal(summary.run_status.status, 'failed');
+  assert.equal(summary.run_status.exit_code, 3);
+  assert.match(summary.run_status.reason ?? '', /^no request succeeded: all 3 requests failed: 404/);
+});
+
+test('--url ending in /v1 posts to /v1/chat/completions, as AIPerf does, and says so', async () => {
+  habit = { json: () => false, usage: () => true };
+  const before = paths.length;
+  const dir = join(tempDir(), 'out');
+  const r = await runCli(cliArgs(`${origin}/v1`, dir));
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(paths.slice(before), Array(3).fill('/v1/chat/completions'));
+  assert.match(
+    r.stderr,
+    /--url has the path \/v1: requests go to http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/,
+  );
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  assert.deepEqual(summary.run_status, { status: 'completed', reason: null, exit_code: 0 });
+});
