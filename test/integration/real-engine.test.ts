@@ -33,11 +33,11 @@ const JOB_BOUND_MS = 280_000;
 const onCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
 const engineError = await engineBinary().then(
   () => null,
-  (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
 );
 const skip =
   engineError !== null && !onCi
-    ? `node-llama-cpp has no prebuilt llama.cpp binary that loads here (${engineError}); run on linux/macOS/Windows x64 or arm64`
+    ? `no prebuilt llama.cpp binary of node-llama-cpp loads on ${process.platform}-${process.arch} (${engineError}); it ships them for Linux, macOS and Windows on x64 and arm64`
     : false;
 
 interface MetricValue {
