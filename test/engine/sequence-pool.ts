@@ -1,10 +1,15 @@
 /**
  * The context sequences of one llama.cpp context, lent to one request at a time, with prefix reuse:
- * a request gets the free sequence whose KV cache shares the longest prefix with its prompt (the
- * least recently used one on a tie), so a follow-up turn or a shared system prompt is not evaluated
- * again — an engine's prefix cache, bounded by the number of sequences.
+ * a request gets the free sequence whose KV cache shares the longest prefix with its prompt, so a
+ * follow-up turn or a shared system prompt is not evaluated again — an engine's prefix cache,
+ * bounded by the number of sequences. A prefix shorter than {@link MIN_REUSE_TOKENS} (such as the
+ * chat template's opening, which every prompt shares) is not worth the cached prompt it would
+ * overwrite: the request then takes the least recently used free sequence (an unused one first).
  */
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
+
+/** Shortest shared prefix worth reusing a sequence for, tokens (one 16-token KV block of the Bailian traces). */
+export const MIN_REUSE_TOKENS = 16;
 
 interface Slot {
   sequence: LlamaContextSequence;
@@ -54,17 +59,18 @@ export class SequencePool {
   }
 
   private bestFor(prompt: readonly Token[]): number {
-    let best = 0;
-    let bestShared = -1;
-    let bestUsed = Number.POSITIVE_INFINITY;
+    let longest = 0;
+    let longestShared = 0;
+    let oldest = 0;
     this.free.forEach((slot, i) => {
       const shared = slot.sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex;
-      if (shared > bestShared || (shared === bestShared && slot.lastUsed < bestUsed)) {
-        best = i;
-        bestShared = shared;
-        bestUsed = slot.lastUsed;
+      const used = this.free[longest] as Slot;
+      if (shared > longestShared || (shared === longestShared && slot.lastUsed < used.lastUsed)) {
+        longest = i;
+        longestShared = shared;
       }
+      if (slot.lastUsed < (this.free[oldest] as Slot).lastUsed) oldest = i;
     });
-    return best;
+    return longestShared >= MIN_REUSE_TOKENS ? longest : oldest;
   }
 }

@@ -3,8 +3,9 @@
  * binary, a pinned dev dependency) serves a tiny random-weight Qwen3 model written at setup from the
  * bundled tokenizer (test/engine/tiny-qwen3.ts) behind a minimal OpenAI-compatible server
  * (test/engine/engine-server.ts). The built CLI (`bin/tokenload.js`) replays the Bailian multi-turn
- * head40 trace against it at concurrency 1 and 4, each on a fresh engine, and the test reads what a
- * user reads: profile_export.jsonl, profile_export_aiperf.json and the console.
+ * head40 trace against it streamed at concurrency 1 and 4, then its first three requests unstreamed,
+ * each run on a fresh engine, and the test reads what a user reads: profile_export.jsonl,
+ * profile_export_aiperf.json and the console. About 3 minutes on 2 busy cores.
  *
  * Without a prebuilt binary for this platform the tests are skipped locally (with the reason) and
  * fail on CI (CI=true), where the binary is expected.
@@ -28,7 +29,8 @@ const MODEL_NAME = 'tiny-qwen3-random';
 const CONTEXT_TOKENS = 12_288;
 /** Sequences of the engine: requests in parallel, and its prefix cache (one prompt per sequence). */
 const SEQUENCES = 16;
-const JOB_BOUND_MS = 280_000;
+/** Hang guard for the replays (they take about 3 minutes on 2 shared cores). */
+const JOB_BOUND_MS = 600_000;
 
 const onCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
 const engineError = await engineBinary().then(
@@ -57,7 +59,10 @@ interface SummaryStat {
 }
 
 interface Replay {
-  concurrency: number;
+  /** `concurrency N`, `non-streamed`. */
+  label: string;
+  /** Requests the run sends. */
+  requests: number;
   code: number | null;
   console: string;
   records: ExportRecord[];
@@ -106,16 +111,19 @@ function runCli(args: string[]): Promise<{ code: number | null; output: string }
   );
 }
 
-/** The head40 trace replayed by the CLI at `concurrency` against a fresh engine (cold prefix cache). */
-async function replay(concurrency: number): Promise<Replay> {
+/**
+ * The head40 trace replayed by the CLI with `args` (load and streaming flags) against a fresh engine
+ * (cold prefix cache); `requests` is what the run is expected to send.
+ */
+async function replay(label: string, requests: number, args: string[]): Promise<Replay> {
   const server = await startEngineServer(engineOptions());
-  const dir = join(work, `concurrency-${concurrency}`);
+  const dir = join(work, label.replace(/\W+/g, '-'));
   try {
     const { code, output } = await runCli([
       'profile',
-      ...['--model', MODEL_NAME, '--url', server.url, '--endpoint-type', 'chat', '--streaming'],
+      ...['--model', MODEL_NAME, '--url', server.url, '--endpoint-type', 'chat', ...args],
       ...['--input-file', TRACE, '--custom-dataset-type', 'bailian_trace', '--no-fixed-schedule'],
-      ...['--concurrency', String(concurrency), '--random-seed', '1', '--ui', 'none', '--artifact-dir', dir],
+      ...['--random-seed', '1', '--ui', 'none', '--artifact-dir', dir],
     ]);
     const records = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8')
       .split('\n')
@@ -124,7 +132,7 @@ async function replay(concurrency: number): Promise<Replay> {
     const summary = JSON.parse(
       readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'),
     ) as Replay['summary'];
-    return { concurrency, code, console: output, records, summary };
+    return { label, requests, code, console: output, records, summary };
   } finally {
     await server.close();
   }
@@ -179,23 +187,27 @@ test('the tiny Qwen3 GGUF loads in llama.cpp and tokenizes exactly like tokenloa
   }
 });
 
-test('head40 replayed on llama.cpp at concurrency 1 and 4', { skip, timeout: JOB_BOUND_MS }, async (t) => {
+test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests unstreamed', {
+  skip,
+  timeout: JOB_BOUND_MS,
+}, async (t) => {
   assert.equal(engineError, null, `no llama.cpp binary on CI (CI=${process.env.CI}): ${engineError}`);
   const turns = await traceTurns();
   const server = await startEngineServer(engineOptions());
   const overhead = server.promptTokens([{ role: 'user', content: '' }]).length;
   await server.close();
   const started = performance.now();
-  const one = await replay(1);
-  const four = await replay(4);
+  const one = await replay('concurrency 1', turns.size, ['--streaming', '--concurrency', '1']);
+  const four = await replay('concurrency 4', turns.size, ['--streaming', '--concurrency', '4']);
   t.diagnostic(`both replays: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const plain = await replay('non-streamed', 3, ['--concurrency', '1', '--request-count', '3']);
   for (const run of [one, four])
-    t.diagnostic(`concurrency ${run.concurrency} warnings: ${JSON.stringify(run.summary.warnings)}`);
+    t.diagnostic(`${run.label} warnings: ${JSON.stringify(run.summary.warnings)}`);
 
   await t.test('every request succeeds, with exactly the output length the row asks for', () => {
-    for (const run of [one, four]) {
+    for (const run of [one, four, plain]) {
       assert.equal(run.code, 0, run.console);
-      assert.equal(run.records.length, turns.size);
+      assert.equal(run.records.length, run.requests, run.label);
       for (const r of run.records) {
         const row = turns.get(`${r.metadata.conversation_id}/${r.metadata.turn_index}`);
         assert.ok(
@@ -209,14 +221,14 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4', { skip, timeout: JOB
   });
 
   await t.test("the engine's prompt_tokens are each row's input_length plus the template", () => {
-    for (const run of [one, four]) {
+    for (const run of [one, four, plain]) {
       const deviations = run.records.map((r) => {
         const row = turns.get(`${r.metadata.conversation_id}/${r.metadata.turn_index}`);
         return metric(r, 'usage_prompt_tokens') - (row?.inputLength ?? Number.NaN) - overhead;
       });
       const cached = run.records.reduce((sum, r) => sum + metric(r, 'usage_cached_tokens'), 0);
       t.diagnostic(
-        `concurrency ${run.concurrency}: template overhead ${overhead} tokens, max |deviation| ` +
+        `${run.label}: template overhead ${overhead} tokens, max |deviation| ` +
           `${Math.max(...deviations.map(Math.abs))}, engine cached tokens ${cached}`,
       );
       assert.deepEqual(deviations, new Array(run.records.length).fill(0));
@@ -229,7 +241,7 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4', { skip, timeout: JOB
     () => {
       for (const run of [one, four]) {
         const said = run.summary.warnings.filter((w) => /--tokenizer/.test(w));
-        assert.deepEqual(said, [], `summary warnings at concurrency ${run.concurrency}`);
+        assert.deepEqual(said, [], `summary warnings at ${run.label}`);
         assert.doesNotMatch(run.console, /check that --tokenizer matches/);
       }
     },
