@@ -71,11 +71,14 @@ interface Replay {
 
 let work = '';
 let model: TinyModelFile;
+let writeMs = 0;
 
 before(() => {
   if (skip !== false) return;
   work = mkdtempSync(join(tmpdir(), 'tokenload-real-engine-'));
+  const start = performance.now();
   model = writeTinyQwen3(join(work, 'tiny-qwen3.gguf'), 1);
+  writeMs = performance.now() - start;
 });
 
 after(() => {
@@ -165,7 +168,7 @@ test('the tiny Qwen3 GGUF loads in llama.cpp and tokenizes exactly like tokenloa
   const server: EngineServer = await startEngineServer(engineOptions());
   try {
     t.diagnostic(
-      `model ${(model.bytes / 1e6).toFixed(1)} MB, vocabulary ${model.vocabSize}, load ${server.loadMs.toFixed(0)} ms`,
+      `model ${(model.bytes / 1e6).toFixed(1)} MB written in ${writeMs.toFixed(0)} ms, vocabulary ${model.vocabSize}, load ${server.loadMs.toFixed(0)} ms`,
     );
     const ours = loadTokenizer();
     const synthesizer = PromptSynthesizer.create(ours, 1);
