@@ -58,6 +58,22 @@ interface SummaryStat {
   p50: number;
 }
 
+/** The summary's `usage_check` fields this test reads. */
+interface UsageCheckJson {
+  requests_compared: number;
+  discrepant: number;
+  template_overhead_tokens: number | null;
+}
+
+/** The summary's `cache_check` fields this test reads. */
+interface CacheCheckJson {
+  requests_with_ideal: number;
+  requests_reported: number;
+  ideal_cached_tokens: number;
+  reported_cached_tokens: number;
+  over_reported: number;
+}
+
 interface Replay {
   /** `concurrency N`, `non-streamed`. */
   label: string;
@@ -238,17 +254,34 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests un
     }
   });
 
-  await t.test(
-    'no usage-discrepancy warning for a tokenizer that matches the served model',
-    { todo: 'needs the template-aware discrepancy warning (issue 14 item 6)' },
-    () => {
-      for (const run of [one, four]) {
-        const said = run.summary.warnings.filter((w) => /--tokenizer/.test(w));
-        assert.deepEqual(said, [], `summary warnings at ${run.label}`);
-        assert.doesNotMatch(run.console, /check that --tokenizer matches/);
-      }
-    },
-  );
+  await t.test('the usage check learns the template and raises no discrepancy', () => {
+    for (const run of [one, four]) {
+      const check = run.summary.usage_check as UsageCheckJson;
+      t.diagnostic(`${run.label} usage_check: ${JSON.stringify(check)}`);
+      assert.equal(check.template_overhead_tokens, overhead, run.label);
+      assert.equal(check.requests_compared, run.requests, run.label);
+      assert.equal(check.discrepant, 0, run.label);
+      const said = run.summary.warnings.filter((w) => /usage\.prompt_tokens|--tokenizer/.test(w));
+      assert.deepEqual(said, [], `summary warnings at ${run.label}`);
+      assert.doesNotMatch(run.console, /--tokenizer matches/);
+    }
+  });
+
+  await t.test("the engine's cached tokens stay within what the trace's hash_ids explain", () => {
+    for (const run of [one, four]) {
+      const check = run.summary.cache_check as CacheCheckJson;
+      t.diagnostic(`${run.label} cache_check: ${JSON.stringify(check)}`);
+      assert.equal(check.requests_with_ideal, run.requests, run.label);
+      assert.equal(check.requests_reported, run.requests, run.label);
+      assert.ok(check.ideal_cached_tokens > 0, `${run.label}: the trace shares prefixes`);
+      assert.equal(check.over_reported, 0, run.label);
+      assert.deepEqual(
+        run.summary.warnings.filter((w) => /cached prompt tokens/.test(w)),
+        [],
+        run.label,
+      );
+    }
+  });
 
   await t.test('TTFT and ITL at concurrency 4 exceed those at concurrency 1 (avg and p50)', () => {
     for (const tag of ['time_to_first_token', 'inter_token_latency']) {
