@@ -5,19 +5,9 @@
  * also stops at 2^24 entries). A chain's key at block i is a hash of the key at block i − 1 and block
  * i's id; two different chains share a key with probability about n²/2^65 for n blocks.
  */
+import { fmix32 } from '../util/fmix32.js';
 
 const MIN_SLOTS = 1024;
-
-/** MurmurHash3 fmix32: a bijective avalanche of a uint32. */
-function fmix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 /** MurmurHash3 32-bit block step: mixes word `w` into state `h`. */
 function absorb(h: number, w: number): number {

@@ -14,14 +14,13 @@ import type { CacheCheckSummary } from '../../src/metrics/cache-check.js';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type ExportedRecord, readRunArtifacts } from '../helpers/run-artifacts.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const SILENT = { info: () => undefined, warn: () => undefined };
 const WARM = /left warm by an earlier run with the same --random-seed/;
 
-interface RecordLine {
-  metrics: Record<string, { value: number }>;
-}
+type RecordLine = ExportedRecord;
 
 interface Exported {
   records: RecordLine[];
@@ -55,12 +54,8 @@ async function replay(randomSeed: number): Promise<Exported> {
     commandLine: 'cache check test',
   });
   const outcome = await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
-  const text = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim();
   return {
-    records: text
-      .split('\n')
-      .map((l) => JSON.parse(l.replace(/"(\w+_ns)":(\d+)/g, '"$1":"$2"')) as RecordLine),
-    summary: JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')),
+    ...readRunArtifacts<Exported['summary']>(dir),
     console: outcome.consoleText,
     report: readFileSync(join(dir, 'report.html'), 'utf8'),
   };

@@ -6,7 +6,7 @@
  * (`profile_export.jsonl`, `profile_export_aiperf.json`, the console text).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -15,11 +15,9 @@ import { type ProfileConfigInput, profileConfig } from '../../src/run/config.js'
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { type FixturePlayer, loadFixtures, startFixturePlayer } from '../helpers/fixture-player.js';
+import { type ExportedRecord, readRunArtifacts } from '../helpers/run-artifacts.js';
 
-interface RecordLine {
-  metadata: { turn_index: number };
-  metrics: Record<string, { value: number }>;
-}
+type RecordLine = ExportedRecord;
 
 interface Exported {
   records: RecordLine[];
@@ -49,12 +47,8 @@ async function profile(input: Partial<ProfileConfigInput> & { url: string }): Pr
     ...input,
   });
   const outcome = await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
-  const text = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim();
   return {
-    records: text
-      .split('\n')
-      .map((l) => JSON.parse(l.replace(/"(\w+_ns)":(\d+)/g, '"$1":"$2"')) as RecordLine),
-    summary: JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')),
+    ...readRunArtifacts<Exported['summary']>(dir),
     console: outcome.consoleText,
   };
 }
