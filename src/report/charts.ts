@@ -14,6 +14,21 @@ export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } 
 export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 
 /**
+ * The id of every chart {@link buildRunCharts} can return (each PNG of `tokenload plot` is
+ * `plots/<id>.png`): what a later run removes from `plots/` as tokenload's own.
+ */
+export const RUN_CHART_IDS: readonly string[] = [
+  ...LATENCY_METRICS.flatMap((m) => [`${m.id}-over-time`, `${m.id}-cdf`]),
+  'output-throughput-over-time',
+  'in-flight-over-time',
+  'schedule-lag-over-time',
+  'isl-vs-ttft',
+  'cached-tokens',
+  'ttft-by-turn',
+  'errors-over-time',
+];
+
+/**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs; output token throughput and
  * requests in flight over time; schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
  * turn; errors over time.

@@ -5,7 +5,7 @@
  * waits a bounded grace period for in-flight requests, cancels what is left (recorded as
  * cancelled), and still writes every export.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
@@ -14,7 +14,6 @@ import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { type EndpointAdapter, endpointPathFor } from '../endpoint/types.js';
-import { OutputError } from '../errors.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
@@ -22,7 +21,12 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
-import { clearRunArtifacts, writeFailedSummary } from './artifacts.js';
+import {
+  checkInputsBeforeClearing,
+  clearRunArtifacts,
+  createArtifactDir,
+  writeFailedSummary,
+} from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
@@ -53,6 +57,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   let ownsFolder = false;
   try {
     await createArtifactDir(config.artifactDir);
+    await checkInputsBeforeClearing(config);
     // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
     await clearRunArtifacts(config.artifactDir);
     ownsFolder = true;
@@ -85,23 +90,6 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
-  }
-}
-
-/**
- * Creates the run's artifact folder.
- * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
- */
-async function createArtifactDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new OutputError(
-      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
-      '--artifact-dir',
-      err,
-    );
   }
 }
 
