@@ -137,6 +137,23 @@ test('synthesize-trace writes the rescaled trace and says what it did', async ()
   assert.match(again.out, /Time span: 2\.8 s/);
 });
 
+test('synthesize-trace stopped by a bad row writes nothing: no partial output, an earlier output kept, no temporary file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-syn-bad-'));
+  const row = (chat: number, ids: string): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": -1, "timestamp": ${chat}, "input_length": 32, "output_length": 4, "type": "text", "turn": 1, "hash_ids": [${ids}]}`;
+  const source = join(dir, 'late_bad.jsonl');
+  writeFileSync(source, `${[row(1, '0, 1'), row(2, '2, 3'), row(3, '1, 1.5'), row(4, '4, 5')].join('\n')}\n`);
+  const args = ['synthesize-trace', source, '--custom-dataset-type', 'bailian_trace', '--output'];
+  const fresh = await runCli([...args, join(dir, 'fresh.jsonl')]);
+  assert.equal(fresh.code, 1);
+  assert.match(fresh.err, /late_bad\.jsonl:3: field "hash_ids\[1\]"/);
+  const earlier = join(dir, 'earlier.jsonl');
+  writeFileSync(earlier, 'an earlier good trace\n');
+  assert.equal((await runCli([...args, earlier])).code, 1);
+  assert.equal(readFileSync(earlier, 'utf8'), 'an earlier good trace\n');
+  assert.deepEqual(readdirSync(dir).sort(), ['earlier.jsonl', 'late_bad.jsonl']);
+});
+
 /** 64-bit hash ids and a twin trace with the same structure in small ids (A=1, B=2, C=3, D=4). */
 const BIG_IDS = {
   A: '9007199254740992',
