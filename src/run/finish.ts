@@ -40,8 +40,9 @@ export interface RunOutcome {
   /** Times the rate schedule fell more than the catch-up bound behind and re-anchored. */
   scheduleReanchors: number;
   /**
-   * A bad trace row met while streaming the trace after requests had been sent: issuing stopped
-   * there, the summary covers what was measured, and the CLI exits non-zero with this error.
+   * A bad trace row met while streaming the trace after its first row: reading stopped there, the
+   * rows read before it were sent on their schedule, the summary covers them, and the CLI exits
+   * non-zero with this error.
    */
   inputError: Error | null;
   /** How the run ended (the summary's `run_status`), with the exit code the CLI gives for it. */
@@ -172,7 +173,7 @@ function header(input: FinishInput, status: RunStatus): string {
   const inputError = feedErrorOf(input.profiling.load);
   if (inputError !== null)
     lines.push(
-      `Stopped by a bad trace row: ${inputError.message}; the summary covers the requests sent before it`,
+      `Stopped by a bad trace row: ${inputError.message}; the rows read before it were sent on their schedule, and the summary covers them`,
     );
   return `${lines.join('\n')}\n`;
 }

@@ -170,7 +170,8 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
-    // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
+    // A trace that fails before anything was sent (its first row) is an input error, exactly as with a
+    // whole-file load; a later bad row only ends reading (the rows before it are sent).
     if (load.replay.feedError !== null && load.issued === 0) {
       // Nothing was sent: leave no partial exports behind, only the failed summary (as a whole-file load).
       await removePhaseFiles(config.artifactDir);
