@@ -2,7 +2,7 @@
  * Text rendering of a {@link TraceAnalysis} for the terminal.
  */
 import Table from 'cli-table3';
-import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import type { TraceAnalysis } from './analyze-trace.js';
 import type { Distribution } from './distribution.js';
 
@@ -46,6 +46,8 @@ function skippedLine(a: TraceAnalysis): string[] {
   const n = beforeStartOffset + afterEndOffset + badLines;
   const lines = n === 0 ? [] : [`Skipped rows: ${n} (${badLines} malformed)`];
   if (unlinkedRows !== undefined) lines.push(`Warning: ${unlinkedRowsWarning(unlinkedRows)}`);
+  const repeated = a.skipped.repeatedChatIds;
+  if (repeated !== undefined) lines.push(`Warning: ${repeatedChatIdsWarning(repeated)}`);
   return lines;
 }
 

@@ -3,7 +3,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
@@ -193,6 +193,8 @@ function runWarnings(input: FinishInput): string[] {
   const out: string[] = [];
   const unlinked = input.inputSkipped?.unlinkedRows;
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
+  const repeated = input.inputSkipped?.repeatedChatIds;
+  if (repeated !== undefined) out.push(repeatedChatIdsWarning(repeated));
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0)
     out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);

@@ -242,3 +242,17 @@ test('analyze-trace warns naming a Bailian row whose parent comes later, and cou
     /\nWarning: 1 row names a parent_chat_id that is not an earlier row stamped no later, .*: chat_id 2 \(line 2\): its parent 3 comes later in the file\n/,
   );
 });
+
+test('analyze-trace: a repeated chat_id with parent -1 is a session of its own, named in one warning', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-dup-')), 'dup.jsonl');
+  const row = (chat: number, parent: number, ts: number): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": ${parent}, "timestamp": ${ts}, "input_length": 20, "output_length": 4, "turn": ${parent === -1 ? 1 : 2}, "hash_ids": [1]}`;
+  writeFileSync(file, `${[row(1, -1, 0), row(1, -1, 1), row(2, 1, 2)].join('\n')}\n`);
+  const r = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Rows: 3 {3}Sessions: 2/);
+  assert.match(r.out, /\nWarning: 1 row repeats an earlier row's chat_id \(.*\): chat_id 1 \(line 2\)\n/);
+  const json = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace', '--json']);
+  const skipped = (JSON.parse(json.out) as { skipped: { repeatedChatIds: unknown } }).skipped;
+  assert.deepEqual(skipped.repeatedChatIds, { count: 1, rows: [{ line: 2, chatId: '1' }] });
+});
