@@ -256,3 +256,18 @@ test('analyze-trace: a repeated chat_id with parent -1 is a session of its own, 
   const skipped = (JSON.parse(json.out) as { skipped: { repeatedChatIds: unknown } }).skipped;
   assert.deepEqual(skipped.repeatedChatIds, { count: 1, rows: [{ line: 2, chatId: '1' }] });
 });
+
+test('a rounded id is shown as the file writes it: 9.007199254740993e15, not the double it reads as', async () => {
+  const ids = { ...SMALL_IDS, C: '9.007199254740993e15' };
+  const r = await runCli(['analyze-trace', idTrace(ids), '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /trace\.jsonl:1: field "hash_ids\[2\]": .*, got 9\.007199254740993e15 \(beyond 2\^53/);
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-rounded-')), 'chat.jsonl');
+  writeFileSync(
+    file,
+    '{"chat_id": 1e19, "parent_chat_id": -1, "timestamp": 0, "input_length": 20, "output_length": 4, "turn": 1}\n',
+  );
+  const chat = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(chat.code, 1);
+  assert.match(chat.err, /chat\.jsonl:1: field "chat_id": expected an integer, got 1e19 \(beyond 2\^53/);
+});
