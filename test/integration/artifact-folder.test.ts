@@ -198,3 +198,41 @@ test('a typo in --input-file fails before the earlier run’s artifacts are touc
   assert.match(r.stderr, /no-such-trace\.jsonl: cannot open trace file/);
   for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
 });
+
+/** `tokenload <args>` (from source); resolves with the exit code and stderr. */
+function tokenload(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+test('report and plot on a run that failed at start-up say why it failed', async () => {
+  const dir = folderOfEarlierRun(false);
+  await assert.rejects(run(dir, { tokenizer: join(dir, 'no-such-tokenizer.json') }), {
+    name: 'TokenizerLoadError',
+  });
+  for (const command of ['report', 'plot']) {
+    const r = await tokenload([command, dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /no profile_export\.jsonl here: the run failed before recording any request \(run_status in profile_export_aiperf\.json\): the run stopped on an error: TokenizerLoadError: .*no-such-tokenizer\.json/,
+      `${command}: ${r.stderr}`,
+    );
+  }
+});
+
+test('every PNG `tokenload plot` writes is one a later run removes as its own', async () => {
+  const dir = folderOfEarlierRun(false);
+  await run(dir);
+  const plotted = await tokenload(['plot', dir]);
+  assert.equal(plotted.code, 0, plotted.stderr);
+  assert.ok(readdirSync(join(dir, 'plots')).length > 5);
+  await run(dir);
+  assert.equal(existsSync(join(dir, 'plots')), false, 'no PNG of the earlier plot is left');
+});
