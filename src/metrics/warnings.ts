@@ -19,8 +19,8 @@ export function runWarnings(t: RunTotals): string[] {
   if (t.usageDiscrepancyCount > 0) {
     warnings.push(
       `${t.usageDiscrepancyCount} of ${t.validCount} requests have a server usage.prompt_tokens further ` +
-        'from the client count than max(10%, 8 tokens) beyond the chat template overhead learned for their ' +
-        'message layout (see usage_check); check that --tokenizer matches the served model.',
+        'from the client count than max(10%, 8 tokens) beyond the overhead learned for their message layout ' +
+        '(chat template, or prompt joiners; see usage_check); check that --tokenizer matches the served model.',
     );
   }
   if (t.lengthWithoutOutputCount > 0) {
