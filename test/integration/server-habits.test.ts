@@ -210,7 +210,12 @@ test('usage on some answers only, with --use-server-token-count: counts per sour
   assert.deepEqual(summary.responses.osl_from, { server_usage: 3, client_tokenizer: 1, content_chunks: 0 });
   const warned = summary.warnings.filter((w) => w.includes('usage'));
   assert.equal(warned.length, 1, JSON.stringify(summary.warnings));
-  assert.match(warned[0] as string, /^1 of 4 successful requests came without usage .*; the other 3 had it/);
+  // Which requests each count applies to is said by name, never by a pronoun.
+  assert.match(
+    warned[0] as string,
+    /^1 of 4 successful requests came without usage although it was asked for \(stream_options\.include_usage\): for the 1 without usage, OSL is the client tokenizer's count of the output text; /,
+  );
+  assert.match(warned[0] as string, /; the 3 with usage have the server's counts \(OSL and ISL from usage\)/);
   assert.match(
     warned[0] as string,
     /--use-server-token-count could not apply to 1: their ISL is the length of the prompt/,
