@@ -3,6 +3,7 @@
  */
 import Table from 'cli-table3';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { TraceAnalysis } from './analyze-trace.js';
 import type { Distribution } from './distribution.js';
 
@@ -67,6 +68,7 @@ export function formatAnalysis(a: TraceAnalysis): string {
     distTable(a),
     `Type mix: ${types}`,
     `Ideal prefix hit (infinite cache): ${pct(p.tokenHitRatio)} of prompt tokens (${num(p.hitTokens)} / ${num(p.totalTokens)}), ${pct(p.blockHitRatio)} of blocks (${num(p.hitBlocks)} / ${num(p.totalBlocks)})`,
+    ...(p.sizeConflictIds > 0 ? [`Warning: ${blockSizeWarning(p.sizeConflictIds)}`] : []),
     '',
   ].join('\n');
 }

@@ -4,6 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
@@ -196,8 +197,7 @@ function runWarnings(input: FinishInput): string[] {
   const repeated = input.inputSkipped?.repeatedChatIds;
   if (repeated !== undefined) out.push(repeatedChatIdsWarning(repeated));
   const conflicts = input.synthesizer.blocks.sizeConflicts;
-  if (conflicts > 0)
-    out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);
+  if (conflicts > 0) out.push(blockSizeWarning(conflicts));
   const load = input.profiling.load;
   switch (load.kind) {
     case 'fixed_schedule':

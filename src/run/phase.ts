@@ -180,9 +180,10 @@ function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseW
 /** @throws {GoodputParseError} for a bad `--goodput`. */
 function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters): PhaseSinks {
   const { config } = ctx;
-  const summary = new SummaryBuilder(
-    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
-  );
+  const summary = new SummaryBuilder({
+    overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
+    ...(config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) }),
+  });
   const progress = startProgress(
     config.ui,
     ctx.env.log,

@@ -35,6 +35,7 @@ import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, requestPathOf, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { urlPathWarnings } from './url-path-check.js';
 
 export type { RunEnv } from './context.js';
 
@@ -80,7 +81,12 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
+    const probe = await preflight(
+      target,
+      config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` },
+    );
+    const requestPath = requestPathOf({ config, adapter, target });
+    for (const w of urlPathWarnings({ target, adapter, requestPath, probe })) env.log.warn(w);
     return await runPhases({ ...shared, target });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
