@@ -1,8 +1,8 @@
 /**
- * Before the schedule starts: one `GET <base>/v1/models` to the target (one `/v1` when the base
+ * Before the schedule starts: one `GET <base>/v1/models` to each server (one `/v1` when the base
  * path ends in it, as for requests: `requestPathFor`). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
- * first request's TTFT) and fails fast with a clear message when nothing listens at `--url`. Any
+ * first request's TTFT) and fails fast with a clear message, naming the server, when nothing listens at a `--url`. Any
  * HTTP answer, even 404, counts as reachable; the response is not used.
  */
 import { request } from 'undici';
@@ -21,7 +21,7 @@ export class ServerUnreachableError extends TokenloadError {
  * Probes `target` (origin plus optional base path).
  * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
  */
-export async function preflight(target: string, headers: Record<string, string>): Promise<void> {
+async function probe(target: string, headers: Record<string, string>): Promise<void> {
   const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
@@ -32,4 +32,20 @@ export async function preflight(target: string, headers: Record<string, string>)
       `cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`,
     );
   }
+}
+
+/**
+ * Probes every server of the run at once (`--url`, in order).
+ * @throws {ServerUnreachableError} naming the first server in `--url` order that cannot be reached
+ *   (and how many of the others cannot either), after every probe has settled.
+ */
+export async function preflight(targets: readonly string[], headers: Record<string, string>): Promise<void> {
+  const results = await Promise.allSettled(targets.map((target) => probe(target, headers)));
+  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const first = failures[0];
+  if (first === undefined) return;
+  if (!(first.reason instanceof ServerUnreachableError) || targets.length === 1) throw first.reason;
+  const others = failures.length - 1;
+  const more = others === 0 ? '' : ` (and ${others} more of the ${targets.length} servers)`;
+  throw new ServerUnreachableError(`${first.reason.message}${more}`);
 }
