@@ -49,8 +49,9 @@ export const endpointFields = {
     flag: 'model',
     short: '-m',
     unit: 'names',
-    help: 'model name(s), comma-separated; requests round-robin',
-    parse: parseModels,
+    help: 'model name(s): a comma list or the flag repeated; requests round-robin',
+    parse: (v, prev) => [...((prev as string[] | undefined) ?? []), ...parseModels(v)],
+    repeatable: true,
   }),
   /**
    * `-u/--url`: the servers, each an origin and optional base path (`http://` implied); several

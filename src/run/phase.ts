@@ -142,7 +142,8 @@ async function prewarmTarget(
       ? { requested: 0, opened: 0, failed: 0, durationMs: 0 }
       : await client.prewarm(plan.count);
   if (plan.count > 0) {
-    const line = `pre-opened ${result.opened} connections to the target in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
+    const where = ctx.targets.length === 1 ? 'the target' : `the ${ctx.targets.length} servers, split evenly`;
+    const line = `pre-opened ${result.opened} connections to ${where} in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
     if (result.failed === 0) ctx.env.log.info(line);
     else ctx.env.log.warn(`${line}; ${result.failed} failed to open (first: ${result.error})`);
   }
