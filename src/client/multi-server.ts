@@ -15,7 +15,7 @@ import type { SendRequest } from './types.js';
 import type { PooledHttpClient } from './undici-client.js';
 
 /** Share `i` (0-based) of `count` split over `parts`: the shares differ by at most one and sum to `count`. */
-export function evenShare(count: number, parts: number, i: number): number {
+function evenShare(count: number, parts: number, i: number): number {
   return Math.floor((count + i) / parts);
 }
 

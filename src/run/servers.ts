@@ -37,8 +37,9 @@ export function serverOfSession(sessionNum: number, servers: number): number {
 }
 
 /**
- * The line that says where requests go when a server's `--url` path already holds part of the
- * endpoint path (`/v1`, or the whole path), so it was not doubled; null when the two simply join.
+ * The line that says where requests go when a server's `--url` path was not simply joined with the
+ * endpoint path (it already held `/v1` or the whole path, or ends in `/v1` before a path outside
+ * `/v1`); null when the two simply join.
  */
 export function joinedPathNote(
   ctx: Pick<RunContext, 'config' | 'adapter'>,
@@ -47,5 +48,8 @@ export function joinedPathNote(
   const base = new URL(server.url).pathname.replace(/\/+$/, '');
   const endpointPath = endpointPathFor(ctx.adapter, ctx.config.streaming, ctx.config.endpointPath);
   if (server.path === base + endpointPath) return null;
-  return `--url has the path ${base}: requests go to ${requestUrlOf(server)} (not doubled, as AIPerf joins them)`;
+  const why = server.path.startsWith(base)
+    ? 'not doubled, as AIPerf joins them'
+    : `an OpenAI base URL's /v1 is left out: ${endpointPath} is not under /v1`;
+  return `--url has the path ${base}: requests go to ${requestUrlOf(server)} (${why})`;
 }
