@@ -268,7 +268,9 @@ interface BenchClient {
 }
 
 async function tokenloadClient(url: string, connections: number, workers: number): Promise<BenchClient> {
-  const client = createClient({ url, connections, workers }) as HttpClient & { ready?(): Promise<void> };
+  const client = createClient({ urls: [url], connections, workers }) as HttpClient & {
+    ready?(): Promise<void>;
+  };
   await client.ready?.();
   return {
     name: workers > 1 ? `tokenload (${workers} workers)` : 'tokenload',

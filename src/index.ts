@@ -12,6 +12,7 @@
  */
 
 export { SynthesisError } from './analyze/synthesize-trace.js';
+export { parseProfileArgs } from './cli/profile-command.js';
 export type { HttpClient, SendRequest } from './client/types.js';
 export { createHttpClient } from './client/undici-client.js';
 export {

@@ -1,6 +1,7 @@
 /**
  * `-f/--config FILE`: a YAML or JSON object of option values keyed by flag name (`request-rate`,
- * `request_rate`, `requestRate` and `--request-rate` all work). Each value is read as the flag's
+ * `request_rate`, `requestRate` and `--request-rate` all work; so do AIPerf's names, mapped or refused
+ * as on the command line: ./aiperf-options.ts). Each value is read as the flag's
  * own value would be: a string as typed text (`"10,20"`, `"Name:Value"`), a list as a sweep or as
  * repeated flags, a number, boolean or object as it is. Flags typed on the command line win.
  */
@@ -9,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { type OptionField, setAt } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
+import { aiperfOption, refusalMessage } from './aiperf-options.js';
 import { itemFromText, valueFromText, valueProblem } from './schema-options.js';
 
 function readObject(file: string): Record<string, unknown> {
@@ -44,6 +46,24 @@ function fileValue(field: OptionField, value: unknown): unknown {
 }
 
 /**
+ * The flag (without dashes) a file key names: one of `fields`, or AIPerf's name for one of them
+ * (./aiperf-options.ts); null for an AIPerf option accepted with no effect.
+ * @throws {ConfigError} naming the file and key, for a refused AIPerf option (with its reason).
+ */
+function ownFlag(file: string, key: string, value: unknown, fields: readonly OptionField[]): string | null {
+  const flag = kebab(key);
+  if (fields.some((f) => f.meta.flag === flag)) return flag;
+  const row = aiperfOption(`--${flag}`);
+  if (row === undefined) return flag;
+  const status = row.status;
+  if (status.kind === 'alias') return status.ours.slice(2);
+  if (status.kind === 'same') return flag;
+  if (status.kind === 'accepted' && value === (status.value ?? true)) return null;
+  const shown = typeof value === 'string' ? value : undefined;
+  throw new ConfigError(`--config ${file}: key "${key}": ${refusalMessage(row, shown)}`, `--${flag}`);
+}
+
+/**
  * Reads a config file into the schema input of `fields` (nested fields nested).
  * @throws {ConfigError} naming the file and key: unreadable, not a YAML/JSON object, an unknown key,
  *   or a value the field rejects.
@@ -51,7 +71,8 @@ function fileValue(field: OptionField, value: unknown): unknown {
 export function readConfigFile(file: string, fields: readonly OptionField[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, raw] of Object.entries(readObject(file))) {
-    const flag = kebab(key);
+    const flag = ownFlag(file, key, raw, fields);
+    if (flag === null) continue;
     const field = fields.find((f) => f.meta.internal !== true && f.meta.flag === flag);
     if (field === undefined) throw new ConfigError(`--config ${file}: unknown key "${key}".`, '--config');
     if (raw === null || raw === undefined) continue;

@@ -9,6 +9,7 @@ import { registerAnalyzeCommands } from './analyze-action.js';
 import { registerCalibrateCommand } from './calibrate-action.js';
 import { exitCodeFor } from './cli-io.js';
 import { registerProfileCommand } from './profile-action.js';
+import { mapProfileArgs } from './profile-command.js';
 import { registerReportCommands } from './report-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
@@ -28,13 +29,16 @@ export async function main(argv: string[]): Promise<number> {
   const setExit = (code: number): void => {
     exitCode = code;
   };
-  registerProfileCommand(program, setExit, argv.slice(2));
+  const profile = registerProfileCommand(program, setExit, argv.slice(2));
   registerSimulateCommand(program, setExit);
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
   try {
-    await program.parseAsync(argv);
+    // AIPerf's option names are mapped (or refused, with the reason) before commander sees them.
+    const args =
+      argv[2] === 'profile' ? [...argv.slice(0, 3), ...mapProfileArgs(profile, argv.slice(3))] : argv;
+    await program.parseAsync(args);
   } catch (err) {
     return exitCodeFor(err, (text) => process.stderr.write(text));
   }

@@ -24,13 +24,14 @@ export const stderrLogger: Logger = {
 
 /**
  * Registers `profile` on `program`; `setExit` receives the exit code; `args` are the arguments as
- * typed after `tokenload` (recorded, secrets redacted, as the run's command line).
+ * typed after `tokenload` (recorded, secrets redacted, as the run's command line). Returns the
+ * command, whose arguments go through `mapProfileArgs` (profile-command.ts) before commander parses them.
  */
 export function registerProfileCommand(
   program: Command,
   setExit: (code: number) => void,
   args: readonly string[],
-): void {
+): Command {
   const cmd = program
     .command('profile')
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
@@ -39,6 +40,7 @@ export function registerProfileCommand(
     const configs = resolveProfileConfigs(cmd, flags, args);
     setExit(await runAll(configs));
   });
+  return cmd;
 }
 
 async function runAll(configs: ProfileConfig[]): Promise<number> {

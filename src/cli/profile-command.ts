@@ -4,7 +4,7 @@
  * config-file values first, flags typed on the command line over them, then the schema's defaults
  * and cross-field rules.
  */
-import type { Command } from 'commander';
+import { Command } from 'commander';
 import { REDACTED, redactConfig } from '../export/redact.js';
 import { type ProfileConfig, ProfileFieldsSchema, profileConfigs, type SweepInput } from '../run/config.js';
 import {
@@ -15,6 +15,8 @@ import {
   scheduleFields,
 } from '../run/config-fields.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
+import { mapAiperfArgs, type OwnOptionLookup } from './aiperf-args.js';
+import { AIPERF_OPTIONS } from './aiperf-options.js';
 import { readConfigFile } from './config-file.js';
 import { addSchemaOptions, type SchemaFlags } from './schema-options.js';
 
@@ -47,11 +49,67 @@ function merge(base: Record<string, unknown>, over: Record<string, unknown>): Re
   return out;
 }
 
-/** Adds every `profile` option to `cmd`, plus `-f/--config`; returns the reader of typed flags. */
+/**
+ * Adds every `profile` option to `cmd`, plus `-f/--config`, each option's help naming its AIPerf
+ * aliases and a closing line on the AIPerf options refused; returns the reader of typed flags.
+ */
 export function defineProfileOptions(cmd: Command): SchemaFlags {
   const flags = addSchemaOptions(cmd, PROFILE_FIELDS, {}, groupOf);
   cmd.option('-f, --config <file>', 'YAML or JSON file of flag values (command-line flags win)');
+  for (const option of cmd.options) {
+    const names = AIPERF_OPTIONS.filter((o) => o.status.kind === 'alias' && o.status.ours === option.long);
+    if (names.length > 0) option.description += ` (AIPerf: ${names.map((o) => o.flag).join(', ')})`;
+  }
+  const refused = AIPERF_OPTIONS.filter((o) => o.status.kind === 'refused').map((o) => o.flag);
+  cmd.addHelpText(
+    'after',
+    `\nAIPerf's option names work as well (listed beside each option above). AIPerf options tokenload refuses, each with its reason (README, "AIPerf's options"): ${refused.join(', ')}.`,
+  );
   return flags;
+}
+
+/** The repeatable flags of `profile` (their values accumulate). */
+const REPEATABLE_FLAGS = new Set(
+  PROFILE_FIELDS.filter((f) => f.meta.repeatable === true).map((f) => `--${f.meta.flag}`),
+);
+
+/** Looks an option of `cmd` up by a flag as typed (long, short or `--no-` form). */
+function ownOptionLookup(cmd: Command): OwnOptionLookup {
+  return (flag) => {
+    const option = cmd.options.find((o) => o.long === flag || o.short === flag);
+    if (option === undefined) return undefined;
+    const long = option.long ?? flag;
+    return {
+      id: option.attributeName(),
+      long,
+      takesValue: option.required || option.optional,
+      repeatable: REPEATABLE_FLAGS.has(long),
+    };
+  };
+}
+
+/**
+ * `args` (the arguments after `profile`) with AIPerf's option names mapped onto `cmd`'s options
+ * (./aiperf-args.ts), ready for commander.
+ * @throws {ConfigError} for a refused AIPerf option, naming it and why.
+ */
+export function mapProfileArgs(cmd: Command, args: readonly string[]): string[] {
+  return mapAiperfArgs(args, ownOptionLookup(cmd));
+}
+
+/**
+ * The configurations a `tokenload profile` command line gives (one, or one per sweep value),
+ * exactly as the CLI builds them: AIPerf names mapped, flags parsed, `-f` files read, rules checked.
+ * Nothing is run.
+ * @param args - the arguments after `profile`, e.g. `['-m', 'm', '--synthetic-input-tokens-mean', '128']`.
+ * @throws {ConfigError} naming the flag (a refused AIPerf option: with its reason); commander's
+ *   `CommanderError` for an unknown option or a value outside an option's choices.
+ */
+export function parseProfileArgs(args: readonly string[]): ProfileConfig[] {
+  const cmd = new Command('profile').exitOverride().configureOutput({ writeErr: () => undefined });
+  const flags = defineProfileOptions(cmd);
+  cmd.parse(mapProfileArgs(cmd, args), { from: 'user' });
+  return resolveProfileConfigs(cmd, flags, ['profile', ...args]);
 }
 
 /** Flags whose whole value is secret (`--api-key`), as typed, long and short. */

@@ -54,6 +54,26 @@ export interface PrewarmResult {
   durationMs: number;
 }
 
+/**
+ * One result of several pre-opening clients (worker threads, servers): counts summed, the first error
+ * kept, `requested` and `durationMs` as given.
+ */
+export function sumPrewarms(
+  requested: number,
+  results: readonly PrewarmResult[],
+  durationMs: number,
+): PrewarmResult {
+  let opened = 0;
+  let failed = 0;
+  let error: string | undefined;
+  for (const r of results) {
+    opened += r.opened;
+    failed += r.failed;
+    error ??= r.error;
+  }
+  return { requested, opened, failed, ...(error === undefined ? {} : { error }), durationMs };
+}
+
 /** Where to connect: the fields undici's connector reads, for the client's origin. */
 type ConnectOptions = buildConnector.Options;
 type ConnectCallback = buildConnector.Callback;

@@ -10,8 +10,13 @@ import type { RawRecord, RequestIdentity } from '../record/types.js';
 export interface SendRequest {
   /** Copied into the record as is. */
   identity: RequestIdentity;
-  /** URL path (e.g. `/v1/chat/completions`); the origin is the client's. */
+  /** URL path (e.g. `/v1/chat/completions`); the origin is the client's (that of its server). */
   path: string;
+  /**
+   * Which of the client's servers (0-based, in `--url` order) the request goes to; absent = 0, the
+   * only one of a single-server client.
+   */
+  server?: number;
   /** Extra headers (auth, `-H`, X-Request-ID, X-Correlation-ID are added by the caller). */
   headers: Record<string, string>;
   /**
@@ -28,7 +33,7 @@ export interface SendRequest {
   signal?: AbortSignal;
 }
 
-/** A connection-pooled HTTP client bound to one origin. */
+/** A connection-pooled HTTP client bound to one origin, or one per server (client/multi-server.ts). */
 export interface HttpClient {
   /** Sends one request; resolves with its record, never rejects. */
   send(request: SendRequest): Promise<RawRecord>;

@@ -1,6 +1,6 @@
 /**
  * Entry point of one worker thread of the worker-pool client. It owns an ordinary single-process
- * client (its own undici Pool), stamps on the main thread's clock (see worker-protocol.ts), and
+ * client per server (its own undici Pools, client/multi-server.ts), stamps on the main thread's clock (see worker-protocol.ts), and
  * posts finished records back in batches: one `postMessage` per event-loop turn, flushed from
  * `setImmediate` so every request that completed during that turn's I/O phase travels together,
  * packed in column form (record-wire.ts). Requests are sent keyed by their id, so a `cancel`
@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
 import type { RawRecord } from '../record/types.js';
+import { createMultiServerClient } from './multi-server.js';
 import { packRecords } from './record-wire.js';
 import { createHttpClient, type PooledHttpClient } from './undici-client.js';
 import {
@@ -26,13 +27,17 @@ const STATS_INTERVAL_MS = 1000;
 
 function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   const offsetNs = originOffsetNs(init.mainTimeOriginMs);
-  const client = createHttpClient({
-    url: init.url,
-    connections: init.connections,
-    nowNs: () => performance.now() * 1e6 + offsetNs,
-    ...(init.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: init.connectTimeoutMs }),
-    ...(init.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: init.keepAliveTimeoutMs }),
-  });
+  const client = createMultiServerClient(
+    init.urls.map((url) =>
+      createHttpClient({
+        url,
+        connections: init.connections,
+        nowNs: () => performance.now() * 1e6 + offsetNs,
+        ...(init.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: init.connectTimeoutMs }),
+        ...(init.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: init.keepAliveTimeoutMs }),
+      }),
+    ),
+  );
   let ids: number[] = [];
   let records: RawRecord[] = [];
   const flush = (): void => {
@@ -74,6 +79,7 @@ function send(client: PooledHttpClient, wire: WireRequest, done: (raw: RawRecord
   const request = {
     identity: WORKER_IDENTITY,
     path: wire.path,
+    server: wire.server,
     headers: wire.headers,
     body: wire.body,
     stream: wire.stream,

@@ -1,17 +1,19 @@
 /**
  * Chooses the phase's client: the single-process undici client for `workers ≤ 1` (the default;
- * cheapest for small runs, no thread start-up or message hops), else the worker-pool client.
+ * cheapest for small runs, no thread start-up or message hops), else the worker-pool client; either
+ * holds one connection pool per server (`--url` given more than once: client/multi-server.ts).
  */
 import type { PrewarmResult } from './connector.js';
+import { createMultiServerClient } from './multi-server.js';
 import type { HttpClient } from './types.js';
 import { createHttpClient } from './undici-client.js';
 import { createWorkerPoolClient, type WorkerThreadStats } from './worker-pool.js';
 
 /** Options of {@link createClient}. */
 export interface ClientChoice {
-  /** Server origin. */
-  url: string;
-  /** Total connections (split across workers when there are several). */
+  /** Server URLs (origin plus any base path, which is ignored here), in `--url` order. */
+  urls: readonly string[];
+  /** Total connections per server (split across workers when there are several). */
   connections: number;
   /** `--workers`: worker threads; undefined, 0 or 1 = single-process. */
   workers?: number;
@@ -35,10 +37,11 @@ export const DEFAULT_WORKERS = 1;
 
 /**
  * Creates the client for one phase.
- * @throws {TypeError} if `url` is not a valid absolute URL.
+ * @throws {TypeError} if a URL of `urls` is not a valid absolute URL.
  */
 export function createClient(choice: ClientChoice): PhaseClient {
   const workers = choice.workers ?? DEFAULT_WORKERS;
-  if (workers <= 1) return createHttpClient({ url: choice.url, connections: choice.connections });
-  return createWorkerPoolClient({ url: choice.url, connections: choice.connections, workers });
+  const { urls, connections } = choice;
+  if (workers <= 1) return createMultiServerClient(urls.map((url) => createHttpClient({ url, connections })));
+  return createWorkerPoolClient({ urls, connections, workers });
 }

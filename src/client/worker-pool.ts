@@ -25,7 +25,7 @@ import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
-import type { PrewarmResult } from './connector.js';
+import { type PrewarmResult, sumPrewarms } from './connector.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
@@ -39,9 +39,9 @@ import {
 
 /** Options of {@link createWorkerPoolClient}. */
 export interface WorkerPoolOptions {
-  /** Server origin. */
-  url: string;
-  /** Total connections, split evenly (rounded up) across workers. */
+  /** Server origins, in `--url` order (`SendRequest.server` indexes it); every worker serves them all. */
+  urls: readonly string[];
+  /** Total connections per server, split evenly (rounded up) across workers. */
   connections: number;
   /** Worker threads, ≥ 1. */
   workers: number;
@@ -266,13 +266,13 @@ class Slot {
 /**
  * Creates the worker-pool client. Workers start on {@link WorkerPoolClient.ready} or on the first
  * request routed to them.
- * @throws {TypeError} if `url` is not a valid absolute URL.
+ * @throws {TypeError} if a URL of `urls` is not a valid absolute URL.
  */
 export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolClient {
-  const origin = new URL(options.url).origin;
+  const urls = options.urls.map((url) => new URL(url).origin);
   const workers = Math.max(1, Math.floor(options.workers));
   const init: WorkerInit = {
-    url: origin,
+    urls,
     connections: Math.max(1, Math.ceil(options.connections / workers)),
     mainTimeOriginMs: performance.timeOrigin,
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
@@ -305,23 +305,6 @@ export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolCl
   };
 }
 
-/** One result of the workers' pre-opened connections. */
-function sumPrewarms(
-  requested: number,
-  results: readonly PrewarmResult[],
-  durationMs: number,
-): PrewarmResult {
-  let opened = 0;
-  let failed = 0;
-  let error: string | undefined;
-  for (const r of results) {
-    opened += r.opened;
-    failed += r.failed;
-    error ??= r.error;
-  }
-  return { requested, opened, failed, ...(error === undefined ? {} : { error }), durationMs };
-}
-
 function route(
   slot: Slot,
   id: number,
@@ -341,6 +324,7 @@ function route(
   const pending = new Pending(request, startNs, resolve, slot, id);
   if (request.signal !== undefined) slot.watch.add(request.signal, pending);
   const { path, headers, body, stream, timeoutMs } = request;
-  const wire = { id, path, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
+  const server = request.server ?? 0;
+  const wire = { id, path, server, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
   slot.send(id, wire, pending);
 }

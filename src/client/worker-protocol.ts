@@ -27,9 +27,9 @@ export const WORKER_IDENTITY: RequestIdentity = {
 
 /** Worker start-up data (`workerData`). */
 export interface WorkerInit {
-  /** Server origin. */
-  url: string;
-  /** Connections of this worker's own undici Pool. */
+  /** Server origins, in `--url` order (a request's `server` indexes this list). */
+  urls: readonly string[];
+  /** Connections of each of this worker's own undici Pools (one per server). */
   connections: number;
   /** The main thread's `performance.timeOrigin`, epoch ms. */
   mainTimeOriginMs: number;
@@ -44,6 +44,8 @@ export interface WorkerInit {
 export interface WireRequest {
   id: number;
   path: string;
+  /** `SendRequest.server`: index into `WorkerInit.urls`. */
+  server: number;
   headers: Record<string, string>;
   body: string | Uint8Array;
   stream: boolean;

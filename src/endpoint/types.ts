@@ -109,15 +109,19 @@ export function endpointPathFor(adapter: EndpointAdapter, streaming: boolean, ov
 /**
  * The URL path a request to `target` (origin plus optional base path, as `--url` gives it) is posted
  * to: the base path joined with the endpoint `path`, as AIPerf joins them. A base path that already
- * ends with `path` is used as it is (`--url` naming the whole endpoint), and a base path ending in
- * `/v1` before a `/v1/…` path keeps one `/v1` (`--url http://host:8000/v1`, the usual way to write
- * an OpenAI base URL, posts to `/v1/chat/completions`, not `/v1/v1/chat/completions`).
+ * ends with `path` is used as it is (`--url` naming the whole endpoint). A base path ending in `/v1`
+ * is read as an OpenAI base URL (the SDK convention, `--url http://host:8000/v1`): a `/v1/…` path
+ * keeps one `/v1` (`/v1/chat/completions`, not `/v1/v1/chat/completions`), and a path outside `/v1`
+ * (TGI's `/generate`) goes beside it, at the base without its `/v1`.
  */
 export function requestPathFor(target: string, path: string): string {
   const pathname = new URL(target).pathname;
   const base = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
   if (base === '') return path;
   if (base.endsWith(path)) return base;
-  if (base.endsWith('/v1') && path.startsWith('/v1/')) return `${base}${path.slice('/v1'.length)}`;
+  if (base.endsWith('/v1')) {
+    if (path.startsWith('/v1/')) return `${base}${path.slice('/v1'.length)}`;
+    return `${base.slice(0, -'/v1'.length)}${path}`;
+  }
   return `${base}${path}`;
 }

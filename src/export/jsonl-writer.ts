@@ -18,6 +18,8 @@ export interface RecordLineMetadata {
   turn_index: number;
   x_request_id: string;
   x_correlation_id: string;
+  /** The server the request went to, as `--url` gave it (tokenload's; several servers: run/servers.ts). */
+  server_url: string | null;
   benchmark_phase: 'profiling';
   request_type: string | null;
   request_scheduled_ns: bigint | null;
@@ -55,6 +57,7 @@ function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMe
     turn_index: raw.turnIndex,
     x_request_id: raw.xRequestId,
     x_correlation_id: raw.xCorrelationId,
+    server_url: raw.serverUrl ?? null,
     benchmark_phase: 'profiling',
     request_type: raw.requestType ?? null,
     request_scheduled_ns: raw.scheduledNs === null ? null : time.toEpochNs(raw.scheduledNs),
@@ -103,7 +106,8 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
   return (
     `{"session_num":${JSON.stringify(raw.sessionNum)},"conversation_id":${JSON.stringify(raw.conversationId)}` +
     `,"turn_index":${JSON.stringify(raw.turnIndex)},"x_request_id":${JSON.stringify(raw.xRequestId)}` +
-    `,"x_correlation_id":${JSON.stringify(raw.xCorrelationId)},"benchmark_phase":"profiling"` +
+    `,"x_correlation_id":${JSON.stringify(raw.xCorrelationId)},"server_url":${JSON.stringify(raw.serverUrl ?? null)}` +
+    `,"benchmark_phase":"profiling"` +
     `,"request_type":${JSON.stringify(raw.requestType ?? null)},"request_scheduled_ns":${nsText(scheduled)}` +
     `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_sent_ns":${nsText(sent)}` +
     `,"connection_reused":${raw.connectionReused},"request_ack_ns":${nsText(ack)}` +

@@ -99,6 +99,11 @@ export interface RequestIdentity {
    * turn, `inputTokens`); what the server's `usage.prompt_tokens` is compared with. Absent when unknown.
    */
   sentPromptTokens?: number;
+  /**
+   * The server the request went to, as `--url` gave it (normalized: origin plus any base path).
+   * Absent only for requests not sent by a run (tests, the client's own probes).
+   */
+  serverUrl?: string;
 }
 
 /** What the client observed for one request, before token counting: its identity plus observations. */

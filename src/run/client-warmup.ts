@@ -55,8 +55,8 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
     const dataset = warmupDataset(ctx.dataset, first);
     const limits: PhaseLimits = { stop: { durationNs: ctx.config.clientWarmupMs * 1e6 }, onePass: false };
     // Never the run's ideal prefix cache: nothing of the warm-up reaches the target's cache.
-    const { idealCache: _runCache, ...runCtx } = ctx;
-    const warmCtx: RunContext = { ...runCtx, config, dataset, target: sim.url, stream: null };
+    const { idealCaches: _runCaches, ...runCtx } = ctx;
+    const warmCtx: RunContext = { ...runCtx, config, dataset, targets: [sim.url], stream: null };
     const result = await runPhase(
       warmCtx,
       'warmup',

@@ -16,8 +16,8 @@ import {
   collectExtraInputs,
   collectHeaders,
   collectSimulatorOption,
+  collectUrls,
   parseModels,
-  parseUrl,
 } from '../util/option-values.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
@@ -29,16 +29,18 @@ export const CONTEXT_MODES = [
 
 const positive = z.number().positive();
 const int = (min: number) => z.number().int().min(min);
-/** A value read as text that must pass `parse` (URLs): the parse error becomes the issue. */
-const normalized = (parse: (v: string) => string) =>
-  z.string().transform((v, ctx) => {
-    try {
-      return parse(v);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      return z.NEVER;
-    }
-  });
+/**
+ * `--url` as given (a URL, a comma-separated list, or a list of either) → the normalized server
+ * URLs, in order; a bad URL or a repeated server becomes the issue.
+ */
+const urlList = z.union([z.string(), z.array(z.string())]).transform((v, ctx) => {
+  try {
+    return (Array.isArray(v) ? v : [v]).reduce<string[]>((prev, item) => collectUrls(item, prev), []);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
 
 /** Endpoint, request and tokenizer options. */
 export const endpointFields = {
@@ -47,15 +49,22 @@ export const endpointFields = {
     flag: 'model',
     short: '-m',
     unit: 'names',
-    help: 'model name(s), comma-separated; requests round-robin',
-    parse: parseModels,
+    help: 'model name(s): a comma list or the flag repeated; requests round-robin',
+    parse: (v, prev) => [...((prev as string[] | undefined) ?? []), ...parseModels(v)],
+    repeatable: true,
   }),
-  /** `-u/--url`: server origin and optional base path, `http://` implied. */
-  url: option(normalized(parseUrl).default('http://localhost:8000'), {
+  /**
+   * `-u/--url`: the servers, each an origin and optional base path (`http://` implied); several
+   * (repeated or comma-separated) spread the sessions round-robin, every turn of a session on one.
+   */
+  url: option(urlList.default(['http://localhost:8000']), {
     flag: 'url',
     short: '-u',
     unit: 'url',
-    help: 'server URL; http:// implied',
+    help: 'server URL, http:// implied, a /v1 base understood; repeat or comma-separate for several replicas (sessions round-robin, each session on one server)',
+    defaultText: 'http://localhost:8000',
+    parse: (v, prev) => collectUrls(v, prev as string[] | undefined),
+    repeatable: true,
   }),
   /** `--endpoint-type`: which API the requests use. */
   endpointType: option(z.enum(ENDPOINT_TYPES).default('chat'), {

@@ -31,8 +31,8 @@ export interface RunContext {
   tokenizer: TextTokenizer;
   synthesizer: PromptSynthesizer;
   adapter: EndpointAdapter;
-  /** Server base URL (origin + optional base path). */
-  target: string;
+  /** The servers' base URLs (origin + optional base path), in `--url` order (run/servers.ts). */
+  targets: readonly string[];
   /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
   stream: TraceStream | null;
   /** The first row of a streamed trace (read before the run starts); null otherwise. */
@@ -51,8 +51,9 @@ export interface RunContext {
    */
   measureFloor(clock: Clock, signal: AbortSignal): Promise<ClientFloor>;
   /**
-   * The run's ideal prefix cache, shared by its phases that send to the target (warmup and
-   * profiling, in send order); absent for the client warm-up, which never reaches the target.
+   * The run's ideal prefix caches, one per server (as {@link RunContext.targets}: each server has its
+   * own KV cache), shared by the phases that send to the servers (warmup and profiling, in send
+   * order); absent for the client warm-up, which never reaches them.
    */
-  idealCache?: IdealPrefixCache;
+  idealCaches?: readonly IdealPrefixCache[];
 }

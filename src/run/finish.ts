@@ -9,6 +9,7 @@ import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
+import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
@@ -166,6 +167,7 @@ function header(input: FinishInput, status: RunStatus): string {
   if (connections !== undefined) lines.push(connectionsLine(connections));
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
+  for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
   if (input.profiling.interrupted)
     lines.push('Interrupted: the summary covers the requests measured before the stop');
   const bad = input.inputSkipped?.badLines ?? 0;
@@ -257,6 +259,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
+  if (input.profiling.servers !== undefined) extra.servers = input.profiling.servers;
   const skipped = input.inputSkipped;
   if (skipped !== undefined && skipped !== null) {
     extra.input_rows_skipped = {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
 import type { PhaseClient } from '../client/worker-factory.js';
-import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
 import { parseGoodput } from '../metrics/goodput.js';
+import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
@@ -25,6 +25,7 @@ import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { SendLog } from './send-log.js';
 import { createSender } from './sender.js';
+import { serverTargets } from './servers.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
 /** What a phase produced. */
@@ -51,6 +52,8 @@ export interface PhaseResult {
   connections?: ConnectionsReport;
   /** The profiling phase's first seconds beside the rest; absent when either part is empty. */
   startUp?: StartUpSection;
+  /** Per-server requests and main metrics of a profiling phase with several servers; absent with one. */
+  servers?: ServerSummary[];
 }
 
 /** `connections` section of the summary: how the run got its connections to the target. */
@@ -73,11 +76,11 @@ export async function runPhase(
   const { config, env } = ctx;
   const writers = openWriters(config.artifactDir, phase);
   const connections = config.concurrency ?? PHASE_CONNECTIONS;
-  const client = ctx.openClient({ url: ctx.target, connections, workers: config.workers });
+  const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
-  const sinks = startSinks(ctx, limits, writers);
+  const sinks = startSinks(ctx, phase, limits, writers);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
   // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
@@ -123,6 +126,7 @@ export async function runPhase(
     ...(clientHealth === undefined ? {} : { clientHealth }),
     ...(prewarm === null ? {} : { connections: { prewarm, ...sinks.connectionUse } }),
     ...startUpOf(sinks.startUp),
+    ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
   };
 }
 
@@ -138,7 +142,8 @@ async function prewarmTarget(
       ? { requested: 0, opened: 0, failed: 0, durationMs: 0 }
       : await client.prewarm(plan.count);
   if (plan.count > 0) {
-    const line = `pre-opened ${result.opened} connections to the target in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
+    const where = ctx.targets.length === 1 ? 'the target' : `the ${ctx.targets.length} servers, split evenly`;
+    const line = `pre-opened ${result.opened} connections to ${where} in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
     if (result.failed === 0) ctx.env.log.info(line);
     else ctx.env.log.warn(`${line}; ${result.failed} failed to open (first: ${result.error})`);
   }
@@ -167,6 +172,8 @@ interface PhaseSinks extends PhaseWriters {
   /** Set when the load begins. */
   startUp: StartUpSplit | null;
   connectionUse: Omit<ConnectionsReport, 'prewarm'>;
+  /** Per-server tallies (profiling with several servers); null otherwise. */
+  servers: ServerSplit | null;
 }
 
 function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
@@ -178,7 +185,12 @@ function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseW
 }
 
 /** @throws {GoodputParseError} for a bad `--goodput`. */
-function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters): PhaseSinks {
+function startSinks(
+  ctx: RunContext,
+  phase: 'warmup' | 'profiling',
+  limits: PhaseLimits,
+  writers: PhaseWriters,
+): PhaseSinks {
   const { config } = ctx;
   const summary = new SummaryBuilder({
     overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
@@ -191,7 +203,17 @@ function startSinks(ctx: RunContext, limits: PhaseLimits, writers: PhaseWriters)
   );
   const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };
   const tracker = new InFlightTracker();
-  return { ...writers, summary, sends: new SendLog(), progress, tracker, startUp: null, connectionUse };
+  const servers = phase === 'profiling' && ctx.targets.length > 1 ? new ServerSplit(ctx.targets) : null;
+  return {
+    ...writers,
+    summary,
+    sends: new SendLog(),
+    progress,
+    tracker,
+    startUp: null,
+    connectionUse,
+    servers,
+  };
 }
 
 /** The sender of a phase: its sends and records feed the sinks. */
@@ -213,12 +235,12 @@ function phaseSender(
     config,
     client,
     adapter,
-    path: requestPathOf(ctx),
+    servers: serverTargets(ctx),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
     clock: ctx.clock,
     cancelSignal,
-    ...(ctx.idealCache === undefined ? {} : { idealCache: ctx.idealCache }),
+    ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),
     onBody: (sessionId, _turn, body) => sinks.inputs?.add(sessionId, body),
     onSend: () => {
       sinks.tracker.started();
@@ -230,6 +252,7 @@ function phaseSender(
       sinks.summary.add(processed);
       sinks.sends.add(processed);
       sinks.startUp?.add(processed);
+      sinks.servers?.add(processed);
       countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);
@@ -240,10 +263,4 @@ function phaseSender(
 function countConnection(use: PhaseSinks['connectionUse'], raw: RawRecord): void {
   if (raw.connectionReused === true) use.requests_on_open_connections++;
   else if (raw.connectionReused === false) use.requests_on_new_connections++;
-}
-
-/** The URL path the run's requests are posted to (`--url`'s base path joined with the endpoint's path). */
-export function requestPathOf(ctx: Pick<RunContext, 'config' | 'adapter' | 'target'>): string {
-  const { config, adapter } = ctx;
-  return requestPathFor(ctx.target, endpointPathFor(adapter, config.streaming, config.endpointPath));
 }

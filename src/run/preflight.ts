@@ -1,9 +1,10 @@
 /**
- * Before the schedule starts: one `GET <base>/v1/models` to the target (one `/v1` when the base
+ * Before the schedule starts: one `GET <base>/v1/models` to each server (one `/v1` when the base
  * path ends in it, as for requests: `requestPathFor`). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
- * first request's TTFT) and fails fast with a clear message when nothing listens at `--url`. Any
- * HTTP answer, even 404, counts as reachable; only its status is kept (url-path-check.ts reads a 404).
+ * first request's TTFT) and fails fast with a clear message, naming the server, when nothing
+ * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; only its status is kept
+ * (url-path-check.ts reads a 404).
  */
 import { request } from 'undici';
 import { requestPathFor } from '../endpoint/types.js';
@@ -17,15 +18,18 @@ export class ServerUnreachableError extends TokenloadError {
   }
 }
 
+/** The `/v1/models` probe's URL and HTTP status. */
+export interface ProbeAnswer {
+  url: string;
+  status: number;
+}
+
 /**
  * Probes `target` (origin plus optional base path).
  * @returns the probe's URL and HTTP status.
  * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
  */
-export async function preflight(
-  target: string,
-  headers: Record<string, string>,
-): Promise<{ url: string; status: number }> {
+async function probe(target: string, headers: Record<string, string>): Promise<ProbeAnswer> {
   const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
@@ -37,4 +41,24 @@ export async function preflight(
       `cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`,
     );
   }
+}
+
+/**
+ * Probes every server of the run at once (`--url`, in order).
+ * @returns each server's probe answer, in `targets` order.
+ * @throws {ServerUnreachableError} naming the first server in `--url` order that cannot be reached
+ *   (and how many of the others cannot either), after every probe has settled.
+ */
+export async function preflight(
+  targets: readonly string[],
+  headers: Record<string, string>,
+): Promise<ProbeAnswer[]> {
+  const results = await Promise.allSettled(targets.map((target) => probe(target, headers)));
+  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const first = failures[0];
+  if (first === undefined) return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);
+  if (!(first.reason instanceof ServerUnreachableError) || targets.length === 1) throw first.reason;
+  const others = failures.length - 1;
+  const more = others === 0 ? '' : ` (and ${others} more of the ${targets.length} servers)`;
+  throw new ServerUnreachableError(`${first.reason.message}${more}`);
 }

@@ -13,7 +13,7 @@ import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { type EndpointAdapter, endpointPathFor } from '../endpoint/types.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
@@ -32,8 +32,9 @@ import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
-import { type PhaseResult, requestPathOf, runPhase } from './phase.js';
+import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
+import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { urlPathWarnings } from './url-path-check.js';
 
@@ -76,18 +77,23 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     };
     // The client warms up against its own in-process simulator while the simulator child (if any)
     // finishes its own warm-up, so neither adds to the other's wait.
-    warming = warmUpClientLogged({ ...shared, target: config.url });
+    warming = warmUpClientLogged({ ...shared, targets: config.url });
     simulator = await starting;
     await warming;
-    const target = simulator?.url ?? config.url;
+    const targets = simulator === null ? config.url : [simulator.url];
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    const probe = await preflight(
-      target,
+    const probes = await preflight(
+      targets,
       config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` },
     );
-    const requestPath = requestPathOf({ config, adapter, target });
-    for (const w of urlPathWarnings({ target, adapter, requestPath, probe })) env.log.warn(w);
-    return await runPhases({ ...shared, target });
+    for (const [i, server] of serverTargets({ config, adapter, targets }).entries()) {
+      const probe = probes[i];
+      if (probe === undefined) continue;
+      for (const w of urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe })) {
+        env.log.warn(w);
+      }
+    }
+    return await runPhases({ ...shared, targets });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
     if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
@@ -158,10 +164,10 @@ async function prepareInputs(
 }
 
 async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
-  // One ideal prefix cache for the run: warmup requests reach the target's cache too.
-  const ctx: RunContext = { ...runCtx, idealCache: new IdealPrefixCache() };
+  // One ideal prefix cache per server for the run: warmup requests reach the servers' caches too.
+  const ctx: RunContext = { ...runCtx, idealCaches: runCtx.targets.map(() => new IdealPrefixCache()) };
   const { config, dataset } = ctx;
-  logJoinedPath(ctx);
+  logServers(ctx);
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);
   if (warm !== null) {
@@ -186,7 +192,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
   }
   const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
-  const requestUrl = `${new URL(ctx.target).origin}${requestPathOf(ctx)}`;
+  const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
     config,
     profiling,
@@ -199,17 +205,19 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
 }
 
 /**
- * Says where requests go when `--url`'s path already holds part of the endpoint path (`/v1`, or the
- * whole path), so it was not doubled.
+ * Says where requests go: the servers of a run with several, and any server whose `--url` path
+ * already holds part of the endpoint path (`/v1`, or the whole path), so it was not doubled.
  */
-function logJoinedPath(ctx: RunContext): void {
-  const { config, adapter, target } = ctx;
-  const base = new URL(target).pathname.replace(/\/+$/, '');
-  const joined = requestPathOf(ctx);
-  if (joined === base + endpointPathFor(adapter, config.streaming, config.endpointPath)) return;
-  ctx.env.log.info(
-    `--url has the path ${base}: requests go to ${new URL(target).origin}${joined} (not doubled, as AIPerf joins them)`,
-  );
+function logServers(ctx: RunContext): void {
+  const servers = serverTargets(ctx);
+  if (servers.length > 1)
+    ctx.env.log.info(
+      `${servers.length} servers: ${servers.map((s) => s.url).join(', ')}; sessions round-robin, each session on one server`,
+    );
+  for (const server of servers) {
+    const note = joinedPathNote(ctx, server);
+    if (note !== null) ctx.env.log.info(note);
+  }
 }
 
 /**

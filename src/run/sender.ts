@@ -21,6 +21,7 @@ import { bodyWithPromptBytes } from './body-bytes.js';
 import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
+import { type ServerTarget, serverOfSession } from './servers.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** What the sender needs. */
@@ -28,8 +29,8 @@ export interface SenderDeps {
   config: ProfileConfig;
   client: HttpClient;
   adapter: EndpointAdapter;
-  /** Full URL path of the endpoint (base path + endpoint path). */
-  path: string;
+  /** The run's servers with their request paths, in `--url` order (run/servers.ts). */
+  servers: readonly ServerTarget[];
   synthesizer: PromptSynthesizer;
   tokenizer: TextTokenizer;
   /** The run's clock; `--request-cancellation-delay` is timed on it. */
@@ -47,10 +48,11 @@ export interface SenderDeps {
   /** Called with each finished record. */
   onRecord(raw: RawRecord): Promise<void> | void;
   /**
-   * The run's ideal prefix cache: each synthesized prompt is admitted as it is sent, and its record
-   * gets `idealCachedTokens`. Absent for sends that never reach the target (the client warm-up).
+   * The run's ideal prefix caches, one per server (index as {@link SenderDeps.servers}): each
+   * synthesized prompt is admitted to its server's as it is sent, and its record gets
+   * `idealCachedTokens`. Absent for sends that never reach the target (the client warm-up).
    */
-  idealCache?: IdealPrefixCache;
+  idealCaches?: readonly IdealPrefixCache[];
 }
 
 /**
@@ -106,6 +108,27 @@ function requestSignal(
   return { signal: AbortSignal.any([runSignal, own.signal]), disarm };
 }
 
+/** Who a request is, before its prompt is built (`inputTokens` is filled in then). */
+function identityOf(
+  { conversation, turn, sessionNum, scheduledNs }: DispatchItem,
+  model: string,
+  serverUrl: string,
+): RequestIdentity {
+  return {
+    conversationId: conversation.id,
+    turnIndex: turn.index,
+    sessionNum,
+    xRequestId: randomUUID(),
+    xCorrelationId: `${conversation.id}`,
+    model,
+    ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
+    scheduledNs,
+    inputTokens: null,
+    requestedOutputTokens: turn.maxTokens ?? null,
+    serverUrl,
+  };
+}
+
 function* prepareOne(
   deps: SenderDeps,
   context: ConversationContext,
@@ -114,18 +137,9 @@ function* prepareOne(
   cancelAfterMs: number | null,
 ): Steps<{ send(scheduledNs?: number): Promise<RawRecord> }> {
   const { conversation, turn } = item;
-  const identity: RequestIdentity = {
-    conversationId: conversation.id,
-    turnIndex: turn.index,
-    sessionNum: item.sessionNum,
-    xRequestId: randomUUID(),
-    xCorrelationId: `${conversation.id}`,
-    model,
-    ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
-    scheduledNs: item.scheduledNs,
-    inputTokens: null,
-    requestedOutputTokens: turn.maxTokens ?? null,
-  };
+  const server = serverOfSession(item.sessionNum, deps.servers.length);
+  const target = deps.servers[server] as ServerTarget;
+  const identity = identityOf(item, model, target.url);
   let prompt: TurnPrompt;
   // Large prompts: keep one copy, the body's UTF-8 bytes, built here (ahead of the send time when the
   // strategy prepares ahead): the send neither serializes nor encodes, and the bytes live outside the
@@ -158,7 +172,8 @@ function* prepareOne(
       const sendingNs = monotonicNowNs();
       const pending = deps.client.send({
         identity,
-        path: deps.path,
+        path: target.path,
+        server,
         headers,
         body: bytes,
         stream: deps.config.streaming && deps.adapter.streamable,
@@ -170,7 +185,9 @@ function* prepareOne(
       const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
       // Only queued here; the cache's work is done once the response is in (prefix-chain.ts).
       const admitted =
-        facts.cacheBlocks === null ? undefined : deps.idealCache?.admit(facts.cacheBlocks, sendingNs);
+        facts.cacheBlocks === null
+          ? undefined
+          : deps.idealCaches?.[server]?.admit(facts.cacheBlocks, sendingNs);
       const raw = await pending;
       cancel.disarm();
       const ideal = admitted?.settle(raw.sentNs);

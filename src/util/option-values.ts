@@ -81,6 +81,24 @@ export function parseUrl(value: string): string {
   return `${url.origin}${path}`;
 }
 
+/**
+ * Accumulates `--url` values: each a URL or a comma-separated list of them (AIPerf's `--url` is
+ * repeatable), normalized by {@link parseUrl}, appended to `previous` in the order given.
+ * @throws {ConfigError} for a value that is not an http(s) URL, an empty item, or a server listed twice
+ *   (requests are spread evenly over the list: a repeat would silently send it twice the share).
+ */
+export function collectUrls(value: string, previous: readonly string[] = []): string[] {
+  const out = [...previous];
+  for (const item of value.split(',').map((s) => s.trim())) {
+    if (item === '')
+      throw new ConfigError(`expected a URL or a comma-separated list of URLs, got "${value}".`);
+    const url = parseUrl(item);
+    if (out.includes(url)) throw new ConfigError(`${url} is listed twice.`);
+    out.push(url);
+  }
+  return out;
+}
+
 /** Parses a comma-separated list of model names. */
 export function parseModels(value: string): string[] {
   const models = value

@@ -92,7 +92,7 @@ function context(options: VirtualPhaseOptions, clock: VirtualClock): RunContext 
     tokenizer,
     synthesizer: PromptSynthesizer.create(tokenizer, config.randomSeed),
     adapter: ENDPOINTS.chat,
-    target: config.url,
+    targets: config.url,
     stream: null,
     clock,
     openClient: () => fakeServer(clock, options.durationMs),

@@ -95,8 +95,8 @@ let pool: PhaseClient;
 
 before(async () => {
   player = await startFixturePlayer(fixtures);
-  single = createClient({ url: player.origin, connections: 2, workers: 1 });
-  pool = createClient({ url: player.origin, connections: 2, workers: 2 });
+  single = createClient({ urls: [player.origin], connections: 2, workers: 1 });
+  pool = createClient({ urls: [player.origin], connections: 2, workers: 2 });
   await pool.ready?.();
 });
 after(async () => {
@@ -197,8 +197,8 @@ test('a refused connection: the same connection_error record through both client
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadSingle = createClient({ url, connections: 1, workers: 1 });
-  const deadPool = createClient({ url, connections: 1, workers: 2 });
+  const deadSingle = createClient({ urls: [url], connections: 1, workers: 1 });
+  const deadPool = createClient({ urls: [url], connections: 1, workers: 2 });
   try {
     const viaSingle = await deadSingle.send(request('none'));
     const viaPool = await deadPool.send(request('none'));

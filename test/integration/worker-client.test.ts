@@ -48,7 +48,7 @@ let pool: WorkerPoolClient;
 before(async () => {
   player = await startFixturePlayer([...fixtures, ...inline]);
   single = createHttpClient({ url: player.origin, connections: 4 });
-  pool = createWorkerPoolClient({ url: player.origin, connections: 4, workers: 2 });
+  pool = createWorkerPoolClient({ urls: [player.origin], connections: 4, workers: 2 });
 });
 after(async () => {
   await single.close();
@@ -200,7 +200,7 @@ test('a session always goes to the same worker; both workers report stats', asyn
 test('a worker that dies fails its in-flight requests as client_error, then the pool recovers', async () => {
   const started: Worker[] = [];
   const crashPool = createWorkerPoolClient({
-    url: player.origin,
+    urls: [player.origin],
     connections: 2,
     workers: 1,
     onWorkerStart: (worker) => started.push(worker),

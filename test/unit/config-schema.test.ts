@@ -172,6 +172,11 @@ test('a bad value names the option and what was expected', () => {
     /only http:\/\/ and https:\/\//,
   );
   assertConfigError(
+    () => profileConfig({ ...base, url: ['http://a:1', 'a:1/'] }),
+    '--url',
+    /^--url: http:\/\/a:1 is listed twice\.$/,
+  );
+  assertConfigError(
     () => profileConfig({ ...base, endpointType: 'chatt' as 'chat' }),
     '--endpoint-type',
     /expected one of chat, /,
@@ -195,12 +200,17 @@ test('defaults that depend on other fields resolve as the CLI resolves them', ()
   assert.equal(c.fixedScheduleAutoOffset, false, 'a start offset turns auto-offset off');
   assert.equal(c.ui, 'simple');
   assert.equal(c.artifactDir, join('artifacts', 'm-openai-chat-fixed_schedule'));
-  assert.equal(c.url, 'http://localhost:8000');
+  assert.deepEqual(c.url, ['http://localhost:8000']);
   assert.ok(Number.isSafeInteger(c.randomSeed));
   assert.equal(profileConfig({ ...bailian, fixedSchedule: false }).fixedSchedule, false);
   const cancel = profileConfig({ ...base, requestCancellationRatePct: 10 });
   assert.equal(cancel.requestCancellationDelaySeconds, 0);
-  assert.equal(profileConfig({ ...base, url: 'host:9000/v1/' }).url, 'http://host:9000/v1');
+  assert.deepEqual(profileConfig({ ...base, url: 'host:9000/v1/' }).url, ['http://host:9000/v1']);
+  assert.deepEqual(
+    profileConfig({ ...base, url: ['a:1,https://b:2/v1', 'c:3'] }).url,
+    ['http://a:1', 'https://b:2/v1', 'http://c:3'],
+    'a list of URLs, each item possibly a comma list, in order',
+  );
   assert.equal(profileConfig({ ...base, endpointPath: 'v1/x' }).endpointPath, '/v1/x');
   assert.equal(
     profileConfig({ ...bailian, synthetic: { isl: 5 } }).synthetic,

@@ -43,7 +43,7 @@ test('a request that cannot be built is recorded as a client_error and never sen
     config: profileConfig({ models: ['m'], randomSeed: 1 }),
     client,
     adapter: ENDPOINTS.chat,
-    path: '/v1/chat/completions',
+    servers: [{ url: 'http://localhost:8000', path: '/v1/chat/completions' }],
     synthesizer,
     tokenizer,
     cancelSignal: new AbortController().signal,

@@ -1,0 +1,390 @@
+/**
+ * Every `aiperf profile` option (the inventory in the AIPerf spec notes, §3, with the other long
+ * names AIPerf's own CLI reference gives each) and how `tokenload profile` takes it: under the same
+ * name, as AIPerf's name for one of ours (an alias), accepted with no effect where AIPerf's value is
+ * the only thing tokenload does, or refused with the reason. The one source of the argv mapping
+ * (./aiperf-args.ts), the `--help` alias notes, the config-file keys and the README table.
+ */
+
+/** How tokenload takes one AIPerf option. */
+export type AiperfStatus =
+  /** The same flag with AIPerf's meaning; `note` says where it differs in detail. */
+  | { kind: 'same'; note?: string }
+  /** AIPerf's name for tokenload's `ours` (same meaning, `note` for details); rewritten before parsing. */
+  | { kind: 'alias'; ours: string; note?: string }
+  /**
+   * Accepted and dropped: AIPerf's `value` (or the flag itself, for a flag without a value) asks for
+   * what tokenload always does (`why`); any other value is refused with `why`.
+   */
+  | { kind: 'accepted'; value?: string; why: string }
+  /** Refused before anything runs, with `why` (exit code 2). */
+  | { kind: 'refused'; why: string };
+
+/** One AIPerf option. */
+export interface AiperfOption {
+  /** AIPerf's flag as typed: `--synthetic-input-tokens-mean`, `-b`. */
+  flag: string;
+  /** Its group in `aiperf profile --help`. */
+  group: string;
+  status: AiperfStatus;
+  /**
+   * Alias rows: what follows the flag in a test of it (its value, and any flag the value needs),
+   * e.g. `['constant', '--request-rate', '5']`; empty for a flag without a value.
+   */
+  example?: readonly string[];
+}
+
+const row =
+  (group: string) =>
+  (flag: string, status: AiperfStatus, example?: readonly string[]): AiperfOption => ({
+    flag,
+    group,
+    status,
+    ...(example === undefined ? {} : { example }),
+  });
+const same = (note?: string): AiperfStatus =>
+  note === undefined ? { kind: 'same' } : { kind: 'same', note };
+const alias = (ours: string, note?: string): AiperfStatus =>
+  note === undefined ? { kind: 'alias', ours } : { kind: 'alias', ours, note };
+const refused = (why: string): AiperfStatus => ({ kind: 'refused', why });
+const accepted = (why: string, value?: string): AiperfStatus =>
+  value === undefined ? { kind: 'accepted', why } : { kind: 'accepted', value, why };
+
+const SYNTHESIZE =
+  'a trace rewrite is `tokenload synthesize-trace` (same option name), which writes the rewritten trace; replay that file with `tokenload profile`';
+const ONE_RUN =
+  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload report compare`';
+const WARMUP_LOAD =
+  'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
+const NOT_YET = 'not implemented in tokenload yet';
+
+const endpoint = row('Endpoint');
+const tokenizer = row('Tokenizer');
+const input = row('Input');
+const schedule = row('Fixed schedule');
+const conversation = row('Conversation');
+const prompt = row('Prompt / ISL / OSL');
+const synthesis = row('Synthesis');
+const load = row('Load generator');
+const warmup = row('Warmup');
+const cancellation = row('Request cancellation');
+const output = row('Output');
+const telemetry = row('Telemetry');
+const ui = row('UI');
+const multiRun = row('Multi-run');
+const service = row('Workers / service');
+
+/** Every `aiperf profile` option, grouped as AIPerf groups them. */
+export const AIPERF_OPTIONS: readonly AiperfOption[] = [
+  endpoint('--model', same('a comma list or the flag repeated; models round-robin per request')),
+  endpoint('-m', same()),
+  endpoint('--model-names', alias('--model'), ['a,b']),
+  endpoint(
+    '--model-selection-strategy',
+    accepted('tokenload assigns models round-robin only', 'round_robin'),
+  ),
+  endpoint('--url', same('repeatable and a comma list; several servers get the sessions round-robin')),
+  endpoint('-u', same()),
+  endpoint(
+    '--url-strategy',
+    accepted(
+      'tokenload spreads sessions round-robin over the servers (AIPerf assigns each request on its own; tokenload keeps every turn of a session on one server)',
+      'round_robin',
+    ),
+  ),
+  endpoint('--endpoint-type', same('types: chat, completions, embeddings, responses, huggingface_generate')),
+  endpoint('--custom-endpoint', alias('--endpoint'), ['/v1/custom/chat']),
+  endpoint('--endpoint', same()),
+  endpoint('--streaming', same()),
+  endpoint('--request-timeout-seconds', same()),
+  endpoint('--api-key', same()),
+  endpoint('--use-legacy-max-tokens', same()),
+  endpoint('--use-server-token-count', same()),
+  endpoint(
+    '--connection-reuse-strategy',
+    accepted(
+      'tokenload keeps one keep-alive connection pool per server; a new connection per request or per session is not implemented',
+      'pooled',
+    ),
+  ),
+  endpoint(
+    '--wait-for-model-timeout',
+    refused(`${NOT_YET}: each server is checked once before the run, and a server that is down fails it`),
+  ),
+  endpoint('--wait-for-model-mode', refused(NOT_YET)),
+  endpoint('--wait-for-model-interval', refused(NOT_YET)),
+  endpoint('--session-header', refused('tokenload sends the session id as X-Correlation-ID only')),
+  endpoint('--transport', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
+  endpoint('--transport-type', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
+  tokenizer('--tokenizer', same('a local tokenizer.json or model folder, or builtin:qwen3')),
+  tokenizer('--tokenizer-revision', refused(`${NOT_YET}: tokenizers are read from local files`)),
+  tokenizer(
+    '--tokenizer-trust-remote-code',
+    refused('tokenload reads tokenizer.json with its own tokenizer and runs no code from a model repository'),
+  ),
+  tokenizer('--apply-chat-template', refused(`${NOT_YET}: ISL counts the message texts`)),
+  input('--input-file', same()),
+  input('--custom-dataset-type', same()),
+  input(
+    '--public-dataset',
+    refused('tokenload downloads no datasets: download the file and pass it with --input-file'),
+  ),
+  input('--extra-inputs', same('repeat the flag, or list several values after it')),
+  input('--header', same('repeat the flag, or list several values after it')),
+  input('-H', same()),
+  input('--dataset-sampling-strategy', same()),
+  input('--random-seed', same()),
+  input('--ignore-trace-delays', refused(`${NOT_YET}: a dataset's per-turn delays are always honoured`)),
+  input(
+    '--config',
+    same(
+      'a flat YAML/JSON file of flag: value pairs (AIPerf names work as keys), not AIPerf’s nested layout',
+    ),
+  ),
+  input('-f', same()),
+  schedule('--fixed-schedule', same()),
+  schedule('--no-fixed-schedule', same()),
+  schedule('--fixed-schedule-auto-offset', same('on by default in tokenload (off in AIPerf mainline)')),
+  schedule('--fixed-schedule-start-offset', same()),
+  schedule('--fixed-schedule-end-offset', same()),
+  row('Goodput')('--goodput', same()),
+  conversation(
+    '--conversation-num',
+    alias(
+      '--num-dataset-entries',
+      'conversations generated; the run still stops at --request-count or --benchmark-duration',
+    ),
+    ['20'],
+  ),
+  conversation(
+    '--num-conversations',
+    alias(
+      '--num-dataset-entries',
+      'conversations generated; the run still stops at --request-count or --benchmark-duration',
+    ),
+    ['20'],
+  ),
+  conversation(
+    '--num-sessions',
+    alias(
+      '--num-dataset-entries',
+      'conversations generated; the run still stops at --request-count or --benchmark-duration',
+    ),
+    ['20'],
+  ),
+  conversation('--num-dataset-entries', same('tokenload generates this many conversations')),
+  conversation('--num-prompts', alias('--num-dataset-entries'), ['20']),
+  conversation('--session-turns-mean', same()),
+  conversation('--conversation-turn-mean', alias('--session-turns-mean'), ['3']),
+  conversation('--session-turns-stddev', same()),
+  conversation('--conversation-turn-stddev', alias('--session-turns-stddev'), ['1']),
+  conversation('--session-turn-delay-mean', same()),
+  conversation('--conversation-turn-delay-mean', alias('--session-turn-delay-mean'), ['250']),
+  conversation('--session-turn-delay-stddev', same()),
+  conversation('--conversation-turn-delay-stddev', alias('--session-turn-delay-stddev'), ['50']),
+  conversation('--session-turn-delay-ratio', same()),
+  conversation('--conversation-turn-delay-ratio', alias('--session-turn-delay-ratio'), ['0.5']),
+  conversation('--session-delay-ratio', alias('--session-turn-delay-ratio'), ['0.5']),
+  prompt('--batch-size', refused('tokenload sends one input per request (embeddings included)')),
+  prompt('-b', refused('tokenload sends one input per request (embeddings included)')),
+  prompt('--prompt-batch-size', refused('tokenload sends one input per request (embeddings included)')),
+  prompt('--batch-size-text', refused('tokenload sends one input per request (embeddings included)')),
+  prompt('--isl', same()),
+  prompt('--synthetic-input-tokens-mean', alias('--isl'), ['128']),
+  prompt('--prompt-input-tokens-mean', alias('--isl'), ['128']),
+  prompt('--isl-stddev', same()),
+  prompt('--synthetic-input-tokens-stddev', alias('--isl-stddev'), ['10']),
+  prompt('--prompt-input-tokens-stddev', alias('--isl-stddev'), ['10']),
+  prompt('--isl-block-size', same()),
+  prompt('--synthetic-input-tokens-block-size', alias('--isl-block-size'), ['64']),
+  prompt('--prompt-input-tokens-block-size', alias('--isl-block-size'), ['64']),
+  prompt('--seq-dist', same()),
+  prompt('--sequence-distribution', alias('--seq-dist'), ['128,64:50;512,128:50']),
+  prompt('--osl', same()),
+  prompt('--output-tokens-mean', alias('--osl'), ['64']),
+  prompt('--prompt-output-tokens-mean', alias('--osl'), ['64']),
+  prompt('--osl-stddev', same()),
+  prompt('--output-tokens-stddev', alias('--osl-stddev'), ['8']),
+  prompt('--prompt-output-tokens-stddev', alias('--osl-stddev'), ['8']),
+  prompt('--num-prefix-prompts', same()),
+  prompt('--prefix-prompt-pool-size', alias('--num-prefix-prompts'), ['4']),
+  prompt('--prompt-prefix-pool-size', alias('--num-prefix-prompts'), ['4']),
+  prompt('--prefix-prompt-length', same()),
+  prompt('--prompt-prefix-length', alias('--prefix-prompt-length'), ['100']),
+  prompt('--shared-system-prompt-length', same()),
+  prompt('--user-context-prompt-length', same()),
+  prompt('--prompt-corpus', refused('tokenload synthesizes prompts from its one bundled corpus')),
+  prompt('--cache-bust', refused(NOT_YET)),
+  prompt(
+    '--system-prompt',
+    refused(
+      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
+    ),
+  ),
+  prompt(
+    '--system-prompt-file',
+    refused(
+      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
+    ),
+  ),
+  synthesis('--synthesis-speedup-ratio', same()),
+  synthesis('--synthesis-prefix-len-multiplier', refused('tokenload does not rebuild a trace’s prefix tree')),
+  synthesis(
+    '--synthesis-prefix-root-multiplier',
+    refused('tokenload does not rebuild a trace’s prefix tree'),
+  ),
+  synthesis('--synthesis-prompt-len-multiplier', refused(SYNTHESIZE)),
+  synthesis('--synthesis-output-len-multiplier', refused(SYNTHESIZE)),
+  synthesis('--synthesis-max-isl', refused(SYNTHESIZE)),
+  synthesis('--synthesis-max-osl', refused(SYNTHESIZE)),
+  load('--concurrency', same('a comma list runs a sweep')),
+  load('--request-rate', same('a comma list runs a sweep')),
+  load('--arrival-pattern', same('patterns: constant, poisson, gamma')),
+  load('--request-rate-mode', alias('--arrival-pattern'), ['constant', '--request-rate', '5']),
+  load('--arrival-smoothness', same()),
+  load('--vllm-burstiness', alias('--arrival-smoothness'), [
+    '2',
+    '--request-rate',
+    '5',
+    '--arrival-pattern',
+    'gamma',
+  ]),
+  load('--request-count', same()),
+  load('--num-requests', alias('--request-count'), ['7']),
+  load('--benchmark-duration', same()),
+  load(
+    '--benchmark-grace-period',
+    same('a number of seconds (AIPerf’s `inf` is not taken: give a large number)'),
+  ),
+  load('--prefill-concurrency', refused(`${NOT_YET}: requests are not gated on their first token`)),
+  load('--concurrency-ramp-duration', same()),
+  load(
+    '--prefill-concurrency-ramp-duration',
+    refused(`${NOT_YET}: requests are not gated on their first token`),
+  ),
+  load('--request-rate-ramp-duration', same()),
+  load(
+    '--user-centric-rate',
+    refused(`${NOT_YET}: use --request-rate with multi-turn sessions and --session-turn-delay-mean`),
+  ),
+  load(
+    '--num-users',
+    refused(`${NOT_YET}: use --request-rate with multi-turn sessions and --session-turn-delay-mean`),
+  ),
+  warmup('--warmup-request-count', same()),
+  warmup('--num-warmup-requests', alias('--warmup-request-count'), ['3']),
+  warmup('--warmup-duration', same()),
+  warmup('--num-warmup-sessions', refused(`${NOT_YET}: use --warmup-request-count`)),
+  warmup('--warmup-concurrency', refused(WARMUP_LOAD)),
+  warmup('--warmup-request-rate', refused(WARMUP_LOAD)),
+  warmup('--warmup-arrival-pattern', refused(WARMUP_LOAD)),
+  warmup('--warmup-prefill-concurrency', refused(WARMUP_LOAD)),
+  warmup('--warmup-grace-period', refused(`${NOT_YET}: the warmup waits for its requests to finish`)),
+  warmup('--warmup-concurrency-ramp-duration', refused(WARMUP_LOAD)),
+  warmup('--warmup-prefill-concurrency-ramp-duration', refused(WARMUP_LOAD)),
+  warmup('--warmup-request-rate-ramp-duration', refused(WARMUP_LOAD)),
+  cancellation('--request-cancellation-rate', same()),
+  cancellation('--request-cancellation-delay', same()),
+  output('--artifact-dir', same('an explicit folder is used as it is; the default is artifacts/<run name>')),
+  output('--output-artifact-dir', alias('--artifact-dir'), ['out-dir']),
+  output(
+    '--profile-export-prefix',
+    refused(
+      'tokenload always writes the default file names (profile_export.jsonl, profile_export_aiperf.json/.csv), which `tokenload report` and AIPerf’s plot look for; use --artifact-dir to keep runs apart',
+    ),
+  ),
+  output(
+    '--profile-export-file',
+    refused(
+      'tokenload always writes the default file names (profile_export.jsonl, profile_export_aiperf.json/.csv), which `tokenload report` and AIPerf’s plot look for; use --artifact-dir to keep runs apart',
+    ),
+  ),
+  output(
+    '--export-level',
+    accepted(
+      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
+      'records',
+    ),
+  ),
+  output(
+    '--profile-export-level',
+    accepted(
+      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
+      'records',
+    ),
+  ),
+  output('--slice-duration', refused(`${NOT_YET}: the HTML report plots every metric over time`)),
+  output(
+    '--export-http-trace',
+    refused(`${NOT_YET}: each record carries request_sent_ns, connection_reused and the connect time`),
+  ),
+  output('--show-trace-timing', refused(NOT_YET)),
+  output('--export-outputs-json', refused(NOT_YET)),
+  output('--auto-plot', refused('tokenload writes report.html (every chart) after every run')),
+  telemetry('--gpu-telemetry', refused('tokenload collects no GPU telemetry (DCGM, NVML)')),
+  telemetry('--no-gpu-telemetry', accepted('tokenload collects no GPU telemetry')),
+  telemetry('--server-metrics', refused(`${NOT_YET}: tokenload does not scrape the server’s /metrics`)),
+  telemetry('--no-server-metrics', accepted('tokenload does not scrape the server’s /metrics')),
+  telemetry('--network-latency-automatic', refused(NOT_YET)),
+  telemetry('--network-latency-mean', refused(NOT_YET)),
+  ui('--ui', same('modes: none, simple, dashboard (dashboard is the live line of simple)')),
+  ui('--ui-type', alias('--ui'), ['none']),
+  multiRun('--num-profile-runs', refused(ONE_RUN)),
+  multiRun('--profile-run-cooldown-seconds', refused(ONE_RUN)),
+  multiRun('--confidence-level', refused(ONE_RUN)),
+  multiRun('--set-consistent-seed', refused(ONE_RUN)),
+  multiRun('--no-set-consistent-seed', refused(ONE_RUN)),
+  multiRun('--profile-run-disable-warmup-after-first', refused(ONE_RUN)),
+  multiRun('--no-profile-run-disable-warmup-after-first', refused(ONE_RUN)),
+  service(
+    '--workers-max',
+    alias(
+      '--workers',
+      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs)',
+    ),
+    ['2'],
+  ),
+  service(
+    '--max-workers',
+    alias(
+      '--workers',
+      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs)',
+    ),
+    ['2'],
+  ),
+  service('--record-processors', refused('tokenload processes records as they complete, on the main thread')),
+  service(
+    '--record-processor-service-count',
+    refused('tokenload processes records as they complete, on the main thread'),
+  ),
+  service('--log-level', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service('-v', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service('--verbose', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service('-vv', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service('--extra-verbose', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service(
+    '--zmq-host',
+    refused('tokenload runs in one process (worker threads talk over in-process channels)'),
+  ),
+  service(
+    '--zmq-ipc-path',
+    refused('tokenload runs in one process (worker threads talk over in-process channels)'),
+  ),
+];
+
+/** The row of AIPerf's `flag` (exactly as typed), or undefined. */
+export function aiperfOption(flag: string): AiperfOption | undefined {
+  return BY_FLAG.get(flag);
+}
+
+const BY_FLAG = new Map(AIPERF_OPTIONS.map((o) => [o.flag, o]));
+
+/** The message of a refused AIPerf option (or an accepted one given another value). */
+export function refusalMessage(option: AiperfOption, value?: string): string {
+  const status = option.status;
+  const why = status.kind === 'refused' || status.kind === 'accepted' ? status.why : '';
+  const what = value === undefined ? option.flag : `${option.flag} ${value}`;
+  const only =
+    status.kind === 'accepted' && status.value !== undefined ? ` (only ${status.value} is taken)` : '';
+  return `${what} is AIPerf's option; tokenload does not take it${only}: ${why}.`;
+}

@@ -1,0 +1,131 @@
+/**
+ * The `servers` section of a run with several servers (`--url` given more than once): per server,
+ * how many requests and sessions it got and its main metrics, computed as the run's own (the same
+ * record metrics and run-level formulas, over that server's records and its own benchmark window:
+ * its first request start to its last response). Memory per server: the run totals and three lists
+ * of numbers (TTFT, request latency, ITL), never the records.
+ */
+import type { MetricUnit } from '../record/metric-types.js';
+import type { ProcessedRecord } from '../record/types.js';
+import { metricByTag } from './registry.js';
+import { tailStats } from './stats.js';
+import { addToTotals, emptyTotals } from './totals.js';
+import type { RunMetricDef, RunTotals } from './types.js';
+
+/** The per-record metrics each server reports, with their statistics. */
+const SERVER_DISTRIBUTIONS = ['time_to_first_token', 'request_latency', 'inter_token_latency'] as const;
+
+/** The run-level metrics each server reports (their formulas, over the server's own records). */
+const SERVER_RATES = ['request_throughput', 'output_token_throughput'] as const;
+
+/** A distribution of one server: unit, mean, median, tail and count (values in the metric's display unit). */
+export interface ServerDistribution {
+  unit: MetricUnit;
+  avg: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+/** One server's entry of the `servers` section. */
+export interface ServerSummary {
+  /** The server as `--url` gave it (normalized). */
+  url: string;
+  /** Successful requests (AIPerf `request_count`). */
+  request_count: number;
+  /** Failed requests, cancelled ones included (AIPerf `error_request_count`). */
+  error_request_count: number;
+  /** Sessions whose first turn it answered or failed (every later turn of a session goes to the same server). */
+  sessions: number;
+  /** Requests/s and output tokens/s over this server's own window; absent without a positive window. */
+  request_throughput?: number;
+  output_token_throughput?: number;
+  time_to_first_token?: ServerDistribution;
+  request_latency?: ServerDistribution;
+  inter_token_latency?: ServerDistribution;
+}
+
+/** What is kept of one server while the run goes on. */
+interface ServerTally {
+  totals: RunTotals;
+  sessions: number;
+  values: Record<(typeof SERVER_DISTRIBUTIONS)[number], number[]>;
+}
+
+function emptyTally(): ServerTally {
+  return {
+    totals: emptyTotals(false),
+    sessions: 0,
+    values: { time_to_first_token: [], request_latency: [], inter_token_latency: [] },
+  };
+}
+
+function distribution(tag: string, values: readonly number[]): ServerDistribution | undefined {
+  if (values.length === 0) return undefined;
+  let sum = 0;
+  for (const v of values) sum += v;
+  const unit = (metricByTag(tag)?.unit ?? 'ms') as MetricUnit;
+  return { unit, avg: sum / values.length, ...tailStats(values), count: values.length };
+}
+
+/** Folds the records of a run with several servers into one tally per server, by `serverUrl`. */
+export class ServerSplit {
+  private readonly tallies = new Map<string, ServerTally>();
+
+  /** @param urls the run's servers in `--url` order (the section lists them in this order). */
+  constructor(urls: readonly string[]) {
+    for (const url of urls) this.tallies.set(url, emptyTally());
+  }
+
+  /** Folds in one record; a record without a known server is not counted here. */
+  add(record: ProcessedRecord): void {
+    const url = record.raw.serverUrl;
+    const tally = url === undefined ? undefined : this.tallies.get(url);
+    if (tally === undefined) return;
+    addToTotals(tally.totals, record, null);
+    if (record.raw.turnIndex === 0) tally.sessions++;
+    if (!record.valid) return;
+    for (const tag of SERVER_DISTRIBUTIONS) {
+      const value = record.metrics[tag];
+      if (typeof value === 'number') tally.values[tag].push(value);
+    }
+  }
+
+  /** One entry per server, in `--url` order. */
+  build(): ServerSummary[] {
+    return [...this.tallies].map(([url, tally]) => {
+      const out: ServerSummary = {
+        url,
+        request_count: tally.totals.validCount,
+        error_request_count: tally.totals.errorCount,
+        sessions: tally.sessions,
+      };
+      for (const tag of SERVER_RATES) {
+        const value = (metricByTag(tag) as RunMetricDef).compute(tally.totals);
+        if (value !== undefined) out[tag] = value;
+      }
+      for (const tag of SERVER_DISTRIBUTIONS) {
+        const d = distribution(tag, tally.values[tag]);
+        if (d !== undefined) out[tag] = d;
+      }
+      return out;
+    });
+  }
+}
+
+/**
+ * The console line of one server, e.g. `Server http://10.0.0.2:8000: 120 requests (2 failed) in 40
+ * sessions; TTFT p50 35.1 ms, request latency p50 812.4 ms`.
+ */
+export function serverLine(s: ServerSummary): string {
+  const failed = s.error_request_count > 0 ? ` (${s.error_request_count} failed)` : '';
+  const parts = [`Server ${s.url}: ${s.request_count} requests${failed} in ${s.sessions} sessions`];
+  const tails: string[] = [];
+  if (s.time_to_first_token !== undefined) tails.push(`TTFT p50 ${s.time_to_first_token.p50.toFixed(1)} ms`);
+  if (s.request_latency !== undefined)
+    tails.push(`request latency p50 ${s.request_latency.p50.toFixed(1)} ms`);
+  if (tails.length > 0) parts.push(tails.join(', '));
+  return parts.join('; ');
+}

@@ -1,0 +1,55 @@
+/**
+ * The servers of a run (`--url`, once or several times) and which one a request goes to. Sessions
+ * are spread round-robin in the order they start (session `k` of a phase goes to server
+ * `k mod servers`), and every turn of a session goes to its session's server, so a server's prefix
+ * cache sees a conversation's whole history (a trace replay's conversation is one session). AIPerf's
+ * `--url-strategy round_robin` assigns each request on its own; tokenload keeps sessions whole.
+ */
+import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import type { RunContext } from './context.js';
+
+/** One server of the run. */
+export interface ServerTarget {
+  /** The server as `--url` gave it, normalized: origin plus any base path (`http://host:8000/v1`). */
+  url: string;
+  /** The URL path its requests are posted to: the base path joined with the endpoint's path. */
+  path: string;
+}
+
+/** Every server of the run, in `--url` order, with the path its requests go to. */
+export function serverTargets(ctx: Pick<RunContext, 'config' | 'adapter' | 'targets'>): ServerTarget[] {
+  const { config, adapter } = ctx;
+  const endpointPath = endpointPathFor(adapter, config.streaming, config.endpointPath);
+  return ctx.targets.map((url) => ({ url, path: requestPathFor(url, endpointPath) }));
+}
+
+/** The full URL a server's requests are posted to, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
+export function requestUrlOf(server: ServerTarget): string {
+  return `${new URL(server.url).origin}${server.path}`;
+}
+
+/**
+ * Index of the server of the session numbered `sessionNum` (0-based, in start order, AIPerf's
+ * `session_num`) among `servers` servers: round-robin over sessions, the same for every turn.
+ */
+export function serverOfSession(sessionNum: number, servers: number): number {
+  return sessionNum % servers;
+}
+
+/**
+ * The line that says where requests go when a server's `--url` path was not simply joined with the
+ * endpoint path (it already held `/v1` or the whole path, or ends in `/v1` before a path outside
+ * `/v1`); null when the two simply join.
+ */
+export function joinedPathNote(
+  ctx: Pick<RunContext, 'config' | 'adapter'>,
+  server: ServerTarget,
+): string | null {
+  const base = new URL(server.url).pathname.replace(/\/+$/, '');
+  const endpointPath = endpointPathFor(ctx.adapter, ctx.config.streaming, ctx.config.endpointPath);
+  if (server.path === base + endpointPath) return null;
+  const why = server.path.startsWith(base)
+    ? 'not doubled, as AIPerf joins them'
+    : `an OpenAI base URL's /v1 is left out: ${endpointPath} is not under /v1`;
+  return `--url has the path ${base}: requests go to ${requestUrlOf(server)} (${why})`;
+}

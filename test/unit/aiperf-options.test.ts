@@ -1,0 +1,200 @@
+/**
+ * AIPerf's `aiperf profile` options, walked from the one table (src/cli/aiperf-options.ts) through
+ * the real CLI: `profile --help` lists each option tokenload takes under AIPerf's name, every alias
+ * gives the configuration tokenload's own flag gives (the exported parse path the CLI uses), an
+ * option accepted with no effect changes nothing and refuses any other value, every refused one
+ * exits 2 with its reason, and the README table says the same as the table.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { AIPERF_OPTIONS, type AiperfOption } from '../../src/cli/aiperf-options.js';
+import { main } from '../../src/cli/main.js';
+import { parseProfileArgs } from '../../src/cli/profile-command.js';
+import { ConfigError } from '../../src/errors.js';
+import type { ProfileConfig } from '../../src/run/config.js';
+
+/** Runs `main` with `args`, capturing what it writes to `stream`. */
+async function captured(stream: NodeJS.WriteStream, args: string[]): Promise<{ code: number; text: string }> {
+  const chunks: string[] = [];
+  const write = stream.write.bind(stream);
+  stream.write = ((c: string | Uint8Array) => {
+    chunks.push(String(c));
+    return true;
+  }) as typeof stream.write;
+  try {
+    const code = await main(['node', 'tokenload', ...args]);
+    return { code, text: chunks.join('') };
+  } finally {
+    stream.write = write;
+  }
+}
+
+/** A configuration without the recorded command line (which names the flags as typed). */
+function configOf(args: string[]): Omit<ProfileConfig, 'commandLine'>[] {
+  return parseProfileArgs(args).map(({ commandLine: _line, ...rest }) => rest);
+}
+
+/** Arguments every parse starts with; without `-m` when the option under test sets the model. */
+const baseArgs = (ours?: string): string[] => [
+  '--random-seed',
+  '7',
+  ...(ours === '--model' ? [] : ['-m', 'm']),
+];
+
+const rowsOf = <K extends AiperfOption['status']['kind']>(kind: K) =>
+  AIPERF_OPTIONS.filter(
+    (o): o is AiperfOption & { status: Extract<AiperfOption['status'], { kind: K }> } =>
+      o.status.kind === kind,
+  );
+
+test('the table names each AIPerf flag once', () => {
+  const flags = AIPERF_OPTIONS.map((o) => o.flag);
+  assert.deepEqual(
+    flags.filter((f, i) => flags.indexOf(f) !== i),
+    [],
+  );
+});
+
+test('profile --help: every option of the same name is there, and every alias beside its option', async () => {
+  const { code, text } = await captured(process.stdout, ['profile', '--help']);
+  assert.equal(code, 0);
+  for (const row of rowsOf('same')) {
+    const listed = new RegExp(`(^|[\\s,])${row.flag}[\\s,]`, 'm').test(text);
+    assert.ok(listed, `${row.flag}: the table says tokenload takes it under the same name; --help lacks it`);
+  }
+  for (const row of rowsOf('alias')) {
+    const line = text.split('\n').find((l) => new RegExp(`^\\s+(-\\w, )?${row.status.ours} `).test(l)) ?? '';
+    assert.match(line, /\(AIPerf: [^)]*\)/, `${row.status.ours} has no AIPerf names in --help`);
+    assert.ok(line.includes(row.flag), `${row.flag} is not listed beside ${row.status.ours}: ${line}`);
+  }
+});
+
+test('every alias gives the configuration of tokenload’s own flag, and changes it', () => {
+  for (const row of rowsOf('alias')) {
+    const tail = row.example ?? [];
+    const base = baseArgs(row.status.ours);
+    const viaAlias = configOf([...base, row.flag, ...tail]);
+    assert.deepEqual(viaAlias, configOf([...base, row.status.ours, ...tail]), row.flag);
+    assert.notDeepEqual(viaAlias, configOf([...baseArgs(), ...tail.slice(1)]), `${row.flag} had no effect`);
+    // The `--name=value` form maps too.
+    if (tail.length > 0)
+      assert.deepEqual(configOf([...base, `${row.flag}=${tail[0]}`, ...tail.slice(1)]), viaAlias, row.flag);
+  }
+});
+
+test('an option accepted with no effect changes nothing; any other value is refused naming it', () => {
+  const plain = configOf(baseArgs());
+  for (const row of rowsOf('accepted')) {
+    const value = row.status.value;
+    const args = value === undefined ? [row.flag] : [row.flag, value];
+    assert.deepEqual(configOf([...baseArgs(), ...args]), plain, row.flag);
+    const other = value === undefined ? `${row.flag}=x` : [row.flag, 'something-else'];
+    assert.throws(
+      () => configOf([...baseArgs(), ...(Array.isArray(other) ? other : [other])]),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.option === row.flag &&
+        err.message.startsWith(
+          `${row.flag} ${value === undefined ? 'x' : 'something-else'} is AIPerf's option`,
+        ),
+      row.flag,
+    );
+  }
+});
+
+test('every refused option exits 2 with AIPerf’s name and tokenload’s reason, before anything runs', async () => {
+  for (const row of rowsOf('refused')) {
+    const { code, text } = await captured(process.stderr, ['profile', '-m', 'm', row.flag, 'value']);
+    assert.equal(code, 2, row.flag);
+    assert.equal(
+      text,
+      `error: ${row.flag} is AIPerf's option; tokenload does not take it: ${row.status.why}.\n`,
+      row.flag,
+    );
+  }
+});
+
+test('a refused option is not one tokenload defines (else the table is stale: update it and the README)', async () => {
+  const { text } = await captured(process.stdout, ['profile', '--help']);
+  const options = text.split('\nAIPerf')[0] ?? '';
+  for (const row of [...rowsOf('refused'), ...rowsOf('accepted'), ...rowsOf('alias')]) {
+    const defined = new RegExp(`(^|[\\s,])${row.flag}[\\s,]`, 'm').test(
+      options.replace(/\(AIPerf: [^)]*\)/g, ''),
+    );
+    assert.ok(
+      !defined,
+      `${row.flag} is now an option of tokenload profile: mark it "same" in src/cli/aiperf-options.ts and the README`,
+    );
+  }
+});
+
+test('AIPerf list options: several values after one flag', () => {
+  const [c] = configOf([
+    ...baseArgs(),
+    '--extra-inputs',
+    'temperature:0.5',
+    'top_p:0.9',
+    '-H',
+    'X-A:1',
+    'X-B:2',
+    '--url',
+    'a:1',
+    'b:2',
+    '--streaming',
+  ]);
+  assert.deepEqual(c?.extraInputs, { temperature: 0.5, top_p: 0.9 });
+  assert.deepEqual(c?.headers, { 'X-A': '1', 'X-B': '2' });
+  assert.deepEqual(c?.url, ['http://a:1', 'http://b:2']);
+  assert.equal(c?.streaming, true);
+  const [models] = configOf(['--model-names', 'a', 'b', '-m', 'c']);
+  assert.deepEqual(models?.models, ['a', 'b', 'c']);
+});
+
+test('one option set under AIPerf’s name and tokenload’s is refused, not silently resolved', () => {
+  assert.throws(
+    () => configOf([...baseArgs(), '--isl', '100', '--synthetic-input-tokens-mean', '200']),
+    /^ConfigError: --isl and --synthetic-input-tokens-mean \(AIPerf's name for --isl\) set the same option; give it once\.$/,
+  );
+});
+
+test('-f config file: AIPerf names work as keys, and a refused one is refused naming file and key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-aiperf-config-'));
+  const good = join(dir, 'good.yaml');
+  writeFileSync(
+    good,
+    'synthetic-input-tokens-mean: 128\nurl-strategy: round_robin\nno-gpu-telemetry: true\n',
+  );
+  assert.deepEqual(configOf([...baseArgs(), '-f', good]), configOf([...baseArgs(), '--isl', '128']));
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'public-dataset: sharegpt\n');
+  assert.throws(
+    () => configOf([...baseArgs(), '-f', bad]),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message.startsWith(
+        `--config ${bad}: key "public-dataset": --public-dataset sharegpt is AIPerf's option`,
+      ),
+  );
+});
+
+/** The README row of one AIPerf option. */
+function readmeRow(o: AiperfOption): string {
+  const s = o.status;
+  const note = 'note' in s && s.note !== undefined ? `: ${s.note}` : '';
+  let status: string;
+  if (s.kind === 'same') status = `same${note}`;
+  else if (s.kind === 'alias') status = `alias of \`${s.ours}\`${note}`;
+  else if (s.kind === 'accepted')
+    status = `accepted, no effect${s.value === undefined ? '' : ` (only \`${s.value}\`)`}: ${s.why}`;
+  else status = `refused: ${s.why}`;
+  return `| ${o.group} | \`${o.flag}\` | ${status} |`;
+}
+
+test('the README table lists every AIPerf option with the status the CLI applies', () => {
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const missing = AIPERF_OPTIONS.map(readmeRow).filter((line) => !readme.includes(`${line}\n`));
+  assert.deepEqual(missing, [], 'README rows out of date (expected lines shown)');
+});
