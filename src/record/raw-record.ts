@@ -35,5 +35,6 @@ export function emptyRecord(id: RequestIdentity): RawRecord {
   if (id.requestType !== undefined) raw.requestType = id.requestType;
   if (id.promptLayout !== undefined) raw.promptLayout = id.promptLayout;
   if (id.sentPromptTokens !== undefined) raw.sentPromptTokens = id.sentPromptTokens;
+  if (id.textInputTokens !== undefined) raw.textInputTokens = id.textInputTokens;
   return raw;
 }

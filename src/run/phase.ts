@@ -215,6 +215,7 @@ function phaseSender(
     path: requestPathOf(ctx),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
+    templateCounter: ctx.templateCounter ?? null,
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCache === undefined ? {} : { idealCache: ctx.idealCache }),

@@ -125,6 +125,7 @@ async function profileWith(next: Habit, over: { useServerTokenCount?: boolean } 
   const outcome = await runProfile(
     profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       url: origin,
       streaming: true,
       synthetic: { isl: 16, osl: 4, numDatasetEntries: 4 },
@@ -246,6 +247,8 @@ const cliArgs = (url: string, dir: string) => [
   'profile',
   '-m',
   'm',
+  '--tokenizer',
+  'builtin',
   '--url',
   url,
   '--streaming',
