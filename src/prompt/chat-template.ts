@@ -3,7 +3,8 @@
  * renders it before counting `usage.prompt_tokens`: the Jinja template of `chat_template.jinja` in
  * the tokenizer's folder, else `chat_template` of `tokenizer_config.json` (a string, or the entry
  * named `default` of a list), rendered by `@huggingface/jinja` with the messages, the generation
- * prompt (`add_generation_prompt`), the special tokens of tokenizer_config.json and no tools.
+ * prompt (`add_generation_prompt`), the special tokens of tokenizer_config.json, the request's
+ * `chat_template_kwargs` (vLLM and SGLang pass them to the template) and no tools.
  */
 import { readFileSync } from 'node:fs';
 import { Template } from '@huggingface/jinja';
@@ -43,9 +44,11 @@ function configTemplate(config: Record<string, unknown>): string | undefined {
 
 /**
  * Loads the chat template of the tokenizer at `path` (`builtin:qwen3`, a folder or a tokenizer.json).
+ * @param kwargs extra template variables, as a server takes them from the body's
+ *   `chat_template_kwargs` (e.g. `{enable_thinking: false}`).
  * @throws {TokenizerLoadError} when the tokenizer has no template, or it does not parse.
  */
-export function loadChatTemplate(path: string): ChatTemplate {
+export function loadChatTemplate(path: string, kwargs: Record<string, unknown> = {}): ChatTemplate {
   const files = resolveFiles(path);
   const config = files.configJson === null ? {} : (readJson(files.configJson) as Record<string, unknown>);
   let source = files.chatTemplateFile;
@@ -67,7 +70,7 @@ export function loadChatTemplate(path: string): ChatTemplate {
       `--apply-chat-template: the chat template of ${source} does not parse (${(err as Error).message})`,
     );
   }
-  const context: Record<string, unknown> = { add_generation_prompt: true };
+  const context: Record<string, unknown> = { ...kwargs, add_generation_prompt: true };
   for (const key of SPECIAL_TOKEN_KEYS) {
     const value = tokenString(config[key]);
     if (value !== undefined) context[key] = value;

@@ -42,7 +42,8 @@ export async function resolveRunTokenizer(config: ProfileConfig, env: RunEnv): P
 const loadedTokenizers = new Map<string, TextTokenizer>();
 
 /**
- * Loads the resolved tokenizer and, with `--apply-chat-template`, its chat template counter.
+ * Loads the resolved tokenizer and, with `--apply-chat-template`, its chat template counter (the
+ * template rendered with `--extra-inputs chat_template_kwargs`, as the server renders it).
  * @throws {TokenizerLoadError} for unreadable files, or a tokenizer without a chat template.
  */
 export function loadRunTokenizer(
@@ -56,7 +57,9 @@ export function loadRunTokenizer(
     loadedTokenizers.set(source.path, tokenizer);
   }
   if (!config.applyChatTemplate) return { tokenizer, templateCounter: null };
-  const templateCounter = new TemplateCounter(loadChatTemplate(source.path), tokenizer);
+  const kwargs = config.extraInputs.chat_template_kwargs;
+  const template = loadChatTemplate(source.path, isObject(kwargs) ? kwargs : {});
+  const templateCounter = new TemplateCounter(template, tokenizer);
   env.log.info(`chat template: ${templateCounter.template.source} (ISL counts the templated prompt)`);
   return { tokenizer, templateCounter };
 }
@@ -76,4 +79,8 @@ export function tokenizerFacts(
   if (source !== undefined) out.tokenizer = tokenizerSection(source, counter?.template.source ?? null);
   if (counter !== null) out.template = { shorterThanTemplate: counter.shorterThanTemplate - shortBefore };
   return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

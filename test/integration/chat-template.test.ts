@@ -221,3 +221,22 @@ test('a tokenizer without a chat template fails before sending; chat_template.ji
   assert.equal(run.summary.tokenizer?.chat_template, join(withFile, 'chat_template.jinja'));
   for (const r of run.records) assert.equal(value(r, 'usage_prompt_tokens'), 64);
 });
+
+test('chat_template_kwargs sent in the body reach the client render too (Qwen3 enable_thinking)', async () => {
+  const overhead = async (extraInputs: Record<string, unknown>) => {
+    const run = await profile({
+      synthetic: { isl: 40, osl: 3, numDatasetEntries: 3 },
+      requestCount: 3,
+      applyChatTemplate: true,
+      extraInputs,
+    });
+    return run.records.map((r) => value(r, 'input_templated_tokens') - value(r, 'input_text_tokens'));
+  };
+  const plain = await overhead({});
+  const noThinking = await overhead({ chat_template_kwargs: { enable_thinking: false } });
+  // Qwen3's template adds an empty think block to the generation prompt when thinking is off.
+  assert.ok(
+    noThinking.every((n, i) => n > (plain[i] as number)),
+    `${plain} → ${noThinking}`,
+  );
+});
