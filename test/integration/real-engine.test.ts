@@ -140,7 +140,8 @@ async function replay(label: string, requests: number, args: string[]): Promise<
   try {
     const { code, output } = await runCli([
       'profile',
-      ...['--model', MODEL_NAME, '--url', server.url, '--endpoint-type', 'chat', ...args],
+      ...['--model', MODEL_NAME, '--tokenizer', 'builtin', '--url', server.url, '--endpoint-type', 'chat'],
+      ...args,
       ...['--input-file', TRACE, '--custom-dataset-type', 'bailian_trace', '--no-fixed-schedule'],
       ...['--random-seed', '1', '--ui', 'none', '--artifact-dir', dir],
     ]);
