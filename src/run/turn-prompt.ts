@@ -61,6 +61,8 @@ export function* resolveTurnPrompt(
           messageTokens: [s.tokens],
           pieces: s.pieces,
         };
+      // Rendering and counting a long prompt is a step of its own (about 5 ms at 100k tokens).
+      yield;
       const fit = counter.fitUserText(s.pieces, s.tokens, p.inputLength, synthesizer.additive);
       const text = fit.textTokens;
       return {
