@@ -79,11 +79,6 @@ export function findCachedSnapshot(
   return { found: true, snapshotDir, commit };
 }
 
-/** True when the cache marks `file` as absent from the repository at `commit` (`.no_exist`). */
-export function cachedAsMissing(cacheDir: string, repo: string, commit: string, file: string): boolean {
-  return existsSync(join(repoCacheDir(cacheDir, repo), '.no_exist', commit, file));
-}
-
 /** One downloaded file, as the cache stores it. */
 export interface CachedFileWrite {
   repo: string;
