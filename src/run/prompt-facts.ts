@@ -34,7 +34,7 @@ export function layoutOf(messages: readonly ChatMessage[]): string {
 
 /**
  * Facts of a request whose own prompt is `prompt`, sent as `messages` (null for a verbatim payload)
- * after `history` (the earlier messages in `messages`, with their client tokens; null when unknown).
+ * after `history` (the earlier messages in `messages`, with their client tokens).
  * @param tailKey the key that seeded the prompt's fresh tail (resolveTurnPrompt's `uniqueKey`).
  * @param counter the run's chat template counter (`--apply-chat-template`), or null.
  * @throws {Error} what the chat template raised.
