@@ -23,6 +23,8 @@ const args = [
   'profile',
   '-m',
   'm',
+  '--tokenizer',
+  'builtin',
   '--simulator',
   '--simulator-option',
   'mode=fixed',

@@ -58,6 +58,7 @@ for (const rate of rates) {
   for (const pattern of patterns) {
     const config: ProfileConfig = profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       url: sim.url,
       streaming: true,
       synthetic: { isl: 100, osl, numDatasetEntries: 100 },

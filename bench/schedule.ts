@@ -92,6 +92,7 @@ for (const rate of rates) {
   for (const pattern of patterns) {
     const config = profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       url: sim.url,
       streaming: true,
       inputFile: writeTrace(dir, rate, pattern),

@@ -168,7 +168,20 @@ function writeTrace(dir: string, o: Options): string {
 
 /** `tokenload profile` flags for the run. */
 function profileArgs(o: Options, url: string, dir: string): string[] {
-  const common = ['profile', '--url', url, '-m', 'm', '--streaming', '--random-seed', '1', '--ui', 'none'];
+  const common = [
+    'profile',
+    '--url',
+    url,
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--streaming',
+    '--random-seed',
+    '1',
+    '--ui',
+    'none',
+  ];
   const out = ['--artifact-dir', join(dir, 'artifacts'), '--request-timeout-seconds', '60'];
   const trace = o.trace !== '' ? o.trace : o.fixedSchedule ? writeTrace(dir, o) : '';
   const load =

@@ -116,13 +116,21 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   endpoint('--session-header', refused('tokenload sends the session id as X-Correlation-ID only')),
   endpoint('--transport', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
   endpoint('--transport-type', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
-  tokenizer('--tokenizer', same('a local tokenizer.json or model folder, or builtin:qwen3')),
-  tokenizer('--tokenizer-revision', refused(`${NOT_YET}: tokenizers are read from local files`)),
+  tokenizer(
+    '--tokenizer',
+    same(
+      'a Hugging Face model id (local cache, then the Hub), a local tokenizer.json or model folder, or `builtin` (the bundled Qwen3 vocabulary)',
+    ),
+  ),
+  tokenizer('--tokenizer-revision', same()),
   tokenizer(
     '--tokenizer-trust-remote-code',
     refused('tokenload reads tokenizer.json with its own tokenizer and runs no code from a model repository'),
   ),
-  tokenizer('--apply-chat-template', refused(`${NOT_YET}: ISL counts the message texts`)),
+  tokenizer(
+    '--apply-chat-template',
+    same('ISL counts the templated prompt, as the server counts prompt tokens'),
+  ),
   input('--input-file', same()),
   input('--custom-dataset-type', same()),
   input(

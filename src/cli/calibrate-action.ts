@@ -132,7 +132,14 @@ async function rampAgainst(
 }
 
 async function calibrate(f: CalibrateFlags): Promise<Calibration> {
-  const common = { models: ['m'], randomSeed: 1, streaming: true, ui: 'none' as const, workers: f.workers };
+  const common = {
+    models: ['m'],
+    tokenizer: 'builtin',
+    randomSeed: 1,
+    streaming: true,
+    ui: 'none' as const,
+    workers: f.workers,
+  };
   // Requests/s: responses due at once; concurrent streams: 10 ms between tokens.
   const rateSteps = await rampAgainst(0, common, f.maxRate, f.seconds, (rate) => ({
     requestRate: rate,

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { ConfigError, TokenloadError } from '../errors.js';
+import { resolveTokenizerSource } from '../prompt/tokenizer-source.js';
 import { CLI_SIMULATOR_WARMUP_MS, SimulatorOptionsSchema } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
 import { optionFields, parseOptions } from '../util/option-meta.js';
@@ -26,7 +27,9 @@ export function registerSimulateCommand(program: Command, setExit: (code: number
       { warmupMs: CLI_SIMULATOR_WARMUP_MS, ...flags.read(cmd) },
       (message, option) => new ConfigError(message, option),
     );
-    const sim = await startSimulator(options).catch((err: unknown) => {
+    // A Hub model id resolves as the profile's --tokenizer does (cache, then Hub; prompt/tokenizer-source.ts).
+    const source = await resolveTokenizerSource(options.tokenizer, { revision: 'main', env: process.env });
+    const sim = await startSimulator({ ...options, tokenizer: source.path }).catch((err: unknown) => {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;
       throw new TokenloadError(

@@ -19,6 +19,12 @@ export interface PromptTokenizer {
   readonly engine: 'fast' | 'library';
   /** Token ids of `text`. */
   encode(text: string): number[];
+  /**
+   * True when a space between two ASCII letters always starts a new piece of the split pattern and
+   * no added token holds a space, so a text cut at such a space counts as the sum of its two parts.
+   * Absent means false.
+   */
+  readonly cutsAtSpaces?: boolean;
 }
 
 /** Upper bound on cached pieces; the cache is cleared when it is reached (pieces are short). */
@@ -84,15 +90,25 @@ export function isFastPathEligible(json: TokenizerJson, config: Record<string, u
 
 /**
  * Splits `text` on added-token strings with the library's rule: scan left to right, at each
- * position take the longest added token that starts there.
+ * position take the longest added token that starts there. `firsts` (the first characters of the
+ * added tokens) lets positions that cannot start one be skipped without a lookup.
  */
-export function splitAddedTokens(text: string, added: ReadonlyMap<string, number>, maxLen: number): string[] {
+export function splitAddedTokens(
+  text: string,
+  added: ReadonlyMap<string, number>,
+  maxLen: number,
+  firsts: ReadonlySet<string> = firstChars(added),
+): string[] {
   if (added.size === 0) return [text];
   const out: string[] = [];
   let start = 0;
   let i = 0;
   const n = text.length;
   while (i < n) {
+    if (!firsts.has(text.charAt(i))) {
+      i++;
+      continue;
+    }
     let match = '';
     const limit = Math.min(maxLen, n - i);
     for (let len = limit; len > 0; len--) {
@@ -143,6 +159,7 @@ function splitsSpaceWords(regex: RegExp): boolean {
 
 class FastPromptTokenizer implements PromptTokenizer {
   readonly engine = 'fast' as const;
+  readonly cutsAtSpaces: boolean;
   private readonly cache = new Map<string, readonly number[]>();
   private readonly firsts: Set<string>;
   private readonly maxAddedLen: number;
@@ -159,6 +176,7 @@ class FastPromptTokenizer implements PromptTokenizer {
     this.firsts = firstChars(added);
     this.maxAddedLen = Math.max(0, ...[...added.keys()].map((k) => k.length));
     this.spaceWords = splitsSpaceWords(splitRegex);
+    this.cutsAtSpaces = this.spaceWords && ![...added.keys()].some((k) => k.includes(' '));
   }
 
   encode(text: string): number[] {
@@ -180,7 +198,7 @@ class FastPromptTokenizer implements PromptTokenizer {
         break;
       }
     }
-    return hit ? splitAddedTokens(text, this.added, this.maxAddedLen) : [text];
+    return hit ? splitAddedTokens(text, this.added, this.maxAddedLen, this.firsts) : [text];
   }
 
   private encodeSection(section: string, out: number[]): void {

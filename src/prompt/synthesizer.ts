@@ -62,6 +62,11 @@ export class PromptSynthesizer {
     this.blocks = new BlockStore(wordList.words, seed, cacheEntries);
   }
 
+  /** True when a prompt's token count is its number of words (prompt/word-list.ts), so text can be cut by words. */
+  get additive(): boolean {
+    return this.wordList.additive;
+  }
+
   /** Builds the word list for `tokenizer` and returns a synthesizer. */
   static create(tokenizer: TextTokenizer, seed: number, cacheEntries?: number): PromptSynthesizer {
     return new PromptSynthesizer(tokenizer, buildWordList(tokenizer), seed, cacheEntries);

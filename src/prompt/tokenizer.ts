@@ -1,8 +1,9 @@
 /**
  * Tokenizer loading. The engine is `@huggingface/tokenizers` (pure JS, ids identical to HF's Rust
  * `tokenizers` on Qwen3/Llama 3). The default vocabulary is the bundled Qwen3 `tokenizer.json.gz`
- * (Apache-2.0, see assets/tokenizers/NOTICE.md); `--tokenizer` takes a Hugging Face model folder
- * (with `tokenizer.json` and optionally `tokenizer_config.json`) or a `tokenizer.json` path.
+ * (Apache-2.0, see assets/tokenizers/NOTICE.md). `loadTokenizer` takes a Hugging Face model folder
+ * (with `tokenizer.json` and optionally `tokenizer_config.json`) or a `tokenizer.json` path; a run
+ * first resolves a model name to one through the Hugging Face cache or Hub (tokenizer-source.ts).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -26,6 +27,12 @@ export interface TextTokenizer {
   vocab(): ReadonlyMap<string, number>;
   /** `fast`: the cached exact encoder of fast-encoder.ts; `library`: the library's full encode. */
   readonly engine: 'fast' | 'library';
+  /**
+   * True when a space between two ASCII letters always starts a new token piece (fast-encoder.ts
+   * `cutsAtSpaces`): the count of a text cut at such spaces is the sum of its parts' counts.
+   * Absent means false.
+   */
+  readonly cutsAtSpaces?: boolean;
   /** BOS / EOS token strings from tokenizer_config.json, if set. */
   readonly bosToken: string | null;
   readonly eosToken: string | null;
@@ -65,36 +72,57 @@ function buildLibraryTokenizer(
   }
 }
 
-/** Resolves a tokenizer spec to its tokenizer.json (+ optional config) path. @throws {TokenizerLoadError} */
-export function resolveFiles(spec: string): {
+/** The files of a tokenizer: tokenizer.json, and beside it the optional config and chat template. */
+export interface TokenizerFiles {
   tokenizerJson: string;
+  /** `tokenizer_config.json` (special tokens, `chat_template`), when present. */
   configJson: string | null;
+  /** `chat_template.jinja` (the template saved on its own by newer transformers), when present. */
+  chatTemplateFile: string | null;
   name: string;
-} {
+}
+
+/** `name` in `dir`, or null when it is not there. */
+function beside(dir: string, name: string): string | null {
+  const path = join(dir, name);
+  return existsSync(path) ? path : null;
+}
+
+/**
+ * Resolves a local tokenizer spec (`builtin:qwen3`, a folder, a tokenizer.json path) to its files.
+ * @throws {TokenizerLoadError} naming the path: missing, a folder without tokenizer.json, not a JSON file.
+ */
+export function resolveFiles(spec: string): TokenizerFiles {
   if (spec === BUILTIN_TOKENIZER || spec === 'builtin') {
     const dir = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
     return {
       tokenizerJson: join(dir, 'tokenizer.json.gz'),
       configJson: join(dir, 'tokenizer_config.json'),
+      chatTemplateFile: null,
       name: BUILTIN_TOKENIZER,
     };
   }
   if (!existsSync(spec)) {
     throw new TokenizerLoadError(
-      `--tokenizer ${spec}: no such file or folder (give a Hugging Face model folder or a tokenizer.json path; no Hub downloads)`,
+      `--tokenizer ${spec}: no such file or folder (give a Hugging Face model folder or a tokenizer.json path)`,
     );
   }
   if (statSync(spec).isDirectory()) {
-    const json = [join(spec, 'tokenizer.json'), join(spec, 'tokenizer.json.gz')].find((p) => existsSync(p));
-    if (json === undefined) throw new TokenizerLoadError(`--tokenizer ${spec}: folder has no tokenizer.json`);
-    const cfg = join(spec, 'tokenizer_config.json');
-    return { tokenizerJson: json, configJson: existsSync(cfg) ? cfg : null, name: spec };
+    const json = beside(spec, 'tokenizer.json') ?? beside(spec, 'tokenizer.json.gz');
+    if (json === null) throw new TokenizerLoadError(`--tokenizer ${spec}: folder has no tokenizer.json`);
+    const extra = { configJson: beside(spec, 'tokenizer_config.json'), name: spec };
+    return { tokenizerJson: json, ...extra, chatTemplateFile: beside(spec, 'chat_template.jinja') };
   }
-  const cfg = join(dirname(spec), 'tokenizer_config.json');
   const isJson = basename(spec).endsWith('.json') || basename(spec).endsWith('.json.gz');
   if (!isJson)
     throw new TokenizerLoadError(`--tokenizer ${spec}: expected a tokenizer.json file or a folder`);
-  return { tokenizerJson: spec, configJson: existsSync(cfg) ? cfg : null, name: spec };
+  const dir = dirname(spec);
+  return {
+    tokenizerJson: spec,
+    configJson: beside(dir, 'tokenizer_config.json'),
+    chatTemplateFile: beside(dir, 'chat_template.jinja'),
+    name: spec,
+  };
 }
 
 function specialTokenString(value: unknown): string | null {
@@ -150,6 +178,7 @@ export function loadTokenizer(
   return {
     name: files.name,
     engine: fast === null ? 'library' : 'fast',
+    cutsAtSpaces: fast?.cutsAtSpaces ?? false,
     encode,
     count: (text) => encode(text).length,
     decode: (ids) => tok().decode(ids as number[], { skip_special_tokens: false }),

@@ -36,5 +36,6 @@ export function emptyRecord(id: RequestIdentity): RawRecord {
   if (id.promptLayout !== undefined) raw.promptLayout = id.promptLayout;
   if (id.sentPromptTokens !== undefined) raw.sentPromptTokens = id.sentPromptTokens;
   if (id.serverUrl !== undefined) raw.serverUrl = id.serverUrl;
+  if (id.textInputTokens !== undefined) raw.textInputTokens = id.textInputTokens;
   return raw;
 }

@@ -16,6 +16,8 @@ import { clientLag, connectionWait, connectTime, scheduleLag } from './metric-de
 import {
   errorIsl,
   inputSequenceLength,
+  inputTemplatedTokens,
+  inputTextTokens,
   outputSequenceLength,
   outputTokenCount,
   reasoningTokenCount,
@@ -43,6 +45,8 @@ export const RECORD_METRIC_DEFS = {
   inter_chunk_latency: interChunkLatency,
   output_token_throughput_per_user: outputTokenThroughputPerUser,
   input_sequence_length: inputSequenceLength,
+  input_text_tokens: inputTextTokens,
+  input_templated_tokens: inputTemplatedTokens,
   output_sequence_length: outputSequenceLength,
   reasoning_token_count: reasoningTokenCount,
   output_token_count: outputTokenCount,

@@ -84,8 +84,16 @@ export interface RequestIdentity {
   requestType?: string;
   /** Monotonic ns the schedule intended this request to be sent at; null without a schedule. */
   scheduledNs: number | null;
-  /** Prompt tokens as the client built them (exact for synthesized prompts); null if unknown. */
+  /**
+   * Prompt tokens as the client built them (exact for synthesized prompts): the turn's own messages
+   * through the chat template with `--apply-chat-template`, else their texts; null if unknown.
+   */
   inputTokens: number | null;
+  /**
+   * With `--apply-chat-template` only: tokens of the turn's own message texts, without the template
+   * (`inputTokens` is then the templated count). Record metric `input_text_tokens`.
+   */
+  textInputTokens?: number;
   /** `max_tokens` / `max_completion_tokens` sent, if any. */
   requestedOutputTokens: number | null;
   /**
@@ -95,8 +103,9 @@ export interface RequestIdentity {
    */
   promptLayout?: string;
   /**
-   * Client token count of the text of every message sent, history included (for a self-contained
-   * turn, `inputTokens`); what the server's `usage.prompt_tokens` is compared with. Absent when unknown.
+   * Client token count of every message sent, history included (for a self-contained turn,
+   * `inputTokens`): their texts, or with `--apply-chat-template` the whole rendered prompt; what the
+   * server's `usage.prompt_tokens` is compared with. Absent when unknown.
    */
   sentPromptTokens?: number;
   /**

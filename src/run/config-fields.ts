@@ -8,7 +8,6 @@ import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { SAMPLING_STRATEGIES } from '../dataset/sampling.js';
 import { SyntheticOptionsSchema } from '../dataset/synthetic-options.js';
 import { ENDPOINT_TYPES } from '../endpoint/registry.js';
-import { BUILTIN_TOKENIZER } from '../prompt/tokenizer.js';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import {
@@ -139,11 +138,27 @@ export const endpointFields = {
     flag: 'per-chunk-usage',
     help: "ask for per-chunk usage (continuous_usage_stats); ITL then divides by OSL − the first chunk's tokens",
   }),
-  /** `--tokenizer`: `builtin:qwen3`, a model folder, or a tokenizer.json path. */
-  tokenizer: option(z.string().min(1).default(BUILTIN_TOKENIZER), {
+  /**
+   * `--tokenizer`: a model folder, a tokenizer.json path, a Hugging Face model id (the local cache,
+   * then the Hub: prompt/tokenizer-source.ts) or `builtin` (the bundled Qwen3); default the first
+   * `--model` name.
+   */
+  tokenizer: option(z.string().min(1).optional(), {
     flag: 'tokenizer',
-    unit: 'path',
-    help: 'HF model folder or tokenizer.json; builtin:qwen3 is the bundled Qwen3',
+    unit: 'name',
+    help: 'HF model id (local cache, then the Hub), model folder or tokenizer.json; builtin = the bundled Qwen3',
+    defaultText: 'the --model name',
+  }),
+  /** `--tokenizer-revision`: branch, tag or commit of a Hub tokenizer. */
+  tokenizerRevision: option(z.string().min(1).default('main'), {
+    flag: 'tokenizer-revision',
+    unit: 'rev',
+    help: 'branch, tag or commit hash of a Hub tokenizer',
+  }),
+  /** `--apply-chat-template`: count ISL through the tokenizer's chat template, as the server counts it. */
+  applyChatTemplate: option(z.boolean().default(false), {
+    flag: 'apply-chat-template',
+    help: "count ISL through the tokenizer's chat template (as the server does); synthesized prompts shrink by its tokens",
   }),
   /** `--random-seed`: seed of data and arrivals; drawn at random (and recorded) when unset. */
   randomSeed: option(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(), {

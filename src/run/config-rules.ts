@@ -29,6 +29,8 @@ export interface RuleInput {
   goodput?: string | undefined;
   simulator: boolean;
   simulatorOptions: Record<string, unknown>;
+  endpointType?: string | undefined;
+  applyChatTemplate?: boolean | undefined;
 }
 
 /** One cross-field rule: the flag it is reported under, and its check. */
@@ -167,10 +169,19 @@ function simulatorOptionProblem(c: RuleInput): string | null {
   return null;
 }
 
+/** Endpoints whose server renders a chat template around the messages. */
+const TEMPLATED_ENDPOINTS = ['chat', 'responses'];
+
 /** Every cross-field rule, in the order they are checked. */
 export const CONFIG_RULES: readonly ConfigRule[] = [
   ...datasetRules,
   ...scheduleRules,
   ...loadRules,
   rule('--simulator-option', simulatorOptionProblem),
+  rule('--apply-chat-template', (c) =>
+    when(
+      c.applyChatTemplate === true && !TEMPLATED_ENDPOINTS.includes(c.endpointType ?? 'chat'),
+      `--apply-chat-template needs --endpoint-type chat or responses: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
+    ),
+  ),
 ];

@@ -32,8 +32,16 @@ type ProfileFields = z.output<typeof ProfileFieldsSchema>;
  */
 export type ProfileConfig = Omit<
   ProfileFields,
-  'fixedSchedule' | 'randomSeed' | 'artifactDir' | 'ui' | 'synthetic' | 'requestCancellationDelaySeconds'
+  | 'fixedSchedule'
+  | 'randomSeed'
+  | 'artifactDir'
+  | 'ui'
+  | 'synthetic'
+  | 'requestCancellationDelaySeconds'
+  | 'tokenizer'
 > & {
+  /** `--tokenizer`, resolved: the first `--model` name when not given. */
+  tokenizer: string;
   /** `--fixed-schedule`, resolved: also true for a timestamped dataset type unless `--no-fixed-schedule`. */
   fixedSchedule: boolean;
   /** `--random-seed`, resolved: drawn at random (and recorded) when not given. */
@@ -64,6 +72,7 @@ function resolve(f: ProfileFields): ProfileConfig {
     fixedSchedule,
     fixedScheduleAutoOffset: f.fixedScheduleStartOffsetMs === undefined ? f.fixedScheduleAutoOffset : false,
     randomSeed: randomSeed ?? Math.floor(Math.random() * 2 ** 31),
+    tokenizer: f.tokenizer ?? (f.models[0] as string),
     ui: f.ui === 'dashboard' ? 'simple' : f.ui,
     artifactDir: f.artifactDir ?? '',
     ...(f.inputFile === undefined && synthetic !== undefined ? { synthetic } : {}),

@@ -8,7 +8,9 @@ import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import type { Clock } from '../timing/clock.js';
 import type { ClientFloor } from './client-floor.js';
 import type { ProfileConfig } from './config.js';
@@ -29,6 +31,10 @@ export interface RunContext {
   env: RunEnv;
   dataset: Dataset;
   tokenizer: TextTokenizer;
+  /** Where the tokenizer came from (the summary's `tokenizer` section); absent in tests that inject one. */
+  tokenizerSource?: TokenizerSource;
+  /** `--apply-chat-template`: counts prompts through the tokenizer's chat template; null or absent without. */
+  templateCounter?: TemplateCounter | null;
   synthesizer: PromptSynthesizer;
   adapter: EndpointAdapter;
   /** The servers' base URLs (origin + optional base path), in `--url` order (run/servers.ts). */

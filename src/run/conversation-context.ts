@@ -16,6 +16,8 @@ import type { ChatMessage, ContextMode } from '../dataset/types.js';
 export interface CountedMessages {
   messages: ChatMessage[];
   tokens: number | null;
+  /** Tokens of each message's text, in `messages` order (null: unknown); used by a chat template count. */
+  messageTokens: (number | null)[];
 }
 
 /** Per-conversation history, dropped when the conversation ends. */
@@ -33,10 +35,14 @@ export class ConversationContext {
     return [...earlier, ...turnMessages];
   }
 
-  /** Client tokens of the history {@link messagesFor} prepends: 0 without history, null when unknown. */
-  historyTokens(conversationId: string, mode: ContextMode): number | null {
-    if (mode === 'message_array_with_responses') return 0;
-    return this.history.get(conversationId)?.tokens ?? 0;
+  /**
+   * The history {@link messagesFor} prepends, with its client tokens (`tokens` 0 without history,
+   * null when unknown) and each message's.
+   */
+  historyOf(conversationId: string, mode: ContextMode): CountedMessages {
+    const none = { messages: [], tokens: 0, messageTokens: [] };
+    if (mode === 'message_array_with_responses') return none;
+    return this.history.get(conversationId) ?? none;
   }
 
   /**
@@ -54,11 +60,13 @@ export class ConversationContext {
       this.history.delete(conversationId);
       return;
     }
-    const entry = this.history.get(conversationId) ?? { messages: [], tokens: 0 };
+    const entry = this.history.get(conversationId) ?? { messages: [], tokens: 0, messageTokens: [] };
     entry.messages.push(...turn.messages);
+    entry.messageTokens.push(...turn.messages.map((_, i) => turn.messageTokens[i] ?? null));
     entry.tokens = entry.tokens === null || turn.tokens === null ? null : entry.tokens + turn.tokens;
     if (mode === 'deltas_without_responses' && liveReply !== null) {
       entry.messages.push({ role: 'assistant', content: liveReply.text });
+      entry.messageTokens.push(liveReply.tokens);
       if (entry.tokens !== null) entry.tokens += liveReply.tokens;
     }
     this.history.set(conversationId, entry);

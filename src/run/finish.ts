@@ -13,6 +13,7 @@ import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
 import { writeReport } from '../report/html.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
@@ -63,6 +64,13 @@ export interface FinishInput {
   inputSkipped?: SkipCounts | null;
   /** Where the requests were posted, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
   requestUrl: string;
+  /** Where the tokenizer came from: the summary's `tokenizer` section and a console line. */
+  tokenizer?: TokenizerSection;
+  /**
+   * `--apply-chat-template`: synthesized prompts of the profiling phase whose target length was below
+   * the template's own tokens (their text is empty; their ISL is the template's).
+   */
+  template?: { shorterThanTemplate: number };
 }
 
 /**
@@ -153,6 +161,7 @@ function usageContext(config: ProfileConfig): ResponseWarningContext {
 
 function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
+  if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
   if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
   const cut = input.profiling.cutoff;
@@ -181,6 +190,12 @@ function header(input: FinishInput, status: RunStatus): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The console line of the tokenizer, e.g. `Tokenizer: org/name from the Hugging Face cache /…; chat template applied: /…`. */
+function tokenizerLine(t: TokenizerSection): string {
+  const template = t.chat_template === null ? '' : `; chat template applied: ${t.chat_template}`;
+  return `Tokenizer: ${describeTokenizer(t)}${template}`;
+}
+
 /** The console line of the run's connections, e.g. `Connections: 120 pre-opened (…); 3 requests waited for a new one`. */
 function connectionsLine(c: ConnectionsReport): string {
   const opened = `${c.prewarm.opened} pre-opened (${c.prewarm.basis})`;
@@ -198,6 +213,11 @@ function runWarnings(input: FinishInput): string[] {
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
   const repeated = input.inputSkipped?.repeatedChatIds;
   if (repeated !== undefined) out.push(repeatedChatIdsWarning(repeated));
+  const short = input.template?.shorterThanTemplate ?? 0;
+  if (short > 0)
+    out.push(
+      `${short} prompts asked for fewer tokens than the chat template's own (--apply-chat-template): they were sent with an empty text, and their ISL is the template's`,
+    );
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0) out.push(blockSizeWarning(conflicts));
   const load = input.profiling.load;
@@ -256,6 +276,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       cancelled_after_grace: cut.cancelledAfterGrace,
     };
   }
+  if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;

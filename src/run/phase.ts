@@ -238,6 +238,7 @@ function phaseSender(
     servers: serverTargets(ctx),
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
+    templateCounter: ctx.templateCounter ?? null,
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),

@@ -16,7 +16,7 @@ import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
-import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
+import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
@@ -36,6 +36,7 @@ import { type PhaseResult, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 import { urlPathWarnings } from './url-path-check.js';
 
 export type { RunEnv } from './context.js';
@@ -52,8 +53,7 @@ export type { RunEnv } from './context.js';
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
   const config = profileConfig(input);
   const startTime = new Date();
-  // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
-  const starting = config.simulator ? startSimulator(config) : null;
+  let starting: Promise<SpawnedSimulator> | null = null;
   let simulator: SpawnedSimulator | null = null;
   let warming: Promise<void> | null = null;
   let ownsFolder = false;
@@ -63,7 +63,10 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
     await clearRunArtifacts(config.artifactDir);
     ownsFolder = true;
-    const inputs = await prepareInputs(config, env);
+    const source = await resolveRunTokenizer(config, env);
+    // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
+    starting = config.simulator ? startSimulator(config, source.path) : null;
+    const inputs = await prepareInputs(config, env, source);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -114,9 +117,9 @@ async function warmUpClientLogged(ctx: RunContext): Promise<void> {
   );
 }
 
-function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
+function startSimulator(config: ProfileConfig, tokenizerPath: string): Promise<SpawnedSimulator> {
   const starting = spawnSimulator({
-    tokenizer: config.tokenizer,
+    tokenizer: tokenizerPath,
     models: config.models,
     // It warms up while this process loads its tokenizer, so the warm-up costs no wall time.
     warmupMs: CLI_SIMULATOR_WARMUP_MS,
@@ -127,28 +130,18 @@ function startSimulator(config: ProfileConfig): Promise<SpawnedSimulator> {
   return starting;
 }
 
-/**
- * Tokenizers loaded by earlier runs of this process, by `--tokenizer` spec: a sweep
- * (`--concurrency 1,4,16`) or a library caller running many profiles loads each one once
- * (0.3–0.7 s for Qwen3). A tokenizer holds no per-run state.
- */
-const loadedTokenizers = new Map<string, TextTokenizer>();
-
-function tokenizerFor(spec: string): TextTokenizer {
-  let tokenizer = loadedTokenizers.get(spec);
-  if (tokenizer === undefined) {
-    tokenizer = loadTokenizer(spec);
-    loadedTokenizers.set(spec, tokenizer);
-  }
-  return tokenizer;
-}
-
-/** Tokenizer, dataset (or trace stream) and prompt synthesizer of a run. */
+/** Tokenizer (and chat template), dataset (or trace stream) and prompt synthesizer of a run. */
 async function prepareInputs(
   config: ProfileConfig,
   env: RunEnv,
-): Promise<Pick<RunContext, 'tokenizer' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'>> {
-  const tokenizer = tokenizerFor(config.tokenizer);
+  source: TokenizerSource,
+): Promise<
+  Pick<
+    RunContext,
+    'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
+  >
+> {
+  const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
   const stream = read?.stream ?? null;
@@ -160,7 +153,16 @@ async function prepareInputs(
       : `streaming ${stream.file}: rows are read as the schedule reaches them`,
   );
   const synthesizer = PromptSynthesizer.create(tokenizer, config.randomSeed);
-  return { tokenizer, dataset, stream, synthesizer, firstRow: read?.first ?? null };
+  const first = read?.first ?? null;
+  return {
+    tokenizer,
+    tokenizerSource: source,
+    templateCounter,
+    dataset,
+    stream,
+    synthesizer,
+    firstRow: first,
+  };
 }
 
 async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
@@ -179,6 +181,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
+  const shortBefore = ctx.templateCounter?.shorterThanTemplate ?? 0;
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
@@ -201,6 +204,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     synthesizer: ctx.synthesizer,
     inputSkipped,
     requestUrl,
+    ...tokenizerFacts(ctx, shortBefore),
   });
 }
 

@@ -3,13 +3,14 @@
  * its message layout and client token count (the usage check compares them with the server's
  * `usage.prompt_tokens`), and the blocks it is made of (the ideal prefix cache, `ideal_cached_tokens`).
  *
- * Seam for a client-side chat template (`--apply-chat-template`, not built): with a template loaded,
- * `sentTokens` would be the templated prompt's count, and the overhead the usage check learns would
- * then be about 0 for every layout.
+ * With a client-side chat template (`--apply-chat-template`), the client count is the templated
+ * prompt's (history included), so the overhead the usage check learns is about 0 for every layout.
  */
 import { type CacheBlock, promptBlocks } from '../dataset/prefix-chain.js';
 import type { ChatMessage, Turn } from '../dataset/types.js';
-import type { TurnPrompt } from './turn-prompt.js';
+import type { TemplateCounter } from '../prompt/template-count.js';
+import type { CountedMessages } from './conversation-context.js';
+import { type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** The prompt facts of one request (record fields `promptLayout`, `sentPromptTokens`). */
 export interface PromptFacts {
@@ -33,20 +34,23 @@ export function layoutOf(messages: readonly ChatMessage[]): string {
 
 /**
  * Facts of a request whose own prompt is `prompt`, sent as `messages` (null for a verbatim payload)
- * after a history of `historyTokens` client tokens (0 when none, null when unknown).
+ * after `history` (the earlier messages in `messages`, with their client tokens).
  * @param tailKey the key that seeded the prompt's fresh tail (resolveTurnPrompt's `uniqueKey`).
+ * @param counter the run's chat template counter (`--apply-chat-template`), or null.
+ * @throws {Error} what the chat template raised.
  */
 export function promptFacts(
   turn: Turn,
   prompt: TurnPrompt,
   messages: readonly ChatMessage[] | null,
-  historyTokens: number | null,
+  history: CountedMessages,
   tailKey: string,
+  counter: TemplateCounter | null = null,
 ): PromptFacts {
   if (messages === null) return { cacheBlocks: null };
   const facts: PromptFacts = { layout: layoutOf(messages), cacheBlocks: null };
-  if (prompt.inputTokens !== null && historyTokens !== null)
-    facts.sentTokens = historyTokens + prompt.inputTokens;
+  const sent = sentTokens(prompt, messages, history, counter);
+  if (sent !== null) facts.sentTokens = sent;
   const spec = turn.prompt;
   // Only a prompt that is the whole request: with history in front, the server's cache also holds the
   // earlier turns and replies, which no trace block names.
@@ -54,4 +58,22 @@ export function promptFacts(
     facts.cacheBlocks = promptBlocks(spec.hashIds, spec.inputLength, spec.blockSize, tailKey);
   }
   return facts;
+}
+
+/** Client tokens of every message sent: history + own texts, or the whole rendered through the template. */
+function sentTokens(
+  prompt: TurnPrompt,
+  messages: readonly ChatMessage[],
+  history: CountedMessages,
+  counter: TemplateCounter | null,
+): number | null {
+  if (counter === null) {
+    if (prompt.textTokens === null || history.tokens === null) return null;
+    return history.tokens + prompt.textTokens;
+  }
+  // Alone, the request's prompt is the turn's own messages, already counted through the template.
+  if (messages.length === prompt.messages.length) return prompt.inputTokens;
+  const text = prompt.pieces === undefined ? null : prompt.pieces.join('');
+  const withText = text === null ? messages : withPromptText(messages, text);
+  return counter.count(withText, [...history.messageTokens, ...prompt.messageTokens]);
 }

@@ -10,6 +10,7 @@ import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import { failedRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
@@ -33,6 +34,8 @@ export interface SenderDeps {
   servers: readonly ServerTarget[];
   synthesizer: PromptSynthesizer;
   tokenizer: TextTokenizer;
+  /** `--apply-chat-template`: counts prompts through the chat template; null or absent without. */
+  templateCounter?: TemplateCounter | null;
   /** The run's clock; `--request-cancellation-delay` is timed on it. */
   clock: Clock;
   /** Aborts in-flight requests (recorded as cancelled). */
@@ -149,11 +152,13 @@ function* prepareOne(
   const mode = conversation.contextMode;
   try {
     const key = `${conversation.id}:${turn.index}`;
-    prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer);
+    const counter = deps.templateCounter ?? null;
+    prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
     identity.inputTokens = prompt.inputTokens;
+    if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
     const messages =
       prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
-    facts = promptFacts(turn, prompt, messages, context.historyTokens(conversation.id, mode), key);
+    facts = promptFacts(turn, prompt, messages, context.historyOf(conversation.id, mode), key, counter);
     if (facts.layout !== undefined) identity.promptLayout = facts.layout;
     if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
     bodyBytes = encodeBody(deps, turn, prompt, messages, model);
@@ -216,13 +221,8 @@ function rememberTurn(
   const needsReply = mode === 'deltas_without_responses' && !isLast && raw.error === null;
   const text = needsReply ? replyText(raw) : null;
   const reply = text === null ? null : { text, tokens: tokenizer.count(text) };
-  context.remember(
-    conversation.id,
-    mode,
-    { messages: turnMessages, tokens: prompt.inputTokens },
-    reply,
-    isLast,
-  );
+  const own = { messages: turnMessages, tokens: prompt.textTokens, messageTokens: prompt.messageTokens };
+  context.remember(conversation.id, mode, own, reply, isLast);
 }
 
 /** The live reply of a request (its content text), for `deltas_without_responses` history. */

@@ -4,11 +4,15 @@
  */
 import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
+import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { Steps } from '../util/steps.js';
 import { PROMPT_PLACEHOLDER } from './body-bytes.js';
 
-/** A turn's own messages and its prompt length in tokens (null when not computable, e.g. raw payloads). */
+/**
+ * A turn's own messages and their token counts (null when not computable, e.g. raw payloads).
+ * Without a chat template, `inputTokens` = `textTokens`.
+ */
 export interface TurnPrompt {
   /**
    * The turn's own messages. For a synthesized prompt, one user message whose content is
@@ -17,39 +21,79 @@ export interface TurnPrompt {
   messages: ChatMessage[];
   /** A synthesized prompt's text, unjoined (prompt/synthesizer.ts `PromptPieces`). */
   pieces?: readonly string[];
+  /**
+   * The ISL: tokens of the own messages as the server counts them alone, i.e. rendered through the
+   * chat template with `--apply-chat-template` (prompt/template-count.ts), else their texts' tokens.
+   */
   inputTokens: number | null;
+  /** Tokens of the own messages' texts, no template (the sum of `messageTokens`). */
+  textTokens: number | null;
+  /** Tokens of each own message's text, in `messages` order (null: not a string). */
+  messageTokens: (number | null)[];
   /** A verbatim request body (Mooncake `payload`), sent instead of a built one. */
   payload?: Record<string, unknown>;
 }
 
 /**
  * Builds the prompt of `turn`, in steps (a synthesized prompt's new text a few thousand tokens per
- * step, prompt/synthesizer.ts); `uniqueKey` makes uncached prompt tails differ per request.
- * @throws {PromptSynthesisError} for impossible hash_id layouts.
+ * step, prompt/synthesizer.ts); `uniqueKey` makes uncached prompt tails differ per request. With a
+ * chat template (`counter`), a synthesized prompt's text is shortened from its end so that the
+ * templated prompt has the turn's input length (`TemplateCounter.fitUserText`).
+ * @throws {PromptSynthesisError} for impossible hash_id layouts; what a chat template raised.
  */
 export function* resolveTurnPrompt(
   turn: Turn,
   uniqueKey: string,
   synthesizer: PromptSynthesizer,
   tokenizer: TextTokenizer,
+  counter: TemplateCounter | null = null,
 ): Steps<TurnPrompt> {
   const p = turn.prompt;
   switch (p.kind) {
     case 'synthetic': {
       const s = yield* synthesizer.piecesInSteps(p.inputLength, p.hashIds, p.blockSize, uniqueKey);
       const messages: ChatMessage[] = [{ role: 'user', content: PROMPT_PLACEHOLDER }];
-      return { messages, inputTokens: s.tokens, pieces: s.pieces };
+      if (counter === null)
+        return {
+          messages,
+          inputTokens: s.tokens,
+          textTokens: s.tokens,
+          messageTokens: [s.tokens],
+          pieces: s.pieces,
+        };
+      // Rendering and counting a long prompt is a step of its own (about 5 ms at 100k tokens).
+      yield;
+      const fit = counter.fitUserText(s.pieces, s.tokens, p.inputLength, synthesizer.additive);
+      const text = fit.textTokens;
+      return {
+        messages,
+        inputTokens: fit.templatedTokens,
+        textTokens: text,
+        messageTokens: [text],
+        pieces: fit.pieces,
+      };
     }
     case 'text':
-      return { messages: [{ role: 'user', content: p.text }], inputTokens: tokenizer.count(p.text) };
-    case 'messages': {
-      let tokens = 0;
-      for (const m of p.messages) if (typeof m.content === 'string') tokens += tokenizer.count(m.content);
-      return { messages: p.messages, inputTokens: tokens };
-    }
+      return counted([{ role: 'user', content: p.text }], tokenizer, counter);
+    case 'messages':
+      return counted(p.messages, tokenizer, counter);
     case 'payload':
-      return { messages: [], inputTokens: null, payload: p.payload };
+      return { messages: [], inputTokens: null, textTokens: null, messageTokens: [], payload: p.payload };
   }
+}
+
+/** The prompt of literal `messages`: each text counted, and the whole through the template when there is one. */
+function counted(
+  messages: ChatMessage[],
+  tokenizer: TextTokenizer,
+  counter: TemplateCounter | null,
+): TurnPrompt {
+  const messageTokens = messages.map((m) =>
+    typeof m.content === 'string' ? tokenizer.count(m.content) : null,
+  );
+  const textTokens = messageTokens.reduce<number>((sum, t) => sum + (t ?? 0), 0);
+  const inputTokens = counter === null ? textTokens : counter.count(messages, messageTokens);
+  return { messages, inputTokens, textTokens, messageTokens };
 }
 
 /** The turn's own messages with their text (a synthesized prompt's pieces joined). */

@@ -53,6 +53,7 @@ function fixtureConfig(player: FixturePlayer, fixture: Fixture, dir: string, opt
   const maxTokens = fixture.request.maxTokens;
   return profileConfig({
     models: [fixture.model],
+    tokenizer: 'builtin',
     url: player.origin,
     endpointType: fixture.request.endpoint,
     streaming: fixture.request.stream,

@@ -64,6 +64,7 @@ function run(dir: string, over: Partial<ProfileConfigInput> = {}) {
   return runProfile(
     profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       url: sim.url,
       streaming: true,
       synthetic: { isl: 16, osl: 3, numDatasetEntries: 2 },

@@ -29,6 +29,7 @@ for (const workers of [1, 2]) {
     await runProfile(
       {
         models: ['m'],
+        tokenizer: 'builtin',
         url: sim.url,
         streaming: true,
         concurrency: 4,

@@ -53,10 +53,19 @@ function run(
 const quiet = ['--ui', 'none', '--client-warmup-ms', '0'];
 
 test('a bad flag value exits 2 naming the flag', async () => {
-  const r = await run(['profile', '-m', 'm', '--request-rate', 'abc', ...quiet]);
+  const r = await run(['profile', '-m', 'm', '--tokenizer', 'builtin', '--request-rate', 'abc', ...quiet]);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /--request-rate/);
-  const rule = await run(['profile', '-m', 'm', '--arrival-pattern', 'gamma', ...quiet]);
+  const rule = await run([
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--arrival-pattern',
+    'gamma',
+    ...quiet,
+  ]);
   assert.equal(rule.code, 2, rule.stderr);
   assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate\.$/m);
 });
@@ -72,6 +81,8 @@ test('a bad trace line exits 1 naming the file and line', async () => {
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--input-file',
     trace,
     '--custom-dataset-type',
@@ -90,7 +101,18 @@ test('a bad trace line exits 1 naming the file and line', async () => {
 
 test('an unreachable server exits 1 with one line', async () => {
   const dir = tempDir();
-  const r = await run(['profile', '-m', 'm', '--url', 'http://127.0.0.1:9', '--artifact-dir', dir, ...quiet]);
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--url',
+    'http://127.0.0.1:9',
+    '--artifact-dir',
+    dir,
+    ...quiet,
+  ]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /^error: .*127\.0\.0\.1:9/m);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
@@ -102,6 +124,8 @@ test('a run in which every request failed exits 3, saying so on stderr', async (
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--endpoint',
     '/no/such/route',
@@ -125,6 +149,8 @@ test('an artifact folder that cannot be created names --artifact-dir, exit 1', a
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--url',
     'http://127.0.0.1:9',
     '--artifact-dir',
@@ -142,6 +168,8 @@ test('an artifact file that cannot be written names --artifact-dir before anythi
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--request-count',
     '2',
@@ -162,6 +190,8 @@ test('a simulator log file that cannot be created names the option, exit 1', asy
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--simulator-option',
     `ground-truth-log=${log}`,
@@ -182,6 +212,8 @@ test('Ctrl-C during a run exits 130', async () => {
       '--simulator',
       '-m',
       'm',
+      '--tokenizer',
+      'builtin',
       '--streaming',
       '--osl',
       '2000',
@@ -206,7 +238,18 @@ test('Ctrl-C during a run exits 130', async () => {
 test('an internal bug exits 70 with its stack and a request to report it', async () => {
   const dir = join(tempDir(), 'inject-bug-here');
   const r = await run(
-    ['profile', '-m', 'm', '--url', 'http://127.0.0.1:9', '--artifact-dir', dir, ...quiet],
+    [
+      'profile',
+      '-m',
+      'm',
+      '--tokenizer',
+      'builtin',
+      '--url',
+      'http://127.0.0.1:9',
+      '--artifact-dir',
+      dir,
+      ...quiet,
+    ],
     ['--import', './test/helpers/inject-bug.mjs'],
   );
   assert.equal(r.code, 70, r.stderr);

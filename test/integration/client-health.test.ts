@@ -71,6 +71,8 @@ test("a bursty replay's client_health has the run's floor, its largest burst and
     ...FAST_SIMULATOR,
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--streaming',
     '--ui',
     'none',
@@ -102,7 +104,18 @@ test('a calibration whose lowest step failed does not make profile warn "exceeds
     join(home, '.cache', 'tokenload', 'calibration.json'),
     JSON.stringify({ ...calibration, rateSteps: [{ target: 50 }], streamSteps: [] }),
   );
-  const args = ['profile', ...FAST_SIMULATOR, '-m', 'm', '--ui', 'none', '--request-count', '6'];
+  const args = [
+    'profile',
+    ...FAST_SIMULATOR,
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--ui',
+    'none',
+    '--request-count',
+    '6',
+  ];
   const r = await runCli([...args, '--request-rate', '60', '--artifact-dir', join(home, 'run')], home);
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /exceeds 0 req\/s/);

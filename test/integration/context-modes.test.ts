@@ -26,6 +26,7 @@ const SESSION = {
 function config(dir: string, url: string, inputFile: string, mode: ContextMode): ProfileConfig {
   return profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     inputFile,

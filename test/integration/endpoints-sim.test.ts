@@ -32,6 +32,7 @@ async function profileEndpoint(endpointType: EndpointTypeName, streaming: boolea
   );
   const config: ProfileConfig = profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url: sim.url,
     endpointType,
     streaming,

@@ -25,6 +25,7 @@ for (const streamed of [true, false]) {
       const outcome = await runProfile(
         profileConfig({
           models: ['m'],
+          tokenizer: 'builtin',
           url: target.url,
           streaming: true,
           randomSeed: 1,

@@ -22,6 +22,7 @@ interface Measured {
 function config(dir: string, url: string, over: Partial<ProfileConfig>): ProfileConfig {
   return profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     randomSeed: 5,

@@ -42,6 +42,7 @@ const SILENT = { info: () => undefined, warn: () => undefined };
 function baseConfig(dir: string, url: string): ProfileConfig {
   return profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     synthetic: { isl: 24, osl: 4, numDatasetEntries: 20 },

@@ -52,6 +52,7 @@ test('a tiny profile through the package entry against its simulator', async () 
     const outcome = await pkg.runProfile(
       {
         models: ['m'],
+        tokenizer: 'builtin',
         url: sim.url,
         streaming: true,
         requestCount: 3,

@@ -140,7 +140,8 @@ async function replay(label: string, requests: number, args: string[]): Promise<
   try {
     const { code, output } = await runCli([
       'profile',
-      ...['--model', MODEL_NAME, '--url', server.url, '--endpoint-type', 'chat', ...args],
+      ...['--model', MODEL_NAME, '--tokenizer', 'builtin', '--url', server.url, '--endpoint-type', 'chat'],
+      ...args,
       ...['--input-file', TRACE, '--custom-dataset-type', 'bailian_trace', '--no-fixed-schedule'],
       ...['--random-seed', '1', '--ui', 'none', '--artifact-dir', dir],
     ]);
@@ -220,6 +221,9 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests un
   const four = await replay('concurrency 4', turns.size, ['--streaming', '--concurrency', '4']);
   t.diagnostic(`both replays: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const plain = await replay('non-streamed', 3, ['--concurrency', '1', '--request-count', '3']);
+  const templated = await replay('templated', 6, [
+    ...['--streaming', '--concurrency', '2', '--request-count', '6', '--apply-chat-template'],
+  ]);
   for (const run of [one, four])
     t.diagnostic(`${run.label} warnings: ${JSON.stringify(run.summary.warnings)}`);
 
@@ -252,6 +256,20 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests un
       );
       assert.deepEqual(deviations, new Array(run.records.length).fill(0));
     }
+  });
+
+  await t.test('--apply-chat-template: the engine counts exactly each row input_length', () => {
+    assert.equal(templated.code, 0, templated.console);
+    assert.equal(templated.records.length, templated.requests);
+    for (const r of templated.records) {
+      const row = turns.get(`${r.metadata.conversation_id}/${r.metadata.turn_index}`);
+      assert.equal(metric(r, 'usage_prompt_tokens'), row?.inputLength);
+      assert.equal(metric(r, 'input_sequence_length'), row?.inputLength);
+      assert.equal(metric(r, 'input_text_tokens'), (row?.inputLength ?? Number.NaN) - overhead);
+    }
+    const check = templated.summary.usage_check as UsageCheckJson;
+    assert.equal(check.template_overhead_tokens, 0, JSON.stringify(check));
+    assert.equal(check.discrepant, 0);
   });
 
   await t.test('the usage check learns the template and raises no discrepancy', () => {

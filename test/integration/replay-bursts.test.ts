@@ -25,6 +25,7 @@ interface Body {
 function config(dir: string, url: string, trace: string, over: Partial<ProfileConfig>): ProfileConfig {
   return profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     inputFile: trace,

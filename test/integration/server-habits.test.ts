@@ -127,6 +127,7 @@ async function profileWith(next: Habit, over: { useServerTokenCount?: boolean } 
   const outcome = await runProfile(
     profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       url: origin,
       streaming: true,
       synthetic: { isl: 16, osl: 4, numDatasetEntries: 4 },
@@ -253,6 +254,8 @@ const cliArgs = (url: string, dir: string) => [
   'profile',
   '-m',
   'm',
+  '--tokenizer',
+  'builtin',
   '--url',
   url,
   '--streaming',

@@ -38,6 +38,7 @@ async function profile(input: Partial<ProfileConfigInput> & { url: string }): Pr
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-usage-check-'));
   const config = profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     streaming: true,
     synthetic: { isl: 60, islStddev: 20, osl: 4, numDatasetEntries: 20 },
     concurrency: 4,

@@ -33,6 +33,7 @@ async function profileAgainst(url: string, over: Partial<ProfileConfig>) {
   const { lines, log } = logger();
   const config = profileConfig({
     models: ['m'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     randomSeed: 3,

@@ -41,6 +41,7 @@ const SILENT = { info: () => undefined, warn: () => undefined };
 function config(dir: string, url: string, over: Partial<ProfileConfigInput>): ProfileConfig {
   return profileConfig({
     models: ['sim-model'],
+    tokenizer: 'builtin',
     url,
     streaming: true,
     synthetic: { isl: 24, osl: 4, numDatasetEntries: 20 },

@@ -44,6 +44,8 @@ test('--goodput with an unknown metric or a negative SLO is a usage error before
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--goodput',
     'time_to_frist_token:300',
@@ -54,6 +56,8 @@ test('--goodput with an unknown metric or a negative SLO is a usage error before
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--goodput',
     'time_to_first_token:-1',
@@ -63,16 +67,36 @@ test('--goodput with an unknown metric or a negative SLO is a usage error before
 
 test('--simulator-option: unknown names and bad values are usage errors; kebab-case maps to camelCase', async () => {
   assert.deepEqual(collectSimulatorOption('ttft-ms=20'), { ttftMs: 20 });
-  const unknown = await exitCodeOf(['profile', '-m', 'm', '--simulator', '--simulator-option', 'bogus=1']);
+  const unknown = await exitCodeOf([
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--simulator',
+    '--simulator-option',
+    'bogus=1',
+  ]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /bogus: unknown simulator parameter/);
-  const bad = await exitCodeOf(['profile', '-m', 'm', '--simulator', '--simulator-option', 'ttft-ms=abc']);
+  const bad = await exitCodeOf([
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--simulator',
+    '--simulator-option',
+    'ttft-ms=abc',
+  ]);
   assert.equal(bad.code, 2);
   // The message names the option as the user typed it, not the internal camelCase field.
   const negative = await exitCodeOf([
     'profile',
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--simulator-option',
     'warmup-ms=-1',
@@ -95,6 +119,8 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
     file,
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--simulator',
     '--simulator-option',
     'warmup-ms=0',
@@ -165,6 +191,6 @@ test('--help as a new user reads it: flags as the README writes them, defaults s
 });
 
 test('an unknown flag exits 2', async () => {
-  const r = await exitCodeOf(['profile', '-m', 'm', '--bogus']);
+  const r = await exitCodeOf(['profile', '-m', 'm', '--tokenizer', 'builtin', '--bogus']);
   assert.equal(r.code, 2);
 });

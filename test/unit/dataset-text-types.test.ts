@@ -211,7 +211,7 @@ test('multi_turn: a leading system turn becomes a system message before the firs
   context.remember(
     'c',
     'deltas_without_responses',
-    { messages: first, tokens: 6 },
+    { messages: first, tokens: 6, messageTokens: [4, 2] },
     { text: 'hello!', tokens: 2 },
     false,
   );

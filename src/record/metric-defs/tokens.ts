@@ -15,6 +15,35 @@ export const inputSequenceLength: RecordMetricDef = {
   compute: ({ tokens }) => tokens.isl,
 };
 
+/**
+ * Input Text Tokens, tokens (ours; only with `--apply-chat-template`): the client tokenizer's count
+ * of the turn's own message texts, without the chat template (ISL without the flag).
+ */
+export const inputTextTokens: RecordMetricDef = {
+  tag: 'input_text_tokens',
+  header: 'Input Text Tokens',
+  unit: 'tokens',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 705,
+  compute: ({ raw }) => raw.textInputTokens,
+};
+
+/**
+ * Input Templated Tokens, tokens (ours; only with `--apply-chat-template`): the client tokenizer's
+ * count of the turn's own messages rendered through the chat template with the generation prompt,
+ * as the server counts `usage.prompt_tokens` (ISL with the flag, unless `--use-server-token-count`).
+ */
+export const inputTemplatedTokens: RecordMetricDef = {
+  tag: 'input_templated_tokens',
+  header: 'Input Templated Tokens',
+  unit: 'tokens',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 706,
+  compute: ({ raw }) => (raw.textInputTokens === undefined ? undefined : (raw.inputTokens ?? undefined)),
+};
+
 /** Output Sequence Length, tokens: output plus reasoning tokens. AIPerf `output_sequence_length`. */
 export const outputSequenceLength: RecordMetricDef = {
   tag: 'output_sequence_length',
