@@ -8,6 +8,7 @@ import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
+import { waitForModelRule } from './config-server-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
 export interface RuleInput {
@@ -27,6 +28,9 @@ export interface RuleInput {
   requestCancellationRatePct?: number | undefined;
   requestCancellationDelaySeconds?: number | undefined;
   goodput?: string | undefined;
+  waitForModelTimeoutSeconds?: number | undefined;
+  waitForModelMode?: string | undefined;
+  waitForModelIntervalSeconds?: number | undefined;
   simulator: boolean;
   simulatorOptions: Record<string, unknown>;
 }
@@ -173,4 +177,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...scheduleRules,
   ...loadRules,
   rule('--simulator-option', simulatorOptionProblem),
+  waitForModelRule,
 ];

@@ -9,6 +9,7 @@ import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
+import type { ServerMetricsScraper } from '../server-metrics/scraper.js';
 import type { Clock } from '../timing/clock.js';
 import type { ClientFloor } from './client-floor.js';
 import type { ProfileConfig } from './config.js';
@@ -55,4 +56,6 @@ export interface RunContext {
    * profiling, in send order); absent for the client warm-up, which never reaches the target.
    */
   idealCache?: IdealPrefixCache;
+  /** The `/metrics` scraper of the run (`--server-metrics`); absent or null when off. */
+  serverMetrics?: ServerMetricsScraper | null;
 }

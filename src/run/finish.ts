@@ -12,6 +12,7 @@ import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
+import type { ScrapeReport } from '../server-metrics/scraper.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
   LoadStrategy,
@@ -24,6 +25,7 @@ import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
 import { type RunStatus, runStatusOf } from './run-status.js';
+import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -60,6 +62,8 @@ export interface FinishInput {
   inputSkipped?: SkipCounts | null;
   /** Where the requests were posted, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
   requestUrl: string;
+  /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
+  serverMetrics?: ScrapeReport | null;
 }
 
 /**
@@ -81,6 +85,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     inputError,
     requestUrl: input.requestUrl,
   });
+  const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
     summary,
     inputConfig: inputConfigOf(config),
@@ -88,7 +93,11 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     endTime: profiling.endTime,
     wasCancelled,
     runStatus: status,
-    extra: { ...extraSections(input, warmupSummary), responses: summary.responses },
+    extra: {
+      ...extraSections(input, warmupSummary),
+      responses: summary.responses,
+      ...(server === null ? {} : { server_metrics: server }),
+    },
   };
   const files = await writeSummaryFiles(config.artifactDir, ctx);
   const consoleText = EXPORTERS.console.render({
@@ -100,7 +109,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
     },
   });
-  const text = `${header(input, status)}${consoleText}`;
+  const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
+  const text = `${header(input, status)}${serverLine}${consoleText}`;
   await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
   const report = await writeReport(config.artifactDir);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;

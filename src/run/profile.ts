@@ -18,6 +18,7 @@ import { OutputError } from '../errors.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
+import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
@@ -29,8 +30,9 @@ import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './co
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, requestPathOf, runPhase } from './phase.js';
-import { preflight } from './preflight.js';
+import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { waitForServer } from './wait-for-model.js';
 
 export type { RunEnv } from './context.js';
 
@@ -51,6 +53,8 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   let simulator: SpawnedSimulator | null = null;
   let warming: Promise<void> | null = null;
   let ownsFolder = false;
+  // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
+  const scraper = spawnRunScraper(config, env);
   try {
     await createArtifactDir(config.artifactDir);
     // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
@@ -75,13 +79,15 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
-    return await runPhases({ ...shared, target });
+    await waitForServer(config, target, env);
+    const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, target);
+    return await runPhases({ ...shared, target, serverMetrics });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
     if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
     throw err;
   } finally {
+    await scraper?.close();
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
@@ -179,7 +185,9 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
+  await ctx.serverMetrics?.mark();
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
+  const serverMetrics = (await ctx.serverMetrics?.stop()) ?? null;
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
     // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
@@ -200,6 +208,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     synthesizer: ctx.synthesizer,
     inputSkipped,
     requestUrl,
+    serverMetrics,
   });
 }
 
@@ -253,7 +262,7 @@ async function firstRowRead(
 }
 
 async function removePhaseFiles(artifactDir: string): Promise<void> {
-  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME])
+  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
     await rm(join(artifactDir, name), { force: true });
 }
 
