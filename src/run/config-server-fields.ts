@@ -53,6 +53,15 @@ const metricsUrl = z.string().transform((v, ctx) => {
   }
 });
 
+/** A bad `--server-metrics` value in words: a bad URL's own problem, else what is expected. */
+function unionProblem(issue: z.core.$ZodRawIssue): string {
+  const errors = (issue as { errors?: Array<Array<{ code?: string; message?: string }>> }).errors;
+  const url = errors?.[1]?.[0];
+  return url?.code === 'custom' && url.message !== undefined
+    ? url.message
+    : 'expected true, false or a list of URLs';
+}
+
 /** `--server-metrics [url…]` values accumulated over repeated flags and commas. */
 function collectUrls(text: string, previous: unknown): string[] {
   const urls = text
@@ -68,14 +77,17 @@ export const serverMetricsFields = {
    * `--server-metrics [url…]` (on by default; `--no-server-metrics` off): true scrapes the server's
    * own `/metrics`; a list scrapes these URLs too (AIPerf's flag shape).
    */
-  serverMetrics: option(z.union([z.boolean(), z.array(metricsUrl).min(1)]).default(true), {
-    flag: 'server-metrics',
-    unit: 'url',
-    help: "scrape Prometheus /metrics during the run (the server's own, at its root, plus any URLs given); --no-server-metrics turns it off",
-    defaultText: 'on: <server root>/metrics',
-    parse: collectUrls,
-    variadic: true,
-  }),
+  serverMetrics: option(
+    z.union([z.boolean(), z.array(metricsUrl).min(1)], { error: unionProblem }).default(true),
+    {
+      flag: 'server-metrics',
+      unit: 'url',
+      help: "scrape Prometheus /metrics during the run (the server's own, at its root, plus any URLs given); --no-server-metrics turns it off",
+      defaultText: 'on: <server root>/metrics',
+      parse: collectUrls,
+      variadic: true,
+    },
+  ),
   /** Time between two scrapes, ms (AIPerf has no flag for it; library callers and tests set it). */
   serverMetricsIntervalMs: option(z.number().int().min(10).default(1000), {
     flag: 'server-metrics-interval-ms',

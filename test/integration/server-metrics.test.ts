@@ -286,3 +286,59 @@ test('--no-server-metrics: no scraping, no section, no files', async () => {
   for (const f of ['server_metrics_export.jsonl', 'server_metrics_export.json', 'server_metrics_export.csv'])
     assert.equal(existsSync(join(dir, f)), false, f);
 });
+
+/** Runs the CLI in this process; what it wrote to stderr. */
+async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+  const { main } = await import('../../src/cli/main.js');
+  const chunks: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((c: string | Uint8Array) => {
+    chunks.push(String(c));
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    return { code: await main(['node', 'tokenload', ...args]), stderr: chunks.join('') };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+test('the CLI: --server-metrics takes URLs until the next flag (http:// and /metrics implied), a bad one is a usage error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-metrics-cli-'));
+  dirs.push(dir);
+  const common = [
+    'profile',
+    '-m',
+    'Qwen/Qwen3-0.6B',
+    '--url',
+    sim.url,
+    '--ui',
+    'none',
+    '--client-warmup-ms',
+    '0',
+  ];
+  const ok = await cli([
+    ...common,
+    '--server-metrics',
+    '127.0.0.1:9',
+    `${sim.url}/metrics/`,
+    '--request-count',
+    '1',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stderr, /server metrics: http:\/\/127\.0\.0\.1:9\/metrics connect ECONNREFUSED/);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+  assert.deepEqual(summary.input_config.serverMetrics, ['http://127.0.0.1:9/metrics', `${sim.url}/metrics`]);
+  assert.deepEqual(
+    summary.server_metrics.endpoints.map((e: EndpointSection) => [e.url, e.status]),
+    [
+      [`${sim.url}/metrics`, 'ok'],
+      ['http://127.0.0.1:9/metrics', 'unavailable'],
+    ],
+  );
+  const bad = await cli([...common, '--server-metrics', 'ftp://x', '--artifact-dir', dir]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--server-metrics.*only http:\/\/ and https:\/\/ are supported, got "ftp:"/);
+});
