@@ -5,7 +5,7 @@
  * - `models`: `GET <base>/v1/models` lists every model (a server without that route, 404, counts as
  *   serving once it answers);
  * - `inference` (default, AIPerf's): a non-streamed request of one output token per model, with the
- *   run's endpoint, headers and `--extra-inputs`, answers 2xx;
+ *   run's endpoint, headers and `--extra-inputs` (less `min_tokens`, any max set to 1), answers 2xx;
  * - `both`: the first, then the second.
  * Without a timeout (0, the default) the server is only checked once to answer at all (preflight.ts).
  * The polls happen before the first scrape of `/metrics`, so they are in no counter's delta.
@@ -67,6 +67,18 @@ async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: numb
   return { ready: false, reason: `${url} lists ${ids.join(', ') || 'no model'}, not ${missing.join(', ')}` };
 }
 
+/**
+ * `--extra-inputs` for the 1-token poll: the run's, without what would ask for more than one token
+ * (`min_tokens` above 1 is a 400 from vLLM with `max_tokens` 1; an explicit max is set to 1).
+ */
+function pollInputs(extra: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...extra };
+  delete out.min_tokens;
+  for (const key of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
+    if (key in out) out[key] = 1;
+  return out;
+}
+
 async function inferencePoll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
   const adapter = ENDPOINTS[config.endpointType];
   const url = `${new URL(target).origin}${requestPathFor(target, endpointPathFor(adapter, false, config.endpointPath))}`;
@@ -79,7 +91,7 @@ async function inferencePoll(config: ProfileConfig, target: string, timeoutMs: n
       maxTokens: 1,
       useLegacyMaxTokens: config.useLegacyMaxTokens,
       perChunkUsage: false,
-      extraInputs: config.extraInputs,
+      extraInputs: pollInputs(config.extraInputs),
     });
     const res = await request(url, {
       method: 'POST',

@@ -5,6 +5,7 @@
  * same as a table (export-csv.ts). They are written after the run, from the JSONL file, together
  * with the summary's `server_metrics` section (section.ts).
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderServerMetricsCsv } from './export-csv.js';
@@ -55,7 +56,8 @@ export async function writeServerMetricsExports(
   window: MetricsWindow,
   version: string,
 ): Promise<ServerMetricsSection> {
-  const lines = byEndpoint(await readScrapeLines(report.file));
+  // No file: the scraper thread failed before it began (it was warned about then).
+  const lines = byEndpoint(existsSync(report.file) ? await readScrapeLines(report.file) : []);
   const families = familyStats(lines, report.families, window);
   const json = {
     schema_version: '1.0',

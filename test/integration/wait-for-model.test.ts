@@ -94,12 +94,23 @@ test('a simulator that starts listening late: the run polls, says so, then measu
 /** A server whose /v1/models answers 503 for its first `loading` polls, then lists `m`. */
 async function loadingServer(loading: number) {
   let polls = 0;
-  const answer = (req: IncomingMessage, res: ServerResponse): void => {
-    req.resume();
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
     if (req.url === '/v1/models') {
       polls++;
       if (polls <= loading) res.writeHead(503).end('loading');
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"m"}]}');
+      return;
+    }
+    // As vLLM: min_tokens above the max is a bad request.
+    const sent = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    if (
+      (sent.min_tokens ?? 0) > (sent.max_completion_tokens ?? sent.max_tokens ?? Number.POSITIVE_INFINITY)
+    ) {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"min_tokens > max"}}');
       return;
     }
     const body = {
@@ -110,7 +121,7 @@ async function loadingServer(loading: number) {
     };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
-  const server = createServer(answer);
+  const server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, polls: () => polls };
 }
@@ -131,6 +142,22 @@ test('--wait-for-model-mode models: /v1/models answering 503, then listing the m
       lines.some((l) => /^server ready after .* \(4 polls\): .*\/v1\/models lists m$/.test(l)),
       lines.join('\n'),
     );
+  } finally {
+    fake.server.close();
+  }
+});
+
+test('inference mode with --extra-inputs min_tokens: the 1-token poll drops it, so a vLLM-like server answers', async () => {
+  const fake = await loadingServer(0);
+  try {
+    const { outcome } = await run({
+      url: fake.url,
+      waitForModelTimeoutSeconds: 5,
+      waitForModelIntervalSeconds: 0.1,
+      extraInputs: { min_tokens: 2, ignore_eos: true },
+    });
+    assert.equal(outcome.status.status, 'completed');
+    assert.equal(outcome.summary.metrics.request_count?.avg, 2);
   } finally {
     fake.server.close();
   }
