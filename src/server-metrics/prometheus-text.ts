@@ -56,8 +56,9 @@ export class PrometheusTextError extends Error {
   }
 }
 
-const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
+// Sticky (`y`): matched at the cursor's position without slicing the line.
+const NAME = /[a-zA-Z_:][a-zA-Z0-9_:]*/y;
+const LABEL_NAME = /[a-zA-Z_][a-zA-Z0-9_]*/y;
 const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
@@ -90,9 +91,10 @@ class Cursor {
     return this.text[this.pos];
   }
 
-  /** Reads what `re` matches at the cursor, or fails with `what`. */
+  /** Reads what the sticky `re` matches at the cursor, or fails with `what`. */
   take(re: RegExp, what: string): string {
-    const m = re.exec(this.text.slice(this.pos));
+    re.lastIndex = this.pos;
+    const m = re.exec(this.text);
     if (m === null) this.fail(`expected ${what} at column ${this.pos + 1}`);
     this.pos += m[0].length;
     return m[0];
@@ -101,6 +103,14 @@ class Cursor {
   /** A double-quoted string with the `\\`, `\"` and `\n` escapes, the cursor on its opening quote. */
   quoted(): string {
     if (this.text[this.pos] !== '"') this.fail(`expected '"' at column ${this.pos + 1}`);
+    const close = this.text.indexOf('"', this.pos + 1);
+    const slash = this.text.indexOf('\\', this.pos + 1);
+    if (close !== -1 && (slash === -1 || slash > close)) {
+      // The usual case, no escape: one slice.
+      const out = this.text.slice(this.pos + 1, close);
+      this.pos = close + 1;
+      return out;
+    }
     let out = '';
     for (let i = this.pos + 1; i < this.text.length; i++) {
       const c = this.text[i] as string;
