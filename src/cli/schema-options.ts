@@ -84,7 +84,13 @@ function optionsOf(field: OptionField, defaultOverride: unknown, group?: string)
   const flags = (long: string, arg = ''): string =>
     `${meta.short === undefined ? '' : `${meta.short}, `}${long}${arg}`;
   const out: Option[] = [];
-  if (field.kind === 'boolean') {
+  if (meta.variadic === true) {
+    const opt = new Option(
+      flags(`--${meta.flag}`, ` [${meta.unit ?? 'value'}...]`),
+      helpOf(field, defaultOverride),
+    );
+    out.push(opt.argParser(argParser(field)), new Option(`--no-${meta.flag}`, `turn off --${meta.flag}`));
+  } else if (field.kind === 'boolean') {
     out.push(new Option(flags(`--${meta.flag}`), helpOf(field, defaultOverride)));
     // A default-on or tri-state flag can be turned off; a default-off flag only on.
     if (field.defaultValue !== false) out.push(new Option(`--no-${meta.flag}`, `turn off --${meta.flag}`));

@@ -15,15 +15,14 @@
  * - Failure: if a worker dies, each request it held resolves as a `client_error` record, and the
  *   next request routed to that slot starts a fresh worker. `send()` never rejects or hangs.
  */
-import { existsSync } from 'node:fs';
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isEndpointTypeName } from '../endpoint/registry.js';
 import { failedRecord, finishRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
+import { workerSource } from '../util/worker-source.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
 import { type PrewarmResult, sumPrewarms } from './connector.js';
 import { unpackRecords } from './record-wire.js';
@@ -87,21 +86,6 @@ class Pending implements AbortWatcher {
   onSignalAbort(reason: unknown): void {
     this.slot.cancel(this.id, reason);
   }
-}
-
-/**
- * How to start a worker: the compiled `worker-entry.js`, or under tsx (tests, benches) a small
- * bootstrap that registers tsx inside the worker first (`--import tsx` in `execArgv` does not reach
- * worker threads on Node 20).
- */
-function workerSource(): { source: string; eval: boolean } {
-  const ts = new URL('./worker-entry.ts', import.meta.url);
-  if (import.meta.url.endsWith('.ts') && existsSync(fileURLToPath(ts))) {
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const source = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(ts.href)}); });`;
-    return { source, eval: true };
-  }
-  return { source: fileURLToPath(new URL('./worker-entry.js', import.meta.url)), eval: false };
 }
 
 /** A `client_error` record (type `WorkerError`) for a request the pool could not complete (crash, bad adapter). */
@@ -179,7 +163,8 @@ class Slot {
   }
 
   private spawn(): Worker {
-    const entry = workerSource();
+    // Under tsx, `--import tsx` in `execArgv` does not reach worker threads on Node 20: util/worker-source.ts.
+    const entry = workerSource(import.meta.url, 'worker-entry');
     const worker = new Worker(entry.source, { workerData: this.init, eval: entry.eval });
     this.started = new Promise<void>((resolve) => {
       this.markStarted = resolve;

@@ -5,6 +5,7 @@
 import type { ChartSpec } from './chart-base.js';
 import { cdfChart, LATENCY_METRICS, metricValues, overTimeChart } from './charts-latency.js';
 import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
+import { serverCharts } from './charts-server.js';
 import { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 import type { RunData } from './types.js';
 
@@ -31,7 +32,7 @@ export const RUN_CHART_IDS: readonly string[] = [
 /**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs; output token throughput and
  * requests in flight over time; schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
- * turn; errors over time.
+ * turn; errors over time; the server's own metrics over time (charts-server.ts).
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
@@ -45,6 +46,7 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     cachedTokensChart(r),
     perTurnTtftChart(r),
     errorTimelineChart(r),
+    ...serverCharts(run),
   ];
   return charts.filter((c): c is ChartSpec => c !== null);
 }

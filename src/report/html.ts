@@ -1,11 +1,13 @@
 /**
  * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
- * run's header facts, the console's summary table, errors, warnings, the prefix cache, every chart of
+ * run's header facts, the console's summary table, errors, warnings, the prefix cache, the server's
+ * metrics, every chart of
  * {@link buildRunCharts} and the run configuration.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRunCharts } from './charts.js';
+import { serverSection } from './charts-server.js';
 import { renderPage } from './html-page.js';
 import {
   cacheSection,
@@ -53,7 +55,13 @@ export function renderReportHtml(run: RunData): string {
   return renderPage({
     title: 'tokenload report',
     metaHtml: metaHtml(run),
-    sectionsHtml: [summarySection(run), errorsSection(run), warningsSection(run), cacheSection(run)],
+    sectionsHtml: [
+      summarySection(run),
+      errorsSection(run),
+      warningsSection(run),
+      cacheSection(run),
+      serverSection(run),
+    ],
     charts: buildRunCharts(run),
     trailingHtml: [configSection(run)],
   });

@@ -1,6 +1,6 @@
 /**
  * Reads a run's artifact directory (`profile_export.jsonl` and, when present,
- * `profile_export_aiperf.json`) into a {@link RunData}: typed per-request points on a time axis in
+ * `profile_export_aiperf.json` and `server_metrics_export.jsonl`) into a {@link RunData}: typed per-request points on a time axis in
  * seconds since the first request started.
  */
 import { createReadStream } from 'node:fs';
@@ -8,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.js';
+import { loadServerRun } from './server-series.js';
 import { parseRunSummary } from './summary-file.js';
 import { type RunData, RunLoadError, type RunSummary } from './types.js';
 
@@ -103,10 +104,12 @@ export async function loadRun(dir: string): Promise<RunData> {
   }
   const lines = await readLines(recordsFile);
   const t0Ns = earliestStart(lines);
+  const summary = await readSummary(join(dir, RUN_FILES.summary));
   return {
     dir,
     requests: lines.map((l) => toRequestPoint(l, t0Ns)),
     t0Ns,
-    summary: await readSummary(join(dir, RUN_FILES.summary)),
+    summary,
+    server: await loadServerRun(dir, t0Ns),
   };
 }

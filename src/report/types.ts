@@ -3,6 +3,7 @@
  * per-request points on a relative time axis plus the run summary.
  */
 import { TokenloadError } from '../errors.js';
+import type { ServerRunData } from './server-series.js';
 
 /** A failed request's error, as written in `profile_export.jsonl`. */
 export interface RequestError {
@@ -95,6 +96,8 @@ export interface RunData {
   t0Ns: bigint;
   /** The summary JSON, or null when the file is missing. */
   summary: RunSummary | null;
+  /** Server metrics (`server_metrics_export.jsonl` and the summary's section); null or absent without them. */
+  server?: ServerRunData | null;
 }
 
 /** An artifact directory that cannot be read: missing files or malformed lines (message names the file). */

@@ -22,11 +22,15 @@ import { emptyTotals } from '../metrics/totals.js';
 import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
+import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { failedStatus } from './run-status.js';
 import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 
-/** The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs). */
+/**
+ * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
+ * the server-metrics exports included.
+ */
 export const RUN_ARTIFACT_FILES: readonly string[] = [
   RECORDS_FILE_NAME,
   INPUTS_FILE_NAME,
@@ -34,6 +38,7 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
   SUMMARY_CSV_FILE_NAME,
   EXPORTERS.console.fileName,
   REPORT_FILE_NAME,
+  ...SERVER_METRICS_FILE_NAMES,
 ];
 
 /**

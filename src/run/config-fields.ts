@@ -18,6 +18,7 @@ import {
   collectUrls,
   parseModels,
 } from '../util/option-values.js';
+import { serverMetricsFields, waitForModelFields } from './config-server-fields.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
 export const CONTEXT_MODES = [
@@ -167,6 +168,7 @@ export const endpointFields = {
     help: 'seed for data and arrivals',
     defaultText: 'random, recorded',
   }),
+  ...waitForModelFields,
 };
 
 /** Trace and dataset options. */
@@ -408,6 +410,7 @@ export const outputFields = {
     unit: 'mode',
     help: 'progress output (dashboard = the live bar, as simple)',
   }),
+  ...serverMetricsFields,
   /** The command line as typed, for the console footer (library callers: a placeholder). */
   commandLine: option(z.string().default('(library call)'), {
     flag: 'command-line',

@@ -8,6 +8,7 @@ import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
+import { waitForModelRule } from './config-server-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
 export interface RuleInput {
@@ -27,6 +28,9 @@ export interface RuleInput {
   requestCancellationRatePct?: number | undefined;
   requestCancellationDelaySeconds?: number | undefined;
   goodput?: string | undefined;
+  waitForModelTimeoutSeconds?: number | undefined;
+  waitForModelMode?: string | undefined;
+  waitForModelIntervalSeconds?: number | undefined;
   simulator: boolean;
   simulatorOptions: Record<string, unknown>;
   endpointType?: string | undefined;
@@ -184,4 +188,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
       `--apply-chat-template needs --endpoint-type chat or responses: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
     ),
   ),
+  waitForModelRule,
 ];

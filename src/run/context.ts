@@ -11,6 +11,7 @@ import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
+import type { ServerMetricsScraper } from '../server-metrics/scraper.js';
 import type { Clock } from '../timing/clock.js';
 import type { ClientFloor } from './client-floor.js';
 import type { ProfileConfig } from './config.js';
@@ -62,4 +63,6 @@ export interface RunContext {
    * order); absent for the client warm-up, which never reaches them.
    */
   idealCaches?: readonly IdealPrefixCache[];
+  /** The `/metrics` scraper of the run (`--server-metrics`); absent or null when off. */
+  serverMetrics?: ServerMetricsScraper | null;
 }

@@ -15,6 +15,7 @@ import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
 import { writeReport } from '../report/html.js';
+import type { ScrapeReport } from '../server-metrics/scraper.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
   LoadStrategy,
@@ -27,6 +28,7 @@ import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
 import { type RunStatus, runStatusOf } from './run-status.js';
+import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -71,6 +73,8 @@ export interface FinishInput {
    * the template's own tokens (their text is empty; their ISL is the template's).
    */
   template?: { shorterThanTemplate: number };
+  /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
+  serverMetrics?: ScrapeReport | null;
 }
 
 /**
@@ -92,6 +96,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     inputError,
     requestUrl: input.requestUrl,
   });
+  const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
     summary,
     inputConfig: inputConfigOf(config),
@@ -99,7 +104,11 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     endTime: profiling.endTime,
     wasCancelled,
     runStatus: status,
-    extra: { ...extraSections(input, warmupSummary), responses: summary.responses },
+    extra: {
+      ...extraSections(input, warmupSummary),
+      responses: summary.responses,
+      ...(server === null ? {} : { server_metrics: server }),
+    },
   };
   const files = await writeSummaryFiles(config.artifactDir, ctx);
   const consoleText = EXPORTERS.console.render({
@@ -111,7 +120,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
     },
   });
-  const text = `${header(input, status)}${consoleText}`;
+  const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
+  const text = `${header(input, status)}${serverLine}${consoleText}`;
   await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
   const report = await writeReport(config.artifactDir);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;

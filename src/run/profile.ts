@@ -17,6 +17,7 @@ import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
+import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
@@ -33,11 +34,12 @@ import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './co
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
-import { preflight } from './preflight.js';
+import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 import { urlPathWarnings } from './url-path-check.js';
+import { waitForServer } from './wait-for-model.js';
 
 export type { RunEnv } from './context.js';
 
@@ -57,6 +59,8 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   let simulator: SpawnedSimulator | null = null;
   let warming: Promise<void> | null = null;
   let ownsFolder = false;
+  // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
+  const scraper = spawnRunScraper(config, env);
   try {
     await createArtifactDir(config.artifactDir);
     await checkInputsBeforeClearing(config);
@@ -85,10 +89,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming;
     const targets = simulator === null ? config.url : [simulator.url];
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    const probes = await preflight(
-      targets,
-      config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` },
-    );
+    const probes = await waitForServer(config, targets, env);
     for (const [i, server] of serverTargets({ config, adapter, targets }).entries()) {
       const probe = probes[i];
       if (probe === undefined) continue;
@@ -96,12 +97,14 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
         env.log.warn(w);
       }
     }
-    return await runPhases({ ...shared, targets });
+    const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
+    return await runPhases({ ...shared, targets, serverMetrics });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
     if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
     throw err;
   } finally {
+    await scraper?.close();
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
@@ -182,7 +185,9 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const shortBefore = ctx.templateCounter?.shorterThanTemplate ?? 0;
+  await ctx.serverMetrics?.mark();
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
+  const serverMetrics = (await ctx.serverMetrics?.stop()) ?? null;
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
     // A trace that fails before anything was sent (its first row) is an input error, exactly as with a
@@ -205,6 +210,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     inputSkipped,
     requestUrl,
     ...tokenizerFacts(ctx, shortBefore),
+    serverMetrics,
   });
 }
 
@@ -260,7 +266,7 @@ async function firstRowRead(
 }
 
 async function removePhaseFiles(artifactDir: string): Promise<void> {
-  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME])
+  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
     await rm(join(artifactDir, name), { force: true });
 }
 

@@ -13,7 +13,7 @@ import { checkModel, finishTimeline, type HandlerContext, serveRequest } from '.
 import { chainedBlockKeys } from './kv-pool.js';
 import { RequestError } from './request-parse.js';
 import { RouteWriter } from './routes-writer.js';
-import { newSequence, type Sequence } from './sequence.js';
+import { newSequence, type Sequence, type SequenceSink } from './sequence.js';
 import type { RouteMeta, RouteRequest, WireFormat, WireOptions } from './wire-format.js';
 
 /** One generation API: its ground-truth label, request parser and wire format. */
@@ -62,6 +62,24 @@ function promptText(
 }
 
 /**
+ * `writer`, counting for `/metrics` as vLLM does: the prompt's tokens once its prefill is done (its
+ * first output token), and every output token as it is generated (whether or not it reaches the
+ * client).
+ */
+function countingSink(ctx: HandlerContext, promptTokens: number, writer: RouteWriter): SequenceSink {
+  return {
+    onToken(index, nowNs, batchSize) {
+      if (index === 0) ctx.counters.promptTokens += promptTokens;
+      ctx.counters.generationTokens++;
+      writer.onToken(index, nowNs, batchSize);
+    },
+    onDone: (nowNs) => writer.onDone(nowNs),
+    beginBurst: () => writer.beginBurst(),
+    endBurst: () => writer.endBurst(),
+  };
+}
+
+/**
  * Admits a parsed request: checks that prompt + output fit the KV pool, counts the prompt tokens,
  * starts the response and submits its sequence to the scheduler.
  * @throws {RequestError} 400 when the request can never fit the pool.
@@ -81,7 +99,6 @@ function startGeneration<R extends RouteRequest>(
     throw new RequestError(400, `prompt (${ids.length} tokens) + output exceed the KV capacity`);
   }
   t.promptTokens = ids.length;
-  ctx.counters.promptTokens += ids.length;
   const fault = actedFault(route, drawn, parsed.stream);
   const meta = { id: t.id, model: parsed.model, created: Math.floor(Date.now() / 1000) };
   const roleOnlyFirstChunk = ctx.opts.roleOnlyFirstChunk || fault.kind === 'role-chunk';
@@ -90,12 +107,17 @@ function startGeneration<R extends RouteRequest>(
   const req: R = { ...parsed, prompt: TOKENIZED };
   const format = route.format(req, meta, { roleOnlyFirstChunk });
   const cancel = (s: Sequence): void => ctx.scheduler.cancel(s);
-  const writer = new RouteWriter(res, format, req, ctx.opts, fault, t, cancel, (done) => {
-    ctx.counters.generationTokens += done.outputTokens;
-    finishTimeline(ctx, done);
-  });
+  const writer = new RouteWriter(res, format, req, ctx.opts, fault, t, cancel, (done) =>
+    finishTimeline(ctx, done),
+  );
   const keys = chainedBlockKeys(ids, ctx.pool.blockSize);
-  const seq = newSequence(Number(t.id.slice(4)), ids.length, keys, output, writer);
+  const seq = newSequence(
+    Number(t.id.slice(4)),
+    ids.length,
+    keys,
+    output,
+    countingSink(ctx, ids.length, writer),
+  );
   writer.seq = seq;
   res.on('close', () => writer.abandon());
   writer.start();

@@ -16,9 +16,12 @@ export interface Counters {
   midStreamFaults: number;
   /** Requests cancelled because the client went away. */
   clientAborts: number;
-  /** Prompt tokens of the requests served (generation requests admitted to a scheduler, embeddings inputs). */
+  /**
+   * Prompt tokens processed: a generation request's once its prefill is done (at its first output
+   * token, as vLLM counts them), an embeddings request's inputs when it is served.
+   */
   promptTokens: number;
-  /** Output tokens generated. */
+  /** Output tokens generated, counted one by one as the engine emits them (as vLLM counts them). */
   generationTokens: number;
 }
 
@@ -87,6 +90,9 @@ export function renderMetrics(s: SimulatorStats, modelName: string): string {
     l,
     s.cache.hitTokens,
   );
+  // Always 0: the engine reserves a sequence's prompt and output blocks when it admits it, so it
+  // never has to preempt one (vLLM preempts when a running sequence outgrows the free blocks).
+  metric(lines, 'vllm:num_preemptions_total', 'counter', 'Cumulative number of preemptions.', l, 0);
   metric(lines, 'vllm:prompt_tokens_total', 'counter', 'Prefill tokens processed.', l, s.promptTokens);
   metric(
     lines,

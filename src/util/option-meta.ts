@@ -27,6 +27,11 @@ export interface OptionMeta {
   repeatable?: boolean;
   /** A comma-separated list: `1,4,16` (sweeps). */
   list?: boolean;
+  /**
+   * The flag takes zero or more values (`--server-metrics [url…]`): alone it means true, values are
+   * accumulated by `parse`, and `--no-<flag>` means false.
+   */
+  variadic?: boolean;
   /** The value is a secret: never written to artifacts. */
   secret?: boolean;
   /** The option exists for library callers only (no flag, no config-file key). */

@@ -202,6 +202,11 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
     return entries;
   };
   const server: Server = createServer({ keepAlive: true }, (req, res) => {
+    // A fixture server has no Prometheus metrics (a run scrapes /metrics by default): not a request to log.
+    if (req.method === 'GET' && req.url === '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('no metrics');
+      return;
+    }
     if (req.method === 'GET' && req.url === '/v1/models') {
       const data = [...new Set(fixtures.map((fixture) => fixture.model))].map((id) => ({
         id,

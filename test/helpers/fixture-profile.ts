@@ -66,6 +66,8 @@ function fixtureConfig(player: FixturePlayer, fixture: Fixture, dir: string, opt
     randomSeed: 1,
     artifactDir: dir,
     clientWarmupMs: 0,
+    // These runs check the client against one recorded answer; the player serves no /metrics.
+    serverMetrics: false,
     gracePeriodSeconds: 30,
     ui: 'none',
     commandLine: `fixture ${fixture.name}`,

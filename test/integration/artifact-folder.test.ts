@@ -32,6 +32,9 @@ const EARLIER = [
   'profile_export_console.txt',
   'inputs.json',
   'report.html',
+  'server_metrics_export.jsonl',
+  'server_metrics_export.json',
+  'server_metrics_export.csv',
 ];
 
 let sim: Awaited<ReturnType<typeof startSimulator>>;

@@ -1,0 +1,112 @@
+/**
+ * The options about the server around the run (AIPerf's flags): waiting for the model to be served
+ * before the first request (`--wait-for-model-*`, in the Endpoint group), and scraping its
+ * Prometheus `/metrics` while the run goes (`--server-metrics`, in the Output group); plus their
+ * cross-field rule.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { normalizeMetricsUrl } from '../server-metrics/targets.js';
+import { option } from '../util/option-meta.js';
+import type { ConfigRule } from './config-rules.js';
+
+/** `--wait-for-model-mode` values: what "the model is served" means. */
+export const WAIT_FOR_MODEL_MODES = ['models', 'inference', 'both'] as const;
+
+/** `--wait-for-model-*`: poll until the model is served before the first measured request. */
+export const waitForModelFields = {
+  /** `--wait-for-model-timeout`, s: 0 = check once that the server answers, as without it. */
+  waitForModelTimeoutSeconds: option(z.number().min(0).default(0), {
+    flag: 'wait-for-model-timeout',
+    unit: 's',
+    help: 'before the first request, poll the server until it serves --model, for at most this long (0 = only check once that it answers)',
+  }),
+  /** `--wait-for-model-mode`: `models` (listed by /v1/models), `inference` (a 1-token request answers 2xx), `both`. */
+  waitForModelMode: option(z.enum(WAIT_FOR_MODEL_MODES).optional(), {
+    flag: 'wait-for-model-mode',
+    unit: 'mode',
+    help: 'models: /v1/models lists every --model (or has no such route); inference: a 1-token request answers 2xx; both',
+    defaultText: 'inference',
+  }),
+  /** `--wait-for-model-interval`, s between two polls. */
+  waitForModelIntervalSeconds: option(z.number().positive().optional(), {
+    flag: 'wait-for-model-interval',
+    unit: 's',
+    help: 'time between two polls of --wait-for-model-timeout',
+    defaultText: '5',
+  }),
+};
+
+/** Default `--wait-for-model-mode` (AIPerf's). */
+export const DEFAULT_WAIT_FOR_MODEL_MODE = 'inference';
+/** Default `--wait-for-model-interval`, s (AIPerf's). */
+export const DEFAULT_WAIT_FOR_MODEL_INTERVAL_S = 5;
+
+/** One `--server-metrics` URL, normalized ({@link normalizeMetricsUrl}); a bad one is the issue. */
+const metricsUrl = z.string().transform((v, ctx) => {
+  try {
+    return normalizeMetricsUrl(v);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message });
+    return z.NEVER;
+  }
+});
+
+/** A bad `--server-metrics` value in words: a bad URL's own problem, else what is expected. */
+function unionProblem(issue: z.core.$ZodRawIssue): string {
+  const errors = (issue as { errors?: Array<Array<{ code?: string; message?: string }>> }).errors;
+  const url = errors?.[1]?.[0];
+  return url?.code === 'custom' && url.message !== undefined
+    ? url.message
+    : 'expected true, false or a list of URLs';
+}
+
+/** `--server-metrics [url…]` values accumulated over repeated flags and commas. */
+function collectUrls(text: string, previous: unknown): string[] {
+  const urls = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return [...(Array.isArray(previous) ? (previous as string[]) : []), ...urls];
+}
+
+/** `--server-metrics`: scrape the server's Prometheus `/metrics` during the run. */
+export const serverMetricsFields = {
+  /**
+   * `--server-metrics [url…]` (on by default; `--no-server-metrics` off): true scrapes the server's
+   * own `/metrics`; a list scrapes these URLs too (AIPerf's flag shape).
+   */
+  serverMetrics: option(
+    z.union([z.boolean(), z.array(metricsUrl).min(1)], { error: unionProblem }).default(true),
+    {
+      flag: 'server-metrics',
+      unit: 'url',
+      help: "scrape Prometheus /metrics during the run (the server's own, at its root, plus any URLs given); --no-server-metrics turns it off",
+      defaultText: 'on: <server root>/metrics',
+      parse: collectUrls,
+      variadic: true,
+    },
+  ),
+  /** Time between two scrapes, ms (AIPerf has no flag for it; library callers and tests set it). */
+  serverMetricsIntervalMs: option(z.number().int().min(10).default(1000), {
+    flag: 'server-metrics-interval-ms',
+    help: 'time between two scrapes of /metrics, ms',
+    internal: true,
+  }),
+};
+
+/** The rule of the wait options: mode and interval mean nothing without a timeout (AIPerf's check). */
+export const waitForModelRule: ConfigRule = {
+  option: '--wait-for-model-timeout',
+  check(c) {
+    if ((c.waitForModelTimeoutSeconds ?? 0) > 0) return null;
+    const given = [
+      c.waitForModelMode === undefined ? null : '--wait-for-model-mode',
+      c.waitForModelIntervalSeconds === undefined ? null : '--wait-for-model-interval',
+    ].filter((f) => f !== null);
+    return given.length === 0
+      ? null
+      : `${given.join(' and ')} ${given.length === 1 ? 'has' : 'have'} no effect without --wait-for-model-timeout > 0.`;
+  },
+};

@@ -1,0 +1,80 @@
+/**
+ * The server-metrics artifacts of a run (AIPerf's names): `server_metrics_export.jsonl`, every
+ * scrape as it came (written by the scraper while the run goes); `server_metrics_export.json`, every
+ * family's statistics over the benchmark window (family-stats.ts); `server_metrics_export.csv`, the
+ * same as a table (export-csv.ts). They are written after the run, from the JSONL file, together
+ * with the summary's `server_metrics` section (section.ts).
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { renderServerMetricsCsv } from './export-csv.js';
+import { familyStats } from './family-stats.js';
+import type { ScrapeReport } from './scraper.js';
+import { isoOf, type ServerMetricsSection, serverMetricsSection } from './section.js';
+import { byEndpoint, type MetricsWindow, readScrapeLines, windowSeconds } from './window.js';
+
+/** Every scrape, one JSON line each (snapshot.ts). */
+export const SERVER_METRICS_JSONL_FILE_NAME = 'server_metrics_export.jsonl';
+/** Statistics of every family over the window. */
+export const SERVER_METRICS_JSON_FILE_NAME = 'server_metrics_export.json';
+/** The same as CSV sections. */
+export const SERVER_METRICS_CSV_FILE_NAME = 'server_metrics_export.csv';
+
+/** The three files, for the artifact folder's ownership rule. */
+export const SERVER_METRICS_FILE_NAMES: readonly string[] = [
+  SERVER_METRICS_JSONL_FILE_NAME,
+  SERVER_METRICS_JSON_FILE_NAME,
+  SERVER_METRICS_CSV_FILE_NAME,
+];
+
+/** `summary.endpoint_info` of the JSON file, per endpoint URL. */
+function endpointInfo(report: ScrapeReport): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    report.endpoints.map((e) => [
+      e.url,
+      {
+        status: e.status,
+        reason: e.reason,
+        total_fetches: e.scrapes,
+        failed_fetches: e.failedScrapes,
+        avg_fetch_latency_ms: e.scrapes === 0 ? null : e.latencyMsSum / e.scrapes,
+        max_fetch_latency_ms: e.scrapes === 0 ? null : e.latencyMsMax,
+      },
+    ]),
+  );
+}
+
+/**
+ * Reads the run's scrapes, writes `server_metrics_export.json` and `.csv` into `dir`, and returns
+ * the summary's `server_metrics` section.
+ * @throws the file system error of a failed read or write; {Error} for a malformed JSONL line.
+ */
+export async function writeServerMetricsExports(
+  dir: string,
+  report: ScrapeReport,
+  window: MetricsWindow,
+  version: string,
+): Promise<ServerMetricsSection> {
+  // No file: the scraper thread failed before it began (it was warned about then).
+  const lines = byEndpoint(existsSync(report.file) ? await readScrapeLines(report.file) : []);
+  const families = familyStats(lines, report.families, window);
+  const json = {
+    schema_version: '1.0',
+    tokenload_version: version,
+    summary: {
+      endpoints_configured: report.endpoints.map((e) => e.url),
+      endpoints_successful: report.endpoints.filter((e) => e.status === 'ok').map((e) => e.url),
+      start_time: isoOf(window.startNs),
+      end_time: isoOf(window.endNs),
+      duration_seconds: windowSeconds(window),
+      window_basis: window.basis,
+      interval_ms: report.intervalMs,
+      endpoint_info: endpointInfo(report),
+    },
+    metrics: families,
+  };
+  await writeFile(join(dir, SERVER_METRICS_JSON_FILE_NAME), `${JSON.stringify(json, null, 2)}\n`);
+  await writeFile(join(dir, SERVER_METRICS_CSV_FILE_NAME), renderServerMetricsCsv(families, version));
+  return serverMetricsSection(report, lines, window);
+}
