@@ -1,6 +1,7 @@
 /**
  * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
- * run's header facts, the console's summary table, errors, warnings, the prefix cache, every chart of
+ * run's header facts, the console's lead lines (how the run ended, its load, the client-health
+ * verdict), the console's summary table, errors, warnings, the prefix cache, every chart of
  * {@link buildRunCharts} and the run configuration.
  */
 import { writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import {
   warningsSection,
 } from './html-sections.js';
 import { escapeHtml } from './html-text.js';
+import { leadSection } from './lead.js';
 import { loadRun } from './load-run.js';
 import type { RunData } from './types.js';
 
@@ -53,7 +55,13 @@ export function renderReportHtml(run: RunData): string {
   return renderPage({
     title: 'tokenload report',
     metaHtml: metaHtml(run),
-    sectionsHtml: [summarySection(run), errorsSection(run), warningsSection(run), cacheSection(run)],
+    sectionsHtml: [
+      leadSection(run.summary),
+      summarySection(run),
+      errorsSection(run),
+      warningsSection(run),
+      cacheSection(run),
+    ],
     charts: buildRunCharts(run),
     trailingHtml: [configSection(run)],
   });

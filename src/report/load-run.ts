@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.js';
 import { parseRunSummary } from './summary-file.js';
 import { type RunData, RunLoadError, type RunSummary } from './types.js';
+import { ValueSample } from './value-sample.js';
 
 /** File names read from an artifact directory (the defaults `tokenload profile` writes). */
 export const RUN_FILES = {
@@ -25,8 +26,10 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-async function readLines(file: string): Promise<ParsedLine[]> {
+/** The lines of a records file, and a sample of their inter-chunk latencies (taken off the lines). */
+async function readLines(file: string): Promise<{ lines: ParsedLine[]; icl: ValueSample }> {
   const out: ParsedLine[] = [];
+  const icl = new ValueSample();
   const input = createReadStream(file);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
@@ -34,13 +37,17 @@ async function readLines(file: string): Promise<ParsedLine[]> {
     for await (const text of lines) {
       n += 1;
       const parsed = parseLine(file, n, text);
-      if (parsed !== null) out.push(parsed);
+      if (parsed === null) continue;
+      for (const v of parsed.interChunkLatencyMs ?? []) icl.add(v);
+      // Only the sample keeps them: a long run's lines would hold hundreds of numbers each.
+      parsed.interChunkLatencyMs = null;
+      out.push(parsed);
     }
   } finally {
     lines.close();
     input.destroy();
   }
-  return out;
+  return { lines: out, icl };
 }
 
 function parseLine(file: string, n: number, text: string): ParsedLine | null {
@@ -81,12 +88,13 @@ export async function loadRun(dir: string): Promise<RunData> {
       recordsFile,
     );
   }
-  const lines = await readLines(recordsFile);
+  const { lines, icl } = await readLines(recordsFile);
   const t0Ns = earliestStart(lines);
   return {
     dir,
     requests: lines.map((l) => toRequestPoint(l, t0Ns)),
     t0Ns,
     summary: await readSummary(join(dir, RUN_FILES.summary)),
+    interChunkLatencyMs: icl.result(),
   };
 }

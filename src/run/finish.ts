@@ -12,6 +12,7 @@ import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { writeReport } from '../report/html.js';
+import { loadLine } from '../report/lead.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
   LoadStrategy,
@@ -149,7 +150,7 @@ function usageContext(config: ProfileConfig): ResponseWarningContext {
 }
 
 function header(input: FinishInput, status: RunStatus): string {
-  const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
+  const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
   // A run that measured nothing says so before anything else (client health included).
   if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
   const cut = input.profiling.cutoff;
@@ -251,6 +252,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       cancelled_after_grace: cut.cancelledAfterGrace,
     };
   }
+  extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
