@@ -22,8 +22,8 @@ import { recommend } from './recommend.js';
 import type { ProbeReport, ProbeRequestLine, RecordedError } from './types.js';
 
 /**
- * The user message of the probe's generation requests: about 40 tokens, so that a prefix cache
- * with 16-token blocks can hold two of its blocks when it is sent again.
+ * The user message of the probe's generation requests: 35 tokens with the bundled Qwen3 vocabulary,
+ * so that a prefix cache with 16-token blocks can hold two of its blocks when it is sent again.
  */
 export const PROBE_TEXT =
   'This is a short request from tokenload probe. Please answer with a few plain words about rivers, mountains and the sea, then stop. Thank you for your help today.';
