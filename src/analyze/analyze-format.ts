@@ -2,7 +2,8 @@
  * Text rendering of a {@link TraceAnalysis} for the terminal.
  */
 import Table from 'cli-table3';
-import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { TraceAnalysis } from './analyze-trace.js';
 import type { Distribution } from './distribution.js';
 
@@ -46,6 +47,8 @@ function skippedLine(a: TraceAnalysis): string[] {
   const n = beforeStartOffset + afterEndOffset + badLines;
   const lines = n === 0 ? [] : [`Skipped rows: ${n} (${badLines} malformed)`];
   if (unlinkedRows !== undefined) lines.push(`Warning: ${unlinkedRowsWarning(unlinkedRows)}`);
+  const repeated = a.skipped.repeatedChatIds;
+  if (repeated !== undefined) lines.push(`Warning: ${repeatedChatIdsWarning(repeated)}`);
   return lines;
 }
 
@@ -65,6 +68,7 @@ export function formatAnalysis(a: TraceAnalysis): string {
     distTable(a),
     `Type mix: ${types}`,
     `Ideal prefix hit (infinite cache): ${pct(p.tokenHitRatio)} of prompt tokens (${num(p.hitTokens)} / ${num(p.totalTokens)}), ${pct(p.blockHitRatio)} of blocks (${num(p.hitBlocks)} / ${num(p.totalBlocks)})`,
+    ...(p.sizeConflictIds > 0 ? [`Warning: ${blockSizeWarning(p.sizeConflictIds)}`] : []),
     '',
   ].join('\n');
 }

@@ -9,6 +9,8 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { BAILIAN_BLOCK_SIZE, parseBailianRow } from '../dataset/bailian.js';
 import { exactJson } from '../dataset/exact-ids.js';
 import { readJsonl } from '../dataset/jsonl-reader.js';
@@ -111,9 +113,10 @@ async function closeStream(stream: WriteStream): Promise<void> {
 }
 
 /**
- * Reads `file`, rescales every row and writes the result to `output` (JSONL, one row per line).
+ * Reads `file`, rescales every row and writes the result to `output` (JSONL, one row per line),
+ * through a temporary file beside it that is renamed to `output` only once every row is written.
  * @throws {SynthesisError} for bad options; {@link DatasetError} naming file:line:field for a malformed
- *   row (nothing useful is left in `output` then); the file system error of a failed write.
+ *   row (nothing is written to `output` then, and no temporary file is left); the file system error of a failed write.
  */
 export async function synthesizeTrace(
   file: string,
@@ -131,7 +134,10 @@ export async function synthesizeTrace(
     oslCapped: 0,
     promptUnscaled: 0,
   };
-  const stream = createWriteStream(output);
+  // Written beside `output` and renamed on success: a bad row or a failed write leaves no partial
+  // trace, and an earlier file at `output` stays as it was.
+  const temp = join(dirname(output), `.${basename(output)}.${process.pid}.tmp`);
+  const stream = createWriteStream(temp);
   const failed = once(stream, 'error').then(([err]) => Promise.reject(err as Error));
   failed.catch(() => undefined);
   const work = async (): Promise<void> => {
@@ -151,8 +157,12 @@ export async function synthesizeTrace(
   };
   try {
     await Promise.race([work(), failed]);
-  } finally {
-    await Promise.race([closeStream(stream), failed]).catch(() => undefined);
+    await Promise.race([closeStream(stream), failed]);
+    await rename(temp, output);
+  } catch (err) {
+    stream.destroy();
+    await rm(temp, { force: true });
+    throw err;
   }
   return result;
 }

@@ -4,8 +4,10 @@
  * in-flight now), prints the console report, runs sweeps one value after another, and maps
  * failures to exit codes (a run where no request succeeded: {@link EXIT_NO_SUCCESS}).
  */
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
+import { claimSweepFolder } from '../run/artifacts.js';
 import type { ProfileConfig } from '../run/config.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
@@ -64,6 +66,8 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
   try {
     const outcomes = [];
     let failedCode = 0;
+    const first = configs[0];
+    if (configs.length > 1 && first !== undefined) await claimSweepFolder(dirname(first.artifactDir), first);
     for (const config of configs) {
       if (stop.signal.aborted) break;
       if (config.requestRate !== undefined) {

@@ -34,6 +34,16 @@ function errorEventDetails(data: string): { message: string; code: number | null
 
 const DONE = '[DONE]';
 
+/** Bytes of a 200 body kept to show in an `unreadable_body` error. */
+const HEAD_BYTES = 64;
+
+/** True when `bytes` holds only spaces, tabs and line breaks. */
+function isBlank(bytes: Buffer): boolean {
+  for (const byte of bytes)
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  return true;
+}
+
 /** True when `bytes[start, end)` is exactly `[DONE]` (other spellings take the text path). */
 function isDone(bytes: Buffer, start: number, end: number): boolean {
   if (end - start !== DONE.length) return false;
@@ -92,6 +102,15 @@ export class RecordBuilder implements SseSink {
   /** The adapter's per-stream state for its `parseBytes` fast path. */
   private readonly scratch: StreamScratch = { memo: undefined };
   private retryAfter: string | undefined;
+  /** The content type as sent ('' when none). */
+  private contentType = '';
+  /** The first {@link HEAD_BYTES} bytes of a 200 body, and whether more followed. */
+  private head: Buffer | null = null;
+  private headTruncated = false;
+  /** An SSE event (data or error) was decoded. */
+  private eventSeen = false;
+  /** A whole body was not JSON. */
+  private jsonFailed = false;
 
   constructor(private readonly request: SendRequest) {
     this.raw = emptyRecord(request.identity);
@@ -110,7 +129,8 @@ export class RecordBuilder implements SseSink {
     const retryAfter = headers['retry-after'];
     if (retryAfter !== undefined)
       this.retryAfter = Array.isArray(retryAfter) ? retryAfter.join(', ') : retryAfter;
-    const contentType = String(headers['content-type'] ?? '').toLowerCase();
+    this.contentType = String(headers['content-type'] ?? '').trim();
+    const contentType = this.contentType.toLowerCase();
     if (status !== 200) this.mode = 'error-body';
     else if (contentType.includes('text/event-stream')) this.mode = 'sse';
     else if (contentType.includes('json')) this.mode = 'json';
@@ -122,6 +142,7 @@ export class RecordBuilder implements SseSink {
 
   /** One body read, stamped by the caller at arrival. */
   onData(bytes: Buffer, atNs: number): void {
+    if (this.mode !== 'error-body' && !this.headTruncated) this.keepHead(bytes);
     if (this.sniffing) this.sniff(bytes);
     if (this.decoder === null) {
       this.bodyParts ??= [];
@@ -129,6 +150,36 @@ export class RecordBuilder implements SseSink {
       return;
     }
     this.decoder.feed(bytes, atNs, this);
+  }
+
+  /** Keeps the body's first {@link HEAD_BYTES} bytes (for {@link RecordBuilder.unreadable}). */
+  private keepHead(bytes: Buffer): void {
+    const have = this.head?.length ?? 0;
+    const take = Math.min(bytes.length, HEAD_BYTES - have);
+    if (take > 0) this.head = Buffer.concat([this.head ?? Buffer.alloc(0), bytes.subarray(0, take)]);
+    if (take < bytes.length) this.headTruncated = true;
+  }
+
+  /**
+   * A 200 body that ended holding neither an event stream (no SSE event, and no `text/event-stream`
+   * content type) nor JSON, e.g. a proxy's HTML login page; undefined otherwise (a blank body is
+   * `no_content`'s).
+   */
+  private unreadable(): Outcome['unreadable'] {
+    if (this.mode === 'error-body' || this.head === null || isBlank(this.head)) return undefined;
+    if (
+      this.mode === 'json'
+        ? !this.jsonFailed
+        : this.eventSeen || this.contentType.toLowerCase().includes('text/event-stream')
+    )
+      return undefined;
+    this.raw.responseStreamed = false;
+    return {
+      kind: 'unreadable_body',
+      contentType: this.contentType,
+      head: this.head.toString('utf8'),
+      truncated: this.headTruncated,
+    };
   }
 
   /** Decides between an event stream and one JSON body on the first non-blank byte (see `sniffing`). */
@@ -172,6 +223,7 @@ export class RecordBuilder implements SseSink {
       http: this.mode === 'error-body' ? this.httpFailure() : undefined,
       clientError: this.clientError,
       inBand: this.inBand,
+      unreadable: stop === undefined ? this.unreadable() : undefined,
       stop,
       complete: this.isComplete(stop === undefined),
     };
@@ -194,6 +246,7 @@ export class RecordBuilder implements SseSink {
 
   /** {@link SseSink}: an event whose data is one line of the current read (parsed in place when possible). */
   onEventBytes(event: string, bytes: Buffer, start: number, end: number, atNs: number): void {
+    this.eventSeen = true;
     const adapter = this.request.adapter;
     if (event !== 'error' && adapter.parseBytes !== undefined && start < end && !isDone(bytes, start, end)) {
       let parsed: ParsedResponse | undefined;
@@ -213,6 +266,7 @@ export class RecordBuilder implements SseSink {
 
   /** {@link SseSink}: an event with decoded data. */
   onEventText(event: string, data: string, atNs: number): void {
+    this.eventSeen = true;
     if (event === 'error') {
       const { message, code, type } = errorEventDetails(data);
       this.setInBand(message, code, type, atNs);
@@ -241,6 +295,7 @@ export class RecordBuilder implements SseSink {
       json = JSON.parse(text);
     } catch {
       this.raw.parseErrors += 1;
+      this.jsonFailed = true;
       return;
     }
     this.parseAndApply(json, false, atNs);

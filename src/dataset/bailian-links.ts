@@ -9,9 +9,17 @@
  * not read. Such a row, and one naming itself or a `chat_id` not among the rows read, starts a session
  * of its own and is counted in {@link SkipCounts.unlinkedRows} with the reason, for the run to warn.
  * This differs from AIPerf, which links a row to its earliest ancestor anywhere in the file.
- * Memory: one map entry and two array slots per row read (about 45 bytes; two maps took 75).
+ *
+ * A `chat_id` may repeat. A row with no parent (or one not linked) always starts a session of its
+ * own, even when an earlier row has its `chat_id`; a row naming that `chat_id` as parent links to
+ * the LATEST earlier row with it. Session ids are the root row's `chat_id`, or `<chat_id>@<line>`
+ * for a root whose `chat_id` an earlier row already had. Repeats are counted in
+ * {@link SkipCounts.repeatedChatIds}, for the run to warn.
+ * Memory: one map entry and two array slots per row read (about 45 bytes; two maps took 75), plus a
+ * string per session, plus one set entry per row dropped by an offset window.
  */
 import {
+  type RepeatedChatIds,
   type SkipCounts,
   type TraceId,
   UNLINKED_ROWS_SHOWN,
@@ -38,36 +46,58 @@ export interface LinkFields {
 export class ParentLinker {
   /** Index of the latest row of each `chat_id` read. */
   private readonly rowOf = new Map<TraceId, number>();
-  /** Root `chat_id` per row index. */
-  private readonly roots: TraceId[] = [];
+  /** Session id per row index (the root's `chat_id`, or `<chat_id>@<line>` for a repeated one). */
+  private readonly roots: string[] = [];
   /** Timestamp per row index (an array of doubles, stored unboxed: smaller than a second map). */
   private readonly stamps: number[] = [];
   /** Named rows whose parent was not read yet, by that parent: `later_row` once it is read. */
   private readonly awaited = new Map<TraceId, UnlinkedRow[]>();
+  /** `chat_id`s of rows dropped by the offset window (none without offsets). */
+  private readonly outside = new Set<TraceId>();
 
   /** @param skipped where the unlinked rows are counted (`unlinkedRows`, set at the first one). */
   constructor(private readonly skipped: SkipCounts) {}
 
-  /** The root `chat_id` of the session `row` joins: its parent's root, or its own `chat_id`. */
-  rootOf(row: LinkFields): TraceId {
+  /**
+   * The id of the session `row` joins: its parent's, or a new one (its own `chat_id`, or
+   * `<chat_id>@<line>` when an earlier row had that `chat_id`).
+   */
+  sessionOf(row: LinkFields): string {
     const { chatId, parentId } = row;
     if (this.awaited.size > 0) this.parentArrived(chatId);
-    let root = chatId;
+    const repeated = this.rowOf.has(chatId);
+    if (repeated) this.repeatedId(row);
+    let root: string | undefined;
     if (parentId !== NO_PARENT) {
       const parent = parentId === chatId ? undefined : this.rowOf.get(parentId);
       if (parent !== undefined && (this.stamps[parent] as number) <= row.timestampMs)
-        root = this.roots[parent] as TraceId;
+        root = this.roots[parent] as string;
       else this.unlinked(row, this.reason(row, parent));
     }
+    root ??= repeated ? `${chatId}@${row.line}` : String(chatId);
     this.rowOf.set(chatId, this.roots.length);
     this.roots.push(root);
     this.stamps.push(row.timestampMs);
     return root;
   }
 
+  /** Records a row the offset window dropped, so a row naming it as parent says so. */
+  droppedByWindow(chatId: TraceId): void {
+    this.outside.add(chatId);
+  }
+
+  private repeatedId(row: LinkFields): void {
+    this.skipped.repeatedChatIds ??= { count: 0, rows: [] };
+    const report = this.skipped.repeatedChatIds;
+    report.count += 1;
+    if (report.rows.length < UNLINKED_ROWS_SHOWN)
+      report.rows.push({ line: row.line, chatId: String(row.chatId) });
+  }
+
   private reason(row: LinkFields, parent: number | undefined): UnlinkedReason {
     if (row.parentId === row.chatId) return 'self';
-    return parent === undefined ? 'not_read' : 'later_timestamp';
+    if (parent !== undefined) return 'later_timestamp';
+    return this.outside.has(row.parentId) ? 'outside_window' : 'not_read';
   }
 
   private unlinked(row: LinkFields, reason: UnlinkedReason): void {
@@ -104,8 +134,20 @@ export class ParentLinker {
 export function unlinkedRowsWarning(report: UnlinkedRows): string {
   const named = report.rows.map((r) => `chat_id ${r.chatId} (line ${r.line}): ${reasonText(r)}`).join('; ');
   const more = report.count > report.rows.length ? `; and ${report.count - report.rows.length} more` : '';
-  const rows = report.count === 1 ? '1 row names' : `${report.count} rows name`;
-  return `${rows} a parent_chat_id that is not an earlier row stamped no later, so each was replayed as a session of its own (streamed or not): ${named}${more}`;
+  const [rows, each] =
+    report.count === 1 ? ['1 row names', 'it was'] : [`${report.count} rows name`, 'each was'];
+  return `${rows} a parent_chat_id that is not an earlier row stamped no later, so ${each} replayed as a session of its own: ${named}${more}`;
+}
+
+/**
+ * The warning for rows whose `chat_id` an earlier row already had, naming the first ones, e.g.
+ * `1 row repeats the chat_id of an earlier row: …: chat_id 1 (line 2)`.
+ */
+export function repeatedChatIdsWarning(report: RepeatedChatIds): string {
+  const named = report.rows.map((r) => `chat_id ${r.chatId} (line ${r.line})`).join('; ');
+  const more = report.count > report.rows.length ? `; and ${report.count - report.rows.length} more` : '';
+  const rows = report.count === 1 ? '1 row repeats' : `${report.count} rows repeat`;
+  return `${rows} an earlier row's chat_id (a row with parent_chat_id -1 still starts a session of its own; a row naming that chat_id as parent follows the latest earlier row with it): ${named}${more}`;
 }
 
 function reasonText(r: UnlinkedRow): string {
@@ -116,6 +158,8 @@ function reasonText(r: UnlinkedRow): string {
       return `its parent ${r.parentChatId} is stamped later`;
     case 'self':
       return 'it names itself as parent';
+    case 'outside_window':
+      return `its parent ${r.parentChatId} is outside the offset window (--fixed-schedule-start-offset / --fixed-schedule-end-offset)`;
     case 'not_read':
       return `no row with chat_id ${r.parentChatId} was read`;
   }

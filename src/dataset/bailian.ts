@@ -97,13 +97,20 @@ function linkFields(row: BailianRow): LinkFields {
 /**
  * Groups validated rows (file order) into sessions: each row's root comes from a
  * {@link ParentLinker} (a row joins its parent's session only when the parent is an earlier row,
- * stamped no later), session id = `String(root chat_id)`, sessions in order of first appearance,
+ * stamped no later), session id = the root's `chat_id` (`<chat_id>@<line>` for a root whose
+ * `chat_id` repeats an earlier row's), sessions in order of first appearance,
  * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`.
  * @param skipped where rows not linked to the parent they name are counted (`unlinkedRows`).
+ * @param outsideWindow `chat_id`s of rows the offset window dropped (named as such when a row names one).
  */
-export function buildBailianConversations(rows: readonly BailianRow[], skipped: SkipCounts): Conversation[] {
+export function buildBailianConversations(
+  rows: readonly BailianRow[],
+  skipped: SkipCounts,
+  outsideWindow: Iterable<TraceId> = [],
+): Conversation[] {
   const linker = new ParentLinker(skipped);
-  const roots = rows.map((r) => linker.rootOf(linkFields(r)));
+  for (const chatId of outsideWindow) linker.droppedByWindow(chatId);
+  const roots = rows.map((r) => linker.sessionOf(linkFields(r)));
   const turnNumbers = rows.map((r) => r.turnNumber);
   return groupByKey(roots).map((group) => {
     sortRowsStable(group.rows, turnNumbers);
@@ -112,7 +119,7 @@ export function buildBailianConversations(rows: readonly BailianRow[], skipped: 
       turn.index = index;
       return turn;
     });
-    return { id: String(group.key), turns, contextMode: 'message_array_with_responses' };
+    return { id: group.key, turns, contextMode: 'message_array_with_responses' };
   });
 }
 
@@ -123,9 +130,12 @@ export function buildBailianConversations(rows: readonly BailianRow[], skipped: 
  */
 export async function loadBailianTrace(file: string, options: LoadOptions = {}): Promise<Dataset> {
   const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
-  const { rows, skipped } = await collectTraceRows(file, resolved, parseBailianRow);
+  const outside: TraceId[] = [];
+  const { rows, skipped } = await collectTraceRows(file, resolved, parseBailianRow, undefined, {
+    onOutsideWindow: (row) => outside.push(row.chatId),
+  });
   return {
-    conversations: buildBailianConversations(rows, skipped),
+    conversations: buildBailianConversations(rows, skipped, outside),
     turnCount: rows.length,
     blockSize: resolved.blockSize,
     skipped,
@@ -143,20 +153,21 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
 export function streamBailianTrace(file: string, options: LoadOptions = {}): TraceStream {
   const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
   const skipped = emptySkipCounts();
+  const linker = new ParentLinker(skipped);
   const rows = streamTraceRows(file, resolved, parseBailianRow, skipped, undefined, {
     stopAtEndOffset: true,
+    onOutsideWindow: (row) => linker.droppedByWindow(row.chatId),
   });
-  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows, skipped) };
+  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows, linker) };
 }
 
 async function* bailianTurns(
   rows: AsyncIterable<BailianRow>,
-  skipped: SkipCounts,
+  linker: ParentLinker,
 ): AsyncGenerator<StreamedTurn> {
-  const linker = new ParentLinker(skipped);
   for await (const row of rows) {
     yield {
-      sessionId: String(linker.rootOf(linkFields(row))),
+      sessionId: linker.sessionOf(linkFields(row)),
       turn: row.turn,
       order: row.turnNumber,
       contextMode: 'message_array_with_responses',

@@ -1,23 +1,14 @@
 /**
  * The table behind the ideal prefix cache (prefix-chain.ts): a set of 64-bit block-chain keys in open
- * addressing (two `Uint32Array`s of key halves and a `Float64Array` of times, at most half full), so
- * a long replay costs 16 bytes per slot, 32 to 64 per distinct block, instead of a `Map` entry (which
+ * addressing (two `Uint32Array`s of key halves, a `Float64Array` of times and two `Uint32Array`s of
+ * tokens, at most half full), so a long replay costs 24 bytes per slot, 48 to 96 per distinct block,
+ * instead of a `Map` entry (which
  * also stops at 2^24 entries). A chain's key at block i is a hash of the key at block i − 1 and block
  * i's id; two different chains share a key with probability about n²/2^65 for n blocks.
  */
+import { fmix32 } from '../util/fmix32.js';
 
 const MIN_SLOTS = 1024;
-
-/** MurmurHash3 fmix32: a bijective avalanche of a uint32. */
-function fmix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 /** MurmurHash3 32-bit block step: mixes word `w` into state `h`. */
 function absorb(h: number, w: number): number {
@@ -72,35 +63,55 @@ export function chainKeys(ids: readonly (number | bigint | string)[]): Uint32Arr
   return out;
 }
 
-/** A set of chain keys, each with the time a second prompt added it. Not thread-safe. */
+/**
+ * A set of chain keys, each with the tokens of its block held (the most any prompt sent: a block
+ * first sent partial holds only those tokens) and the time and tokens of the second prompt that added
+ * it. Not thread-safe.
+ */
 export class ChainTable {
   /** Key halves by slot; (0, 0) is an empty slot. */
   private hi = new Uint32Array(MIN_SLOTS);
   private lo = new Uint32Array(MIN_SLOTS);
+  /** Tokens of the slot's block held so far. */
+  private held = new Uint32Array(MIN_SLOTS);
   /** When a second prompt added the slot's key (Infinity until one did). */
   private second = new Float64Array(MIN_SLOTS).fill(Number.POSITIVE_INFINITY);
+  /** Tokens of the block that second prompt sent. */
+  private secondHeld = new Uint32Array(MIN_SLOTS);
   /** Distinct keys held. */
   size = 0;
 
   /**
-   * Adds the key, added by a prompt at `atNs` (calls in time order): true when it was already there,
-   * and then the first such call's `atNs` is kept as the key's second-admission time.
+   * Adds the key, added by a prompt at `atNs` sending `tokens` of its block (calls in time order):
+   * returns the tokens held before (−1 when the key was absent), and then holds the larger of the
+   * two. The first call on a present key keeps its `atNs` and `tokens` as the second admission.
    */
-  add(k1: number, k2: number, atNs: number): boolean {
+  add(k1: number, k2: number, atNs: number, tokens: number): number {
     const slot = this.slotOf(k1, k2);
     if (slot >= 0) {
-      if (this.second[slot] === Number.POSITIVE_INFINITY) this.second[slot] = atNs;
-      return true;
+      const before = this.held[slot] as number;
+      if (this.second[slot] === Number.POSITIVE_INFINITY) {
+        this.second[slot] = atNs;
+        this.secondHeld[slot] = tokens;
+      }
+      if (tokens > before) this.held[slot] = tokens;
+      return before;
     }
-    this.place(k1, k2, Number.POSITIVE_INFINITY);
+    this.place(k1, k2, tokens, Number.POSITIVE_INFINITY, 0);
     if (this.size * 2 > this.hi.length) this.grow();
-    return false;
+    return -1;
   }
 
   /** When a second prompt added the key (Infinity when none did, or the key is absent). */
   secondOf(k1: number, k2: number): number {
     const slot = this.slotOf(k1, k2);
     return slot < 0 ? Number.POSITIVE_INFINITY : (this.second[slot] as number);
+  }
+
+  /** The tokens of the key's block that the second prompt to add it sent (0 when none did). */
+  secondTokensOf(k1: number, k2: number): number {
+    const slot = this.slotOf(k1, k2);
+    return slot < 0 ? 0 : (this.secondHeld[slot] as number);
   }
 
   /** The slot holding the key, or −1. */
@@ -117,24 +128,36 @@ export class ChainTable {
   }
 
   /** Puts a key known to be absent into the first free slot of its probe sequence. */
-  private place(k1: number, k2: number, second: number): void {
+  private place(k1: number, k2: number, held: number, second: number, secondHeld: number): void {
     const mask = this.hi.length - 1;
     let i = (k1 ^ Math.imul(k2, 0x9e3779b1)) & mask;
     while (this.hi[i] !== 0 || this.lo[i] !== 0) i = (i + 1) & mask;
     this.hi[i] = k1;
     this.lo[i] = k2;
+    this.held[i] = held;
     this.second[i] = second;
+    this.secondHeld[i] = secondHeld;
     this.size++;
   }
 
   private grow(): void {
-    const { hi, lo, second } = this;
-    this.hi = new Uint32Array(hi.length * 2);
-    this.lo = new Uint32Array(hi.length * 2);
-    this.second = new Float64Array(hi.length * 2).fill(Number.POSITIVE_INFINITY);
+    const { hi, lo, held, second, secondHeld } = this;
+    const slots = hi.length * 2;
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.held = new Uint32Array(slots);
+    this.second = new Float64Array(slots).fill(Number.POSITIVE_INFINITY);
+    this.secondHeld = new Uint32Array(slots);
     this.size = 0;
     for (let i = 0; i < hi.length; i++) {
-      if (hi[i] !== 0 || lo[i] !== 0) this.place(hi[i] as number, lo[i] as number, second[i] as number);
+      if (hi[i] === 0 && lo[i] === 0) continue;
+      this.place(
+        hi[i] as number,
+        lo[i] as number,
+        held[i] as number,
+        second[i] as number,
+        secondHeld[i] as number,
+      );
     }
   }
 }

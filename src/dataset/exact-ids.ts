@@ -46,11 +46,31 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const INTEGER_LITERAL = /^\s*-?\d+\s*$/;
 
 /**
- * The value of a JSON number literal: an integer beyond 2^53 − 1 as a bigint, anything else (a
- * smaller integer, a fraction, an exponent form) as a number.
+ * A number in an id field that is not an integer literal and that a double holds only rounded
+ * (`9.007199254740993e15` reads as 9007199254740992): never a valid id. It keeps the file's own
+ * text, so the validation error shows what the file says ({@link exactJson} writes `text`).
  */
-function exactNumber(literal: string): TraceId {
-  if (!INTEGER_LITERAL.test(literal)) return Number(literal);
+export class RoundedNumber {
+  /**
+   * @param text the literal as written in the file.
+   * @param value what a double makes of it.
+   */
+  constructor(
+    readonly text: string,
+    readonly value: number,
+  ) {}
+}
+
+/**
+ * The value of a JSON number literal: an integer beyond 2^53 − 1 as a bigint, a literal a double
+ * rounds to an integer beyond 2^53 (an exponent or fraction form) as a {@link RoundedNumber},
+ * anything else (a smaller integer, a fraction) as a number.
+ */
+function exactNumber(literal: string): TraceId | RoundedNumber {
+  if (!INTEGER_LITERAL.test(literal)) {
+    const value = Number(literal);
+    return Number.isInteger(value) ? new RoundedNumber(literal.trim(), value) : value;
+  }
   const big = BigInt(literal);
   return big > MAX_SAFE || big < -MAX_SAFE ? big : Number(big);
 }
@@ -197,11 +217,12 @@ export function readIdsExactly(text: string, row: Record<string, unknown>): void
 
 /**
  * JSON text of a value read from a trace row, with bigints written as their full digits (where
- * `JSON.stringify` would throw). Objects and arrays are walked only when they hold a bigint; other
+ * `JSON.stringify` would throw) and a {@link RoundedNumber} as the file's text. Objects and arrays are walked only when they hold a bigint; other
  * values are written by `JSON.stringify`, so a row without bigints gives its `JSON.stringify` text.
  */
 export function exactJson(value: unknown): string {
   if (typeof value === 'bigint') return value.toString();
+  if (value instanceof RoundedNumber) return value.text;
   if (!holdsBigInt(value)) return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => exactJson(v)).join(',')}]`;
   const members: string[] = [];
@@ -212,7 +233,7 @@ export function exactJson(value: unknown): string {
 }
 
 function holdsBigInt(value: unknown): boolean {
-  if (typeof value === 'bigint') return true;
+  if (typeof value === 'bigint' || value instanceof RoundedNumber) return true;
   if (typeof value !== 'object' || value === null) return false;
   const items = Array.isArray(value) ? value : Object.values(value);
   return items.some(holdsBigInt);

@@ -7,8 +7,11 @@
  * positions 0..i (a position-wise, chained match from block 0). Merely having seen id X somewhere
  * before is not a hit: Bailian ids are per-block content hashes that recur at other positions and in
  * unrelated tails; Mooncake ids are already prefix-chained, so both readings agree there. Block i
- * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); tokens past
- * the last id are fresh input and always miss. This comment is the definition `analyze-trace` reports.
+ * holds `min(blockSize, inputLength − i·blockSize)` tokens (the last block may be partial); a hit
+ * counts at most the tokens of the block that earlier requests sent (a block first sent partial holds
+ * only those tokens, and a hit on part of a block ends the prefix; once sent whole it is held whole);
+ * tokens past the last id are fresh input and always miss. This comment is the definition
+ * `analyze-trace` reports.
  */
 import { IdealPrefixCache, type PrefixHit, promptBlocks } from './prefix-chain.js';
 import type { Dataset, TraceId } from './types.js';
@@ -25,8 +28,18 @@ export interface PrefixRequest {
   timestampMs?: number;
 }
 
+/**
+ * The warning for `ids` distinct hash ids that appeared with two different block sizes (a partial
+ * last block in one request, another size in another): a sign of a wrong `--isl-block-size`.
+ */
+export function blockSizeWarning(ids: number): string {
+  return `${ids} hash_id${ids === 1 ? '' : 's'} appeared with two different block sizes; check --isl-block-size`;
+}
+
 /** Result of {@link idealPrefixHit}. Ratios are 0 when their denominator is 0. */
 export interface PrefixHitStats {
+  /** Distinct hash ids that appeared with two different block sizes ({@link blockSizeWarning}). */
+  sizeConflictIds: number;
   hitBlocks: number;
   /** Σ number of ids over all requests. */
   totalBlocks: number;
@@ -76,15 +89,24 @@ export function idealPrefixHit(source: Dataset | Iterable<PrefixRequest>): Prefi
   let totalBlocks = 0;
   let hitTokens = 0;
   let totalTokens = 0;
+  const sizes = new Map<TraceId, number>();
+  const conflicts = new Set<TraceId>();
   for (const request of requests) {
     totalBlocks += request.hashIds.length;
     totalTokens += request.inputLength;
     const blocks = promptBlocks(request.hashIds, request.inputLength, request.blockSize);
+    for (const b of blocks) {
+      const id = b.id as TraceId;
+      const seen = sizes.get(id);
+      if (seen === undefined) sizes.set(id, b.tokens);
+      else if (seen !== b.tokens) conflicts.add(id);
+    }
     const hit = cache.admit(blocks, 0).settle(null) as PrefixHit;
     hitBlocks += hit.blocks;
     hitTokens += hit.tokens;
   }
   return {
+    sizeConflictIds: conflicts.size,
     hitBlocks,
     totalBlocks,
     hitTokens,

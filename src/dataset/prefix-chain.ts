@@ -24,7 +24,7 @@ export interface PrefixHit {
 
 /**
  * Default bound of a run's cache: 2^22 distinct blocks (67M tokens of 16-token blocks, 2G of 512), a
- * table of 2^23 slots, 128 MiB, at most.
+ * table of 2^23 slots, 192 MiB, at most.
  */
 export const DEFAULT_IDEAL_CACHE_BLOCKS = 2 ** 22;
 
@@ -100,10 +100,15 @@ export class IdealPrefixCache {
     if (done === null || done === undefined) return null;
     const hit = { ...done.hit };
     for (let j = 0; sentNs !== null && j < done.missTokens.length; j++) {
-      const second = this.table.secondOf(done.missKeys[2 * j] as number, done.missKeys[2 * j + 1] as number);
-      if (!(second < sentNs)) break;
+      const k1 = done.missKeys[2 * j] as number;
+      const k2 = done.missKeys[2 * j + 1] as number;
+      if (!(this.table.secondOf(k1, k2) < sentNs)) break;
+      // The raced prompt held only the tokens of the block it sent (fewer when it sent it partial).
+      const tokens = done.missTokens[j] as number;
+      const held = Math.min(tokens, this.table.secondTokensOf(k1, k2));
       hit.blocks++;
-      hit.tokens += done.missTokens[j] as number;
+      hit.tokens += held;
+      if (held < tokens) break;
     }
     return hit;
   }
@@ -122,22 +127,38 @@ export class IdealPrefixCache {
     }
   }
 
+  /**
+   * Admits one prompt: its leading blocks held are hits, each for at most the tokens of it held (a
+   * block first sent partial holds only those tokens; a hit on part of a block ends the prefix).
+   */
   private process(item: Queued): NonNullable<Queued['done']> | null {
-    const keys = chainKeys(item.blocks.map((b) => b.id));
+    const { blocks } = item;
+    const keys = chainKeys(blocks.map((b) => b.id));
     const hit: PrefixHit = { blocks: 0, tokens: 0 };
     let j = 0;
-    for (; j < item.blocks.length; j++) {
-      if (!this.table.add(keys[2 * j] as number, keys[2 * j + 1] as number, item.atNs)) break;
+    let partial = false;
+    for (; j < blocks.length && !partial; j++) {
+      const tokens = (blocks[j] as CacheBlock).tokens;
+      const held = this.table.add(keys[2 * j] as number, keys[2 * j + 1] as number, item.atNs, tokens);
+      if (held < 0) break;
       hit.blocks++;
-      hit.tokens += (item.blocks[j] as CacheBlock).tokens;
+      hit.tokens += Math.min(held, tokens);
+      partial = held < tokens;
     }
-    // Block j (the first miss) is in the table already; the rest of the chain goes in after it.
+    // Unless the prefix ended inside a block, block j (the first miss) is in the table already; the
+    // rest of the chain goes in after it.
     const missTokens: number[] = [];
-    for (let i = j; i < item.blocks.length; i++) {
-      if (i > j) this.table.add(keys[2 * i] as number, keys[2 * i + 1] as number, item.atNs);
-      missTokens.push((item.blocks[i] as CacheBlock).tokens);
+    for (let i = j; i < blocks.length; i++) {
+      const tokens = (blocks[i] as CacheBlock).tokens;
+      if (partial || i > j)
+        this.table.add(keys[2 * i] as number, keys[2 * i + 1] as number, item.atNs, tokens);
+      missTokens.push(tokens);
     }
     if (this.table.size >= this.maxBlocks) this.full = true;
-    return this.full ? null : { hit, missKeys: keys.subarray(2 * j), missTokens };
+    if (this.full) return null;
+    // A prefix that ended inside a block cannot be extended by a raced prompt's blocks.
+    return partial
+      ? { hit, missKeys: new Uint32Array(0), missTokens: [] }
+      : { hit, missKeys: keys.subarray(2 * j), missTokens };
   }
 }

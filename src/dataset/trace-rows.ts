@@ -65,13 +65,15 @@ function outsideWindow(
 }
 
 /** Options of {@link streamTraceRows}. */
-export interface StreamRowsOptions {
+export interface StreamRowsOptions<R extends TraceRow = TraceRow> {
   /**
    * Stop reading at the first row after the end offset, provided every row read so far was in
    * non-decreasing timestamp order (so no later row can fall inside the window). The line it stopped
    * at is recorded in `skipped.unreadAfterLine`. For a streaming replay of a huge trace.
    */
   stopAtEndOffset?: boolean;
+  /** Called with each well-formed row dropped by the offset window (to name it when a row refers to it). */
+  onOutsideWindow?: (row: R) => void;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function* streamTraceRows<R extends TraceRow>(
   parse: RowParser<R>,
   skipped: SkipCounts,
   read: RowReader = readJsonl,
-  streamOptions: StreamRowsOptions = {},
+  streamOptions: StreamRowsOptions<R> = {},
 ): AsyncGenerator<R> {
   const onBadJson = options.skipBadLines
     ? (): void => {
@@ -116,6 +118,7 @@ export async function* streamTraceRows<R extends TraceRow>(
     const dropReason = outsideWindow(tsMs, options);
     if (dropReason !== undefined) {
       skipped[dropReason] += 1;
+      streamOptions.onOutsideWindow?.(row);
       if (dropReason === 'afterEndOffset' && sorted && streamOptions.stopAtEndOffset === true) {
         skipped.unreadAfterLine = line;
         break;
@@ -144,9 +147,10 @@ export async function collectTraceRows<R extends TraceRow>(
   options: ResolvedLoadOptions,
   parse: RowParser<R>,
   read: RowReader = readJsonl,
+  streamOptions: StreamRowsOptions<R> = {},
 ): Promise<CollectedRows<R>> {
   const skipped = emptySkipCounts();
   const rows: R[] = [];
-  for await (const row of streamTraceRows(file, options, parse, skipped, read)) rows.push(row);
+  for await (const row of streamTraceRows(file, options, parse, skipped, read, streamOptions)) rows.push(row);
   return { rows, skipped };
 }

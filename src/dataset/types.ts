@@ -84,10 +84,11 @@ export interface Conversation {
 /**
  * Why a Bailian row's `parent_chat_id` could not make it a later turn of its parent's session:
  * `later_row` the parent's row comes later in the file; `later_timestamp` the parent's row comes
- * earlier but is stamped after the row; `self` the row names itself; `not_read` no row with that
- * `chat_id` was read (absent from the file, outside the offset window, or a skipped line).
+ * earlier but is stamped after the row; `self` the row names itself; `outside_window` the rows with
+ * that `chat_id` are outside the offset window; `not_read` no row with that `chat_id` was read
+ * (absent from the file, or a skipped line).
  */
-export type UnlinkedReason = 'later_row' | 'later_timestamp' | 'self' | 'not_read';
+export type UnlinkedReason = 'later_row' | 'later_timestamp' | 'self' | 'outside_window' | 'not_read';
 
 /** One Bailian row replayed as a session of its own although it names a parent. */
 export interface UnlinkedRow {
@@ -109,7 +110,17 @@ export interface UnlinkedRows {
   rows: UnlinkedRow[];
 }
 
-/** How many {@link UnlinkedRows} are named one by one. */
+/**
+ * Bailian rows whose `chat_id` an earlier row read already had (bailian-links.ts: each root still
+ * starts its own session; a child follows the latest such row). `rows` holds the first
+ * {@link UNLINKED_ROWS_SHOWN} of them, each with its 1-based line and its `chat_id` as written.
+ */
+export interface RepeatedChatIds {
+  count: number;
+  rows: Array<{ line: number; chatId: string }>;
+}
+
+/** How many {@link UnlinkedRows} (and {@link RepeatedChatIds}) are named one by one. */
 export const UNLINKED_ROWS_SHOWN = 5;
 
 /** Counts of rows a loader dropped, by reason, so nothing disappears silently. */
@@ -133,6 +144,8 @@ export interface SkipCounts {
    * parent was linked, and for formats without parent links. Live while a stream is read.
    */
   unlinkedRows?: UnlinkedRows;
+  /** Rows whose `chat_id` repeats an earlier row's (Bailian); absent when none does. */
+  repeatedChatIds?: RepeatedChatIds;
 }
 
 /** A loaded dataset. */

@@ -6,7 +6,7 @@
  * from strings. These helpers are plain functions (no per-row closures) because loaders call them
  * for every row of million-row traces.
  */
-import { exactJson, MAX_HASH_ID } from './exact-ids.js';
+import { exactJson, MAX_HASH_ID, RoundedNumber } from './exact-ids.js';
 import { DatasetError, type SourceRef, type TraceId } from './types.js';
 
 /** A JSON object row. */
@@ -184,7 +184,7 @@ export function optionalId(row: JsonObject, field: string, fallback: TraceId, at
 
 /** Why a number beyond 2^53 that is not written as plain digits cannot be an identifier. */
 function inexactWhy(value: unknown): string | undefined {
-  return typeof value === 'number' && Number.isInteger(value)
+  return (typeof value === 'number' && Number.isInteger(value)) || value instanceof RoundedNumber
     ? '(beyond 2^53 an id must be written as plain integer digits, without a fraction or an exponent, to be read exactly)'
     : undefined;
 }
@@ -193,8 +193,9 @@ const HASH_ID_EXPECTATION = 'a block hash: an integer from 0 to 2^64 - 1 (184467
 
 function hashIdWhy(value: unknown): string | undefined {
   if (typeof value === 'bigint') return value < 0n ? '(negative)' : '(more than 64 bits)';
-  if (typeof value !== 'number') return undefined;
-  if (value < 0) return '(negative)';
+  const n = value instanceof RoundedNumber ? value.value : value;
+  if (typeof n !== 'number') return undefined;
+  if (n < 0) return '(negative)';
   return inexactWhy(value);
 }
 

@@ -73,6 +73,7 @@ export const chat: EndpointAdapter = {
   name: 'chat',
   defaultPath: '/v1/chat/completions',
   streamable: true,
+  chatTemplated: true,
   buildBody: buildChatBody,
   parse: (json) => parseChat(json),
   parseBytes: (bytes, start, end, scratch) => scanChoices(bytes, start, end, 'chat', scratch),

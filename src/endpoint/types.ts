@@ -68,6 +68,11 @@ export interface EndpointAdapter {
   readonly streamingPath?: string;
   /** Whether the endpoint can stream. */
   readonly streamable: boolean;
+  /**
+   * Whether the server applies its chat template to the messages sent (chat, responses); false for a
+   * plain prompt (completions, TGI generate, embeddings). Names what the usage check learns.
+   */
+  readonly chatTemplated: boolean;
   /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */

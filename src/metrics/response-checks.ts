@@ -94,16 +94,20 @@ function usageWarning(s: ResponsesSection, ctx: ResponseWarningContext): string 
   const n = s.without_usage;
   if (n === 0) return null;
   const asked = ctx.usageAskedWith === null ? '' : ` although it was asked for (${ctx.usageAskedWith})`;
-  const who =
-    n === s.successful
-      ? `the server sent no usage with any of the ${n} successful requests${asked}`
-      : `${n} of ${s.successful} successful requests came without usage${asked}; the other ${s.with_usage} had it`;
+  const all = n === s.successful;
+  const who = all
+    ? `the server sent no usage with any of the ${n} successful requests${asked}`
+    : `${n} of ${s.successful} successful requests came without usage${asked}`;
   const isl =
     ctx.useServerTokenCount && s.isl_from.client_prompt > 0
-      ? `--use-server-token-count could not apply to ${s.isl_from.client_prompt}: their ISL is the length of the prompt tokenload built`
-      : null;
-  const counts = `for ${n === s.successful ? 'them' : `those ${n}`}, ${clientOslWords(s)}${ctx.useServerTokenCount ? '' : ' and ISL the length of the prompt tokenload built'}`;
-  return `${who}: ${counts}${isl === null ? '' : `; ${isl}`} (the summary's responses section counts where each came from).`;
+      ? `; --use-server-token-count could not apply to ${s.isl_from.client_prompt}: their ISL is the length of the prompt tokenload built`
+      : '';
+  const counts = `for ${all ? 'them' : `the ${n} without usage`}, ${clientOslWords(s)}${ctx.useServerTokenCount ? '' : ' and ISL the length of the prompt tokenload built'}`;
+  const serverCounts = ctx.useServerTokenCount
+    ? 'OSL and ISL from usage'
+    : 'OSL from usage.completion_tokens';
+  const others = all ? '' : `; the ${s.with_usage} with usage have the server's counts (${serverCounts})`;
+  return `${who}: ${counts}${isl}${others} (the summary's responses section counts where each came from).`;
 }
 
 /**

@@ -13,7 +13,7 @@ import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { computeStats, type Stats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
-import { UsageCheck, type UsageCheckSummary } from './usage-check.js';
+import { type OverheadOf, UsageCheck, type UsageCheckSummary, usageWarnings } from './usage-check.js';
 import { runWarnings } from './warnings.js';
 
 /** Statistics of a per-record metric, in its display unit. */
@@ -55,6 +55,8 @@ export interface Summary {
 export interface SummarizeOptions {
   /** Goodput SLOs from `parseGoodput`; without them goodput metrics are omitted. */
   slos?: readonly Slo[];
+  /** What the usage check's learned overhead is made of (the endpoint's); default `chat_template`. */
+  overheadOf?: OverheadOf;
 }
 
 function collectValues(values: Map<string, number[]>, record: ProcessedRecord): void {
@@ -101,7 +103,7 @@ export class SummaryBuilder {
   private readonly totals: RunTotals;
   private readonly values = new Map<string, number[]>();
   private readonly errors = new ErrorSummaryBuilder();
-  private readonly usage = new UsageCheck();
+  private readonly usage: UsageCheck;
   private readonly cache = new CacheCheck();
   private readonly checks = new ResponseChecks();
   /** Records added. */
@@ -110,6 +112,7 @@ export class SummaryBuilder {
   constructor(opts: SummarizeOptions = {}) {
     this.slos = opts.slos !== undefined && opts.slos.length > 0 ? opts.slos : null;
     this.totals = emptyTotals(this.slos !== null);
+    this.usage = new UsageCheck(opts.overheadOf);
   }
 
   /** Folds in one record. */
@@ -137,7 +140,7 @@ export class SummaryBuilder {
     return {
       metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals) },
       errorSummary: this.errors.entries(),
-      warnings: [...runWarnings(this.totals), ...cacheWarnings(cacheCheck)],
+      warnings: [...runWarnings(this.totals), ...usageWarnings(usageCheck), ...cacheWarnings(cacheCheck)],
       totals: this.totals,
       usageCheck,
       cacheCheck,

@@ -16,6 +16,8 @@ export function emptyTotals(hasSlos: boolean): RunTotals {
     totalErrorIsl: 0,
     usageDiscrepancyCount: 0,
     oslMismatchCount: 0,
+    oslShortCount: 0,
+    oslLongCount: 0,
     lengthWithoutOutputCount: 0,
     itlPerChunkFallbackCount: 0,
     goodCount: hasSlos ? 0 : null,
@@ -45,16 +47,27 @@ function addWindow(t: RunTotals, record: ProcessedRecord): void {
   t.maxResponseNs = t.maxResponseNs === null ? end : Math.max(t.maxResponseNs, end);
 }
 
+/**
+ * Counts an OSL off the requested max tokens by direction: shorter (stopped at EOS), or longer by the
+ * server's own count (max tokens ignored). Longer by a client count (tokenizer re-count of the text,
+ * or content chunks) is no evidence: re-tokenizing text does not give back the server's tokens.
+ */
+function addOslMismatch(t: RunTotals, record: ProcessedRecord, osl: number | undefined): void {
+  const requested = record.raw.requestedOutputTokens;
+  if (osl === undefined || requested === null || requested <= 0 || !isOslMismatch(osl, requested)) return;
+  if (osl < requested) t.oslShortCount++;
+  else if (record.oslSource === 'server_usage') t.oslLongCount++;
+  else return;
+  t.oslMismatchCount++;
+}
+
 function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
   const m = record.metrics;
   t.validCount++;
   t.totalIsl += num(m.input_sequence_length) ?? 0;
   const osl = num(m.output_sequence_length);
   t.totalOsl += osl ?? 0;
-  const requested = record.raw.requestedOutputTokens;
-  if (osl !== undefined && requested !== null && requested > 0 && isOslMismatch(osl, requested)) {
-    t.oslMismatchCount++;
-  }
+  addOslMismatch(t, record, osl);
   if (slos !== null && t.goodCount !== null && meetsSlos(m, slos)) t.goodCount++;
   if (record.itlPerChunkFallback === true) t.itlPerChunkFallbackCount++;
   // A reasoning model cut by max_tokens before any visible answer: valid, but worth a warning.

@@ -23,7 +23,16 @@ export interface RunTotals {
   totalErrorIsl: number;
   /** Set when the summary is built: the usage check's discrepant requests (metrics/usage-check.ts). */
   usageDiscrepancyCount: number;
+  /**
+   * Valid records whose OSL is off the requested max tokens by more than min(5 %, 50 tokens): shorter
+   * ones (`oslShortCount`) plus longer ones counted by the server (`oslLongCount`). A longer OSL that
+   * the client counted (no server usage) is not one: re-tokenizing the text is no evidence.
+   */
   oslMismatchCount: number;
+  /** Of {@link RunTotals.oslMismatchCount}: shorter than requested (the server stopped at EOS). */
+  oslShortCount: number;
+  /** Of {@link RunTotals.oslMismatchCount}: longer by the server's own usage (max tokens ignored). */
+  oslLongCount: number;
   /** Valid records that ended with `finish_reason: "length"` and no visible (non-reasoning) output. */
   lengthWithoutOutputCount: number;
   /** Valid records whose ITL fell back to OSL − 1 although `--per-chunk-usage` was given. */

@@ -11,8 +11,13 @@
  * below 0 (a template only adds tokens: a server counting fewer tokens than the client is a tokenizer
  * mismatch, not a template). A layout with fewer than {@link MIN_LAYOUT_REQUESTS} requests teaches
  * nothing and its requests are left unchecked. Limit: a mismatched tokenizer that shifts every
- * prompt of a layout by the same number of tokens (prompts of one length) looks like a template; the
- * learned overhead is printed so that a number far above a template's few tokens is seen.
+ * prompt of a layout by the same number of tokens (prompts of one length) looks like a template, so a
+ * learned overhead above {@link implausibleOverheadTokens} (more than any chat template adds per
+ * message, and a large share of the prompt) is warned about as a probable tokenizer mismatch.
+ *
+ * On an endpoint that sends a plain prompt (completions, TGI generate) the server applies no chat
+ * template: what is learned is the prompt's own extra tokens (a BOS token, the blank lines that join
+ * a multi-turn history into one prompt), and the wording says so ({@link UsageCheckSummary.overhead_of}).
  */
 import type { ProcessedRecord } from '../record/types.js';
 import { percentileSorted } from './stats.js';
@@ -23,12 +28,29 @@ export const USAGE_DISCREPANCY_PCT = 10;
 export const USAGE_DISCREPANCY_MIN_TOKENS = 8;
 /** Requests a layout needs before its overhead is learned and its requests are checked. */
 export const MIN_LAYOUT_REQUESTS = 3;
+/**
+ * Most tokens a chat template plausibly adds per message (ChatML adds 5 per message and 3 for the
+ * assistant turn; a Llama 3 template about 5 per message and its default system header about 25).
+ */
+export const TEMPLATE_MAX_TOKENS_PER_MESSAGE = 32;
+/** A template is a constant: an overhead above this % of the layout's median prompt grows with it. */
+export const TEMPLATE_MAX_PROMPT_PCT = 50;
+
+/** What the learned overhead is made of: a server-side chat template, or a plain prompt's own extras. */
+export type OverheadOf = 'chat_template' | 'prompt_joiners';
+
+const OVERHEAD_NAME: Record<OverheadOf, string> = {
+  chat_template: 'chat template overhead',
+  prompt_joiners: 'prompt template/joiner overhead',
+};
 
 /** One message layout of `usage_check.per_layout`. Tokens are server tokens − client tokens. */
 export interface UsageLayoutSummary {
   /** Roles with counts, e.g. `user×1` (record field `promptLayout`). */
   layout: string;
   requests: number;
+  /** Median (numpy linear) client count of the prompts sent in this layout, history included. */
+  median_prompt_tokens: number;
   /** The learned overhead; null when the layout has fewer than {@link MIN_LAYOUT_REQUESTS} requests. */
   overhead_tokens: number | null;
   min_overhead_tokens: number;
@@ -49,6 +71,12 @@ export interface UsageCheckSummary {
   discrepant: number;
   /** The learned overhead of the most frequent learned layout; null when no layout was learned. */
   template_overhead_tokens: number | null;
+  /**
+   * `chat_template` (chat, responses: the server templates the messages) or `prompt_joiners`
+   * (completions, huggingface_generate: a plain prompt, whose overhead is a BOS token or the joiners
+   * of a multi-turn history).
+   */
+  overhead_of: OverheadOf;
   /** Every layout, most requests first. */
   per_layout: UsageLayoutSummary[];
 }
@@ -62,10 +90,12 @@ function layoutSummary(layout: string, v: LayoutValues): UsageLayoutSummary {
   const sorted = Float64Array.from(v.overhead).sort();
   const n = sorted.length;
   const range = { min_overhead_tokens: sorted[0] as number, max_overhead_tokens: sorted[n - 1] as number };
+  const median_prompt_tokens = percentileSorted(Float64Array.from(v.client).sort(), 50);
   if (n < MIN_LAYOUT_REQUESTS) {
     return {
       layout,
       requests: n,
+      median_prompt_tokens,
       overhead_tokens: null,
       ...range,
       max_deviation_tokens: null,
@@ -87,6 +117,7 @@ function layoutSummary(layout: string, v: LayoutValues): UsageLayoutSummary {
   return {
     layout,
     requests: n,
+    median_prompt_tokens,
     overhead_tokens: learned,
     ...range,
     max_deviation_tokens: maxDeviation,
@@ -97,6 +128,9 @@ function layoutSummary(layout: string, v: LayoutValues): UsageLayoutSummary {
 /** Collects the successful requests' prompt counts by layout; {@link UsageCheck.result} judges them. */
 export class UsageCheck {
   private readonly layouts = new Map<string, LayoutValues>();
+
+  /** @param overheadOf what the endpoint's overhead is made of (see {@link UsageCheckSummary.overhead_of}). */
+  constructor(private readonly overheadOf: OverheadOf = 'chat_template') {}
 
   /** Folds in one record (successful ones with both counts and a layout; others are skipped). */
   add(record: ProcessedRecord): void {
@@ -133,6 +167,7 @@ export class UsageCheck {
       requests_unchecked: unchecked,
       discrepant,
       template_overhead_tokens: learned?.overhead_tokens ?? null,
+      overhead_of: this.overheadOf,
       per_layout: perLayout,
     };
   }
@@ -141,16 +176,59 @@ export class UsageCheck {
 /** At most this many layouts are named on the console line. */
 const LINE_LAYOUTS = 3;
 
+/** Messages of a layout string (`user×2 assistant×1` → 3). */
+function messagesOf(layout: string): number {
+  let n = 0;
+  for (const m of layout.matchAll(/×(\d+)/g)) n += Number(m[1]);
+  return Math.max(n, 1);
+}
+
+/**
+ * The largest overhead a template plausibly explains for `layout`: max({@link
+ * TEMPLATE_MAX_TOKENS_PER_MESSAGE} × its messages, {@link TEMPLATE_MAX_PROMPT_PCT} % of its median
+ * client prompt). Above it, the server most likely counts the prompt otherwise than `--tokenizer`.
+ */
+export function implausibleOverheadTokens(
+  l: Pick<UsageLayoutSummary, 'layout' | 'median_prompt_tokens'>,
+): number {
+  return Math.max(
+    TEMPLATE_MAX_TOKENS_PER_MESSAGE * messagesOf(l.layout),
+    (TEMPLATE_MAX_PROMPT_PCT / 100) * l.median_prompt_tokens,
+  );
+}
+
+/**
+ * One warning per learned layout whose overhead is above {@link implausibleOverheadTokens}: a
+ * template adds a few tokens per message, so such a figure is more likely a server that counts the
+ * prompt with another tokenizer (or twice); empty when none.
+ */
+export function usageWarnings(u: UsageCheckSummary | null): string[] {
+  if (u === null) return [];
+  const name = OVERHEAD_NAME[u.overhead_of];
+  return u.per_layout
+    .filter((l) => l.overhead_tokens !== null && l.overhead_tokens > implausibleOverheadTokens(l))
+    .map(
+      (l) =>
+        `the ${name} learned for ${l.layout} is ${l.overhead_tokens} tokens over a median client prompt of ` +
+        `${l.median_prompt_tokens} tokens, more than max(${TEMPLATE_MAX_TOKENS_PER_MESSAGE} tokens per message, ` +
+        `${TEMPLATE_MAX_PROMPT_PCT} % of the prompt) that a template adds: it may be a tokenizer mismatch ` +
+        'rather than a template (the server counting the prompt with another tokenizer, or twice); check ' +
+        'that --tokenizer matches the served model.',
+    );
+}
+
 /**
  * The console line of the check, e.g. `Usage check: chat template overhead learned from
  * usage.prompt_tokens: 8 tokens for user×1 (40 requests); 0 of 40 requests disagree with it beyond
- * max(10 %, 8 tokens)`; null when nothing was compared.
+ * max(10 %, 8 tokens)` (`prompt template/joiner overhead` on a plain-prompt endpoint); null when
+ * nothing was compared.
  */
 export function usageCheckLine(u: UsageCheckSummary | null): string | null {
   if (u === null) return null;
+  const name = OVERHEAD_NAME[u.overhead_of];
   const learned = u.per_layout.filter((l) => l.overhead_tokens !== null);
   if (learned.length === 0) {
-    return `Usage check: no message layout had ${MIN_LAYOUT_REQUESTS} requests to learn a chat template overhead from (${u.requests_compared} requests unchecked)`;
+    return `Usage check: no message layout had ${MIN_LAYOUT_REQUESTS} requests to learn a ${name} from (${u.requests_compared} requests unchecked)`;
   }
   const named = learned
     .slice(0, LINE_LAYOUTS)
@@ -158,7 +236,7 @@ export function usageCheckLine(u: UsageCheckSummary | null): string | null {
   if (learned.length > LINE_LAYOUTS) named.push(`${learned.length - LINE_LAYOUTS} more layouts`);
   const unchecked = u.requests_unchecked > 0 ? `; ${u.requests_unchecked} in rarer layouts unchecked` : '';
   return (
-    `Usage check: chat template overhead learned from usage.prompt_tokens: ${named.join(', ')}; ` +
+    `Usage check: ${name} learned from usage.prompt_tokens: ${named.join(', ')}; ` +
     `${u.discrepant} of ${u.requests_compared - u.requests_unchecked} requests disagree with it beyond ` +
     `max(${USAGE_DISCREPANCY_PCT} %, ${USAGE_DISCREPANCY_MIN_TOKENS} tokens)${unchecked}`
   );

@@ -9,18 +9,25 @@ import type { RunTotals } from './types.js';
  */
 export function runWarnings(t: RunTotals): string[] {
   const warnings: string[] = [];
-  if (t.oslMismatchCount > 0) {
+  if (t.oslShortCount > 0) {
     warnings.push(
-      `${t.oslMismatchCount} of ${t.validCount} requests returned an output length that differs from the ` +
-        'requested max tokens by more than min(5%, 50 tokens); the server probably stopped at EOS. To force ' +
-        'exact lengths pass --extra-inputs ignore_eos:true (or min_tokens:<n> if the server supports it).',
+      `${t.oslShortCount} of ${t.validCount} requests returned fewer output tokens than the requested max ` +
+        'tokens, by more than min(5%, 50 tokens); the server probably stopped at EOS. To force exact lengths ' +
+        'pass --extra-inputs ignore_eos:true (or min_tokens:<n> if the server supports it).',
+    );
+  }
+  if (t.oslLongCount > 0) {
+    warnings.push(
+      `${t.oslLongCount} of ${t.validCount} requests returned more output tokens (the server's ` +
+        'usage.completion_tokens) than the requested max tokens, by more than min(5%, 50 tokens); the server ' +
+        'ignored the max tokens sent: check which field it reads (max_tokens, max_completion_tokens).',
     );
   }
   if (t.usageDiscrepancyCount > 0) {
     warnings.push(
       `${t.usageDiscrepancyCount} of ${t.validCount} requests have a server usage.prompt_tokens further ` +
-        'from the client count than max(10%, 8 tokens) beyond the chat template overhead learned for their ' +
-        'message layout (see usage_check); check that --tokenizer matches the served model.',
+        'from the client count than max(10%, 8 tokens) beyond the overhead learned for their message layout ' +
+        '(chat template, or prompt joiners; see usage_check); check that --tokenizer matches the served model.',
     );
   }
   if (t.lengthWithoutOutputCount > 0) {

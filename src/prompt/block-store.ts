@@ -22,6 +22,9 @@ export const DEFAULT_BLOCK_CACHE_ENTRIES = 32_768;
  */
 export const DEFAULT_BLOCK_CACHE_CHARS = 48 * 2 ** 20;
 
+/** At most this many distinct ids seen at two sizes are remembered (and counted). */
+export const MAX_CONFLICT_IDS = 65_536;
+
 /** Generates and caches block texts. */
 export class BlockStore {
   /** Blocks used since the last generation switch. */
@@ -31,12 +34,13 @@ export class BlockStore {
   /** The generation before; a hit moves the block to `recent`. */
   private older = new Map<TraceId, CachedBlock>();
   /**
-   * Times a hash id was asked for at another size than the one it is cached at (a sign of a wrong
-   * `--isl-block-size`). Checked against the cache, so an id is compared only while it is cached
-   * (the last ~{@link DEFAULT_BLOCK_CACHE_ENTRIES} blocks used): a table of every id ever seen grew
-   * to a million entries on a long trace and cost more than generating the text.
+   * Distinct hash ids asked for at another size than the one they were cached at (a sign of a wrong
+   * `--isl-block-size`), at most {@link MAX_CONFLICT_IDS} of them. Checked against the cache, so an id
+   * is compared only while it is cached (the last ~{@link DEFAULT_BLOCK_CACHE_ENTRIES} blocks used): a
+   * table of every id ever seen grew to a million entries on a long trace and cost more than
+   * generating the text.
    */
-  sizeConflicts = 0;
+  private readonly conflictIds = new Set<TraceId>();
 
   /**
    * @param words single-token words (with leading space) to draw from
@@ -51,10 +55,21 @@ export class BlockStore {
     private readonly maxChars: number = DEFAULT_BLOCK_CACHE_CHARS,
   ) {}
 
+  /** Distinct hash ids seen at two sizes since the last {@link BlockStore.resetSizeConflicts} (capped). */
+  get sizeConflicts(): number {
+    return this.conflictIds.size;
+  }
+
+  /** Forgets the ids seen at two sizes (after the client warm-up, whose prompts are not the run's). */
+  resetSizeConflicts(): void {
+    this.conflictIds.clear();
+  }
+
   /** Text of `tokens` words for hash id `hashId` (tokens ≥ 1; a 64-bit id beyond 2^53 − 1 as a bigint). */
   block(hashId: TraceId, tokens: number): string {
     const hit = this.lookup(hashId);
-    if (hit !== undefined && hit.tokens !== tokens) this.sizeConflicts++;
+    if (hit !== undefined && hit.tokens !== tokens && this.conflictIds.size < MAX_CONFLICT_IDS)
+      this.conflictIds.add(hashId);
     if (hit !== undefined && hit.tokens >= tokens) {
       return tokens === hit.tokens ? hit.text : prefixWords(hit.text, tokens);
     }

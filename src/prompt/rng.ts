@@ -3,8 +3,10 @@
  * function of (seed, hash id) — not of the order in which ids are first seen — so that the same id
  * gives byte-identical text anywhere in a run and across runs with the same `--random-seed`.
  */
+
 import { createHash } from 'node:crypto';
 import type { TraceId } from '../dataset/types.js';
+import { fmix32 } from '../util/fmix32.js';
 
 /** A stream of uint32 values. */
 export type Uint32Source = () => number;
@@ -39,17 +41,6 @@ export function rngFromIds(seed: number, id: TraceId): Uint32Source {
   const c = fmix32((b ^ lo ^ 0xc2b2ae35) >>> 0);
   const d = fmix32((c ^ seed ^ 0x27d4eb2f) >>> 0);
   return xoshiro128ss(a, b, c, d);
-}
-
-/** MurmurHash3 fmix32: a bijective avalanche of a uint32. */
-function fmix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 /** xoshiro128** over a 128-bit state (an all-zero state is replaced by a = 1). */

@@ -30,6 +30,8 @@ export const FAILURE_CODES = {
   stream_incomplete: 502,
   /** 502: a complete response without any content is no answer either (tokenload). */
   no_content: 502,
+  /** 502: a 200 body that is neither an event stream nor JSON (a proxy's HTML page) is no answer (tokenload). */
+  unreadable_body: 502,
   /** 503 Service Unavailable: no connection, or no response headers (AIPerf: an exception, no code). */
   connection_error: 503,
   /** 499, AIPerf's `RequestCancellationError` (`--request-cancellation-rate`). */
@@ -55,6 +57,11 @@ type Failure =
   /** The body ended cleanly without `[DONE]` or a finish_reason on every choice. */
   | { kind: 'stream_incomplete' }
   | { kind: 'no_content' }
+  /**
+   * A 200 body that ended cleanly but held neither an SSE event nor JSON: its content type (as sent,
+   * '' when none) and its first bytes (bounded, as text).
+   */
+  | { kind: 'unreadable_body'; contentType: string; head: string; truncated: boolean }
   /** A transport error; `headersSeen` when the response headers had arrived before it. */
   | { kind: 'transport'; error: unknown; headersSeen: boolean }
   | Exclude<StopReason, { kind: 'transport' }>;
@@ -97,6 +104,8 @@ export function recordError(failure: Failure, atNs: number): RecordError {
     }
     case 'no_content':
       return tableError('no_content', 'NoContent', 'response completed without any content', atNs);
+    case 'unreadable_body':
+      return tableError('unreadable_body', 'UnreadableBody', unreadableMessage(failure), atNs);
     case 'timeout': {
       const message = `no complete response within the ${failure.timeoutMs} ms request timeout`;
       return tableError('timeout', 'TimeoutError', message, atNs);
@@ -108,6 +117,16 @@ export function recordError(failure: Failure, atNs: number): RecordError {
     case 'transport':
       return transportError(failure.error, failure.headersSeen, atNs);
   }
+}
+
+/**
+ * `the 200 answer (content-type text/html) is neither an event stream nor JSON; its body starts
+ * "<html>…"`: the first bytes JSON-escaped (control characters and quotes visible, never raw).
+ */
+function unreadableMessage(f: Extract<Failure, { kind: 'unreadable_body' }>): string {
+  const type = f.contentType === '' ? 'no content-type' : `content-type ${f.contentType}`;
+  const head = JSON.stringify(f.head) + (f.truncated ? '…' : '');
+  return `the 200 answer (${type}) is neither an event stream nor JSON; its body starts ${head}`;
 }
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
@@ -163,6 +182,8 @@ export interface Outcome {
   clientError?: RecordError;
   /** The first in-band error, stamped at its arrival. */
   inBand?: RecordError;
+  /** A 200 body that ended cleanly holding neither an event stream nor JSON. */
+  unreadable?: Extract<Failure, { kind: 'unreadable_body' }>;
   /** Why the request stopped before its body ended; absent after a clean end of the body. */
   stop?: StopReason;
   /** `[DONE]` arrived, or the body ended cleanly with a finish_reason on every choice seen. */
@@ -175,6 +196,7 @@ export interface Outcome {
  * 1. a non-200 status → `http_status`;
  * 2. a failure on our side → `client_error`;
  * 3. an in-band error → `in_band_error` (wins over however the stream ended afterwards);
+ * 3b. a 200 body that was neither an event stream nor JSON → `unreadable_body`;
  * 4. not complete → why it stopped (`timeout`, `cancelled`, or a transport error: see
  *    `transportError`), or `stream_incomplete` after a clean end;
  * 5. complete without a content chunk → `no_content`;
@@ -184,6 +206,8 @@ export interface Outcome {
 export function finishRecord(raw: RawRecord, outcome: Outcome, endNs: number): RawRecord {
   raw.endNs = endNs;
   if (outcome.http !== undefined) raw.error = recordError(outcome.http, endNs);
+  else if (outcome.unreadable !== undefined)
+    raw.error = outcome.clientError ?? outcome.inBand ?? recordError(outcome.unreadable, endNs);
   else raw.error = outcome.clientError ?? outcome.inBand ?? stopError(raw, outcome, endNs);
   return raw;
 }

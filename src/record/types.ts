@@ -13,6 +13,7 @@ import type { IslSource, OslSource } from './tokens.js';
 /**
  * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
  * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
+ * unreadable_body (a 200 answer that was neither an event stream nor JSON, e.g. a proxy's HTML page),
  * connection_error (could not connect / send), cancelled (client cancellation or Ctrl-C, code 499),
  * and client_error (a bug or bad body on our side; never hidden).
  */
@@ -23,6 +24,7 @@ export type ErrorKind =
   | 'connection_reset'
   | 'stream_incomplete'
   | 'no_content'
+  | 'unreadable_body'
   | 'connection_error'
   | 'cancelled'
   | 'client_error';

@@ -5,6 +5,7 @@
 import type { ChartSpec } from './chart-base.js';
 import {
   cdfChart,
+  ICL_METRIC,
   interChunkLatencyChart,
   LATENCY_METRICS,
   metricValues,
@@ -24,6 +25,22 @@ export {
 } from './charts-latency.js';
 export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
 export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+
+/**
+ * The id of every chart {@link buildRunCharts} can return (each PNG of `tokenload plot` is
+ * `plots/<id>.png`): what a later run removes from `plots/` as tokenload's own.
+ */
+export const RUN_CHART_IDS: readonly string[] = [
+  ...LATENCY_METRICS.flatMap((m) => [`${m.id}-over-time`, `${m.id}-cdf`]),
+  `${ICL_METRIC.id}-cdf`,
+  'output-throughput-over-time',
+  'in-flight-over-time',
+  'schedule-lag-over-time',
+  'isl-vs-ttft',
+  'cached-tokens',
+  'ttft-by-turn',
+  'errors-over-time',
+];
 
 /**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs (each marking p50/p90/p99), the

@@ -74,17 +74,37 @@ function earliestStart(lines: readonly ParsedLine[]): bigint {
 }
 
 /**
+/**
+ * The `run_status.reason` of a summary whose `run_status.status` is `failed` (what a run that
+ * stopped on an error after its start leaves); null when the file is missing, unreadable or says
+ * anything else.
+ */
+async function failedReason(file: string): Promise<string | null> {
+  try {
+    const status = (JSON.parse(await readFile(file, 'utf8')) as { run_status?: unknown }).run_status;
+    if (typeof status !== 'object' || status === null) return null;
+    const { status: state, reason } = status as { status?: unknown; reason?: unknown };
+    return state === 'failed' && typeof reason === 'string' ? reason : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Loads a run.
  * @param dir artifact directory holding `profile_export.jsonl` (required) and
  *   `profile_export_aiperf.json` (optional; `summary` is null without it).
- * @throws {RunLoadError} when the JSONL file is missing or a line is malformed (file:line named), or
- *   the summary is not JSON.
+ * @throws {RunLoadError} when the JSONL file is missing (with the summary's reason when it says the
+ *   run failed), or a line is malformed (file:line named), or the summary is not JSON.
  */
 export async function loadRun(dir: string): Promise<RunData> {
   const recordsFile = join(dir, RUN_FILES.records);
   if (!(await isFile(recordsFile))) {
+    const failed = await failedReason(join(dir, RUN_FILES.summary));
     throw new RunLoadError(
-      `${dir}: no ${RUN_FILES.records} here; is this a tokenload artifact directory?`,
+      failed === null
+        ? `${dir}: no ${RUN_FILES.records} here; is this a tokenload artifact directory?`
+        : `${dir}: no ${RUN_FILES.records} here: the run failed before recording any request (run_status in ${RUN_FILES.summary}): ${failed}`,
       recordsFile,
     );
   }

@@ -1,12 +1,13 @@
 /**
- * A run owns its artifact folder: at its start it removes every file an earlier run of tokenload
- * wrote there (by name; files it does not know are the user's and stay), so nothing from an earlier
- * run survives beside the new one; and a run that stops on an error after its start leaves a summary
- * that says it failed and why.
+ * A run owns its artifact folder: at its start it removes every file an earlier run or sweep of
+ * tokenload wrote there (by name; files it does not know are the user's and stay), so nothing from
+ * an earlier run survives beside the new one; and a run that stops on an error after its start
+ * leaves a summary that says it failed and why.
  */
 import type { Stats } from 'node:fs';
-import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openTraceFile } from '../dataset/open-trace.js';
 import { OutputError } from '../errors.js';
 import {
   EXPORTERS,
@@ -18,10 +19,12 @@ import {
 } from '../export/index.js';
 import { ResponseChecks } from '../metrics/response-checks.js';
 import { emptyTotals } from '../metrics/totals.js';
+import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { failedStatus } from './run-status.js';
+import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 
 /** The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs). */
 export const RUN_ARTIFACT_FILES: readonly string[] = [
@@ -34,16 +37,25 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
 ];
 
 /**
- * Removes the artifacts of an earlier run from `dir`: the files of {@link RUN_ARTIFACT_FILES}, and the
- * `.png` files of `plots/` (the folder too when that leaves it empty). Any other file stays, and so
- * does a folder that has one of those names (not something tokenload wrote; the run's write to that
- * name then fails naming `--artifact-dir`).
+ * Removes what an earlier run or sweep of tokenload left in `dir`: the files of
+ * {@link RUN_ARTIFACT_FILES} and `tokenload plot`'s PNGs (by chart id) in `plots/`; a sweep's
+ * `sweep_summary.*`; and in each sweep value folder (`concurrency4/`, `request_rate2.5/`) the same
+ * run files and plots. A folder (`plots/`, a value folder) goes only when that leaves it empty. Any
+ * other file stays, and so does a folder that has one of those file names (not something tokenload
+ * wrote; the run's write to that name then fails naming `--artifact-dir`).
  * @throws {OutputError} naming `--artifact-dir` when a file cannot be removed.
  */
 export async function clearRunArtifacts(dir: string): Promise<void> {
   try {
-    for (const name of RUN_ARTIFACT_FILES) await removeFile(join(dir, name));
-    await clearPlots(join(dir, PLOTS_DIR_NAME));
+    await clearRunFiles(dir);
+    for (const name of SWEEP_SUMMARY_FILE_NAMES) await removeFile(join(dir, name));
+    for (const name of await namesIn(dir)) {
+      if (!isSweepValueFolder(name)) continue;
+      const valueDir = join(dir, name);
+      if (!(await lstat(valueDir)).isDirectory()) continue;
+      await clearRunFiles(valueDir);
+      if ((await namesIn(valueDir)).length === 0) await rmdir(valueDir);
+    }
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw new OutputError(
@@ -51,6 +63,62 @@ export async function clearRunArtifacts(dir: string): Promise<void> {
       '--artifact-dir',
       err,
     );
+  }
+}
+
+/**
+ * Checks what can be checked cheaply before a run removes an earlier run's artifacts, so a typo
+ * does not cost the user a good earlier result: that `--input-file` (when given) opens as a file.
+ * @throws {DatasetError} naming the file, as the dataset loader would.
+ */
+export async function checkInputsBeforeClearing(config: ProfileConfig): Promise<void> {
+  if (config.inputFile === undefined) return;
+  await (await openTraceFile(config.inputFile)).close();
+}
+
+/**
+ * Makes a sweep's folder its own before its first run: creates it, checks the inputs
+ * ({@link checkInputsBeforeClearing}) and removes what an earlier run or sweep left there
+ * ({@link clearRunArtifacts}), including value folders this sweep will not write.
+ * @throws {DatasetError} for an input file that cannot be opened; {OutputError} naming
+ *   `--artifact-dir` for a folder that cannot be created or cleared.
+ */
+export async function claimSweepFolder(dir: string, first: ProfileConfig): Promise<void> {
+  await createArtifactDir(dir);
+  await checkInputsBeforeClearing(first);
+  await clearRunArtifacts(dir);
+}
+
+/**
+ * Creates a run's (or sweep's) artifact folder.
+ * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
+ */
+export async function createArtifactDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new OutputError(
+      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
+      '--artifact-dir',
+      err,
+    );
+  }
+}
+
+async function clearRunFiles(dir: string): Promise<void> {
+  for (const name of RUN_ARTIFACT_FILES) await removeFile(join(dir, name));
+  await clearPlots(join(dir, PLOTS_DIR_NAME));
+}
+
+/** The names in folder `dir`; none when it does not exist or is not a folder. */
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
   }
 }
 
@@ -71,17 +139,13 @@ async function removeFile(path: string): Promise<boolean> {
   return true;
 }
 
+/** Removes `tokenload plot`'s PNGs (`<chart id>.png`) from `plots`, and the folder if that empties it. */
 async function clearPlots(plots: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(plots);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return;
-    throw err;
-  }
+  const names = await namesIn(plots);
+  if (names.length === 0) return;
+  const ours = new Set(RUN_CHART_IDS.map((id) => `${id}.png`));
   let left = names.length;
-  for (const name of names) if (name.endsWith('.png') && (await removeFile(join(plots, name)))) left--;
+  for (const name of names) if (ours.has(name) && (await removeFile(join(plots, name)))) left--;
   if (left === 0) await rmdir(plots);
 }
 

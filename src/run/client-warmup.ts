@@ -64,6 +64,8 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
       limits,
     );
     const errors = result.summary.build().errorSummary.reduce((sum, e) => sum + e.count, 0);
+    // The warm-up's prompts (other rows, or warm-up-only ids) say nothing about the run's block sizes.
+    ctx.synthesizer.blocks.resetSizeConflicts();
     return { requests: result.recordCount, errors, durationMs: performance.now() - t0 };
   } finally {
     await sim.close();

@@ -3,7 +3,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
+import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
@@ -41,8 +42,9 @@ export interface RunOutcome {
   /** Times the rate schedule fell more than the catch-up bound behind and re-anchored. */
   scheduleReanchors: number;
   /**
-   * A bad trace row met while streaming the trace after requests had been sent: issuing stopped
-   * there, the summary covers what was measured, and the CLI exits non-zero with this error.
+   * A bad trace row met while streaming the trace after its first row: reading stopped there, the
+   * rows read before it were sent on their schedule, the summary covers them, and the CLI exits
+   * non-zero with this error.
    */
   inputError: Error | null;
   /** How the run ended (the summary's `run_status`), with the exit code the CLI gives for it. */
@@ -173,7 +175,7 @@ function header(input: FinishInput, status: RunStatus): string {
   const inputError = feedErrorOf(input.profiling.load);
   if (inputError !== null)
     lines.push(
-      `Stopped by a bad trace row: ${inputError.message}; the summary covers the requests sent before it`,
+      `Stopped by a bad trace row: ${inputError.message}; the rows read before it were sent on their schedule, and the summary covers them`,
     );
   return `${lines.join('\n')}\n`;
 }
@@ -193,9 +195,10 @@ function runWarnings(input: FinishInput): string[] {
   const out: string[] = [];
   const unlinked = input.inputSkipped?.unlinkedRows;
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
+  const repeated = input.inputSkipped?.repeatedChatIds;
+  if (repeated !== undefined) out.push(repeatedChatIdsWarning(repeated));
   const conflicts = input.synthesizer.blocks.sizeConflicts;
-  if (conflicts > 0)
-    out.push(`${conflicts} hash_ids appeared with two different block sizes; check --isl-block-size`);
+  if (conflicts > 0) out.push(blockSizeWarning(conflicts));
   const load = input.profiling.load;
   switch (load.kind) {
     case 'fixed_schedule':

@@ -185,9 +185,10 @@ function startSinks(
   strategy: LoadStrategy,
 ): PhaseSinks {
   const { config } = ctx;
-  const summary = new SummaryBuilder(
-    config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) },
-  );
+  const summary = new SummaryBuilder({
+    overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
+    ...(config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) }),
+  });
   const replay = strategy.replayProgress?.bind(strategy);
   const progress = startProgress(config.ui, ctx.env.log, {
     total: limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),

@@ -5,7 +5,7 @@
  * waits a bounded grace period for in-flight requests, cancels what is left (recorded as
  * cancelled), and still writes every export.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
@@ -14,7 +14,6 @@ import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic
 import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { type EndpointAdapter, endpointPathFor } from '../endpoint/types.js';
-import { OutputError } from '../errors.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
@@ -22,7 +21,12 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
-import { clearRunArtifacts, writeFailedSummary } from './artifacts.js';
+import {
+  checkInputsBeforeClearing,
+  clearRunArtifacts,
+  createArtifactDir,
+  writeFailedSummary,
+} from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
@@ -31,6 +35,7 @@ import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, requestPathOf, runPhase } from './phase.js';
 import { preflight } from './preflight.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { urlPathWarnings } from './url-path-check.js';
 
 export type { RunEnv } from './context.js';
 
@@ -53,6 +58,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   let ownsFolder = false;
   try {
     await createArtifactDir(config.artifactDir);
+    await checkInputsBeforeClearing(config);
     // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
     await clearRunArtifacts(config.artifactDir);
     ownsFolder = true;
@@ -75,7 +81,12 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming;
     const target = simulator?.url ?? config.url;
     if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    await preflight(target, config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` });
+    const probe = await preflight(
+      target,
+      config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` },
+    );
+    const requestPath = requestPathOf({ config, adapter, target });
+    for (const w of urlPathWarnings({ target, adapter, requestPath, probe })) env.log.warn(w);
     return await runPhases({ ...shared, target });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
@@ -85,23 +96,6 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     await warming?.catch(() => undefined);
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
-  }
-}
-
-/**
- * Creates the run's artifact folder.
- * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
- */
-async function createArtifactDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new OutputError(
-      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
-      '--artifact-dir',
-      err,
-    );
   }
 }
 
@@ -182,7 +176,8 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
-    // A trace that fails before anything was sent is an input error, exactly as with a whole-file load.
+    // A trace that fails before anything was sent (its first row) is an input error, exactly as with a
+    // whole-file load; a later bad row only ends reading (the rows before it are sent).
     if (load.replay.feedError !== null && load.issued === 0) {
       // Nothing was sent: leave no partial exports behind, only the failed summary (as a whole-file load).
       await removePhaseFiles(config.artifactDir);

@@ -10,6 +10,17 @@ import type { MetricSummary } from '../metrics/summary.js';
 import type { ProfileConfig } from './config.js';
 import type { RunOutcome } from './finish.js';
 
+/** The files a sweep writes in its folder, beside one value folder per run. */
+export const SWEEP_SUMMARY_FILE_NAMES: readonly string[] = ['sweep_summary.json', 'sweep_summary.csv'];
+
+/**
+ * Whether `name` is a sweep's value folder name (`concurrency4`, `request_rate2.5`: the run's
+ * stimulus name, timing/registry.ts `stimulusName`).
+ */
+export function isSweepValueFolder(name: string): boolean {
+  return /^(concurrency\d+|request_rate\d[\d.e+-]*)$/.test(name);
+}
+
 /** One row of the sweep table. */
 export interface SweepRow {
   concurrency: number | null;
@@ -61,12 +72,13 @@ export async function writeSweepSummary(
   if (first === undefined) return '';
   const dir = dirname(first.artifact_dir);
   const cols = Object.keys(first) as Array<keyof SweepRow>;
-  await writeFile(join(dir, 'sweep_summary.json'), `${JSON.stringify({ runs: rows }, null, 2)}\n`);
+  const [jsonName, csvName] = SWEEP_SUMMARY_FILE_NAMES as [string, string];
+  await writeFile(join(dir, jsonName), `${JSON.stringify({ runs: rows }, null, 2)}\n`);
   const csv = [cols.join(','), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')).join(','))].join('\n');
-  await writeFile(join(dir, 'sweep_summary.csv'), `${csv}\n`);
+  await writeFile(join(dir, csvName), `${csv}\n`);
   const table = new Table({ head: cols.slice(0, -1), style: { head: [], border: [], compact: true } });
   for (const r of rows) table.push(cols.slice(0, -1).map((c) => fmt(r[c])));
-  return `tokenload | Sweep (${join(dir, 'sweep_summary.csv')})\n${table.toString()}`;
+  return `tokenload | Sweep (${join(dir, csvName)})\n${table.toString()}`;
 }
 
 function fmt(v: string | number | null): string {

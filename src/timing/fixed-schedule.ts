@@ -8,8 +8,10 @@
  *
  * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
  * `readAheadNs` ahead of the schedule, so a million-row file starts sending at once and memory holds
- * only the rows near "now" plus one small entry per session seen. Without a feed the conversations
- * loaded whole are replayed the same way.
+ * only the rows near "now" plus one small entry per session seen. A row the feed cannot read (a bad
+ * line) ends reading there; the rows read before it (up to `readAheadNs` of schedule) are still
+ * sent on their schedule, and the report carries the error. Without a feed the conversations loaded
+ * whole are replayed the same way.
  */
 import type { Conversation, StreamedTurn, Turn } from '../dataset/types.js';
 import { BuildAhead } from './build-ahead.js';
@@ -294,9 +296,12 @@ class Replay {
     this.input.dispatch.reserveConnections?.(this.preparedAhead);
   }
 
-  /** True once issuing must stop: the run was stopped or the feed failed. */
+  /**
+   * True once issuing must stop: the run was stopped. A feed that failed (a bad trace row) only
+   * stops reading: the rows read before it are still sent on their schedule.
+   */
   private halted(): boolean {
-    return this.signal.aborted || this.feedError !== null;
+    return this.signal.aborted;
   }
 
   private notify(): void {

@@ -77,7 +77,10 @@ export interface ReplayReport {
    * they were sent as soon as read, late.
    */
   outOfOrderSessions: number;
-  /** The error that ended reading the feed early (a bad row), or null. Issuing stopped there. */
+  /**
+   * The error that ended reading the feed early (a bad row), or null. Reading stopped there; the
+   * rows read before it were still sent on their schedule (`rowsRead` counts them).
+   */
   feedError: unknown;
 }
 

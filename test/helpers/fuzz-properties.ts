@@ -161,6 +161,7 @@ const ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'connection_reset',
   'stream_incomplete',
   'no_content',
+  'unreadable_body',
   'connection_error',
   'cancelled',
   'client_error',

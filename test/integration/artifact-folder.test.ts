@@ -5,6 +5,7 @@
  * summary that says it failed and why. Through `runProfile` against the in-process simulator.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -49,8 +50,12 @@ function folderOfEarlierRun(userPlotFile: boolean): string {
   dirs.push(dir);
   for (const name of EARLIER) writeFileSync(join(dir, name), STALE);
   mkdirSync(join(dir, 'plots'));
-  writeFileSync(join(dir, 'plots', 'ttft_over_time.png'), STALE);
-  if (userPlotFile) writeFileSync(join(dir, 'plots', 'my-notes.md'), 'mine');
+  writeFileSync(join(dir, 'plots', 'ttft-over-time.png'), STALE);
+  writeFileSync(join(dir, 'plots', 'errors-over-time.png'), STALE);
+  if (userPlotFile) {
+    writeFileSync(join(dir, 'plots', 'my-notes.md'), 'mine');
+    writeFileSync(join(dir, 'plots', 'my_plot.png'), 'mine');
+  }
   writeFileSync(join(dir, 'notes.txt'), 'mine');
   return dir;
 }
@@ -90,7 +95,11 @@ test('a successful re-run: every earlier artifact replaced, earlier plots gone, 
   const dir = folderOfEarlierRun(true);
   await run(dir);
   for (const name of EARLIER) assert.ok(!read(dir, name).includes('STALE'), `${name} is this run's`);
-  assert.deepEqual(readdirSync(join(dir, 'plots')), ['my-notes.md'], 'only the user’s file stays in plots/');
+  assert.deepEqual(
+    readdirSync(join(dir, 'plots')).sort(),
+    ['my-notes.md', 'my_plot.png'],
+    'only the user’s files (a PNG of their own included) stay in plots/',
+  );
   assert.equal(read(dir, 'notes.txt'), 'mine');
   assert.deepEqual(runStatus(dir), { status: 'completed', reason: null, exit_code: 0 });
   // A plots folder that held only tokenload's PNGs goes with them.
@@ -125,4 +134,105 @@ test('an error after the start (a tokenizer that cannot load): a failed summary 
   assert.ok(status.reason?.includes('no-such-tokenizer.json'), status.reason ?? '');
   const left = readdirSync(dir).sort();
   assert.deepEqual(left, ['notes.txt', 'profile_export_aiperf.json']);
+});
+
+const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
+
+/** `tokenload profile` against the simulator into `dir`; resolves with the exit code and stderr. */
+function cli(dir: string, extra: string[]): Promise<{ code: number | null; stderr: string }> {
+  const args = ['profile', '-m', 'm', '--url', sim.url, '--endpoint-type', 'chat', '--streaming'];
+  args.push('--isl', '16', '--osl', '3', '--request-count', '2', '--ui', 'none', '--client-warmup-ms', '0');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', ENTRY, ...args, '--artifact-dir', dir, ...extra],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+/** Every file under `dir`, relative, sorted. */
+function filesUnder(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
+}
+
+test('a run into a former sweep folder, and a sweep into a former run folder: nothing earlier is left', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-folder-'));
+  dirs.push(dir);
+  // A sweep of three values, a user's file inside one value folder.
+  assert.equal((await cli(dir, ['--concurrency', '1,2,3'])).code, 0);
+  writeFileSync(join(dir, 'concurrency3', 'mine.txt'), 'mine');
+  assert.equal((await cli(dir, ['--concurrency', '1'])).code, 0);
+  assert.deepEqual(filesUnder(dir), [...EARLIER.map((n) => n), 'concurrency3/mine.txt'].sort());
+  // A sweep of two values into that single run's folder: its top-level files go, value 3's stays gone.
+  assert.equal((await cli(dir, ['--concurrency', '1,2'])).code, 0);
+  const sweep = ['concurrency1', 'concurrency2'].flatMap((v) => EARLIER.map((n) => `${v}/${n}`));
+  const left = [...sweep, 'concurrency3/mine.txt', 'sweep_summary.csv', 'sweep_summary.json'];
+  assert.deepEqual(filesUnder(dir), left.sort());
+});
+
+test('a typo in --input-file fails before the earlier run’s artifacts are touched', async () => {
+  const dir = folderOfEarlierRun(false);
+  const missing = join(dir, 'no-such-trace.jsonl');
+  await assert.rejects(run(dir, { inputFile: missing, customDatasetType: 'single_turn' }), {
+    name: 'DatasetError',
+  });
+  for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
+  const r = await cli(dir, [
+    '--concurrency',
+    '1,2',
+    '--input-file',
+    missing,
+    '--custom-dataset-type',
+    'single_turn',
+  ]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /no-such-trace\.jsonl: cannot open trace file/);
+  for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
+});
+
+/** `tokenload <args>` (from source); resolves with the exit code and stderr. */
+function tokenload(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+test('report and plot on a run that failed at start-up say why it failed', async () => {
+  const dir = folderOfEarlierRun(false);
+  await assert.rejects(run(dir, { tokenizer: join(dir, 'no-such-tokenizer.json') }), {
+    name: 'TokenizerLoadError',
+  });
+  for (const command of ['report', 'plot']) {
+    const r = await tokenload([command, dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /no profile_export\.jsonl here: the run failed before recording any request \(run_status in profile_export_aiperf\.json\): the run stopped on an error: TokenizerLoadError: .*no-such-tokenizer\.json/,
+      `${command}: ${r.stderr}`,
+    );
+  }
+});
+
+test('every PNG `tokenload plot` writes is one a later run removes as its own', async () => {
+  const dir = folderOfEarlierRun(false);
+  await run(dir);
+  const plotted = await tokenload(['plot', dir]);
+  assert.equal(plotted.code, 0, plotted.stderr);
+  assert.ok(readdirSync(join(dir, 'plots')).length > 5);
+  await run(dir);
+  assert.equal(existsSync(join(dir, 'plots')), false, 'no PNG of the earlier plot is left');
 });

@@ -6,22 +6,21 @@
  * every run here, as a real server left running between runs would.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { CacheCheckSummary } from '../../src/metrics/cache-check.js';
-import { profileConfig } from '../../src/run/config.js';
+import { type ProfileConfigInput, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type ExportedRecord, readRunArtifacts } from '../helpers/run-artifacts.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const SILENT = { info: () => undefined, warn: () => undefined };
 const WARM = /left warm by an earlier run with the same --random-seed/;
 
-interface RecordLine {
-  metrics: Record<string, { value: number }>;
-}
+type RecordLine = ExportedRecord;
 
 interface Exported {
   records: RecordLine[];
@@ -39,28 +38,32 @@ after(async () => {
 });
 
 async function replay(randomSeed: number): Promise<Exported> {
+  return replayFile(server.url, TRACE, { randomSeed });
+}
+
+async function replayFile(
+  url: string,
+  inputFile: string,
+  over: Partial<ProfileConfigInput>,
+): Promise<Exported> {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-cache-check-'));
   const config = profileConfig({
     models: ['Qwen/Qwen3-0.6B'],
-    url: server.url,
+    url,
     streaming: true,
-    inputFile: TRACE,
+    inputFile,
     customDatasetType: 'bailian_trace',
     fixedSchedule: true,
     synthesisSpeedupRatio: 100,
-    randomSeed,
     artifactDir: dir,
     ui: 'none',
     clientWarmupMs: 0,
     commandLine: 'cache check test',
+    ...over,
   });
   const outcome = await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
-  const text = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim();
   return {
-    records: text
-      .split('\n')
-      .map((l) => JSON.parse(l.replace(/"(\w+_ns)":(\d+)/g, '"$1":"$2"')) as RecordLine),
-    summary: JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')),
+    ...readRunArtifacts<Exported['summary']>(dir),
     console: outcome.consoleText,
     report: readFileSync(join(dir, 'report.html'), 'utf8'),
   };
@@ -103,4 +106,50 @@ test('the same trace twice against one server: ideal and reported agree on a col
   const reseeded = await replay(8);
   assert.equal(reseeded.summary.cache_check?.over_reported, 0);
   assert.ok(!reseeded.summary.warnings.some((w) => WARM.test(w)));
+});
+
+test('a block first sent partial: the ideal holds only its tokens, and the block-size warning counts ids once', async () => {
+  // Chat 3 sends id 6 as a partial last block (40 tokens = 16 + 16 + 8); chat 5 sends it whole.
+  const rows = [
+    [1, 0.0, 48, [100, 1, 2]],
+    [2, 0.5, 48, [200, 1, 2]],
+    [3, 1.0, 40, [300, 5, 6]],
+    [4, 1.5, 64, [100, 1, 2, 7]],
+    [5, 2.0, 48, [300, 5, 6]],
+  ].map(([id, ts, len, ids]) =>
+    JSON.stringify({
+      chat_id: id,
+      parent_chat_id: -1,
+      timestamp: ts,
+      input_length: len,
+      output_length: 4,
+      type: 'text',
+      turn: 1,
+      hash_ids: ids,
+    }),
+  );
+  const trace = join(mkdtempSync(join(tmpdir(), 'tokenload-partial-')), 'partial.jsonl');
+  writeFileSync(trace, `${rows.join('\n')}\n`);
+  const fresh = await startSimulator({ mode: 'fixed', ttftMs: 1, itlMs: 1 });
+  try {
+    // Loaded whole, with the client warm-up (which synthesizes the same prompts again and again).
+    for (const traceStreaming of [false, true]) {
+      const run = await replayFile(fresh.url, trace, { traceStreaming, clientWarmupMs: 300 });
+      const sizeWarnings = run.summary.warnings.filter((w) => /two different block sizes/.test(w));
+      assert.deepEqual(sizeWarnings, [
+        '1 hash_id appeared with two different block sizes; check --isl-block-size',
+      ]);
+      const byChat = new Map(run.records.map((r) => [r.metadata.conversation_id, r]));
+      const partialFirst = byChat.get('3');
+      const wholeLater = byChat.get('5');
+      assert.ok(partialFirst !== undefined && wholeLater !== undefined);
+      // Chat 5's prefix is chat 3's whole prompt, no more: the 8 tokens of id 6 it never sent are not held.
+      const ideal = wholeLater.metrics.ideal_cached_tokens?.value;
+      assert.equal(ideal, partialFirst.metrics.input_sequence_length?.value);
+      assert.ok((wholeLater.metrics.usage_cached_tokens?.value ?? 0) <= (ideal ?? 0));
+      assert.equal(run.summary.cache_check?.over_reported, 0);
+    }
+  } finally {
+    await fresh.close();
+  }
 });

@@ -69,7 +69,9 @@ before(async () => {
     req.resume();
     req.on('end', () => {
       if (req.method === 'GET') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+        const found = req.url === '/v1/models';
+        res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+        res.end(found ? '{"object":"list","data":[]}' : '{"detail":"Not Found"}');
         return;
       }
       paths.push(req.url ?? '');
@@ -208,7 +210,12 @@ test('usage on some answers only, with --use-server-token-count: counts per sour
   assert.deepEqual(summary.responses.osl_from, { server_usage: 3, client_tokenizer: 1, content_chunks: 0 });
   const warned = summary.warnings.filter((w) => w.includes('usage'));
   assert.equal(warned.length, 1, JSON.stringify(summary.warnings));
-  assert.match(warned[0] as string, /^1 of 4 successful requests came without usage .*; the other 3 had it/);
+  // Which requests each count applies to is said by name, never by a pronoun.
+  assert.match(
+    warned[0] as string,
+    /^1 of 4 successful requests came without usage although it was asked for \(stream_options\.include_usage\): for the 1 without usage, OSL is the client tokenizer's count of the output text; /,
+  );
+  assert.match(warned[0] as string, /; the 3 with usage have the server's counts \(OSL and ISL from usage\)/);
   assert.match(
     warned[0] as string,
     /--use-server-token-count could not apply to 1: their ISL is the length of the prompt/,
@@ -270,6 +277,13 @@ test('every request failed (a wrong path in --url): exit 3, the failure first in
     /^Run failed: no request succeeded: all 3 requests failed: 404 Not Found ×3 \("\{"detail":"Not Found"\}"\)/,
   );
   assert.ok(first.includes(`POST ${origin}/api/v1/chat/completions: check --url`), first);
+  // Said before anything was sent, too: the /v1/models probe got 404.
+  assert.ok(
+    r.stderr.includes(
+      `GET ${origin}/api/v1/models answered 404 before the run: --url may hold a wrong path (requests go to ${origin}/api/v1/chat/completions)`,
+    ),
+    r.stderr,
+  );
   assert.ok(
     r.stdout.indexOf('Client health:') > r.stdout.indexOf('Run failed:'),
     'client health comes after the failure',
@@ -279,6 +293,21 @@ test('every request failed (a wrong path in --url): exit 3, the failure first in
   assert.equal(summary.run_status.status, 'failed');
   assert.equal(summary.run_status.exit_code, 3);
   assert.match(summary.run_status.reason ?? '', /^no request succeeded: all 3 requests failed: 404/);
+});
+
+test("--url holding another endpoint's path is warned about before anything is sent", async () => {
+  habit = { json: () => false, usage: () => true };
+  const before = paths.length;
+  const dir = join(tempDir(), 'out');
+  const r = await runCli(cliArgs(`${origin}/v1/completions`, dir));
+  assert.equal(r.code, 3, r.stderr);
+  const warning =
+    `--url has the path /v1/completions, the completions endpoint's path: with --endpoint-type chat ` +
+    `requests go to ${origin}/v1/completions/v1/chat/completions; give --url without it, or --endpoint-type completions`;
+  const at = r.stderr.indexOf(warning);
+  assert.ok(at >= 0, r.stderr);
+  assert.ok(at < r.stderr.indexOf('profiling:'), 'before the profiling phase starts');
+  assert.deepEqual(paths.slice(before), Array(3).fill('/v1/completions/v1/chat/completions'));
 });
 
 test('--url ending in /v1 posts to /v1/chat/completions, as AIPerf does, and says so', async () => {
@@ -292,6 +321,7 @@ test('--url ending in /v1 posts to /v1/chat/completions, as AIPerf does, and say
     r.stderr,
     /--url has the path \/v1: requests go to http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/,
   );
+  assert.doesNotMatch(r.stderr, /warning/, 'a right path is not warned about');
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
   assert.deepEqual(summary.run_status, { status: 'completed', reason: null, exit_code: 0 });
 });

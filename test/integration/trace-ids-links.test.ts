@@ -3,8 +3,9 @@
  * - 64-bit `hash_ids`: a Bailian trace whose ids are beyond 2^53 replays with exactly the prefix
  *   cache hits the simulator reports for the same trace written with small ids: rows sharing a big id
  *   share the prefix, ids differing only beyond 2^53 do not.
- * - `parent_chat_id` naming a later row or a chat_id never read: the streamed replay and
- *   `--no-trace-streaming` form the same sessions, and both warn naming the rows.
+ * - `parent_chat_id` naming a later row, a chat_id never read or one outside the offset window, and
+ *   a repeated `chat_id`: the streamed replay and `--no-trace-streaming` form the same sessions, and
+ *   both warn naming the rows.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -120,7 +121,7 @@ test('a parent named later in the file or never read: same sessions streamed or 
   ];
   const warning =
     '2 rows name a parent_chat_id that is not an earlier row stamped no later, so each was replayed as a ' +
-    'session of its own (streamed or not): chat_id 20 (line 3): its parent 21 comes later in the file; ' +
+    'session of its own: chat_id 20 (line 3): its parent 21 comes later in the file; ' +
     'chat_id 30 (line 5): no row with chat_id 99 was read';
   for (const traceStreaming of [true, false]) {
     const run = await replay(trace, { traceStreaming });
@@ -130,5 +131,58 @@ test('a parent named later in the file or never read: same sessions streamed or 
     assert.deepEqual(sessions, expected, `traceStreaming ${traceStreaming}`);
     assert.ok(run.summary.warnings.includes(warning), run.summary.warnings.join('\n'));
     assert.ok(run.outcome.consoleText.includes(`Warning: ${warning}`), run.outcome.consoleText);
+  }
+});
+
+/** The sessions of a replay as [input length, conversation id, turn index], by input length. */
+function sessionsOf(records: readonly RecordLine[]): unknown[][] {
+  return records
+    .map((r) => [r.metrics.input_sequence_length?.value, r.metadata.conversation_id, r.metadata.turn_index])
+    .sort((a, b) => (a[0] as number) - (b[0] as number));
+}
+
+test('a repeated chat_id: a row with parent -1 starts its own session, a child follows the latest such row, one warning', async () => {
+  const trace = writeTrace('dup.jsonl', [
+    bailianRow(1, -1, 0, 41, '1'),
+    bailianRow(1, -1, 0.1, 42, '3'),
+    bailianRow(2, 1, 0.2, 43, '3, 4'),
+    bailianRow(7, -1, 0.3, 44, '9'),
+    bailianRow(7, -1, 0.4, 45, '10'),
+  ]);
+  const expected = [
+    [41, '1', 0],
+    [42, '1@2', 0],
+    [43, '1@2', 1],
+    [44, '7', 0],
+    [45, '7@5', 0],
+  ];
+  const warning =
+    "2 rows repeat an earlier row's chat_id (a row with parent_chat_id -1 still starts a session of its own; " +
+    'a row naming that chat_id as parent follows the latest earlier row with it): chat_id 1 (line 2); chat_id 7 (line 5)';
+  for (const traceStreaming of [true, false]) {
+    const run = await replay(trace, { traceStreaming });
+    assert.deepEqual(sessionsOf(run.records), expected, `traceStreaming ${traceStreaming}`);
+    assert.ok(run.summary.warnings.includes(warning), run.summary.warnings.join('\n'));
+    assert.ok(run.outcome.consoleText.includes(`Warning: ${warning}`), run.outcome.consoleText);
+  }
+});
+
+test('a parent outside the offset window: the warning names the window, streamed or not', async () => {
+  const trace = writeTrace('window.jsonl', [
+    bailianRow(1, -1, 0, 41, '1'),
+    bailianRow(2, 1, 1, 42, '1, 2'),
+    bailianRow(3, -1, 1.5, 43, '5'),
+  ]);
+  const warning =
+    '1 row names a parent_chat_id that is not an earlier row stamped no later, so it was replayed as a ' +
+    'session of its own: chat_id 2 (line 2): its parent 1 is outside the offset window ' +
+    '(--fixed-schedule-start-offset / --fixed-schedule-end-offset)';
+  for (const traceStreaming of [true, false]) {
+    const run = await replay(trace, { traceStreaming, fixedScheduleStartOffsetMs: 500 });
+    assert.deepEqual(sessionsOf(run.records), [
+      [42, '2', 0],
+      [43, '3', 0],
+    ]);
+    assert.ok(run.summary.warnings.includes(warning), run.summary.warnings.join('\n'));
   }
 });

@@ -1,7 +1,9 @@
 /**
  * A streamed trace replay through the real CLI (from source) against the built-in simulator: a bad
- * row met after requests were sent stops issuing, keeps every record and the summary, names the
- * file and line, and exits 1; `--no-trace-streaming` finds the same row before sending anything.
+ * row stops reading, the rows read before it are still sent on their schedule, every record and the
+ * summary are kept, the file and line are named, and the run exits 1 — also when the bad row is among
+ * the rows read before the first send; only a bad first row fails before anything is sent.
+ * `--no-trace-streaming` finds the same row before sending anything.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,7 +33,8 @@ function bailianLine(chatId: number, timestampS: number): string {
 
 /**
  * Rows at 0, 0.1 and 0.2 s, one at 3 s (beyond the 2 s read-ahead, so reading pauses), then a row
- * whose input_length is a string on line 5: the stream reaches it about 1 s into the run.
+ * whose input_length is a string on line 5: the stream reaches it about 1 s into the run, before
+ * the row at 3 s is due.
  */
 function traceWithBadRow(dir: string): string {
   const file = join(dir, 'trace.jsonl');
@@ -74,7 +77,7 @@ function profileArgs(trace: string, artifactDir: string, extra: string[] = []): 
   ];
 }
 
-test('a bad row met mid-replay: earlier requests recorded, summary written, file:line named, exit 1', async () => {
+test('a bad row met mid-replay: every row read before it sent and recorded, summary written, file:line named, exit 1', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
   dirs.push(dir);
   const trace = traceWithBadRow(dir);
@@ -83,9 +86,9 @@ test('a bad row met mid-replay: earlier requests recorded, summary written, file
   assert.equal(code, 1, stderr);
   assert.match(stderr, /error: .*trace\.jsonl:5: .*input_length/);
   const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
-  assert.equal(records.length, 3, 'the three rows due before the bad one were sent and recorded');
+  assert.equal(records.length, 4, 'the four rows read before the bad one, one due after it was read');
   const summary = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8'));
-  assert.equal(summary.request_count.avg, 3);
+  assert.equal(summary.request_count.avg, 4);
   assert.equal(summary.replay.rows_read, 4);
   assert.match(summary.replay.input_error, /trace\.jsonl:5/);
   assert.equal(summary.run_status.status, 'failed');
@@ -104,27 +107,47 @@ test('--no-trace-streaming reads the whole file first: the same bad row fails be
   assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
 });
 
-test('--skip-bad-lines: the skipped count is in the summary JSON; a bad row in the first window leaves no records, and a summary that says the run failed', async () => {
+test('--skip-bad-lines: the skipped count is in the summary JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
   dirs.push(dir);
-  const trace = traceWithBadRow(dir);
   const skipping = join(dir, 'skip');
-  const ok = await runCli(profileArgs(trace, skipping, ['--skip-bad-lines']));
+  const ok = await runCli(profileArgs(traceWithBadRow(dir), skipping, ['--skip-bad-lines']));
   assert.equal(ok.code, 0, ok.stderr);
   const summary = JSON.parse(readFileSync(join(skipping, 'profile_export_aiperf.json'), 'utf8'));
   assert.equal(summary.request_count.avg, 4);
   assert.equal(summary.input_rows_skipped.bad_lines, 1);
-  // Line 2 is bad: the stream meets it before the first send, so the run fails like a whole-file load.
+});
+
+test('a bad row among those read before the first send stops the replay the same way; a bad first row sends nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
+  dirs.push(dir);
+  // Line 3 is bad: the stream reads it before the first send (rows 1 and 2 are in the first 2 s).
   const early = join(dir, 'early.jsonl');
-  writeFileSync(early, `${bailianLine(1, 0)}\n{"chat_id": 2,\n${bailianLine(3, 5)}\n`);
+  writeFileSync(
+    early,
+    `${bailianLine(1, 0)}\n${bailianLine(2, 0.5)}\n{"chat_id": 3,\n${bailianLine(4, 5)}\n`,
+  );
   const out = join(dir, 'early-out');
-  const failed = await runCli(profileArgs(early, out));
+  const stopped = await runCli(profileArgs(early, out));
+  assert.equal(stopped.code, 1, stopped.stderr);
+  assert.match(stopped.stderr, /error: .*early\.jsonl:3: not valid JSON/);
+  const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(records.length, 2, 'the two rows read before the bad one were sent');
+  const summary = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8'));
+  assert.equal(summary.replay.rows_read, 2);
+  assert.match(summary.replay.input_error, /early\.jsonl:3: not valid JSON/);
+  assert.match(summary.run_status.reason, /^a bad trace row stopped the replay: .*early\.jsonl:3/);
+  // A bad first row: nothing can be sent, the run fails as a whole-file load does.
+  const first = join(dir, 'first.jsonl');
+  writeFileSync(first, `{"chat_id": 1,\n${bailianLine(2, 0.5)}\n`);
+  const firstOut = join(dir, 'first-out');
+  const failed = await runCli(profileArgs(first, firstOut));
   assert.equal(failed.code, 1, failed.stderr);
-  assert.match(failed.stderr, /early\.jsonl:2: not valid JSON/);
-  assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
-  assert.equal(existsSync(join(out, 'inputs.json')), false);
+  assert.match(failed.stderr, /first\.jsonl:1: not valid JSON/);
+  assert.equal(existsSync(join(firstOut, 'profile_export.jsonl')), false);
+  assert.equal(existsSync(join(firstOut, 'inputs.json')), false);
   // The run had started (its folder was set up): its summary says it failed, and why.
-  const stopped = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8'));
-  assert.equal(stopped.run_status.status, 'failed');
-  assert.match(stopped.run_status.reason, /early\.jsonl:2: not valid JSON/);
+  const status = JSON.parse(readFileSync(join(firstOut, 'profile_export_aiperf.json'), 'utf8')).run_status;
+  assert.equal(status.status, 'failed');
+  assert.match(status.reason, /first\.jsonl:1: not valid JSON/);
 });

@@ -6,7 +6,9 @@
  * (`profile_export.jsonl`, `profile_export_aiperf.json`, the console text).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -15,11 +17,9 @@ import { type ProfileConfigInput, profileConfig } from '../../src/run/config.js'
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { type FixturePlayer, loadFixtures, startFixturePlayer } from '../helpers/fixture-player.js';
+import { type ExportedRecord, readRunArtifacts } from '../helpers/run-artifacts.js';
 
-interface RecordLine {
-  metadata: { turn_index: number };
-  metrics: Record<string, { value: number }>;
-}
+type RecordLine = ExportedRecord;
 
 interface Exported {
   records: RecordLine[];
@@ -49,12 +49,8 @@ async function profile(input: Partial<ProfileConfigInput> & { url: string }): Pr
     ...input,
   });
   const outcome = await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
-  const text = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim();
   return {
-    records: text
-      .split('\n')
-      .map((l) => JSON.parse(l.replace(/"(\w+_ns)":(\d+)/g, '"$1":"$2"')) as RecordLine),
-    summary: JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')),
+    ...readRunArtifacts<Exported['summary']>(dir),
     console: outcome.consoleText,
   };
 }
@@ -115,12 +111,77 @@ test('a chat template is learned per message layout, reported, and never counted
   assert.match(run.console, /0 of 36 requests disagree/);
 });
 
-test('the completions endpoint has no template: the overhead learned is 0', async () => {
+test('the completions endpoint has no chat template: one message learns 0, a joined history its joiners', async () => {
   const run = await profile({ url: chatml.url, endpointType: 'completions', requestCount: 20 });
   assert.equal(run.summary.usage_check?.template_overhead_tokens, 0);
+  assert.equal(run.summary.usage_check?.overhead_of, 'prompt_joiners');
   for (const r of run.records)
     assert.equal(value(r, 'usage_prompt_tokens'), value(r, 'input_sequence_length'));
   assert.equal(run.summary.usage_discrepancy_count?.avg, 0);
+  assert.match(run.console, /Usage check: prompt template\/joiner overhead learned .* for user×1/);
+  assert.doesNotMatch(run.console, /chat template/);
+
+  // Multi-turn: the history is joined into one prompt with blank lines, which the server counts.
+  const multi = await profile({
+    url: chatml.url,
+    endpointType: 'completions',
+    synthetic: { isl: 50, islStddev: 15, osl: 6, numDatasetEntries: 12, sessionTurnsMean: 3 },
+    requestCount: 36,
+  });
+  const layouts = multi.summary.usage_check?.per_layout ?? [];
+  const later = layouts.filter((l) => l.layout !== 'user×1');
+  assert.ok(later.length > 0 && later.every((l) => (l.overhead_tokens ?? 0) > 0), JSON.stringify(layouts));
+  assert.equal(layouts.find((l) => l.layout === 'user×1')?.overhead_tokens, 0);
+  assert.doesNotMatch(multi.console, /chat template/);
+});
+
+test('an overhead as large as the prompt is warned about as a probable tokenizer mismatch', async () => {
+  // A server that counts every prompt twice: with prompts of one length, every request of the layout
+  // is off by the same amount, so nothing is discrepant; only the size of the overhead gives it away.
+  const isl = 100;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const choice = { index: 0, message: { role: 'assistant', content: 'a b' }, finish_reason: 'length' };
+      const usage = { prompt_tokens: 2 * isl, completion_tokens: 2, total_tokens: 2 * isl + 2 };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'chat.completion', choices: [choice], usage }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const run = await profile({
+      url,
+      streaming: false,
+      synthetic: { isl, osl: 2, numDatasetEntries: 4 },
+      requestCount: 6,
+    });
+    const layout = run.summary.usage_check?.per_layout[0];
+    assert.equal(layout?.overhead_tokens, isl);
+    assert.equal(layout?.median_prompt_tokens, isl);
+    assert.equal(run.summary.usage_check?.discrepant, 0);
+    const warning = run.summary.warnings.find((w) =>
+      /may be a tokenizer mismatch rather than a template/.test(w),
+    );
+    assert.ok(warning !== undefined, run.summary.warnings.join('\n'));
+    assert.match(
+      warning,
+      new RegExp(`for user×1 is ${isl} tokens over a median client prompt of ${isl} tokens`),
+    );
+    assert.match(run.console, /Warning: the chat template overhead learned for user×1/);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+test('a real template overhead is not warned about', async () => {
+  const run = await profile({ url: chatml.url, requestCount: 12 });
+  assert.ok((run.summary.usage_check?.template_overhead_tokens ?? 0) > 0);
+  assert.ok(
+    !run.summary.warnings.some((w) => /rather than a template/.test(w)),
+    run.summary.warnings.join('\n'),
+  );
 });
 
 /** A character-level WordPiece tokenizer.json: a served model's tokenizer that is not the client's. */

@@ -164,7 +164,7 @@ test('turns are ordered by `turn` with ties in file order; sessions by first app
   assert.equal(dataset.skipped.unlinkedRows, undefined);
 });
 
-test('a repeated chat_id: a child links to the latest earlier row of its parent id; every row stays a turn', async () => {
+test('a repeated chat_id: a root starts its own session, a child links to the latest earlier row of its parent id; every row stays a turn', async () => {
   const file = writeTrace([
     row({ chat_id: 1 }),
     row({ chat_id: 2, parent_chat_id: 1 }),
@@ -175,8 +175,9 @@ test('a repeated chat_id: a child links to the latest earlier row of its parent 
   assert.equal(dataset.turnCount, 4);
   assert.deepEqual(sessionsOf(dataset), [
     ['1', [1, 2]],
-    ['2', [3, 4]],
+    ['2@3', [3, 4]],
   ]);
+  assert.deepEqual(dataset.skipped.repeatedChatIds, { count: 1, rows: [{ line: 3, chatId: '2' }] });
 });
 
 test('offsets are inclusive, in ms before speedup, and filter before grouping', async () => {
@@ -192,7 +193,7 @@ test('offsets are inclusive, in ms before speedup, and filter before grouping', 
     beforeStartOffset: 1,
     afterEndOffset: 1,
     badLines: 0,
-    unlinkedRows: { count: 1, rows: [{ line: 3, chatId: '3', parentChatId: '1', reason: 'not_read' }] },
+    unlinkedRows: { count: 1, rows: [{ line: 3, chatId: '3', parentChatId: '1', reason: 'outside_window' }] },
   });
   assert.deepEqual(sessionsOf(dataset), [
     ['2', [2]],

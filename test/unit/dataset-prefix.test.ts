@@ -54,6 +54,15 @@ test('a partial last block counts its own tokens; tokens beyond the ids always m
   assert.equal(stats.hitBlocks, 3);
 });
 
+test('a block first sent partial holds only its tokens: a later whole use hits that many, then holds it whole', () => {
+  // Block size 4: [1, 2] over 6 tokens sends id 2 with 2 tokens; then [1, 2, 3] over 12 sends it whole.
+  const stats = idealPrefixHit([req([1, 2], 6), req([1, 2, 3], 12), req([1, 2, 3], 12)]);
+  // Second: 4 + 2 (the prefix ends inside block 2); third: 4 + 4 + 4.
+  assert.equal(stats.hitTokens, 6 + 12);
+  assert.equal(stats.hitBlocks, 2 + 3);
+  assert.equal(stats.sizeConflictIds, 1);
+});
+
 test('requests are taken in timestamp order (stable), so a later-listed earlier request seeds the cache', () => {
   const stats = idealPrefixHit([req([1, 2], 8, 20), req([5], 4, 5), req([1, 2], 8, 10)]);
   // Arrival: [5]@5, [1,2]@10, [1,2]@20 → the @20 request hits both blocks.
@@ -64,6 +73,7 @@ test('requests are taken in timestamp order (stable), so a later-listed earlier 
 
 test('an empty input gives zero counts and zero ratios', () => {
   assert.deepEqual(idealPrefixHit([]), {
+    sizeConflictIds: 0,
     hitBlocks: 0,
     totalBlocks: 0,
     hitTokens: 0,

@@ -137,6 +137,23 @@ test('synthesize-trace writes the rescaled trace and says what it did', async ()
   assert.match(again.out, /Time span: 2\.8 s/);
 });
 
+test('synthesize-trace stopped by a bad row writes nothing: no partial output, an earlier output kept, no temporary file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-syn-bad-'));
+  const row = (chat: number, ids: string): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": -1, "timestamp": ${chat}, "input_length": 32, "output_length": 4, "type": "text", "turn": 1, "hash_ids": [${ids}]}`;
+  const source = join(dir, 'late_bad.jsonl');
+  writeFileSync(source, `${[row(1, '0, 1'), row(2, '2, 3'), row(3, '1, 1.5'), row(4, '4, 5')].join('\n')}\n`);
+  const args = ['synthesize-trace', source, '--custom-dataset-type', 'bailian_trace', '--output'];
+  const fresh = await runCli([...args, join(dir, 'fresh.jsonl')]);
+  assert.equal(fresh.code, 1);
+  assert.match(fresh.err, /late_bad\.jsonl:3: field "hash_ids\[1\]"/);
+  const earlier = join(dir, 'earlier.jsonl');
+  writeFileSync(earlier, 'an earlier good trace\n');
+  assert.equal((await runCli([...args, earlier])).code, 1);
+  assert.equal(readFileSync(earlier, 'utf8'), 'an earlier good trace\n');
+  assert.deepEqual(readdirSync(dir).sort(), ['earlier.jsonl', 'late_bad.jsonl']);
+});
+
 /** 64-bit hash ids and a twin trace with the same structure in small ids (A=1, B=2, C=3, D=4). */
 const BIG_IDS = {
   A: '9007199254740992',
@@ -224,4 +241,33 @@ test('analyze-trace warns naming a Bailian row whose parent comes later, and cou
     r.out,
     /\nWarning: 1 row names a parent_chat_id that is not an earlier row stamped no later, .*: chat_id 2 \(line 2\): its parent 3 comes later in the file\n/,
   );
+});
+
+test('analyze-trace: a repeated chat_id with parent -1 is a session of its own, named in one warning', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-dup-')), 'dup.jsonl');
+  const row = (chat: number, parent: number, ts: number): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": ${parent}, "timestamp": ${ts}, "input_length": 20, "output_length": 4, "turn": ${parent === -1 ? 1 : 2}, "hash_ids": [1]}`;
+  writeFileSync(file, `${[row(1, -1, 0), row(1, -1, 1), row(2, 1, 2)].join('\n')}\n`);
+  const r = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Rows: 3 {3}Sessions: 2/);
+  assert.match(r.out, /\nWarning: 1 row repeats an earlier row's chat_id \(.*\): chat_id 1 \(line 2\)\n/);
+  const json = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace', '--json']);
+  const skipped = (JSON.parse(json.out) as { skipped: { repeatedChatIds: unknown } }).skipped;
+  assert.deepEqual(skipped.repeatedChatIds, { count: 1, rows: [{ line: 2, chatId: '1' }] });
+});
+
+test('a rounded id is shown as the file writes it: 9.007199254740993e15, not the double it reads as', async () => {
+  const ids = { ...SMALL_IDS, C: '9.007199254740993e15' };
+  const r = await runCli(['analyze-trace', idTrace(ids), '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /trace\.jsonl:1: field "hash_ids\[2\]": .*, got 9\.007199254740993e15 \(beyond 2\^53/);
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-rounded-')), 'chat.jsonl');
+  writeFileSync(
+    file,
+    '{"chat_id": 1e19, "parent_chat_id": -1, "timestamp": 0, "input_length": 20, "output_length": 4, "turn": 1}\n',
+  );
+  const chat = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+  assert.equal(chat.code, 1);
+  assert.match(chat.err, /chat\.jsonl:1: field "chat_id": expected an integer, got 1e19 \(beyond 2\^53/);
 });

@@ -89,8 +89,9 @@ export const usageDiscrepancyCount = countMetric(
 );
 
 /**
- * OSL Mismatch Count, requests: valid records with |OSL − requested| > min(5 % · requested, 50).
- * AIPerf `osl_mismatch_count`.
+ * OSL Mismatch Count, requests: valid records with |OSL − requested| > min(5 % · requested, 50),
+ * except a longer OSL counted on the client (no server usage), which is no evidence. AIPerf
+ * `osl_mismatch_count` (which counts those too).
  */
 export const oslMismatchCount = countMetric(
   'osl_mismatch_count',

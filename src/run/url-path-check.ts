@@ -1,0 +1,51 @@
+/**
+ * Before anything is sent: warnings about a `--url` whose path will not reach the endpoint. A base
+ * path that is another endpoint's path (`…/v1/completions` with `--endpoint-type chat`) is joined in
+ * front of this endpoint's path (`/v1/completions/v1/chat/completions`); a path naming `/v1` twice is
+ * as odd; and a 404 to the `/v1/models` probe (preflight.ts) says the base path may be wrong.
+ */
+import { ENDPOINTS } from '../endpoint/registry.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
+
+/** What the checks read of the run. */
+export interface UrlPathFacts {
+  /** `--url` (origin plus optional base path). */
+  target: string;
+  adapter: EndpointAdapter;
+  /** The path requests are posted to (`requestPathFor`). */
+  requestPath: string;
+  /** The `/v1/models` probe's URL and HTTP status. */
+  probe: { url: string; status: number };
+}
+
+/** The other endpoint whose path `base` ends with, or null. */
+function otherEndpointOf(base: string, adapter: EndpointAdapter): string | null {
+  for (const [name, other] of Object.entries(ENDPOINTS)) {
+    if (other.name === adapter.name) continue;
+    const paths = [other.defaultPath, other.streamingPath].filter((p) => p !== undefined);
+    if (paths.some((p) => base.endsWith(p))) return name;
+  }
+  return null;
+}
+
+/** The warnings of {@link UrlPathFacts}, in the order a user should read them; empty when none. */
+export function urlPathWarnings(f: UrlPathFacts): string[] {
+  const { origin, pathname } = new URL(f.target);
+  const base = pathname.replace(/\/+$/, '');
+  const full = `${origin}${f.requestPath}`;
+  const out: string[] = [];
+  const other = otherEndpointOf(base, f.adapter);
+  if (other !== null && f.requestPath !== base) {
+    out.push(
+      `--url has the path ${base}, the ${other} endpoint's path: with --endpoint-type ${f.adapter.name} requests go to ${full}; give --url without it, or --endpoint-type ${other}`,
+    );
+  } else if ((f.requestPath.match(/\/v1(?=\/|$)/g) ?? []).length > 1) {
+    out.push(`requests go to ${full}, a path with /v1 twice; check --url`);
+  }
+  if (f.probe.status === 404) {
+    out.push(
+      `GET ${f.probe.url} answered 404 before the run: --url may hold a wrong path (requests go to ${full})`,
+    );
+  }
+  return out;
+}
