@@ -8,6 +8,7 @@ import { packageVersion } from '../util/package-root.js';
 import { registerAnalyzeCommands } from './analyze-action.js';
 import { registerCalibrateCommand } from './calibrate-action.js';
 import { exitCodeFor } from './cli-io.js';
+import { registerProbeCommand } from './probe-action.js';
 import { registerProfileCommand } from './profile-action.js';
 import { mapProfileArgs } from './profile-command.js';
 import { registerReportCommands } from './report-action.js';
@@ -34,6 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
+  registerProbeCommand(program, setExit);
   try {
     // AIPerf's option names are mapped (or refused, with the reason) before commander sees them.
     const args =

@@ -4,7 +4,9 @@
  * the number of data points drawn.
  */
 import type { EChartsOption } from 'echarts';
+import { binLayout, runSpanS } from './bins.js';
 import { downsampleNote } from './downsample.js';
+import type { RequestPoint } from './types.js';
 
 /** One chart. */
 export interface ChartSpec {
@@ -15,7 +17,15 @@ export interface ChartSpec {
   option: EChartsOption;
   /** Data points drawn (after downsampling), summed over series. */
   points: number;
+  /**
+   * Charts of one group zoom and show their tooltips together in the page (echarts `connect`):
+   * {@link TIME_GROUP} for every chart over the run's time axis.
+   */
+  group?: string;
 }
+
+/** The group of the charts drawn over the run's time axis ({@link timeAxis}). */
+export const TIME_GROUP = 'time';
 
 /** Subtitle parts joined by ` · `, skipping empty ones. */
 export function subtitle(...parts: string[]): string {
@@ -43,9 +53,22 @@ export function valueAxis(name: string, extra: Record<string, unknown> = {}): Re
   return { type: 'value', name, nameLocation: 'middle', nameGap: 35, scale: true, ...extra };
 }
 
-/** The x axis of every time chart: seconds since the first request started. */
-export function timeAxis(): Record<string, unknown> {
-  return valueAxis('time since first request (s)', { min: 0, scale: false });
+/**
+ * The x axis every time chart shares: seconds since the first request started, from 0 to `endS`
+ * ({@link timeAxisEndS} of the run's requests), so their times line up when read one above the other
+ * and zoom together (same range, {@link TIME_GROUP}).
+ */
+export function timeAxis(endS: number): Record<string, unknown> {
+  return valueAxis('time since first request (s)', { min: 0, max: endS, scale: false });
+}
+
+/**
+ * The end of the shared time axis: the last response, rounded up to the bins' width (bins.ts), so
+ * the last bin of a binned chart is whole.
+ */
+export function timeAxisEndS(requests: readonly RequestPoint[]): number {
+  const layout = binLayout(runSpanS(requests));
+  return roundS(layout.count * layout.widthS);
 }
 
 /** Rounds to 5 significant digits (keeps the inlined JSON small without changing what is seen). */

@@ -3,17 +3,22 @@
  * (single run, or one line per run for comparisons).
  */
 import type { EChartsOption } from 'echarts';
+import { percentileSorted } from '../metrics/stats.js';
 import {
   baseOption,
   type ChartSpec,
   compact,
   countSubtitle,
   roundS,
+  subtitle,
+  TIME_GROUP,
   timeAxis,
+  timeAxisEndS,
   valueAxis,
 } from './chart-base.js';
 import { downsample, sampleIndices } from './downsample.js';
-import type { RequestPoint } from './types.js';
+import type { RequestPoint, SummaryMetric } from './types.js';
+import type { SampledValues } from './value-sample.js';
 
 /** A per-request latency metric the charts know. */
 export interface LatencyMetric {
@@ -57,12 +62,12 @@ export function overTimeChart(requests: readonly RequestPoint[], metric: Latency
   const title = `${metric.label} over time`;
   const option: EChartsOption = {
     ...baseOption(title, countSubtitle(data.length, all.length)),
-    xAxis: timeAxis(),
+    xAxis: timeAxis(timeAxisEndS(requests)),
     yAxis: valueAxis(`${metric.label} (ms)`, { nameGap: 62 }),
     dataZoom: [{ type: 'inside' }],
     series: [{ type: 'scatter', name: metric.label, symbolSize: 4, data, large: all.length > 5000 }],
   };
-  return { id: `${metric.id}-over-time`, title, option, points: data.length };
+  return { id: `${metric.id}-over-time`, title, option, points: data.length, group: TIME_GROUP };
 }
 
 /** Most points of one CDF line (ranks evenly spaced; a CDF needs no more to look exact). */
@@ -75,20 +80,66 @@ export function cdfPoints(values: readonly number[], max: number = MAX_CDF_POINT
   return sampleIndices(n, max).map((i) => [compact(sorted[i]!), compact(((i + 1) / n) * 100)]);
 }
 
+/** The percentiles a CDF marks, in the values' unit. */
+export interface CdfMarks {
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+/** The percentile keys a CDF marks, in order. */
+const MARKED = ['p50', 'p90', 'p99'] as const;
+
+/** numpy-linear p50/p90/p99 of non-empty `values` (as every metric's: metrics/stats.ts). */
+export function cdfMarksOf(values: readonly number[]): CdfMarks {
+  const sorted = Float64Array.from(values).sort();
+  return {
+    p50: percentileSorted(sorted, 50),
+    p90: percentileSorted(sorted, 90),
+    p99: percentileSorted(sorted, 99),
+  };
+}
+
 /** One named distribution for an overlaid CDF. */
 export interface NamedValues {
   name: string;
   values: readonly number[];
+  /** The marked percentiles; default: those of `values` ({@link cdfMarksOf}). */
+  marks?: CdfMarks;
+}
+
+/** Options of {@link cdfChart}. */
+export interface CdfOptions {
+  /** Prefix of the chart id (`compare-`). */
+  idPrefix?: string;
+  /** What one value is, for the subtitle; default `requests`. */
+  noun?: string;
+  /** Extra subtitle text. */
+  note?: string;
+}
+
+/** Where each mark's label sits along its line: low, middle, high, so close marks stay readable. */
+const LABEL_AT = { p50: 'insideStartTop', p90: 'insideMiddleTop', p99: 'insideEndTop' } as const;
+
+/** Dashed vertical lines at p50, p90 and p99, labelled with their values. */
+function markLineOf(marks: CdfMarks): Record<string, unknown> {
+  return {
+    symbol: 'none',
+    silent: true,
+    lineStyle: { type: 'dashed', width: 1 },
+    label: { formatter: '{b} {c}', fontSize: 11 },
+    data: MARKED.map((k) => ({ name: k, xAxis: compact(marks[k]), label: { position: LABEL_AT[k] } })),
+  };
 }
 
 /**
- * CDF chart of one or more distributions of `metric` (one line each, legend when more than one).
- * Null when every distribution is empty.
+ * CDF chart of one or more distributions of `metric` (one line each, legend when more than one),
+ * each marking its p50, p90 and p99. Null when every distribution is empty.
  */
 export function cdfChart(
-  metric: LatencyMetric,
+  metric: Pick<LatencyMetric, 'id' | 'label'>,
   sets: readonly NamedValues[],
-  idPrefix = '',
+  options: CdfOptions = {},
 ): ChartSpec | null {
   const present = sets.filter((s) => s.values.length > 0);
   if (present.length === 0) return null;
@@ -98,12 +149,14 @@ export function cdfChart(
     showSymbol: false,
     step: 'end' as const,
     data: cdfPoints(s.values),
+    markLine: markLineOf(s.marks ?? cdfMarksOf(s.values)),
   }));
   const shown = series.reduce((sum, s) => sum + s.data.length, 0);
   const total = present.reduce((sum, s) => sum + s.values.length, 0);
   const title = `${metric.label} CDF`;
+  const sub = subtitle(countSubtitle(shown, total, options.noun), 'marks: p50, p90, p99', options.note ?? '');
   const option: EChartsOption = {
-    ...baseOption(title, countSubtitle(shown, total)),
+    ...baseOption(title, sub),
     tooltip: { trigger: 'axis' },
     xAxis: valueAxis(`${metric.label} (ms)`),
     yAxis: valueAxis('share ≤ x (%)', { min: 0, max: 100, scale: false, nameGap: 62 }),
@@ -115,5 +168,46 @@ export function cdfChart(
         }
       : {}),
   };
-  return { id: `${idPrefix}${metric.id}-cdf`, title, option, points: shown };
+  return { id: `${options.idPrefix ?? ''}${metric.id}-cdf`, title, option, points: shown };
+}
+
+/** The inter-chunk latency, per chunk gap (a record's `inter_chunk_latency` list). */
+export const ICL_METRIC = { id: 'icl', label: 'Inter-chunk latency (per chunk)' } as const;
+
+/**
+ * CDF of every gap between consecutive chunks (`inter_chunk_latency`), to read beside the
+ * per-request ITL CDF: a request's ITL is the mean of its gaps, so a stall hides in it and shows
+ * here. Drawn from a bounded sample of the gaps (value-sample.ts); when the sample dropped some, the
+ * marks are the summary's percentiles over all of them, when it has them. Null without any gap.
+ */
+export function interChunkLatencyChart(
+  sample: SampledValues,
+  summaryMetric: SummaryMetric | undefined,
+): ChartSpec | null {
+  if (sample.values.length === 0) return null;
+  const sampled = sample.values.length < sample.total;
+  const fromSummary = sampled ? summaryMarks(summaryMetric) : null;
+  const note = sampled
+    ? `a sample of ${sample.values.length.toLocaleString('en-US')} of ${sample.total.toLocaleString('en-US')} gaps${fromSummary === null ? '' : '; marks: the summary’s, over all gaps'}`
+    : '';
+  return cdfChart(
+    ICL_METRIC,
+    [
+      {
+        name: ICL_METRIC.label,
+        values: sample.values,
+        ...(fromSummary === null ? {} : { marks: fromSummary }),
+      },
+    ],
+    {
+      noun: 'gaps between chunks',
+      note,
+    },
+  );
+}
+
+/** p50/p90/p99 of a summary metric; null when it lacks any. */
+function summaryMarks(m: SummaryMetric | undefined): CdfMarks | null {
+  if (m?.p50 === undefined || m.p90 === undefined || m.p99 === undefined) return null;
+  return { p50: m.p50, p90: m.p90, p99: m.p99 };
 }

@@ -11,7 +11,9 @@ import {
   countSubtitle,
   roundS,
   subtitle,
+  TIME_GROUP,
   timeAxis,
+  timeAxisEndS,
   valueAxis,
 } from './chart-base.js';
 import { downsample } from './downsample.js';
@@ -28,6 +30,7 @@ function binnedLine(
   yName: string,
   widthS: number,
   values: number[],
+  endS: number,
 ): ChartSpec {
   // Bin i spans [i·w, (i+1)·w): a step drawn at each bin start, plus a closing point for the last bin.
   const data = values.map((v, i) => [roundS(i * widthS), compact(v)]);
@@ -35,14 +38,14 @@ function binnedLine(
   const option: EChartsOption = {
     ...baseOption(title, sub),
     tooltip: { trigger: 'axis' },
-    xAxis: timeAxis(),
+    xAxis: timeAxis(endS),
     yAxis: valueAxis(yName, { min: 0, scale: false, nameGap: 62 }),
     dataZoom: [{ type: 'inside' }],
     series: [
       { type: 'line', name: title, step: 'end', showSymbol: false, areaStyle: { opacity: 0.15 }, data },
     ],
   };
-  return { id, title, option, points: data.length };
+  return { id, title, option, points: data.length, group: TIME_GROUP };
 }
 
 /**
@@ -61,6 +64,7 @@ export function throughputChart(requests: readonly RequestPoint[]): ChartSpec | 
     'tokens/s',
     layout.widthS,
     values,
+    timeAxisEndS(requests),
   );
 }
 
@@ -76,6 +80,7 @@ export function inFlightChart(requests: readonly RequestPoint[]): ChartSpec | nu
     'requests',
     layout.widthS,
     inFlightBins(requests, layout),
+    timeAxisEndS(requests),
   );
 }
 
@@ -102,7 +107,7 @@ export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec |
   const large = lag.length > 5000;
   const option: EChartsOption = {
     ...baseOption(title, subtitle(countSubtitle(lagData.length, lag.length), sub)),
-    xAxis: timeAxis(),
+    xAxis: timeAxis(timeAxisEndS(requests)),
     yAxis: valueAxis('ms', { nameGap: 62 }),
     legend: { top: 55, itemGap: 24 },
     dataZoom: [{ type: 'inside' }],
@@ -111,7 +116,13 @@ export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec |
       { type: 'scatter', name: 'connection wait', symbolSize: 3, data: waitData, large },
     ],
   };
-  return { id: 'schedule-lag-over-time', title, option, points: lagData.length + waitData.length };
+  return {
+    id: 'schedule-lag-over-time',
+    title,
+    option,
+    points: lagData.length + waitData.length,
+    group: TIME_GROUP,
+  };
 }
 
 /** Failed requests per bin (by end time), stacked by error type. Null when nothing failed. */
@@ -138,9 +149,10 @@ export function errorTimelineChart(requests: readonly RequestPoint[]): ChartSpec
     tooltip: { trigger: 'axis' },
     legend: { top: 55, itemGap: 24 },
     grid: { left: 80, right: 40, top: 95, bottom: 55, containLabel: true },
-    xAxis: timeAxis(),
+    xAxis: timeAxis(timeAxisEndS(requests)),
     yAxis: valueAxis('failed requests per bin', { min: 0, scale: false, minInterval: 1, nameGap: 62 }),
+    dataZoom: [{ type: 'inside' }],
     series,
   };
-  return { id: 'errors-over-time', title, option, points };
+  return { id: 'errors-over-time', title, option, points, group: TIME_GROUP };
 }

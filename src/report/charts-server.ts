@@ -6,11 +6,29 @@
  */
 import type { EChartsOption } from 'echarts';
 import { binLayout, inFlightBins, runSpanS } from './bins.js';
-import { baseOption, type ChartSpec, compact, roundS, subtitle, timeAxis, valueAxis } from './chart-base.js';
+import {
+  baseOption,
+  type ChartSpec,
+  compact,
+  roundS,
+  subtitle,
+  TIME_GROUP,
+  timeAxis,
+  timeAxisEndS,
+  valueAxis,
+} from './chart-base.js';
 import { htmlTable } from './html-sections.js';
 import { escapeHtml } from './html-text.js';
 import type { EndpointSeries, ServerRunData, TimePoints } from './server-series.js';
 import type { RunData } from './types.js';
+
+/** The id of every server-metrics chart (`plots/<id>.png`), in report order. */
+export const SERVER_CHART_IDS = [
+  'server-requests-over-time',
+  'server-kv-cache-over-time',
+  'server-tokens-over-time',
+  'server-preemptions-over-time',
+] as const;
 
 interface Line {
   name: string;
@@ -30,8 +48,12 @@ function suffix(server: ServerRunData, e: EndpointSeries): string {
 const shown = (points: TimePoints, scale = 1): TimePoints =>
   points.filter(([t]) => t >= 0).map(([t, v]) => [roundS(t), compact(v * scale)]);
 
-/** A line chart of `lines` on the shared time axis; `rightName` names a right-hand axis some lines use. */
+/**
+ * A line chart of `lines` on the shared time axis (0 to `endS`, in {@link TIME_GROUP}); `rightName`
+ * names a right-hand axis some lines use.
+ */
 function lineChart(
+  endS: number,
   id: string,
   title: string,
   sub: string,
@@ -49,7 +71,7 @@ function lineChart(
     tooltip: { trigger: 'axis' },
     legend: { top: 55, itemGap: 24 },
     grid: { left: 80, right: twoAxes ? 90 : 40, top: 95, bottom: 55, containLabel: true },
-    xAxis: timeAxis(),
+    xAxis: timeAxis(endS),
     yAxis: twoAxes ? [left, right] : left,
     dataZoom: [{ type: 'inside' }],
     series: drawn.map((l) => ({
@@ -61,7 +83,7 @@ function lineChart(
       ...(l.dashed === true ? { lineStyle: { type: 'dashed' as const } } : {}),
     })),
   };
-  return { id, title, option, points: drawn.reduce((n, l) => n + l.data.length, 0) };
+  return { id, title, option, points: drawn.reduce((n, l) => n + l.data.length, 0), group: TIME_GROUP };
 }
 
 /** The client's requests in flight per 1 s bin (time-weighted), at bin centres. */
@@ -74,7 +96,7 @@ function clientInFlight(run: RunData): TimePoints {
   ]);
 }
 
-function requestsChart(run: RunData, server: ServerRunData): ChartSpec | null {
+function requestsChart(endS: number, run: RunData, server: ServerRunData): ChartSpec | null {
   const lines: Line[] = server.endpoints.flatMap((e) => [
     { name: `running on the server${suffix(server, e)}`, data: shown(e.gauges.running_requests ?? []) },
     { name: `waiting on the server${suffix(server, e)}`, data: shown(e.gauges.waiting_requests ?? []) },
@@ -83,6 +105,7 @@ function requestsChart(run: RunData, server: ServerRunData): ChartSpec | null {
   lines.push({ name: 'in flight at the client', data: clientInFlight(run), dashed: true });
   const sub = subtitle('server: as scraped from /metrics', 'client: time-weighted mean per 1 s bin');
   return lineChart(
+    endS,
     'server-requests-over-time',
     'Server: requests running and waiting',
     sub,
@@ -91,7 +114,7 @@ function requestsChart(run: RunData, server: ServerRunData): ChartSpec | null {
   );
 }
 
-function cacheChart(server: ServerRunData): ChartSpec | null {
+function cacheChart(endS: number, server: ServerRunData): ChartSpec | null {
   const lines: Line[] = server.endpoints.flatMap((e) => [
     { name: `KV-cache usage${suffix(server, e)}`, data: shown(e.gauges.kv_cache_usage ?? [], 100) },
     { name: `prefix-cache hit rate${suffix(server, e)}`, data: shown(e.hitRate, 100) },
@@ -102,6 +125,7 @@ function cacheChart(server: ServerRunData): ChartSpec | null {
   ]);
   const sub = subtitle('usage as scraped', 'hit rate: hits / queries between two scrapes');
   return lineChart(
+    endS,
     'server-kv-cache-over-time',
     'Server: KV-cache usage and prefix-cache hit rate',
     sub,
@@ -110,7 +134,7 @@ function cacheChart(server: ServerRunData): ChartSpec | null {
   );
 }
 
-function tokensChart(server: ServerRunData): ChartSpec | null {
+function tokensChart(endS: number, server: ServerRunData): ChartSpec | null {
   const lines: Line[] = server.endpoints.flatMap((e) => [
     { name: `prompt tokens/s${suffix(server, e)}`, data: shown(e.rates.prompt_tokens ?? []) },
     {
@@ -121,10 +145,18 @@ function tokensChart(server: ServerRunData): ChartSpec | null {
   ]);
   const sub = 'counter increase between two scrapes / their interval';
   const title = 'Server: tokens per second';
-  return lineChart('server-tokens-over-time', title, sub, 'prompt tokens/s', lines, 'generation tokens/s');
+  return lineChart(
+    endS,
+    'server-tokens-over-time',
+    title,
+    sub,
+    'prompt tokens/s',
+    lines,
+    'generation tokens/s',
+  );
 }
 
-function preemptionsChart(server: ServerRunData): ChartSpec | null {
+function preemptionsChart(endS: number, server: ServerRunData): ChartSpec | null {
   const lines: Line[] = server.endpoints.map((e) => ({
     name: `preemptions/s${suffix(server, e)}`,
     data: shown(e.rates.preemptions ?? []),
@@ -132,6 +164,7 @@ function preemptionsChart(server: ServerRunData): ChartSpec | null {
   if (lines.every((l) => l.data.every(([, v]) => v === 0))) return null;
   const sub = 'counter increase between two scrapes / their interval';
   return lineChart(
+    endS,
     'server-preemptions-over-time',
     'Server: preemptions per second',
     sub,
@@ -144,11 +177,12 @@ function preemptionsChart(server: ServerRunData): ChartSpec | null {
 export function serverCharts(run: RunData): ChartSpec[] {
   const server = run.server;
   if (server === null || server === undefined) return [];
+  const endS = timeAxisEndS(run.requests);
   const charts = [
-    requestsChart(run, server),
-    cacheChart(server),
-    tokensChart(server),
-    preemptionsChart(server),
+    requestsChart(endS, run, server),
+    cacheChart(endS, server),
+    tokensChart(endS, server),
+    preemptionsChart(endS, server),
   ];
   return charts.filter((c): c is ChartSpec => c !== null);
 }

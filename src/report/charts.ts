@@ -3,14 +3,27 @@
  * a chart without data (e.g. TTFT in a non-streaming run, errors in a clean run) is left out.
  */
 import type { ChartSpec } from './chart-base.js';
-import { cdfChart, LATENCY_METRICS, metricValues, overTimeChart } from './charts-latency.js';
+import {
+  cdfChart,
+  ICL_METRIC,
+  interChunkLatencyChart,
+  LATENCY_METRICS,
+  metricValues,
+  overTimeChart,
+} from './charts-latency.js';
 import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
-import { serverCharts } from './charts-server.js';
+import { SERVER_CHART_IDS, serverCharts } from './charts-server.js';
 import { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 import type { RunData } from './types.js';
 
 export type { ChartSpec } from './chart-base.js';
-export { cdfChart, LATENCY_METRICS, overTimeChart } from './charts-latency.js';
+export {
+  cdfChart,
+  cdfMarksOf,
+  interChunkLatencyChart,
+  LATENCY_METRICS,
+  overTimeChart,
+} from './charts-latency.js';
 export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
 export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
 
@@ -20,6 +33,7 @@ export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-to
  */
 export const RUN_CHART_IDS: readonly string[] = [
   ...LATENCY_METRICS.flatMap((m) => [`${m.id}-over-time`, `${m.id}-cdf`]),
+  `${ICL_METRIC.id}-cdf`,
   'output-throughput-over-time',
   'in-flight-over-time',
   'schedule-lag-over-time',
@@ -27,10 +41,12 @@ export const RUN_CHART_IDS: readonly string[] = [
   'cached-tokens',
   'ttft-by-turn',
   'errors-over-time',
+  ...SERVER_CHART_IDS,
 ];
 
 /**
- * The charts of `run`: TTFT, ITL and latency over time; their CDFs; output token throughput and
+ * The charts of `run`: TTFT, ITL and latency over time; their CDFs (each marking p50/p90/p99), the
+ * per-chunk inter-chunk latency CDF right after ITL's; output token throughput and
  * requests in flight over time; schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
  * turn; errors over time; the server's own metrics over time (charts-server.ts).
  */
@@ -38,7 +54,13 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
   const charts: (ChartSpec | null)[] = [
     ...LATENCY_METRICS.map((m) => overTimeChart(r, m)),
-    ...LATENCY_METRICS.map((m) => cdfChart(m, [{ name: m.label, values: metricValues(r, m) }])),
+    ...LATENCY_METRICS.flatMap((m) => [
+      cdfChart(m, [{ name: m.label, values: metricValues(r, m) }]),
+      // Beside the per-request ITL: the gaps between chunks it averages.
+      m.id === 'itl'
+        ? interChunkLatencyChart(run.interChunkLatencyMs, run.summary?.metrics.inter_chunk_latency)
+        : null,
+    ]),
     throughputChart(r),
     inFlightChart(r),
     scheduleLagChart(r),

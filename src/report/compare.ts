@@ -77,7 +77,7 @@ export function compareCharts(runs: readonly RunData[], names: readonly string[]
     const chart = cdfChart(
       m,
       runs.map((run, i) => ({ name: names[i] ?? run.dir, values: metricValues(run.requests, m) })),
-      'compare-',
+      { idPrefix: 'compare-' },
     );
     return chart === null ? [] : [chart];
   });

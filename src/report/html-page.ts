@@ -28,6 +28,9 @@ td.text { text-align: left; white-space: normal; }
 .chart { height: 400px; background: #fff; border-radius: 6px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
 pre { background: #f7f8fa; padding: 10px; overflow: auto; font-size: 12px; }
 .muted { color: #667; }
+.lead { padding: 4px 10px; margin: 4px 0; border-left: 4px solid #c5cad3; font-size: 15px; }
+.lead.ok { border-color: #12b76a; } .lead.warn { border-color: #f5a524; background: #fff8e6; }
+.lead.bad { border-color: #d92d20; background: #fef3f2; font-weight: 600; }
 `;
 
 const BOOT = `
@@ -35,15 +38,19 @@ const BOOT = `
   var specs = JSON.parse(document.getElementById('tokenload-charts').textContent);
   var points = {};
   var instances = [];
+  var groups = {};
   specs.forEach(function (spec) {
     var el = document.getElementById('chart-' + spec.id);
     var chart = echarts.init(el, null, { renderer: 'canvas' });
     chart.setOption(spec.option);
+    if (spec.group) { chart.group = spec.group; groups[spec.group] = true; }
     instances.push(chart);
     var drawn = 0;
     (chart.getOption().series || []).forEach(function (s) { drawn += (s.data || []).length; });
     points[spec.id] = drawn;
   });
+  // Charts of one group (the run's time axis) zoom and show tooltips together.
+  Object.keys(groups).forEach(function (g) { echarts.connect(g); });
   window.addEventListener('resize', function () { instances.forEach(function (c) { c.resize(); }); });
   window.__TOKENLOAD_REPORT_READY = { charts: specs.length, points: points };
 })();
@@ -79,7 +86,7 @@ export interface PageParts {
 
 /** The complete, self-contained HTML document. */
 export function renderPage(parts: PageParts): string {
-  const specs = parts.charts.map((c) => ({ id: c.id, points: c.points, option: c.option }));
+  const specs = parts.charts.map((c) => ({ id: c.id, points: c.points, option: c.option, group: c.group }));
   return [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8">',

@@ -1,7 +1,8 @@
 /**
  * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
- * run's header facts, the console's summary table, errors, warnings, the prefix cache, the server's
- * metrics, every chart of
+ * run's header facts, the console's lead lines (how the run ended, its load, the client-health
+ * verdict), the console's summary table, errors, warnings, the prefix cache, the server's metrics,
+ * every chart of
  * {@link buildRunCharts} and the run configuration.
  */
 import { writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import {
   warningsSection,
 } from './html-sections.js';
 import { escapeHtml } from './html-text.js';
+import { leadSection } from './lead.js';
 import { loadRun } from './load-run.js';
 import type { RunData } from './types.js';
 
@@ -56,6 +58,7 @@ export function renderReportHtml(run: RunData): string {
     title: 'tokenload report',
     metaHtml: metaHtml(run),
     sectionsHtml: [
+      leadSection(run.summary),
       summarySection(run),
       errorsSection(run),
       warningsSection(run),

@@ -11,6 +11,7 @@ import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.
 import { loadServerRun } from './server-series.js';
 import { parseRunSummary } from './summary-file.js';
 import { type RunData, RunLoadError, type RunSummary } from './types.js';
+import { ValueSample } from './value-sample.js';
 
 /** File names read from an artifact directory (the defaults `tokenload profile` writes). */
 export const RUN_FILES = {
@@ -26,8 +27,10 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-async function readLines(file: string): Promise<ParsedLine[]> {
+/** The lines of a records file, and a sample of their inter-chunk latencies (taken off the lines). */
+async function readLines(file: string): Promise<{ lines: ParsedLine[]; icl: ValueSample }> {
   const out: ParsedLine[] = [];
+  const icl = new ValueSample();
   const input = createReadStream(file);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
@@ -35,13 +38,17 @@ async function readLines(file: string): Promise<ParsedLine[]> {
     for await (const text of lines) {
       n += 1;
       const parsed = parseLine(file, n, text);
-      if (parsed !== null) out.push(parsed);
+      if (parsed === null) continue;
+      for (const v of parsed.interChunkLatencyMs ?? []) icl.add(v);
+      // Only the sample keeps them: a long run's lines would hold hundreds of numbers each.
+      parsed.interChunkLatencyMs = null;
+      out.push(parsed);
     }
   } finally {
     lines.close();
     input.destroy();
   }
-  return out;
+  return { lines: out, icl };
 }
 
 function parseLine(file: string, n: number, text: string): ParsedLine | null {
@@ -102,7 +109,7 @@ export async function loadRun(dir: string): Promise<RunData> {
       recordsFile,
     );
   }
-  const lines = await readLines(recordsFile);
+  const { lines, icl } = await readLines(recordsFile);
   const t0Ns = earliestStart(lines);
   const summary = await readSummary(join(dir, RUN_FILES.summary));
   return {
@@ -111,5 +118,6 @@ export async function loadRun(dir: string): Promise<RunData> {
     t0Ns,
     summary,
     server: await loadServerRun(dir, t0Ns),
+    interChunkLatencyMs: icl.result(),
   };
 }

@@ -12,6 +12,8 @@ export interface ParsedLine {
   ackNs: bigint | null;
   endNs: bigint;
   point: Omit<RequestPoint, 'scheduledS' | 'startS' | 'ackS' | 'endS'>;
+  /** The record's `inter_chunk_latency` list, ms (one per chunk gap); null when it has none. */
+  interChunkLatencyMs: number[] | null;
 }
 
 type Json = Record<string, unknown>;
@@ -64,6 +66,13 @@ function metricsOf(
   };
 }
 
+/** The numbers of list metric `tag`, or null when missing or not a list. */
+function metricList(metrics: Json, tag: string): number[] | null {
+  const entry = metrics[tag];
+  if (!isObject(entry) || !Array.isArray(entry.value)) return null;
+  return entry.value.filter((v): v is number => typeof v === 'number');
+}
+
 /**
  * Parses one JSONL line.
  * @returns null for a blank line.
@@ -78,6 +87,7 @@ export function parseRecordLine(line: string): ParsedLine | null {
   const endNs = readEpochNs(line, 'request_end_ns');
   if (startNs === null || endNs === null) throw new Error('request_start_ns/request_end_ns missing');
   const meta = root.metadata;
+  const metrics = isObject(root.metrics) ? root.metrics : {};
   return {
     scheduledNs: readEpochNs(line, 'request_scheduled_ns'),
     startNs,
@@ -90,8 +100,9 @@ export function parseRecordLine(line: string): ParsedLine | null {
       requestType: typeof meta.request_type === 'string' ? meta.request_type : null,
       cancelled: meta.was_cancelled === true,
       error: parseError(root.error),
-      ...metricsOf(isObject(root.metrics) ? root.metrics : {}),
+      ...metricsOf(metrics),
     },
+    interChunkLatencyMs: metricList(metrics, 'inter_chunk_latency'),
   };
 }
 

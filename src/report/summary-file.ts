@@ -36,6 +36,26 @@ function numbersOf(value: unknown): Record<string, number | null> | null {
   return out;
 }
 
+function loadOf(value: unknown): RunSummary['load'] {
+  if (!isObject(value) || typeof value.description !== 'string') return null;
+  return {
+    strategy: typeof value.strategy === 'string' ? value.strategy : '',
+    description: value.description,
+  };
+}
+
+function healthOf(value: unknown): RunSummary['clientHealth'] {
+  if (!isObject(value) || typeof value.verdict !== 'string' || typeof value.cpu_percent !== 'number')
+    return null;
+  const status = typeof value.status === 'string' ? value.status : '';
+  return { status, verdict: value.verdict, cpu_percent: value.cpu_percent };
+}
+
+function runStatusOf(value: unknown): RunSummary['runStatus'] {
+  if (!isObject(value) || typeof value.status !== 'string') return null;
+  return { status: value.status, reason: stringOrNull(value.reason) };
+}
+
 /**
  * Builds a {@link RunSummary} from the parsed summary JSON object.
  * @param json the value of `JSON.parse(file text)`; anything but an object yields an empty summary.
@@ -54,5 +74,8 @@ export function parseRunSummary(json: unknown): RunSummary {
     warnings: Array.isArray(root.warnings) ? root.warnings.filter((w) => typeof w === 'string') : [],
     version: stringOrNull(root.tokenload_version) ?? stringOrNull(root.aiperf_version),
     cacheCheck: numbersOf(root.cache_check),
+    load: loadOf(root.load),
+    clientHealth: healthOf(root.client_health),
+    runStatus: runStatusOf(root.run_status),
   };
 }

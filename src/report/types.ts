@@ -4,6 +4,7 @@
  */
 import { TokenloadError } from '../errors.js';
 import type { ServerRunData } from './server-series.js';
+import type { SampledValues } from './value-sample.js';
 
 /** A failed request's error, as written in `profile_export.jsonl`. */
 export interface RequestError {
@@ -84,6 +85,12 @@ export interface RunSummary {
   version: string | null;
   /** The `cache_check` section (ideal vs reported prefix-cache hits), numbers by key; null when absent. */
   cacheCheck: Record<string, number | null> | null;
+  /** The `load` section: the strategy's name and its one-line description; null when absent. */
+  load: { strategy: string; description: string } | null;
+  /** The `client_health` verdict (status, one-line verdict, CPU % of one core); null when absent. */
+  clientHealth: { status: string; verdict: string; cpu_percent: number } | null;
+  /** `run_status`: how the run ended (`completed`, `failed`, `interrupted`) and why; null when absent. */
+  runStatus: { status: string; reason: string | null } | null;
 }
 
 /** A run read back from its artifact directory. */
@@ -98,6 +105,11 @@ export interface RunData {
   summary: RunSummary | null;
   /** Server metrics (`server_metrics_export.jsonl` and the summary's section); null or absent without them. */
   server?: ServerRunData | null;
+  /**
+   * Inter-chunk latencies (ms) of every record's `inter_chunk_latency` list, one per chunk gap:
+   * a bounded deterministic sample (value-sample.ts) and how many there were.
+   */
+  interChunkLatencyMs: SampledValues;
 }
 
 /** An artifact directory that cannot be read: missing files or malformed lines (message names the file). */

@@ -15,6 +15,7 @@ import type { Summary } from '../metrics/summary.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
 import { writeReport } from '../report/html.js';
+import { loadLine } from '../report/lead.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
@@ -170,7 +171,7 @@ function usageContext(config: ProfileConfig): ResponseWarningContext {
 }
 
 function header(input: FinishInput, status: RunStatus): string {
-  const lines = [`CLI Command: ${input.config.commandLine}`, `Load: ${input.strategy.describe()}`];
+  const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
   if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
@@ -287,6 +288,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
+  extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;

@@ -125,7 +125,7 @@ export function sendLag(lagsMs: readonly number[]): MsStats | null {
 }
 
 /** The console line of a health verdict. */
-export function clientHealthLine(health: ClientHealth): string {
+export function clientHealthLine(health: Pick<ClientHealth, 'verdict' | 'cpu_percent'>): string {
   return `Client health: ${health.verdict}; CPU ${health.cpu_percent} % of one core`;
 }
 

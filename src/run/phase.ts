@@ -80,7 +80,7 @@ export async function runPhase(
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
-  const sinks = startSinks(ctx, phase, limits, writers);
+  const sinks = startSinks(ctx, phase, limits, writers, strategy);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
   // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
@@ -190,17 +190,18 @@ function startSinks(
   phase: 'warmup' | 'profiling',
   limits: PhaseLimits,
   writers: PhaseWriters,
+  strategy: LoadStrategy,
 ): PhaseSinks {
   const { config } = ctx;
   const summary = new SummaryBuilder({
     overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
     ...(config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) }),
   });
-  const progress = startProgress(
-    config.ui,
-    ctx.env.log,
-    limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
-  );
+  const replay = strategy.replayProgress?.bind(strategy);
+  const progress = startProgress(config.ui, ctx.env.log, {
+    total: limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
+    ...(replay === undefined ? {} : { replay }),
+  });
   const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };
   const tracker = new InFlightTracker();
   const servers = phase === 'profiling' && ctx.targets.length > 1 ? new ServerSplit(ctx.targets) : null;

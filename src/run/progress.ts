@@ -1,12 +1,17 @@
 /**
  * Live progress, off the hot path: a 1 s sampler reads counters the record sink updates; nothing
- * runs per chunk. On a TTY (`--ui simple`) a cli-progress bar on stderr shows requests done / total
- * (or elapsed / duration), in flight, errors, request rate over the last second and the send lag p50
- * of the last second's requests; off a TTY (CI, pipes) the same facts are printed as a plain line
- * every 5 s. `--ui none` prints nothing.
+ * runs per chunk. On a TTY (`--ui simple`) a cli-progress bar on stderr redraws one frame each
+ * second; off a TTY (CI, pipes) the same frame is printed as a plain `progress:` line every 5 s.
+ * Both end with a final frame when the phase ends, whose counts are the summary's: requests done,
+ * of which ok (`request_count`) and errors (`error_request_count`). `--ui none` prints nothing.
+ *
+ * A frame shows requests done / total with a bar when the total is known; a replay whose total is
+ * not (a streamed trace) shows the rows read and sessions seen so far instead. Then in flight,
+ * errors, the request rate over the last second and the send lag p50 of the last second's requests.
  */
-import { SingleBar } from 'cli-progress';
+import { type Params, SingleBar } from 'cli-progress';
 import type { ProcessedRecord } from '../record/types.js';
+import type { ReplayProgress } from '../timing/types.js';
 
 /** Where the run writes human messages (stderr in the CLI). */
 export interface Logger {
@@ -20,25 +25,52 @@ export interface Progress {
   onSend(): void;
   /** A request finished (success or failure). */
   onRecord(record: ProcessedRecord): void;
+  /** Stops sampling and shows the final frame (all counts final). */
   stop(): void;
 }
 
-/** What the progress line shows. */
+/** What a progress frame shows. */
 export interface ProgressSnapshot {
+  /** Requests finished, failed ones included. */
   done: number;
+  /** Requests the phase will send; null when unknown (duration-bound, streamed trace). */
   total: number | null;
   inFlight: number;
+  /** Finished requests that failed (the summary's `error_request_count`). */
   errors: number;
   ratePerS: number;
   /** Median send lag of the requests finished in the last interval, ms; null when none had a schedule. */
   lagP50Ms: number | null;
+  /** Rows read and sessions seen by a replay; null for other loads. */
+  replay: ReplayProgress | null;
 }
 
-/** One human line for a snapshot. */
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** The frame's counts before the rate: rows read and sessions (a replay), done (/ total). */
+function countsText(s: ProgressSnapshot): string {
+  const parts: string[] = [];
+  if (s.replay !== null)
+    parts.push(`rows read ${count(s.replay.rowsRead)}`, `sessions ${count(s.replay.sessions)}`);
+  parts.push(s.total === null ? `done ${count(s.done)}` : `done ${count(s.done)}/${count(s.total)}`);
+  return parts.join(' | ');
+}
+
+/**
+ * The text of one live frame (the bar's text after its graphic; the plain line after `progress: `),
+ * e.g. `rows read 1,204 | sessions 310 | done 1,180 | in flight 24 | errors 0 | 41.0 req/s | lag p50 0.42 ms`.
+ */
 export function formatProgress(s: ProgressSnapshot): string {
-  const done = s.total === null ? `${s.done}` : `${s.done}/${s.total}`;
-  const lag = s.lagP50Ms === null ? '' : `, send lag p50 ${s.lagP50Ms.toFixed(2)} ms`;
-  return `progress: ${done} requests done, ${s.inFlight} in flight, ${s.errors} errors, ${s.ratePerS.toFixed(1)} req/s${lag}`;
+  const lag = s.lagP50Ms === null ? '-' : `${s.lagP50Ms.toFixed(2)} ms`;
+  return `${countsText(s)} | in flight ${count(s.inFlight)} | errors ${count(s.errors)} | ${s.ratePerS.toFixed(1)} req/s | lag p50 ${lag}`;
+}
+
+/**
+ * The final frame of a phase: its counts are the summary's, e.g.
+ * `finished: rows read 94 | sessions 94 | done 94 | ok 93 | errors 1 | in flight 0`.
+ */
+export function formatFinalProgress(s: ProgressSnapshot): string {
+  return `finished: ${countsText(s)} | ok ${count(s.done - s.errors)} | errors ${count(s.errors)} | in flight ${count(s.inFlight)}`;
 }
 
 /** Counters updated by the run, sampled by the reporter. */
@@ -50,7 +82,12 @@ class Counters {
   lastDone = 0;
   lastAt = performance.now();
 
-  snapshot(total: number | null): ProgressSnapshot {
+  constructor(
+    private readonly total: number | null,
+    private readonly replay: () => ReplayProgress | null,
+  ) {}
+
+  snapshot(): ProgressSnapshot {
     const now = performance.now();
     const rate = ((this.done - this.lastDone) * 1000) / Math.max(1, now - this.lastAt);
     this.lastDone = this.done;
@@ -59,18 +96,29 @@ class Counters {
     this.recentLags = [];
     return {
       done: this.done,
-      total,
+      total: this.total,
       inFlight: this.sent - this.done,
       errors: this.errors,
       ratePerS: rate,
       lagP50Ms: lags.length === 0 ? null : (lags[lags.length >> 1] as number),
+      replay: this.replay(),
     };
   }
 }
 
-/** Starts a progress reporter for `total` requests (null when unknown, e.g. duration-bound). */
-export function startProgress(ui: 'none' | 'simple', log: Logger, total: number | null): Progress {
-  const c = new Counters();
+/** Options of {@link startProgress}. */
+export interface ProgressOptions {
+  /** Requests the phase will send; null when unknown (duration-bound, streamed trace). */
+  total: number | null;
+  /** A replay's rows read and sessions so far (`LoadStrategy.replayProgress`); absent for other loads. */
+  replay?: () => ReplayProgress | null;
+  /** Where the bar draws; default `process.stderr`. A bar is drawn only when it is a TTY. */
+  stream?: NodeJS.WriteStream;
+}
+
+/** Starts a progress reporter (see the module comment for what each `ui` shows). */
+export function startProgress(ui: 'none' | 'simple', log: Logger, options: ProgressOptions): Progress {
+  const c = new Counters(options.total, options.replay ?? (() => null));
   const onSend = (): void => {
     c.sent++;
   };
@@ -81,44 +129,66 @@ export function startProgress(ui: 'none' | 'simple', log: Logger, total: number 
     if (typeof lag === 'number' && c.recentLags.length < 10_000) c.recentLags.push(lag);
   };
   if (ui === 'none') return { onSend, onRecord, stop: () => undefined };
-  if (process.stderr.isTTY === true) return barProgress(c, total, onSend, onRecord);
-  const timer = setInterval(() => log.info(formatProgress(c.snapshot(total))), 5000);
-  timer.unref();
-  return { onSend, onRecord, stop: () => clearInterval(timer) };
-}
-
-function barProgress(
-  c: Counters,
-  total: number | null,
-  onSend: () => void,
-  onRecord: (r: ProcessedRecord) => void,
-): Progress {
-  const bar = new SingleBar({
-    format:
-      ' {bar} {value}/{totalText} | in flight {inFlight} | errors {errors} | {rate} req/s | lag p50 {lag}',
-    stream: process.stderr,
-    hideCursor: true,
-    clearOnComplete: false,
-    noTTYOutput: false,
-  });
-  bar.start(total ?? 1, 0, { totalText: total ?? '?', inFlight: 0, errors: 0, rate: '0.0', lag: '-' });
-  const timer = setInterval(() => {
-    const s = c.snapshot(total);
-    bar.update(total === null ? 0 : s.done, {
-      inFlight: s.inFlight,
-      errors: s.errors,
-      rate: s.ratePerS.toFixed(1),
-      lag: s.lagP50Ms === null ? '-' : `${s.lagP50Ms.toFixed(2)} ms`,
-      totalText: total ?? `${s.done} (open)`,
-    });
-  }, 1000);
+  const stream = options.stream ?? process.stderr;
+  if (stream.isTTY === true) return barProgress(c, stream, onSend, onRecord);
+  const timer = setInterval(() => log.info(`progress: ${formatProgress(c.snapshot())}`), 5000);
   timer.unref();
   return {
     onSend,
     onRecord,
     stop: () => {
       clearInterval(timer);
-      bar.update(c.done);
+      log.info(`progress: ${formatFinalProgress(c.snapshot())}`);
+    },
+  };
+}
+
+/** The bar's payload: the frame to draw and whether it is the final one. */
+interface Frame {
+  snapshot: ProgressSnapshot;
+  final: boolean;
+}
+
+/** Width of the bar graphic, characters. */
+const BAR_WIDTH = 30;
+
+/** cli-progress formatter: the bar graphic when the total is known, then the frame text. */
+function drawFrame(_options: unknown, params: Params, payload: Frame): string {
+  const s = payload.snapshot;
+  const text = payload.final ? formatFinalProgress(s) : formatProgress(s);
+  if (s.total === null) return ` ${text}`;
+  const filled = Math.round(Math.min(1, Math.max(0, params.progress)) * BAR_WIDTH);
+  return ` ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${text}`;
+}
+
+function barProgress(
+  c: Counters,
+  stream: NodeJS.WriteStream,
+  onSend: () => void,
+  onRecord: (r: ProcessedRecord) => void,
+): Progress {
+  const bar = new SingleBar({
+    format: drawFrame,
+    stream,
+    hideCursor: true,
+    clearOnComplete: false,
+    noTTYOutput: false,
+  });
+  const draw = (final: boolean): void => {
+    const snapshot = c.snapshot();
+    const frame: Frame = { snapshot, final };
+    bar.update(snapshot.total === null ? 0 : snapshot.done, frame);
+  };
+  const first = c.snapshot();
+  bar.start(first.total ?? 1, 0, { snapshot: first, final: false });
+  const timer = setInterval(() => draw(false), 1000);
+  timer.unref();
+  return {
+    onSend,
+    onRecord,
+    stop: () => {
+      clearInterval(timer);
+      draw(true);
       bar.stop();
     },
   };

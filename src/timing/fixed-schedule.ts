@@ -24,6 +24,7 @@ import type {
   FixedScheduleReport,
   LoadStrategy,
   PreparedSend,
+  ReplayProgress,
   StrategyInput,
 } from './types.js';
 
@@ -70,11 +71,16 @@ export const DEFAULT_READ_AHEAD_NS = 2e9;
 
 /** Creates the fixed-schedule strategy; its report says what the replay read and how it ended. */
 export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy<FixedScheduleReport> {
+  let current: Replay | null = null;
   return {
     name: 'fixed_schedule',
     describe: () =>
       `fixed schedule (zero at trace ${options.zeroMs === 'auto' ? 'first timestamp' : `${options.zeroMs} ms`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.feed === undefined ? '' : ', trace streamed'})`,
-    run: (input) => new Replay(options, input).run(),
+    replayProgress: () => current?.progress() ?? null,
+    run: (input) => {
+      current = new Replay(options, input);
+      return current.run();
+    },
   };
 }
 
@@ -166,6 +172,11 @@ class Replay {
         feedError: this.feedError,
       },
     };
+  }
+
+  /** Rows read and sessions seen so far. */
+  progress(): ReplayProgress {
+    return { rowsRead: this.rowsRead, sessions: this.sessions.size };
   }
 
   private targetNs(tsMs: number): number {

@@ -120,12 +120,25 @@ export type StrategyReport = FixedScheduleReport | RequestRateReport | Concurren
 /** A strategy name, as used in run folder names and logs. */
 export type StrategyName = StrategyReport['kind'];
 
+/** What a replay has read so far, for the live progress line (counts, as {@link ReplayReport}'s). */
+export interface ReplayProgress {
+  /** Rows read from the feed inside the window. */
+  rowsRead: number;
+  /** Sessions seen. */
+  sessions: number;
+}
+
 /** A load strategy whose run resolves with a report of type `R`. */
 export interface LoadStrategy<R extends StrategyReport = StrategyReport> {
   /** The strategy's registry name; its report's `kind`. */
   readonly name: R['kind'];
   /** One-line description for logs and the console footer. */
   describe(): string;
+  /**
+   * Optional (a fixed schedule): rows read and sessions seen so far by the run in progress, or by
+   * the last run once it ended; null before a run started.
+   */
+  replayProgress?(): ReplayProgress | null;
   /** Issues the load; resolves when everything issued has settled. Never rejects for request failures. */
   run(input: StrategyInput): Promise<R>;
 }

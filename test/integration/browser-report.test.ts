@@ -100,6 +100,35 @@ test('report.html renders every chart in headless Chromium without console error
     const summaryText = await page.textContent('#summary');
     assert.match(summaryText ?? '', /Time to First Token \(ms\)/);
 
+    // The page leads with the load line and the client-health verdict, above the summary table.
+    const lead = (await page.textContent('#lead')) ?? '';
+    assert.match(lead, /^\s*Load: fixed schedule .*\n?\s*Client health: (ok|busy|late|saturated)/s);
+    // The per-chunk inter-chunk latency is drawn beside the per-request ITL, and CDFs mark p50/p90/p99.
+    assert.ok(
+      declared.some((c) => c.id === 'icl-cdf'),
+      'icl-cdf declared',
+    );
+    const marked = await page.evaluate(`['ttft-cdf', 'itl-cdf', 'icl-cdf', 'latency-cdf'].map((id) => {
+      const c = echarts.getInstanceByDom(document.querySelector('#chart-' + id));
+      return c.getOption().series[0].markLine.data.map((d) => d.name).join(',');
+    })`);
+    assert.deepEqual(marked, Array(4).fill('p50,p90,p99'));
+    // The time charts share one axis and zoom together: zooming one zooms the others the same way.
+    const extents = (await page.evaluate(`(() => {
+      const chart = (id) => echarts.getInstanceByDom(document.querySelector('#chart-' + id));
+      const extent = (id) => chart(id).getModel().getComponent('xAxis', 0).axis.scale.getExtent();
+      const before = ['ttft-over-time', 'in-flight-over-time', 'schedule-lag-over-time'].map(extent);
+      chart('ttft-over-time').dispatchAction({ type: 'dataZoom', start: 25, end: 50 });
+      const after = ['ttft-over-time', 'in-flight-over-time', 'schedule-lag-over-time'].map(extent);
+      chart('ttft-over-time').dispatchAction({ type: 'dataZoom', start: 0, end: 100 });
+      return { before, after };
+    })()`)) as { before: number[][]; after: number[][] };
+    for (const e of extents.before) assert.deepEqual(e, extents.before[0]);
+    for (const e of extents.after) assert.deepEqual(e, extents.after[0]);
+    const [lo, hi] = extents.before[0] as number[];
+    const span = (hi as number) - (lo as number);
+    assert.deepEqual(extents.after[0], [(lo as number) + span / 4, (lo as number) + span / 2]);
+
     mkdirSync('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/report.png', fullPage: true });
   } finally {

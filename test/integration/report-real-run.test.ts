@@ -79,6 +79,77 @@ test('report.html shows the same summary rows and values as the console output',
   assert.match(html, /tokenload profile \(report-real-run test\)/);
 });
 
+/** The chart specs inlined in a report page. */
+function chartSpecs(html: string): { id: string; group?: string; option: Record<string, unknown> }[] {
+  const open = '<script type="application/json" id="tokenload-charts">';
+  const start = html.indexOf(open) + open.length;
+  return JSON.parse(html.slice(start, html.indexOf('</script>', start)));
+}
+
+/** The p50/p90/p99 marks of a CDF chart's first line. */
+function cdfMarks(option: Record<string, unknown>): Record<string, number> {
+  const series = option.series as { markLine: { data: { name: string; xAxis: number }[] } }[];
+  return Object.fromEntries((series[0]?.markLine.data ?? []).map((d) => [d.name, d.xAxis]));
+}
+
+/** A summary metric's p50/p90/p99, to 5 significant digits as charts draw them. */
+function summaryMarks(summary: Record<string, Record<string, number>>, tag: string): Record<string, number> {
+  const m = summary[tag] ?? {};
+  const five = (v: number | undefined) => Number.parseFloat((v ?? Number.NaN).toPrecision(5));
+  return { p50: five(m.p50), p90: five(m.p90), p99: five(m.p99) };
+}
+
+test('report.html leads with the console lines: the load and the client-health verdict', async () => {
+  const html = readFileSync((await writeReport(dir)).path, 'utf8');
+  const console = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8').split('\n');
+  const load = console.find((l) => l.startsWith('Load: '));
+  const health = console.find((l) => l.startsWith('Client health: '));
+  assert.ok(load !== undefined && health !== undefined, console.slice(0, 6).join('\n'));
+  const lead = html.slice(html.indexOf('<section id="lead">'), html.indexOf('<section id="summary">'));
+  const lines = [...lead.matchAll(/<div class="lead [a-z]+">([^<]*)<\/div>/g)].map((m) =>
+    (m[1] ?? '').replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&amp;', '&'),
+  );
+  assert.deepEqual(lines, [load, health]);
+  assert.ok(html.indexOf('id="lead"') < html.indexOf('id="summary"'), 'before the summary table');
+});
+
+test('the CDFs mark the summary p50/p90/p99; the per-chunk ICL CDF sits right after the ITL CDF', async () => {
+  const html = readFileSync((await writeReport(dir)).path, 'utf8');
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+  const specs = chartSpecs(html);
+  const ids = specs.map((c) => c.id);
+  assert.equal(ids.indexOf('icl-cdf'), ids.indexOf('itl-cdf') + 1);
+  const tags: Record<string, string> = {
+    'ttft-cdf': 'time_to_first_token',
+    'itl-cdf': 'inter_token_latency',
+    'icl-cdf': 'inter_chunk_latency',
+    'latency-cdf': 'request_latency',
+  };
+  for (const [id, tag] of Object.entries(tags)) {
+    const spec = specs.find((c) => c.id === id);
+    assert.ok(spec !== undefined, id);
+    assert.deepEqual(cdfMarks(spec.option), summaryMarks(summary, tag), id);
+  }
+  const title = specs.find((c) => c.id === 'icl-cdf')?.option.title as { subtext: string } | undefined;
+  const subtext = (title?.subtext ?? '').replaceAll(',', '');
+  assert.ok(subtext.startsWith(`${summary.inter_chunk_latency.count} gaps between chunks`), subtext);
+});
+
+test('the time charts share one x axis, from 0 to past the last response', async () => {
+  const html = readFileSync((await writeReport(dir)).path, 'utf8');
+  const run = await loadRun(dir);
+  const timed = chartSpecs(html).filter((c) => c.group === 'time');
+  assert.ok(timed.length >= 6, timed.map((c) => c.id).join(', '));
+  const ranges = timed.map((c) => {
+    const x = c.option.xAxis as { min: number; max: number };
+    return [x.min, x.max];
+  });
+  const lastEndS = Math.max(...run.requests.map((r) => r.endS));
+  for (const r of ranges) assert.deepEqual(r, ranges[0]);
+  assert.equal(ranges[0]?.[0], 0);
+  assert.ok((ranges[0]?.[1] ?? 0) >= lastEndS && (ranges[0]?.[1] ?? 0) < lastEndS + 1);
+});
+
 test('plot writes one PNG per chart into <dir>/plots', async () => {
   const result = await writePlots(dir, { widthPx: 600, heightPx: 300, scale: 1 });
   const files = readdirSync(join(dir, 'plots')).sort();

@@ -5,10 +5,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { binLayout, inFlightBins, outputThroughputBins } from '../../src/report/bins.js';
+import { TIME_GROUP } from '../../src/report/chart-base.js';
 import {
   buildRunCharts,
   cdfChart,
   errorTimelineChart,
+  interChunkLatencyChart,
   islVsTtftChart,
   LATENCY_METRICS,
   overTimeChart,
@@ -16,6 +18,7 @@ import {
 } from '../../src/report/charts.js';
 import { MAX_POINTS_PER_CHART, sampleIndices } from '../../src/report/downsample.js';
 import type { RequestPoint, RunData } from '../../src/report/types.js';
+import { ValueSample } from '../../src/report/value-sample.js';
 
 function req(startS: number, endS: number, over: Partial<RequestPoint> = {}): RequestPoint {
   return {
@@ -39,8 +42,20 @@ function req(startS: number, endS: number, over: Partial<RequestPoint> = {}): Re
   };
 }
 
-function run(requests: RequestPoint[]): RunData {
-  return { dir: '/x', requests, t0Ns: 0n, summary: null };
+function run(requests: RequestPoint[], iclMs: number[] = []): RunData {
+  return {
+    dir: '/x',
+    requests,
+    t0Ns: 0n,
+    summary: null,
+    interChunkLatencyMs: { values: iclMs, total: iclMs.length },
+  };
+}
+
+/** The marked values of a CDF's series `i`, by label. */
+function marks(option: unknown, i = 0): Record<string, number> {
+  const s = (option as { series: { markLine: { data: { name: string; xAxis: number }[] } }[] }).series[i]!;
+  return Object.fromEntries(s.markLine.data.map((d) => [d.name, d.xAxis]));
 }
 
 function subtext(option: unknown): string {
@@ -119,7 +134,7 @@ test('CDF ends at 100 % at the maximum; overlaid CDFs get one line and a legend 
       { name: 'b', values: [3] },
       { name: 'empty', values: [] },
     ],
-    'compare-',
+    { idPrefix: 'compare-' },
   )!;
   assert.equal(multi.id, 'compare-ttft-cdf');
   const opt = multi.option as { series: { name: string }[]; legend?: unknown };
@@ -129,6 +144,76 @@ test('CDF ends at 100 % at the maximum; overlaid CDFs get one line and a legend 
   );
   assert.ok(opt.legend);
   assert.equal(cdfChart(TTFT, [{ name: 'a', values: [] }]), null);
+});
+
+test('a CDF marks p50, p90 and p99 of each line (numpy-linear, as the summary); given marks win', () => {
+  const values = Array.from({ length: 101 }, (_, i) => 100 - i);
+  const chart = cdfChart(TTFT, [{ name: 'a', values }])!;
+  assert.deepEqual(marks(chart.option), { p50: 50, p90: 90, p99: 99 });
+  assert.match(subtext(chart.option), /marks: p50, p90, p99/);
+  const given = cdfChart(TTFT, [{ name: 'a', values, marks: { p50: 1, p90: 2, p99: 3 } }])!;
+  assert.deepEqual(marks(given.option), { p50: 1, p90: 2, p99: 3 });
+  const two = cdfChart(TTFT, [
+    { name: 'a', values: [1, 2, 3] },
+    { name: 'b', values: [10, 20, 30] },
+  ])!;
+  assert.deepEqual(marks(two.option, 1), { p50: 20, p90: 28, p99: 29.8 });
+});
+
+test('inter-chunk latency: a CDF of every gap right after the ITL CDF; none without gaps', () => {
+  const ids = buildRunCharts(run([req(0, 1), req(0.5, 2)], [1, 2, 3, 40])).map((c) => c.id);
+  assert.deepEqual(ids.slice(3, 7), ['ttft-cdf', 'itl-cdf', 'icl-cdf', 'latency-cdf']);
+  const icl = interChunkLatencyChart({ values: [1, 2, 3, 40], total: 4 }, undefined)!;
+  assert.match(subtext(icl.option), /^4 gaps between chunks · marks: p50, p90, p99$/);
+  assert.equal(interChunkLatencyChart({ values: [], total: 0 }, undefined), null);
+  // A sample that dropped gaps is marked with the summary's percentiles over all of them.
+  const summary = { unit: 'ms', avg: 5, p50: 2.5, p90: 30, p99: 39 };
+  const sampled = interChunkLatencyChart({ values: [1, 2, 3, 40], total: 8 }, summary)!;
+  assert.deepEqual(marks(sampled.option), { p50: 2.5, p90: 30, p99: 39 });
+  assert.match(subtext(sampled.option), /a sample of 4 of 8 gaps; marks: the summary’s, over all gaps/);
+});
+
+test('every time chart shares one x axis (0 to the last response, whole bins) and one zoom group', () => {
+  const e = { error: { code: 500, type: 'T', message: '', kind: '' } };
+  const charts = buildRunCharts(run([req(0, 1), req(0.5, 2.4), req(1, 1.2, e)]));
+  const timed = charts.filter((c) => c.group === TIME_GROUP);
+  assert.deepEqual(
+    timed.map((c) => c.id),
+    [
+      'ttft-over-time',
+      'itl-over-time',
+      'latency-over-time',
+      'output-throughput-over-time',
+      'in-flight-over-time',
+      'schedule-lag-over-time',
+      'errors-over-time',
+    ],
+  );
+  for (const c of timed) {
+    const x = (c.option as { xAxis: { min: number; max: number } }).xAxis;
+    assert.deepEqual([x.min, x.max], [0, 3], c.id);
+    assert.ok((c.option as { dataZoom?: unknown[] }).dataZoom?.length, `${c.id} zooms`);
+  }
+  assert.ok(charts.filter((c) => c.id.endsWith('-cdf')).every((c) => c.group === undefined));
+});
+
+test('a value sample keeps every k-th value in fixed memory, the same every time', () => {
+  const a = new ValueSample(1000);
+  const b = new ValueSample(1000);
+  for (let i = 0; i < 1_000_000; i++) {
+    a.add(i);
+    b.add(i);
+  }
+  a.add(Number.NaN);
+  const r = a.result();
+  assert.equal(r.total, 1_000_000);
+  assert.ok(r.values.length >= 1000 && r.values.length < 2000, `${r.values.length} kept`);
+  assert.deepEqual(r.values, b.result().values);
+  const stride = (r.values[1] as number) - (r.values[0] as number);
+  assert.ok(
+    r.values.every((v, i) => v === i * stride),
+    'evenly spaced from the first',
+  );
 });
 
 test('ISL vs TTFT is coloured by cached tokens only when the server reported them', () => {

@@ -1,0 +1,41 @@
+/**
+ * `tokenload probe`: sends a handful of small requests to an endpoint and prints what it does (a
+ * table, or `--json`; `-o FILE` also writes the JSON) and the profile flags that fit it. Its flags
+ * come from {@link ProbeOptionsSchema}; the endpoint ones are `profile`'s. Exit codes as `profile`:
+ * 0 when the probe ran (an endpoint answering with errors is a finding), 1 when nothing answers at
+ * `--url` or the tokenizer cannot be loaded, 2 for a usage error.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ConfigError, OutputError } from '../errors.js';
+import { ProbeOptionsSchema } from '../probe/options.js';
+import { renderProbe } from '../probe/render.js';
+import { runProbe } from '../probe/run-probe.js';
+import { optionFields, parseOptions } from '../util/option-meta.js';
+import { addSchemaOptions } from './schema-options.js';
+
+/** Registers `probe` on `program`; `setExit` receives the exit code. */
+export function registerProbeCommand(program: Command, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('probe')
+    .description(
+      'Send a few small requests to an endpoint and print what it does (streaming, usage, reasoning, tool calls, errors, routes, keep-alive) and the profile flags that fit it.',
+    );
+  const flags = addSchemaOptions(cmd, optionFields(ProbeOptionsSchema));
+  cmd.action(async () => {
+    const options = parseOptions(ProbeOptionsSchema, flags.read(cmd), (m, o) => new ConfigError(m, o));
+    const report = await runProbe(options);
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    if (options.output !== undefined) {
+      await writeFile(options.output, json).catch((err: unknown) => {
+        throw new OutputError(
+          `--output ${options.output}: cannot write (${(err as Error).message})`,
+          '--output',
+          err,
+        );
+      });
+    }
+    process.stdout.write(options.json ? json : renderProbe(report));
+    setExit(0);
+  });
+}
