@@ -39,12 +39,17 @@ function usageAdvice(f: ProbeFindings, ctx: ProbeContext): Recommendation[] {
       flag: '--use-server-token-count',
       reason: `the server's prompt count differs from the client's (${overhead !== 0 ? `${overhead} tokens of chat template` : 'another tokenizer'}): ISL and OSL from its usage count what it processed`,
     });
+  if (overhead > 0 && ctx.adapter.chatTemplated)
+    out.push({
+      flag: '--apply-chat-template',
+      reason: `the server adds ${overhead} tokens of chat template to a one-message prompt: with the flag ISL counts the templated prompt as the server does, so a trace row's input_length is what the server counts`,
+    });
   const noUsage = f.usage.value?.present === false && f.non_streamed_usage.value !== true;
   if (noUsage)
     out.push({
       flag: '--tokenizer',
       reason:
-        "the answers carry no usage: OSL is counted with the client tokenizer, so give it the model's own (a Hugging Face model folder or tokenizer.json)",
+        "the answers carry no usage: OSL is counted with the client tokenizer, so give it the model's own (its Hugging Face model id, model folder or tokenizer.json)",
     });
   if (mismatch)
     out.push({

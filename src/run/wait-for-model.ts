@@ -163,7 +163,7 @@ async function waitForOne(config: ProfileConfig, target: string, env: RunEnv): P
       );
     if (last.reason !== previous || performance.now() - lastLineAt >= PROGRESS_EVERY_MS) {
       env.log.info(
-        `waiting for ${target} to serve ${config.models.join(', ')} (${elapsedS} s of ${timeoutS} s): ${last.reason}`,
+        `waiting for the server to serve ${config.models.join(', ')} (${elapsedS} s of ${timeoutS} s): ${last.reason}`,
       );
       lastLineAt = performance.now();
     }

@@ -144,7 +144,18 @@ const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 
 /** `tokenload profile` against the simulator into `dir`; resolves with the exit code and stderr. */
 function cli(dir: string, extra: string[]): Promise<{ code: number | null; stderr: string }> {
-  const args = ['profile', '-m', 'm', '--url', sim.url, '--endpoint-type', 'chat', '--streaming'];
+  const args = [
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--url',
+    sim.url,
+    '--endpoint-type',
+    'chat',
+    '--streaming',
+  ];
   args.push('--isl', '16', '--osl', '3', '--request-count', '2', '--ui', 'none', '--client-warmup-ms', '0');
   const child = spawn(
     process.execPath,

@@ -142,6 +142,8 @@ test('two --url: sessions round-robin, every turn of a session on one server, ea
   const r = await cli([
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--url',
     simA.url,
     '--url',
@@ -177,6 +179,8 @@ test('a comma list in one --url, with worker threads: the same spread', async ()
   const r = await cli([
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--url',
     `${simA.url},${simB.url}`,
     '--input-file',
@@ -221,6 +225,7 @@ test('a trace replay (Bailian chains, streamed): every turn of a conversation on
   await runProfile(
     {
       models: ['m'],
+      tokenizer: 'builtin',
       url: [simA.url, simB.url],
       inputFile: trace,
       customDatasetType: 'bailian_trace',
@@ -250,6 +255,8 @@ test('a single server: no servers section, each record still names its server', 
   const r = await cli([
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--url',
     simA.url,
     '--request-count',
@@ -277,6 +284,7 @@ test('--url ending in /v1 on every server of a list, for every endpoint type: on
     await runProfile(
       {
         models: ['m'],
+        tokenizer: 'builtin',
         url: [`${simA.url}/v1`, `${simB.url}/v1/`],
         endpointType: type,
         requestCount: 4,
@@ -318,6 +326,8 @@ test('a server of the list that is down fails the run before anything is sent, n
   const r = await cli([
     '-m',
     'm',
+    '--tokenizer',
+    'builtin',
     '--url',
     simA.url,
     '--url',
@@ -333,10 +343,10 @@ test('a server of the list that is down fails the run before anything is sent, n
 });
 
 test('--url: a server listed twice, or a bad item of a list, is a usage error naming it', async () => {
-  const twice = await cli(['-m', 'm', '--url', `${simA.url},${simA.url}/`]);
+  const twice = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', `${simA.url},${simA.url}/`]);
   assert.equal(twice.code, 2);
   assert.match(twice.stderr, new RegExp(`${simA.url.replaceAll('.', '\\.')} is listed twice`));
-  const bad = await cli(['-m', 'm', '--url', simA.url, '--url', 'ftp://x']);
+  const bad = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', simA.url, '--url', 'ftp://x']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--url.*only http:\/\/ and https:\/\/ are supported/);
 });

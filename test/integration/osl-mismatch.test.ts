@@ -64,6 +64,7 @@ async function run(fixture: string): Promise<{ records: ExportedRecord[]; summar
   await runProfile(
     profileConfig({
       models: ['test-model'],
+      tokenizer: 'builtin',
       url: player.origin,
       streaming: true,
       headers: { 'x-fixture': fixture },

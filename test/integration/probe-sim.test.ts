@@ -31,7 +31,13 @@ async function probe(
 ): Promise<ProbeReport> {
   const server = await startSimulator({ ...BASE, ...sim }, { tokenizer: TOKENIZER });
   try {
-    return await runProbe({ models: [MODEL], url: server.url, keepAliveIdleSeconds: 0.3, ...input });
+    return await runProbe({
+      models: [MODEL],
+      tokenizer: 'builtin',
+      url: server.url,
+      keepAliveIdleSeconds: 0.3,
+      ...input,
+    });
   } finally {
     await server.close();
   }
@@ -94,12 +100,14 @@ test('default mode: an event stream, usage on its own chunk, running usage, no t
   );
 });
 
-test('habit chat-template=chatml: overhead 8 instead of 0, and --use-server-token-count', async () => {
+test('habit chat-template=chatml: overhead 8 instead of 0, --use-server-token-count and --apply-chat-template', async () => {
   const r = await probe({ chatTemplate: 'chatml' });
   const v = onlyChanged(r, ['usage', 'prefix_cache_reporting', 'template_overhead']);
   assert.equal((v.template_overhead as { overhead_tokens: number }).overhead_tokens, 8);
   assert.ok(flags(r).includes('--use-server-token-count'));
   assert.ok(!flags(base).includes('--use-server-token-count'));
+  assert.ok(flags(r).includes('--apply-chat-template'));
+  assert.ok(!flags(base).includes('--apply-chat-template'));
 });
 
 test('habit tokens-per-chunk=3: three tokens a chunk', async () => {
@@ -236,7 +244,16 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 test('CLI: a table of every finding and the recommended flags; --json and -o write the same JSON', async () => {
-  const common = ['--url', sim.url, '-m', MODEL, '--keep-alive-idle-seconds', '0.3'];
+  const common = [
+    '--url',
+    sim.url,
+    '-m',
+    MODEL,
+    '--tokenizer',
+    'builtin',
+    '--keep-alive-idle-seconds',
+    '0.3',
+  ];
   const table = await cli(common);
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^tokenload \| Probe of http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
@@ -262,10 +279,19 @@ test('CLI: a table of every finding and the recommended flags; --json and -o wri
 });
 
 test('CLI: nothing listening at --url exits 1 naming it; an unknown value exits 2', async () => {
-  const down = await cli(['--url', 'http://127.0.0.1:9', '-m', MODEL]);
+  const down = await cli(['--url', 'http://127.0.0.1:9', '-m', MODEL, '--tokenizer', 'builtin']);
   assert.equal(down.code, 1);
   assert.match(down.stderr, /^error: cannot reach http:\/\/127\.0\.0\.1:9/);
-  const bad = await cli(['--url', sim.url, '-m', MODEL, '--timeout-seconds', 'soon']);
+  const bad = await cli([
+    '--url',
+    sim.url,
+    '-m',
+    MODEL,
+    '--tokenizer',
+    'builtin',
+    '--timeout-seconds',
+    'soon',
+  ]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--timeout-seconds/);
 });

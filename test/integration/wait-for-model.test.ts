@@ -35,6 +35,7 @@ async function run(over: Partial<ProfileConfigInput>) {
   const outcome = await runProfile(
     profileConfig({
       models: ['m'],
+      tokenizer: 'builtin',
       synthetic: { isl: 16, osl: 2, numDatasetEntries: 2 },
       requestCount: 2,
       concurrency: 1,
@@ -136,7 +137,8 @@ test('--wait-for-model-mode models: /v1/models answering 503, then listing the m
       waitForModelMode: 'models',
     });
     assert.equal(outcome.status.status, 'completed');
-    assert.equal(fake.polls(), 4);
+    // 4 polls, then the one GET /v1/models every run sends each server before its first request.
+    assert.equal(fake.polls(), 5);
     assert.match(lines.find((l) => l.startsWith('waiting')) ?? '', /\/v1\/models answered HTTP 503$/);
     assert.ok(
       lines.some((l) => /^server ready after .* \(4 polls\): .*\/v1\/models lists m$/.test(l)),
@@ -172,6 +174,8 @@ test('a server that never comes up: the binary exits 1 naming the flag, the URL 
       'profile',
       '-m',
       'm',
+      '--tokenizer',
+      'builtin',
       '--url',
       'http://127.0.0.1:9',
       '--wait-for-model-timeout',
@@ -209,4 +213,35 @@ test('--wait-for-model-mode and --wait-for-model-interval mean nothing without a
       err instanceof ConfigError &&
       err.message === '--wait-for-model-mode has no effect without --wait-for-model-timeout > 0.',
   );
+});
+
+test('several --url: every server is waited for, and the one that never comes up is named', async () => {
+  const ready = await loadingServer(0);
+  const slow = await loadingServer(2);
+  try {
+    const both = await run({
+      url: [ready.url, slow.url],
+      waitForModelTimeoutSeconds: 30,
+      waitForModelIntervalSeconds: 0.1,
+      waitForModelMode: 'models',
+    });
+    assert.equal(both.outcome.status.status, 'completed');
+    // The slow one was polled until it listed the model (2 × 503, then 200), then probed once.
+    assert.equal(slow.polls(), 4);
+    assert.equal(ready.polls(), 2);
+    await assert.rejects(
+      run({
+        url: [ready.url, 'http://127.0.0.1:9'],
+        waitForModelTimeoutSeconds: 1,
+        waitForModelIntervalSeconds: 0.2,
+        waitForModelMode: 'models',
+      }),
+      (err: Error) =>
+        err.name === 'ServerUnreachableError' &&
+        err.message.startsWith('--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s'),
+    );
+  } finally {
+    ready.server.close();
+    slow.server.close();
+  }
 });
