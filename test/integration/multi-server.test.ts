@@ -170,6 +170,16 @@ test('two --url: sessions round-robin, every turn of a session on one server, ea
       r.stdout.includes(`Server ${sim.url}: ${(SESSIONS / 2) * TURNS} requests in 3 sessions`),
       r.stdout,
     );
+  // Each server's own /metrics is scraped, and the summary keeps them apart.
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+  const scraped = summary.server_metrics.endpoints.map((e: { url: string; status: string }) => [
+    e.url,
+    e.status,
+  ]);
+  assert.deepEqual(scraped, [
+    [`${simA.url}/metrics`, 'ok'],
+    [`${simB.url}/metrics`, 'ok'],
+  ]);
 });
 
 test('a comma list in one --url, with worker threads: the same spread', async () => {
