@@ -47,12 +47,13 @@ function objectsOf(args: readonly string[]): { objects: K8sObject[]; stderr: str
   return { objects, stderr: r.stderr };
 }
 
-const shardArgs = (extra: readonly string[]) => [
+const TARGET = 'http://vllm.llm.svc.cluster.local:8000';
+/** A shards command line; `url` null leaves --url out. */
+const shardArgs = (extra: readonly string[], url: string | null = TARGET) => [
   'shards',
   '--image',
   IMAGE,
-  '--url',
-  'http://vllm.llm.svc.cluster.local:8000',
+  ...(url === null ? [] : ['--url', url]),
   '--model',
   'Qwen/Qwen3-0.6B',
   '--custom-dataset-type',
@@ -297,82 +298,29 @@ test('the validator refuses an unknown field and a wrong type (the check can fai
 
 test('bad parameters exit 2 naming the flag, and print no manifest', () => {
   const past = new Date(Date.now() - 60_000).toISOString();
+  const twoShards = (...more: string[]) => shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', ...more]);
   const cases: Array<[string[], RegExp]> = [
     [
       shardArgs(['--trace', SMALL_TRACE, '--shard-count', '0']),
       /--shard-count 0: must be a whole number ≥ 1/,
     ],
     [shardArgs(['--trace', SMALL_TRACE]), /--shard-count is required/],
+    [twoShards('--start-at', past), /--start-at .* is in the past/],
+    [twoShards('--start-at', '2030-01-01T00:00:00'), /--start-at .*with its zone/],
+    [twoShards('--start-at', new Date(Date.now() + 5_000).toISOString()), /at least 30 s/],
+    [shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2'], null), /--url is required/],
     [
-      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', '--start-at', past]),
-      /--start-at .* is in the past/,
-    ],
-    [
-      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', '--start-at', '2030-01-01T00:00:00']),
-      /--start-at .*with its zone/,
-    ],
-    [
-      shardArgs([
-        '--trace',
-        SMALL_TRACE,
-        '--shard-count',
-        '2',
-        '--start-at',
-        new Date(Date.now() + 5_000).toISOString(),
-      ]),
-      /at least 30 s/,
-    ],
-    [
-      [
-        'shards',
-        '--image',
-        IMAGE,
-        '--model',
-        'm',
-        '--custom-dataset-type',
-        'bailian_trace',
-        '--trace',
-        SMALL_TRACE,
-        '--shard-count',
-        '2',
-      ],
-      /--url is required/,
-    ],
-    [
-      [
-        'shards',
-        '--image',
-        IMAGE,
-        '--url',
-        'localhost:8000',
-        '--model',
-        'm',
-        '--custom-dataset-type',
-        'bailian_trace',
-        '--trace',
-        SMALL_TRACE,
-        '--shard-count',
-        '2',
-      ],
-      /--url localhost:8000: a loopback address/,
+      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2'], 'localhost:8000'),
+      /--url localhost:8000: a loopback/,
     ],
     [
       shardArgs(['--trace', LARGE_TRACE, '--shard-count', '2']),
       /more than a ConfigMap holds.*--trace-on-volume/,
     ],
     [shardArgs(['--shard-count', '2']), /--trace FILE .* or --trace-on-volume PATH/],
-    [
-      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', '--', '--shard-index', '1']),
-      /--shard-index after --: render.mjs sets it/,
-    ],
-    [
-      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', '--cpu', '1.5']),
-      /--cpu 1.5: must be a whole number/,
-    ],
-    [
-      shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', '--allow-partial']),
-      /--allow-partial: not an option of shards/,
-    ],
+    [twoShards('--', '--shard-index', '1'), /--shard-index after --: render.mjs sets it/],
+    [twoShards('--cpu', '1.5'), /--cpu 1.5: must be a whole number/],
+    [twoShards('--allow-partial'), /--allow-partial: not an option of shards/],
     [['merge', '--image', IMAGE, '--shard-count', '2'], /--name is required/],
     [['volume'], /--image is required/],
     [['deploy', '--image', IMAGE], /unknown command deploy/],
