@@ -4,10 +4,11 @@
  * blocks. Rows sharing a `session_id` form one session in file order; a row without one is its own
  * session. Source: AIPerf `src/aiperf/dataset/loader/mooncake_trace.py`.
  */
-import { resolveLoadOptions } from './load-options.js';
+import { type ResolvedLoadOptions, resolveLoadOptions } from './load-options.js';
 import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
 import { groupByKey } from './sessions.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows } from './trace-rows.js';
+import { initSynthesisCounts, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
 import {
   type ContextMode,
   type Conversation,
@@ -50,15 +51,17 @@ function mixedSessionError(row: MooncakeRow, sessionId: string, first: MooncakeI
 }
 
 /**
- * Groups validated rows into sessions (first appearance order; turns in file order) and sets each
- * turn's `index`. A row whose input mode differs from its session's first row is an error, or with
- * `skipBadLines` is dropped and counted in `skipped.badLines`.
+ * Groups validated rows into sessions (first appearance order; turns in file order), sets each
+ * turn's `index` and applies `synthesis` to each turn with its session id (trace-synthesis.ts). A row
+ * whose input mode differs from its session's first row is an error, or with `skipBadLines` is
+ * dropped and counted in `skipped.badLines`.
  * @throws {DatasetError} for a session mixing input modes (unless skipping).
  */
 export function buildMooncakeConversations(
   rows: readonly MooncakeRow[],
   skipBadLines: boolean,
   skipped: SkipCounts,
+  synthesis?: TraceSynthesis,
 ): Conversation[] {
   const keys = rows.map((r) => r.sessionId ?? `${GENERATED_SESSION_PREFIX}${r.turn.source.line}`);
   const conversations: Conversation[] = [];
@@ -73,6 +76,7 @@ export function buildMooncakeConversations(
         continue;
       }
       row.turn.index = turns.length;
+      if (synthesis !== undefined) synthesizeTurn(row.turn, group.key, synthesis, skipped);
       turns.push(row.turn);
     }
     conversations.push({ id: group.key, turns, contextMode: mooncakeContextMode(first) });
@@ -83,12 +87,16 @@ export function buildMooncakeConversations(
 /**
  * Loads a Mooncake trace.
  * @throws {DatasetError} for a malformed row (file:line and field), a session mixing input modes, a
- *   Git LFS pointer, bad options, or an offset window that leaves no rows.
+ *   Git LFS pointer, bad options, or an offset window (or max ISL) that leaves no rows.
  */
 export async function loadMooncakeTrace(file: string, options: LoadOptions = {}): Promise<Dataset> {
   const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
-  const { rows, skipped } = await collectTraceRows(file, resolved, parseMooncakeRow);
-  const conversations = buildMooncakeConversations(rows, resolved.skipBadLines, skipped);
+  const { rows, skipped } = await collectTraceRows(file, resolved, parseMooncakeRow, undefined, {
+    maxIsl: true,
+  });
+  initSynthesisCounts(skipped, resolved.synthesis);
+  const { skipBadLines, synthesis } = resolved;
+  const conversations = buildMooncakeConversations(rows, skipBadLines, skipped, synthesis);
   let turnCount = 0;
   for (const conversation of conversations) turnCount += conversation.turns.length;
   return { conversations, turnCount, blockSize: resolved.blockSize, skipped, file };
@@ -98,26 +106,30 @@ export async function loadMooncakeTrace(file: string, options: LoadOptions = {})
  * Opens a Mooncake trace for a streaming replay: rows sharing a `session_id` join one session in
  * file order; a row without one is a one-turn session (`lastOfSession`). A row whose input mode
  * differs from its session's first row is an error, or with `skipBadLines` is dropped and counted.
+ * Each kept row gets the same trace synthesis as in a whole-file load.
  * Memory: one map entry per `session_id` read.
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamMooncakeTrace(file: string, options: LoadOptions = {}): TraceStream {
   const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
   const skipped = emptySkipCounts();
+  initSynthesisCounts(skipped, resolved.synthesis);
   const rows = streamTraceRows(file, resolved, parseMooncakeRow, skipped, undefined, {
     stopAtEndOffset: true,
+    maxIsl: true,
+    keepValues: options.keepRows === true,
   });
   return {
     file,
     blockSize: resolved.blockSize,
     skipped,
-    turns: mooncakeTurns(rows, resolved.skipBadLines, skipped),
+    turns: mooncakeTurns(rows, resolved, skipped),
   };
 }
 
 async function* mooncakeTurns(
   rows: AsyncIterable<MooncakeRow>,
-  skipBadLines: boolean,
+  { skipBadLines, synthesis }: ResolvedLoadOptions,
   skipped: SkipCounts,
 ): AsyncGenerator<StreamedTurn> {
   const modeOf = new Map<string, MooncakeInputField>();
@@ -131,12 +143,14 @@ async function* mooncakeTurns(
       skipped.badLines += 1;
       continue;
     }
+    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, skipped);
     yield {
       sessionId,
       turn: row.turn,
       order: 0,
       contextMode: mooncakeContextMode(first),
       lastOfSession: own,
+      ...(row.value === undefined ? {} : { row: row.value }),
     };
   }
 }
