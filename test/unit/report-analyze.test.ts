@@ -174,3 +174,35 @@ test('synthesize-trace rejects bad options and names a malformed row by file and
     /trace\.jsonl:2.*input_length/,
   );
 });
+
+test('Mooncake: a whole-file load with synthesis gives the turns its synthesize-trace output gives loaded plain', async () => {
+  // Two sessions sharing a 2-block prefix, a row of their own, a fresh tail, a text row.
+  const file = writeJsonl([
+    { session_id: 'a', timestamp: 0, input_length: 1100, output_length: 50, hash_ids: [1, 2, 3] },
+    { session_id: 'b', timestamp: 10, input_length: 1024, output_length: 80, hash_ids: [1, 2] },
+    { session_id: 'a', timestamp: 20, input_length: 1600, output_length: 60, hash_ids: [1, 2, 3, 4] },
+    { timestamp: 30, input_length: 2000, output_length: 10, hash_ids: [1] },
+    { session_id: 'c', timestamp: 40, text_input: 'hello', output_length: 90 },
+  ]);
+  const synthesis = {
+    prefixLenMultiplier: 1.5,
+    prefixRootMultiplier: 3,
+    promptLenMultiplier: 1.25,
+    outputLenMultiplier: 1.5,
+    maxOsl: 100,
+  };
+  const out = join(tmp(), 'out.jsonl');
+  const r = await synthesizeTrace(file, out, {
+    datasetType: 'mooncake_trace',
+    speedupRatio: 3,
+    ...synthesis,
+  });
+  assert.deepEqual([r.rowsOut, r.oslCapped, r.promptUnscaled], [5, 2, 1]);
+  const loader = getDatasetLoader('mooncake_trace');
+  const direct = await loader.load(file, { speedupRatio: 3, synthesis });
+  const replayed = await loader.load(out, {});
+  const turns = (d: typeof direct): unknown[] =>
+    d.conversations.map((c) => [c.id, c.turns.map((t) => [t.timestampMs, t.prompt, t.maxTokens])]);
+  assert.deepEqual(turns(direct), turns(replayed));
+  assert.deepEqual(direct.skipped.maxOslCapped, 2);
+});
