@@ -8,17 +8,16 @@
  * the console.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ProfileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { runCliProcess } from '../helpers/cli-process.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
-const ENTRY = 'test/helpers/cli-entry.ts';
 // 25×: the shortest gap between a turn and its follow-up (10.2 s) is 408 ms, several times what the
 // simulator takes for the parent, so every follow-up is sent at its own time, not at its parent's end.
 const SPEEDUP = 25;
@@ -44,17 +43,6 @@ const tmp = (): string => {
   dirs.push(dir);
   return dir;
 };
-
-function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
-}
 
 /** `--synthesis-prefix-len-multiplier` → `synthesisPrefixLenMultiplier`. */
 const fieldOf = (flag: string): string =>
@@ -157,7 +145,7 @@ let synthesized = '';
 before(async () => {
   synthesized = join(tmp(), 'synthesized.jsonl');
   const args = FLAGS.flatMap(([flag, value]) => [flag, String(value)]);
-  const r = await runCli([
+  const r = await runCliProcess([
     'synthesize-trace',
     TRACE,
     '--custom-dataset-type',
@@ -237,7 +225,7 @@ test('--synthesis-max-isl drops and --synthesis-max-osl caps, both counted in th
     });
   writeFileSync(trace, `${[row(1, 40, 8, 0), row(2, 400, 8, 0.1), row(3, 40, 30, 0.2)].join('\n')}\n`);
   const out = join(dir, 'out');
-  const r = await runCli([
+  const r = await runCliProcess([
     'profile',
     '--simulator',
     '-m',

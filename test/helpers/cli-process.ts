@@ -1,0 +1,19 @@
+/**
+ * Runs the `tokenload` CLI from source in a child process (`test/helpers/cli-entry.ts`), as a user
+ * runs it, and returns its exit code and what it wrote to stderr (stdout ignored).
+ */
+import { spawn } from 'node:child_process';
+
+const ENTRY = 'test/helpers/cli-entry.ts';
+
+/** Runs `tokenload <args>` and resolves once the process exits. */
+export function runCliProcess(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
