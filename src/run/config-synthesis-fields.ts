@@ -47,13 +47,13 @@ export const synthesisFields = {
   synthesisMaxIsl: option(z.number().int().min(1).optional(), {
     flag: 'synthesis-max-isl',
     unit: 'tokens',
-    help: 'drop (and count) rows whose trace input_length exceeds n',
+    help: 'drop (and count) rows whose trace input_length exceeds this',
   }),
   /** `--synthesis-max-osl`: `output_length` capped at n after scaling (capped rows counted). */
   synthesisMaxOsl: option(z.number().int().min(1).optional(), {
     flag: 'synthesis-max-osl',
     unit: 'tokens',
-    help: 'cap output_length at n (capped rows counted)',
+    help: 'cap output_length at this (capped rows counted)',
   }),
 };
 
