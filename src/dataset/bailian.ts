@@ -12,8 +12,9 @@
 import { type LinkFields, NO_PARENT, ParentLinker } from './bailian-links.js';
 import { resolveLoadOptions } from './load-options.js';
 import { groupByKey, sortRowsStable } from './sessions.js';
+import { type SharedIds, scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows, type TraceRow } from './trace-rows.js';
-import { initSynthesisCounts, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
 import type {
   Conversation,
   Dataset,
@@ -109,7 +110,8 @@ export interface DroppedChatIds {
  * stamped no later), session id = the root's `chat_id` (`<chat_id>@<line>` for a root whose
  * `chat_id` repeats an earlier row's), sessions in order of first appearance,
  * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`, and applies
- * `synthesis` to each turn with its session id (trace-synthesis.ts).
+ * `synthesis` to each turn with its session id (trace-synthesis.ts; the shared ids are counted over
+ * `rows` when it rescales prompts).
  * @param skipped where rows not linked to the parent they name are counted (`unlinkedRows`).
  * @param dropped `chat_id`s of rows dropped before linking (named as such when a row names one).
  */
@@ -123,13 +125,14 @@ export function buildBailianConversations(
   for (const chatId of dropped.outsideWindow) linker.droppedByWindow(chatId);
   for (const chatId of dropped.overMaxIsl) linker.droppedByMaxIsl(chatId);
   const roots = rows.map((r) => linker.sessionOf(linkFields(r)));
+  const shared = scalesPrompt(synthesis) ? sharedIdsOfRows(rows) : undefined;
   const turnNumbers = rows.map((r) => r.turnNumber);
   return groupByKey(roots).map((group) => {
     sortRowsStable(group.rows, turnNumbers);
     const turns = group.rows.map((rowIndex, index) => {
       const turn = rows[rowIndex]!.turn;
       turn.index = index;
-      if (synthesis !== undefined) synthesizeTurn(turn, group.key, synthesis, skipped);
+      if (synthesis !== undefined) synthesizeTurn(turn, group.key, synthesis, shared, skipped);
       return turn;
     });
     return { id: group.key, turns, contextMode: 'message_array_with_responses' };
@@ -164,7 +167,8 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
  * {@link buildBailianConversations} (one {@link ParentLinker} over the rows in file order), so a
  * streamed replay groups every file exactly as a whole-file load does, and applies the same trace
  * synthesis to each row; rows not linked to the parent they name are counted in
- * `skipped.unlinkedRows` as they are read.
+ * `skipped.unlinkedRows` as they are read. When the synthesis rescales prompts, the file is first
+ * read once, streaming, to count its shared ids (shared-ids.ts), when the first row is asked for.
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamBailianTrace(file: string, options: LoadOptions = {}): TraceStream {
@@ -179,7 +183,9 @@ export function streamBailianTrace(file: string, options: LoadOptions = {}): Tra
     onOverMaxIsl: (row) => linker.droppedByMaxIsl(row.chatId),
     keepValues: options.keepRows === true,
   });
-  const turns = bailianTurns(rows, linker, resolved.synthesis, skipped);
+  const shared = async (): Promise<SharedIds | undefined> =>
+    scalesPrompt(resolved.synthesis) ? scanSharedIds(file, resolved, parseBailianRow) : undefined;
+  const turns = bailianTurns(rows, linker, resolved.synthesis, shared, skipped);
   return { file, blockSize: resolved.blockSize, skipped, turns };
 }
 
@@ -187,11 +193,13 @@ async function* bailianTurns(
   rows: AsyncIterable<BailianRow>,
   linker: ParentLinker,
   synthesis: TraceSynthesis | undefined,
+  sharedIds: () => Promise<SharedIds | undefined>,
   skipped: SkipCounts,
 ): AsyncGenerator<StreamedTurn> {
+  const shared = await sharedIds();
   for await (const row of rows) {
     const sessionId = linker.sessionOf(linkFields(row));
-    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, skipped);
+    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, shared, skipped);
     yield {
       sessionId,
       turn: row.turn,

@@ -7,8 +7,9 @@
 import { type ResolvedLoadOptions, resolveLoadOptions } from './load-options.js';
 import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
 import { groupByKey } from './sessions.js';
+import { scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows } from './trace-rows.js';
-import { initSynthesisCounts, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
 import {
   type ContextMode,
   type Conversation,
@@ -52,7 +53,8 @@ function mixedSessionError(row: MooncakeRow, sessionId: string, first: MooncakeI
 
 /**
  * Groups validated rows into sessions (first appearance order; turns in file order), sets each
- * turn's `index` and applies `synthesis` to each turn with its session id (trace-synthesis.ts). A row
+ * turn's `index` and applies `synthesis` to each turn with its session id (trace-synthesis.ts; the
+ * shared ids are counted over `rows` when it rescales prompts). A row
  * whose input mode differs from its session's first row is an error, or with `skipBadLines` is
  * dropped and counted in `skipped.badLines`.
  * @throws {DatasetError} for a session mixing input modes (unless skipping).
@@ -64,6 +66,7 @@ export function buildMooncakeConversations(
   synthesis?: TraceSynthesis,
 ): Conversation[] {
   const keys = rows.map((r) => r.sessionId ?? `${GENERATED_SESSION_PREFIX}${r.turn.source.line}`);
+  const shared = scalesPrompt(synthesis) ? sharedIdsOfRows(rows) : undefined;
   const conversations: Conversation[] = [];
   for (const group of groupByKey(keys)) {
     const first = rows[group.rows[0]!]!.inputField;
@@ -76,7 +79,7 @@ export function buildMooncakeConversations(
         continue;
       }
       row.turn.index = turns.length;
-      if (synthesis !== undefined) synthesizeTurn(row.turn, group.key, synthesis, skipped);
+      if (synthesis !== undefined) synthesizeTurn(row.turn, group.key, synthesis, shared, skipped);
       turns.push(row.turn);
     }
     conversations.push({ id: group.key, turns, contextMode: mooncakeContextMode(first) });
@@ -106,8 +109,9 @@ export async function loadMooncakeTrace(file: string, options: LoadOptions = {})
  * Opens a Mooncake trace for a streaming replay: rows sharing a `session_id` join one session in
  * file order; a row without one is a one-turn session (`lastOfSession`). A row whose input mode
  * differs from its session's first row is an error, or with `skipBadLines` is dropped and counted.
- * Each kept row gets the same trace synthesis as in a whole-file load.
- * Memory: one map entry per `session_id` read.
+ * Each kept row gets the same trace synthesis as in a whole-file load (when it rescales prompts, the
+ * file is first read once, streaming, to count its shared ids, when the first row is asked for).
+ * Memory: one map entry per `session_id` read (and the shared-id table, shared-ids.ts).
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamMooncakeTrace(file: string, options: LoadOptions = {}): TraceStream {
@@ -123,15 +127,18 @@ export function streamMooncakeTrace(file: string, options: LoadOptions = {}): Tr
     file,
     blockSize: resolved.blockSize,
     skipped,
-    turns: mooncakeTurns(rows, resolved, skipped),
+    turns: mooncakeTurns(file, rows, resolved, skipped),
   };
 }
 
 async function* mooncakeTurns(
+  file: string,
   rows: AsyncIterable<MooncakeRow>,
-  { skipBadLines, synthesis }: ResolvedLoadOptions,
+  resolved: ResolvedLoadOptions,
   skipped: SkipCounts,
 ): AsyncGenerator<StreamedTurn> {
+  const { skipBadLines, synthesis } = resolved;
+  const shared = scalesPrompt(synthesis) ? await scanSharedIds(file, resolved, parseMooncakeRow) : undefined;
   const modeOf = new Map<string, MooncakeInputField>();
   for await (const row of rows) {
     const own = row.sessionId === undefined;
@@ -143,7 +150,7 @@ async function* mooncakeTurns(
       skipped.badLines += 1;
       continue;
     }
-    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, skipped);
+    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, shared, skipped);
     yield {
       sessionId,
       turn: row.turn,

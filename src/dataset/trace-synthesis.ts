@@ -1,19 +1,19 @@
 /**
- * AIPerf's trace synthesis (`--synthesis-*`), row by row: one pure function of a row and the id of
- * its session, so that a streamed replay, a whole-file load and `tokenload synthesize-trace` give
- * the same requests, and memory stays bounded (nothing is kept between rows).
+ * AIPerf's trace synthesis (`--synthesis-*`), row by row once the trace's shared ids are known: one
+ * pure function of a row, the id of its session and the shared ids, so that a streamed replay, a
+ * whole-file load and `tokenload synthesize-trace` give the same requests. Memory: the shared-id
+ * table (grows with the distinct ids of the file, dataset/shared-ids.ts), built only when a prompt
+ * is rescaled.
  *
  * Order, as AIPerf's trace loaders: rows outside the offset window or whose trace `input_length`
  * exceeds the max ISL are dropped (and counted) before sessions are formed; then each kept row's
  * prompt and output length are scaled, and the output length capped at the max OSL.
  *
- * What each option does to a row with `hash_ids` (dataset/block-scale.ts has the exact rule):
- * - prefix-len multiplier: stretches (or shrinks) the blocks `hash_ids` name. AIPerf stretches only
- *   the blocks some other row of the file also has; a row read in a stream cannot know whether a
- *   later row will share a block, so every named block is treated as shareable prefix. Rows that
- *   shared blocks share the stretched blocks.
- * - prompt-len multiplier: scales the whole prompt (the named blocks, compounding the prefix-len
- *   multiplier, and any fresh tail past the last id). AIPerf scales only the part no other row shares.
+ * What each option does to a row with `hash_ids` (dataset/block-scale.ts has the exact rule, AIPerf's):
+ * - prefix-len multiplier: stretches (or shrinks) the row's PREFIX, its leading run of shared ids
+ *   (ids that occur more than once among the kept rows: dataset/shared-ids.ts, counted in a pre-pass
+ *   over the file). Rows that shared prefix blocks share the stretched blocks.
+ * - prompt-len multiplier: scales the rest of the row (its own blocks and tail), never the prefix.
  * - prefix-root multiplier R: each session (a Bailian chain, a Mooncake `session_id`, or a row alone)
  *   goes to one of R copies of the prefix tree, chosen from a hash of its session id, and every block
  *   of a copy other than 0 gets an id of that copy. Sessions that shared a prefix share it only when
@@ -23,6 +23,7 @@
  */
 import { fmix32 } from '../util/fmix32.js';
 import { scaleSyntheticPrompt } from './block-scale.js';
+import type { SharedIds } from './shared-ids.js';
 import type { SkipCounts, Turn } from './types.js';
 
 /** Dataset types whose rows take trace synthesis (AIPerf: the trace loaders). */
@@ -84,7 +85,9 @@ export function isIdentitySynthesis(s: TraceSynthesis): boolean {
   );
 }
 
-function scalesPrompt(s: TraceSynthesis): boolean {
+/** True when `s` rescales prompts, so the loaders need the trace's shared ids (a pre-pass when streaming). */
+export function scalesPrompt(s: TraceSynthesis | undefined): boolean {
+  if (s === undefined) return false;
   return s.prefixLenMultiplier !== 1 || s.promptLenMultiplier !== 1 || s.prefixRootMultiplier !== 1;
 }
 
@@ -133,17 +136,27 @@ function scaleOutput(turn: Turn, s: TraceSynthesis, skipped: SkipCounts): void {
 /**
  * Applies `s` to one kept row's turn, in place: its synthetic prompt rescaled (new `inputLength`
  * and `hashIds`), its `maxTokens` scaled and capped; counts capped outputs and prompts the options
- * could not scale in `skipped`. A pure function of (turn, session id, `s`).
+ * could not scale in `skipped`. A pure function of (turn, session id, `s`, `shared`).
  * @param sessionId the id of the session the row joins (chooses its prefix-tree copy).
+ * @param shared the trace's shared ids; needed when {@link scalesPrompt}.
+ * @throws {Error} when `s` rescales prompts and `shared` is missing (a loader's bug).
  */
-export function synthesizeTurn(turn: Turn, sessionId: string, s: TraceSynthesis, skipped: SkipCounts): void {
+export function synthesizeTurn(
+  turn: Turn,
+  sessionId: string,
+  s: TraceSynthesis,
+  shared: SharedIds | undefined,
+  skipped: SkipCounts,
+): void {
   const prompt = turn.prompt;
   if (scalesPrompt(s)) {
+    if (shared === undefined) throw new Error('trace synthesis: the shared ids were not counted');
     if (prompt.kind === 'synthetic') {
       const scaled = scaleSyntheticPrompt(prompt, {
-        blockFactor: s.prefixLenMultiplier * s.promptLenMultiplier,
-        tailFactor: s.promptLenMultiplier,
+        prefixFactor: s.prefixLenMultiplier,
+        promptFactor: s.promptLenMultiplier,
         copy: rootCopyOf(sessionId, s.prefixRootMultiplier),
+        isShared: (id) => shared.isShared(id),
       });
       turn.prompt = { ...prompt, ...scaled };
     } else skipped.promptUnscaled = (skipped.promptUnscaled ?? 0) + 1;
