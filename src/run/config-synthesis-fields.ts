@@ -19,11 +19,11 @@ const multiplier = () => z.number().positive().default(1);
 
 /** `--synthesis-*` options other than the speedup ratio. */
 export const synthesisFields = {
-  /** `--synthesis-prefix-len-multiplier`: the blocks `hash_ids` name are stretched by x. */
+  /** `--synthesis-prefix-len-multiplier`: a row's leading run of shared hash ids is stretched by x. */
   synthesisPrefixLenMultiplier: option(multiplier(), {
     flag: 'synthesis-prefix-len-multiplier',
     unit: 'x',
-    help: 'stretch the prompt blocks hash_ids name (the shareable prefix) by x; rows that shared blocks share the stretched ones',
+    help: "stretch each row's shared prefix (its leading hash_ids that other rows also have) by x; rows that shared it share the stretched one",
   }),
   /** `--synthesis-prefix-root-multiplier`: sessions spread over n disjoint copies of the prefix tree. */
   synthesisPrefixRootMultiplier: option(z.number().int().min(1).default(1), {
@@ -31,11 +31,11 @@ export const synthesisFields = {
     unit: 'n',
     help: 'spread sessions over n copies of the prefix tree with disjoint hash ids (a session stays in one)',
   }),
-  /** `--synthesis-prompt-len-multiplier`: whole prompts × x (ids follow). */
+  /** `--synthesis-prompt-len-multiplier`: the part of a row past its shared prefix × x. */
   synthesisPromptLenMultiplier: option(multiplier(), {
     flag: 'synthesis-prompt-len-multiplier',
     unit: 'x',
-    help: 'multiply input_length (hash_ids follow, shared prefixes stay shared)',
+    help: 'multiply the part of input_length past the shared prefix (hash_ids follow)',
   }),
   /** `--synthesis-output-len-multiplier`: `output_length` × x. */
   synthesisOutputLenMultiplier: option(multiplier(), {

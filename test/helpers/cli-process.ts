@@ -1,19 +1,25 @@
 /**
  * Runs the `tokenload` CLI from source in a child process (`test/helpers/cli-entry.ts`), as a user
- * runs it, and returns its exit code and what it wrote to stderr (stdout ignored).
+ * runs it, and returns its exit code and what it wrote to stdout and stderr.
  */
 import { spawn } from 'node:child_process';
 
 const ENTRY = 'test/helpers/cli-entry.ts';
 
 /** Runs `tokenload <args>` and resolves once the process exits. */
-export function runCliProcess(args: string[]): Promise<{ code: number | null; stderr: string }> {
+export function runCliProcess(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

@@ -22,7 +22,7 @@ const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 // simulator takes for the parent, so every follow-up is sent at its own time, not at its parent's end.
 const SPEEDUP = 25;
 
-/** The synthesis flags under test (blocks × 3 = prefix 2 × prompt 1.5; three rows over 6000 tokens). */
+/** The synthesis flags under test (shared prefix blocks × 2; three rows over 6000 tokens). */
 const FLAGS: Array<[string, number]> = [
   ['--synthesis-speedup-ratio', SPEEDUP],
   ['--synthesis-prefix-len-multiplier', 2],
@@ -32,7 +32,7 @@ const FLAGS: Array<[string, number]> = [
   ['--synthesis-max-isl', 6000],
   ['--synthesis-max-osl', 64],
 ];
-const BLOCK_FACTOR = 3;
+const PREFIX_FACTOR = 2;
 
 const dirs: string[] = [];
 after(() => {
@@ -185,7 +185,8 @@ test('streamed replay with --synthesis-* flags sends what the synthesize-trace o
   const rows = chainsOf(rowsOf(synthesized));
   for (const [key, s] of sent) assert.equal(s.isl, rows.get(key)?.input_length, key);
   // A follow-up turn shares its parent's scaled prefix byte for byte: p whole blocks shared in the
-  // trace are 3p blocks (16 one-token words each) after synthesis.
+  // trace are 2p blocks (16 one-token words each) after synthesis (the prompt-len multiplier scales
+  // only the rest of a row).
   const original = chainsOf(rowsOf(TRACE));
   let pairs = 0;
   for (const [key, child] of original) {
@@ -195,7 +196,7 @@ test('streamed replay with --synthesis-* flags sends what the synthesize-trace o
     let shared = 0;
     while (shared < parent.hash_ids.length - 1 && parent.hash_ids[shared] === child.hash_ids[shared])
       shared++;
-    const words = shared * BLOCK_FACTOR * 16;
+    const words = shared * PREFIX_FACTOR * 16;
     const a = firstWords(promptOf(sent.get(`${root}/${Number(k) - 1}`)?.body), words);
     const b = firstWords(promptOf(sent.get(key)?.body), words);
     assert.equal(a.split(' ').length - 1, words, `${key}: the parent's prompt holds the scaled prefix`);
@@ -257,4 +258,39 @@ test('--synthesis-max-isl drops and --synthesis-max-osl caps, both counted in th
     [...inputs.matchAll(/"max_completion_tokens":(\d+)/g)].map((m) => Number(m[1])),
     [8, 10],
   );
+});
+
+/** The ideal prefix-hit figures `analyze-trace --json` reports for the sample with `flags`. */
+async function prefixHitWith(...flags: string[]): Promise<Record<string, number>> {
+  const r = await runCliProcess([
+    'analyze-trace',
+    TRACE,
+    '--custom-dataset-type',
+    'bailian_trace',
+    '--json',
+    ...flags,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { prefix: Record<string, number> }).prefix;
+}
+
+test('--synthesis-prefix-len-multiplier 2 stretches the shared prefixes only; --synthesis-prompt-len-multiplier 2 lengthens prompts, not their shared prefixes (analyze-trace)', async () => {
+  const plain = await prefixHitWith();
+  const prefix2 = await prefixHitWith('--synthesis-prefix-len-multiplier', '2');
+  const prompt2 = await prefixHitWith('--synthesis-prompt-len-multiplier', '2');
+  // Every block an earlier request already sent is a shared block, and becomes two shared blocks.
+  assert.equal(prefix2.hitBlocks, 2 * (plain.hitBlocks as number));
+  assert.ok(
+    (prefix2.tokenHitRatio as number) > (plain.tokenHitRatio as number),
+    'prefix-len raises the token hit ratio',
+  );
+  assert.ok(
+    (prefix2.blockHitRatio as number) > (plain.blockHitRatio as number),
+    'prefix-len raises the block hit ratio',
+  );
+  // The prompt-len multiplier scales what no other row shares: the same hits in longer prompts.
+  assert.equal(prompt2.hitTokens, plain.hitTokens);
+  assert.equal(prompt2.hitBlocks, plain.hitBlocks);
+  assert.ok((prompt2.totalTokens as number) > (plain.totalTokens as number), 'prompt-len lengthens prompts');
+  assert.ok((prompt2.tokenHitRatio as number) < (plain.tokenHitRatio as number));
 });
