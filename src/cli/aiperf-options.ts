@@ -236,9 +236,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   synthesis('--synthesis-speedup-ratio', same()),
   synthesis(
     '--synthesis-prefix-len-multiplier',
-    same(
-      'stretches every block `hash_ids` names (AIPerf: only blocks another row of the file also has, which a streamed replay cannot know)',
-    ),
+    same("stretches a row's leading run of shared hash ids (one extra streamed read of the file finds them)"),
   ),
   synthesis(
     '--synthesis-prefix-root-multiplier',
@@ -246,10 +244,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       'each session goes to one copy, chosen from its id (AIPerf: drawn per row), so its turns stay in one',
     ),
   ),
-  synthesis(
-    '--synthesis-prompt-len-multiplier',
-    same('scales the whole prompt (AIPerf: only the part no other row shares)'),
-  ),
+  synthesis('--synthesis-prompt-len-multiplier', same('scales the part of a row past its shared prefix')),
   synthesis('--synthesis-output-len-multiplier', same()),
   synthesis('--synthesis-max-isl', same('dropped rows counted in `input_rows_skipped.over_max_isl`')),
   synthesis('--synthesis-max-osl', same('capped rows counted in `input_rows_skipped.max_osl_capped`')),

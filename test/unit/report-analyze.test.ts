@@ -95,10 +95,14 @@ test('synthesize-trace (Bailian): timestamps ÷ speedup, lengths × multipliers,
   const r = await synthesizeTrace(writeJsonl(BAILIAN), out, {
     datasetType: 'bailian_trace',
     speedupRatio: 4,
+    prefixLenMultiplier: 2,
     promptLenMultiplier: 2,
     outputLenMultiplier: 1.5,
   });
   assert.deepEqual([r.rowsIn, r.rowsOut, r.droppedOverMaxIsl], [3, 3, 0]);
+  // Ids 1, 2, 3 are shared. Chat 1: prefix 1, 2 (its block 3 is partial) → 4 blocks, and its 8 other
+  // tokens → 16 (one block of its own). Chat 3: no prefix, 20 → 40 tokens. Chat 2: prefix 1, 2, 3 →
+  // 6 blocks, its 16 other tokens → 32.
   const rows = readFileSync(out, 'utf8')
     .trim()
     .split('\n')
@@ -122,8 +126,8 @@ test('synthesize-trace (Bailian): timestamps ÷ speedup, lengths × multipliers,
   assert.deepEqual(Object.keys(rows[0]), Object.keys(BAILIAN[0]!), 'same fields, same order');
   const dataset = await getDatasetLoader('bailian_trace').load(out, {});
   assert.equal(dataset.conversations.length, 2);
-  // The follow-up turn still re-uses its parent's whole (now doubled, 80-token) prompt: 5 blocks.
-  assert.equal(idealPrefixHit(dataset).hitBlocks, 5);
+  // The follow-up turn re-uses the stretched prefix it shares with its parent (ids 1, 2): 4 blocks.
+  assert.equal(idealPrefixHit(dataset).hitBlocks, 4);
 });
 
 test('synthesize-trace (Mooncake): max ISL drops rows (checked on the trace value), max OSL caps after scaling', async () => {
