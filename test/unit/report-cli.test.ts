@@ -222,6 +222,8 @@ test('synthesize-trace writes 64-bit hash ids back digit for digit, and keeps th
       out,
       '--synthesis-prompt-len-multiplier',
       '2',
+      '--synthesis-prefix-len-multiplier',
+      '2',
     ]);
     assert.equal(s.code, 0, s.err);
     return prefixOf(out);
