@@ -6,12 +6,17 @@ import { spawn } from 'node:child_process';
 
 const ENTRY = 'test/helpers/cli-entry.ts';
 
-/** Runs `tokenload <args>` and resolves once the process exits. */
+/**
+ * Runs `tokenload <args>` and resolves once the process has exited and closed its output.
+ * @param env the child's whole environment (default: this process's).
+ */
 export function runCliProcess(
   args: string[],
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let stdout = '';
   let stderr = '';
