@@ -9,9 +9,10 @@ import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { waitForModelRule } from './config-server-fields.js';
+import { type SynthesisFieldValues, synthesisRule } from './config-synthesis-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
-export interface RuleInput {
+export interface RuleInput extends SynthesisFieldValues {
   inputFile?: string | undefined;
   customDatasetType?: keyof typeof DATASET_LOADERS | undefined;
   fixedSchedule?: boolean | undefined;
@@ -189,4 +190,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   waitForModelRule,
+  synthesisRule,
 ];
