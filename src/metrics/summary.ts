@@ -4,7 +4,7 @@
  */
 import type { MetricUnit } from '../record/metric-types.js';
 import { RECORD_METRICS } from '../record/record-metrics.js';
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
@@ -59,7 +59,7 @@ export interface SummarizeOptions {
   overheadOf?: OverheadOf;
 }
 
-function collectValues(values: Map<string, number[]>, record: ProcessedRecord): void {
+function collectValues(values: Map<string, number[]>, record: LineRecord): void {
   const metrics = record.metrics;
   // for…in, not Object.entries: no array of pairs per record (this runs once per response).
   for (const tag in metrics) {
@@ -116,7 +116,7 @@ export class SummaryBuilder {
   }
 
   /** Folds in one record. */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     this.count++;
     addToTotals(this.totals, record, this.slos);
     collectValues(this.values, record);
@@ -154,7 +154,7 @@ export class SummaryBuilder {
  * values (list metrics such as inter_chunk_latency are flattened); run-level metrics follow
  * `metrics/defs/counts.ts` and `metrics/defs/throughput.ts`.
  */
-export function summarize(records: Iterable<ProcessedRecord>, opts: SummarizeOptions = {}): Summary {
+export function summarize(records: Iterable<LineRecord>, opts: SummarizeOptions = {}): Summary {
   const builder = new SummaryBuilder(opts);
   for (const record of records) builder.add(record);
   return builder.build();
