@@ -97,7 +97,9 @@ class Fields {
   epochOrNull(key: string): number | null {
     const v = this.obj[key];
     if (v === null) return null;
-    return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : this.fail(key, 'an integer of epoch ns');
+    return Number.isInteger(v) && (v as number) >= 0
+      ? (v as number)
+      : this.fail(key, 'an integer of epoch ns');
   }
 
   str(key: string): string {
