@@ -13,11 +13,15 @@
  * `inputs.json` holds one short body per session: its merge is a byte copy.
  *
  *   node --import tsx bench/merge.ts --records 1000000 --shards 4
+ *
+ * `--keep DIR` generates into DIR and leaves it there; a later run with the same `--keep DIR` merges
+ * the shards already in it (their generation is not timed again).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   createWriteStream,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -33,7 +37,7 @@ import { mergeShards } from '../src/merge/merge-run.js';
 import { processRecord } from '../src/record/process.js';
 import type { ContentChunk, RawRecord } from '../src/record/types.js';
 import { TimeBase } from '../src/timing/clock.js';
-import { arg, flag, machine } from './common.js';
+import { arg, machine } from './common.js';
 
 const records = Number(arg('records', '1000000'));
 const shardCount = Number(arg('shards', '4'));
@@ -194,15 +198,20 @@ async function child(out: string, dirs: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'tokenload-bench-merge-'));
+  const keep = arg('keep', '');
+  const root = keep === '' ? mkdtempSync(join(tmpdir(), 'tokenload-bench-merge-')) : keep;
   try {
-    const time = new TimeBase();
-    const t0 = performance.now();
     const dirs = Array.from({ length: shardCount }, (_, i) => join(root, `shard-${i}`));
-    const perShard = Math.ceil(records / shardCount);
-    await Promise.all(dirs.map((d, i) => writeShard(d, i, perShard, time)));
-    const generateMs = Math.round(performance.now() - t0);
+    let generateMs: number | null = null;
+    if (!existsSync(join(root, `shard-${shardCount - 1}`, 'profile_export_aiperf.json'))) {
+      const time = new TimeBase();
+      const t0 = performance.now();
+      const perShard = Math.ceil(records / shardCount);
+      await Promise.all(dirs.map((d, i) => writeShard(d, i, perShard, time)));
+      generateMs = Math.round(performance.now() - t0);
+    }
     const out = join(root, 'merged');
+    rmSync(out, { recursive: true, force: true });
     const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/merge.ts', '--child', out, ...dirs], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -228,7 +237,7 @@ async function main(): Promise<void> {
       )}\n`,
     );
   } finally {
-    if (!flag('keep')) rmSync(root, { recursive: true, force: true });
+    rmSync(keep === '' ? root : join(root, 'merged'), { recursive: true, force: true });
   }
 }
 

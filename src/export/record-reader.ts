@@ -231,11 +231,15 @@ function metricValue(tag: string, value: unknown): number | number[] {
   if (value === null) return Number.NaN;
   if (typeof value === 'number') return value;
   if (Array.isArray(value)) {
-    return value.map((v, i) => {
-      if (v === null) return Number.NaN;
-      if (typeof v === 'number') return v;
-      throw new RecordLineError(`metrics.${tag}.value[${i}]`, `expected a number, got ${shown(v)}`);
-    });
+    // Checked in place, not copied: a streamed answer's list has one value per chunk gap.
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (typeof v === 'number') continue;
+      if (v !== null)
+        throw new RecordLineError(`metrics.${tag}.value[${i}]`, `expected a number, got ${shown(v)}`);
+      value[i] = Number.NaN;
+    }
+    return value as number[];
   }
   throw new RecordLineError(`metrics.${tag}.value`, `expected a number or a list, got ${shown(value)}`);
 }

@@ -14,7 +14,7 @@ import { ConfigError } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { LineSink } from '../export/line-sink.js';
 import { EpochBase } from '../export/record-reader.js';
-import type { RunStatus } from '../export/summary-json.js';
+import type { RunStatus, SummaryExportContext } from '../export/summary-json.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
 import type { Summary } from '../metrics/summary.js';
@@ -168,6 +168,55 @@ async function inputsFiles(p: Plan): Promise<string[]> {
   return files;
 }
 
+/** What a merge computed: the summary export context, the `shards` section and the line count. */
+interface Merged {
+  ctx: SummaryExportContext & { runStatus: RunStatus };
+  shards: ShardsSection;
+  recordCount: number;
+}
+
+/** The summary of the folded records, its warnings, status and sections. */
+function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>): Merged {
+  const { fold, recordCount, counts } = folded;
+  const shards = shardsSection(p.set, p.folders, counts);
+  const summary = fold.summary.build();
+  const config = p.first.summary.input_config;
+  summary.warnings.push(
+    ...responseWarnings(summary.responses, usageContext(config)),
+    ...clockWarnings(shards),
+  );
+  const ctx = {
+    summary,
+    inputConfig: config,
+    startTime: new Date(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))),
+    endTime: new Date(Math.max(...p.folders.map((f) => Date.parse(f.summary.end_time)))),
+    wasCancelled: p.folders.some((f) => f.summary.was_cancelled),
+    runStatus: mergedStatus(summary, p.gaps, requestUrl(p)),
+    extra: extraSections(p.set, fold, shards, summary),
+  };
+  return { ctx, shards, recordCount };
+}
+
+/**
+ * Writes the merged `profile_export.jsonl` and `inputs.json` (both under temporary names until
+ * both are whole, so a failed merge leaves neither) and summarizes the records. The metric values
+ * are dropped when this returns: the report is built without them in memory.
+ */
+async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
+  const out = p.options.artifactDir;
+  const written = [join(out, RECORDS_FILE_NAME), join(out, INPUTS_FILE_NAME)];
+  let folded: Awaited<ReturnType<typeof foldRecords>>;
+  try {
+    folded = await foldRecords(p);
+    await concatInputs(inputs, temporaryOf(join(out, INPUTS_FILE_NAME)));
+  } catch (err) {
+    for (const file of written) await rm(temporaryOf(file), { force: true });
+    throw err;
+  }
+  for (const file of written) await rename(temporaryOf(file), file);
+  return summarizeFold(p, folded);
+}
+
 /**
  * Merges the shards named by `input` into `input.artifactDir`: `profile_export.jsonl` (every
  * shard's lines, interleaved by `request_end_ns`), `profile_export_aiperf.json`/`.csv` (with a
@@ -184,38 +233,12 @@ export async function mergeShards(input: MergeOptionsInput): Promise<MergeOutcom
   const out = p.options.artifactDir;
   await createArtifactDir(out);
   await clearRunArtifacts(out);
-  const written = [join(out, RECORDS_FILE_NAME), join(out, INPUTS_FILE_NAME)];
-  let folded: Awaited<ReturnType<typeof foldRecords>>;
-  try {
-    folded = await foldRecords(p);
-    await concatInputs(inputs, temporaryOf(join(out, INPUTS_FILE_NAME)));
-  } catch (err) {
-    for (const file of written) await rm(temporaryOf(file), { force: true });
-    throw err;
-  }
-  for (const file of written) await rename(temporaryOf(file), file);
-  const { fold, recordCount, counts } = folded;
-  const shards = shardsSection(p.set, p.folders, counts);
-  const summary = fold.summary.build();
-  const config = p.first.summary.input_config;
-  summary.warnings.push(
-    ...responseWarnings(summary.responses, usageContext(config)),
-    ...clockWarnings(shards),
-  );
-  const status = mergedStatus(summary, p.gaps, requestUrl(p));
-  const ctx = {
-    summary,
-    inputConfig: config,
-    startTime: new Date(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))),
-    endTime: new Date(Math.max(...p.folders.map((f) => Date.parse(f.summary.end_time)))),
-    wasCancelled: p.folders.some((f) => f.summary.was_cancelled),
-    runStatus: status,
-    extra: extraSections(p.set, fold, shards, summary),
-  };
+  const { ctx, shards, recordCount } = await mergeFiles(p, inputs);
   const files = await writeSummaryFiles(out, ctx);
   const text = mergedConsole({ ...ctx, out, files, commandLine: p.options.commandLine, recordCount, shards });
   await writeFile(join(out, EXPORTERS.console.fileName), text);
   const report = await writeReport(out);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
+  const { summary, runStatus: status } = ctx;
   return { summary, status, consoleText: `${text}${reportLine}\n`, artifactDir: out, recordCount, shards };
 }
