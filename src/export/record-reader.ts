@@ -10,6 +10,7 @@
  * A metric value written as `null` (a non-finite number) comes back as NaN.
  */
 import { TokenloadError } from '../errors.js';
+import { FAILURE_CODES } from '../record/failure.js';
 import type { IslSource, OslSource } from '../record/tokens.js';
 import type { ErrorKind, LineError, LineRecord, RecordMetrics, Usage } from '../record/types.js';
 import type { EpochConverter } from './jsonl-writer.js';
@@ -134,18 +135,7 @@ class Fields {
 
 const ISL_SOURCES: readonly IslSource[] = ['server_usage', 'client_prompt'];
 const OSL_SOURCES: readonly OslSource[] = ['server_usage', 'client_tokenizer', 'content_chunks'];
-const ERROR_KINDS: readonly ErrorKind[] = [
-  'http_status',
-  'in_band_error',
-  'timeout',
-  'connection_reset',
-  'stream_incomplete',
-  'no_content',
-  'unreadable_body',
-  'connection_error',
-  'cancelled',
-  'client_error',
-];
+const ERROR_KINDS = Object.keys(FAILURE_CODES) as ErrorKind[];
 
 const keyPatterns = new Map<string, RegExp>();
 

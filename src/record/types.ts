@@ -228,12 +228,6 @@ export type LineRawField =
  * so a summary recomputed from the file, as `tokenload merge` does, is the run's own. `valid` is
  * `raw.error === null`; `notStreamed` follows from `response_streamed` and the run's streaming flag.
  */
-export interface LineRecord {
+export type LineRecord = Omit<ProcessedRecord, 'raw'> & {
   raw: Pick<RawRecord, LineRawField> & { error: LineError | null };
-  metrics: RecordMetrics;
-  valid: boolean;
-  itlPerChunkFallback?: true;
-  notStreamed?: true;
-  islSource?: IslSource;
-  oslSource: OslSource;
-}
+};

@@ -6,7 +6,6 @@
  * refused by name, or marked partial with --allow-partial.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -27,6 +26,7 @@ import { RUN_METRICS } from '../../src/metrics/registry.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
+import { runNode } from '../helpers/run-node.js';
 import { patchShard, splitRunIntoShards } from '../helpers/shard-folders.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
@@ -61,25 +61,8 @@ const linesOf = (file: string): string[] =>
     .split('\n')
     .filter((l) => l !== '');
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'merge', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString('utf8');
-  });
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString('utf8');
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+function cli(args: string[]) {
+  return runNode(['--import', 'tsx', ENTRY, 'merge', ...args]);
 }
 
 function freshDir(name: string): string {

@@ -5,63 +5,41 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type EpochConverter, formatRecordLine } from '../../src/export/jsonl-writer.js';
+import { formatRecordLine } from '../../src/export/jsonl-writer.js';
 import { EpochBase, RecordLineError, readRecordLine } from '../../src/export/record-reader.js';
 import { summarize } from '../../src/metrics/summary.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
+import { SAMPLE_ORIGIN_NS, SAMPLE_TIME, sampleRecord } from '../helpers/sample-record.js';
 
-/** Epoch origin far above 2^53, so a Number on the way would round it. */
-const ORIGIN = 1_700_000_000_000_000_123n;
-const time: EpochConverter = { toEpochNs: (ns) => ORIGIN + BigInt(Math.round(ns)) };
+const ORIGIN = SAMPLE_ORIGIN_NS;
+const time = SAMPLE_TIME;
 
+/** The sample record with usage, cached tokens, the prompt's layout and a server. */
 function record(
   over: Partial<ProcessedRecord['raw']> = {},
   rest: Partial<ProcessedRecord> = {},
 ): ProcessedRecord {
-  return {
-    raw: {
-      conversationId: 'conv-1',
-      turnIndex: 2,
-      sessionNum: 7,
-      xRequestId: 'req-9',
-      xCorrelationId: 'corr-1',
-      model: 'm',
-      requestType: 'text',
-      scheduledNs: 999_000_000,
-      startNs: 1_000_000_000,
-      sentNs: 1_000_400_000,
-      connectionReused: false,
-      connectDurationNs: 300_000,
-      ackNs: 1_020_000_000,
-      responseStreamed: true,
-      chunkCount: 3,
-      streamEndNs: 1_300_000_000,
-      endNs: 1_300_000_001,
-      usage: {
-        prompt_tokens: 12,
-        completion_tokens: 3,
-        total_tokens: 15,
-        prompt_tokens_details: { cached_tokens: 8 },
-      },
-      finishReason: 'length',
-      inputTokens: 10,
-      sentPromptTokens: 10,
-      promptLayout: 'system×1 user×1',
-      requestedOutputTokens: 3,
-      httpStatus: 200,
-      parseErrors: 0,
-      error: null,
-      cancelled: false,
-      serverUrl: 'http://127.0.0.1:8000',
-      ...over,
+  const r = sampleRecord({
+    usage: {
+      prompt_tokens: 12,
+      completion_tokens: 3,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 8 },
     },
+    finishReason: 'length',
+    sentPromptTokens: 10,
+    promptLayout: 'system×1 user×1',
+    serverUrl: 'http://127.0.0.1:8000',
+    ...over,
+  });
+  return {
+    ...r,
     metrics: {
       time_to_first_token: 20.123456789,
       inter_chunk_latency: [1, 2.5, 1e-7],
       usage_cached_tokens: 8,
       ideal_cached_tokens: 16,
     },
-    valid: true,
     islSource: 'client_prompt',
     oslSource: 'server_usage',
     ...rest,
