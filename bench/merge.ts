@@ -1,8 +1,8 @@
 /**
  * `tokenload merge` at scale: writes `--records` (default 1,000,000) generated records across
  * `--shards` (default 4) shard folders in a temporary folder (never commit them), then merges them
- * in a child process and reports its wall time, the report's share of it and its peak RSS
- * (`process.resourceUsage().maxRSS`), beside the sizes written.
+ * in a child process and reports its wall time, the report's share of it, its CPU time and peak RSS
+ * (`process.resourceUsage()`), beside the sizes written and the load average (1 min) around it.
  *
  * The records are made by the product's own record stage (`processRecord`, `formatRecordLine`) from
  * raw records shaped like a streamed Bailian replay: input and output lengths resampled from the
@@ -30,7 +30,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatRecordLine } from '../src/export/jsonl-writer.js';
 import { mergeShards } from '../src/merge/merge-run.js';
@@ -191,9 +191,17 @@ async function child(out: string, dirs: string[]): Promise<void> {
   const outcome = await mergeShards({ shardDirs: dirs, artifactDir: out });
   const totalMs = performance.now() - t0;
   const reportMs = Number(/built in (\d+) ms/.exec(outcome.consoleText)?.[1] ?? Number.NaN);
-  const peakRssMiB = Math.round(process.resourceUsage().maxRSS / 1024);
+  const usage = process.resourceUsage();
+  const peakRssMiB = Math.round(usage.maxRSS / 1024);
+  const cpuS = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1e5) / 10;
   process.stdout.write(
-    JSON.stringify({ records: outcome.recordCount, totalMs: Math.round(totalMs), reportMs, peakRssMiB }),
+    JSON.stringify({
+      records: outcome.recordCount,
+      totalMs: Math.round(totalMs),
+      reportMs,
+      cpuS,
+      peakRssMiB,
+    }),
   );
 }
 
@@ -212,6 +220,7 @@ async function main(): Promise<void> {
     }
     const out = join(root, 'merged');
     rmSync(out, { recursive: true, force: true });
+    const loadBefore = loadavg()[0]?.toFixed(1);
     const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/merge.ts', '--child', out, ...dirs], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -228,6 +237,7 @@ async function main(): Promise<void> {
           machine: machine(),
           method: `${records} generated records in ${shardCount} shard folders (osl-scale ${oslScale}), merged by mergeShards in a child process`,
           generateMs,
+          loadAverage1m: `${loadBefore} → ${loadavg()[0]?.toFixed(1)}`,
           recordsMiB: inputMiB,
           reportMiB: sizeMiB(join(out, 'report.html')),
           merge: JSON.parse(text) as unknown,
