@@ -16,7 +16,7 @@ import type { IdentifiedShard, ShardSet } from './shard-set.js';
 import { mergedLine, type ShardsSection, shardLine } from './shards-section.js';
 
 /** The merged `load` section: the lowest-index shard's, its description prefixed with the shard count. */
-export function loadOf(set: ShardSet): { strategy: string; description: string } | null {
+function loadOf(set: ShardSet): { strategy: string; description: string } | null {
   const first = set.shards.find((s) => s.summary.load !== undefined) as IdentifiedShard | undefined;
   const load = first?.summary.load;
   if (first === undefined || load === undefined) return null;
