@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   E_SIMULATOR: { exitCode: 1, meaning: 'simulator failed' },
   /** A run's artifact folder cannot be read (report, compare). */
   E_ARTIFACTS: { exitCode: 1, meaning: 'artifacts unreadable' },
+  /** Shard folders given to `tokenload merge` do not make one whole run (missing, failed, disagreeing). */
+  E_SHARDS: { exitCode: 1, meaning: 'shards do not make one whole run' },
   /** A file or folder named by an option cannot be written or created (the message names the option). */
   E_OUTPUT: { exitCode: 1, meaning: 'output not writable' },
 } as const satisfies Record<string, { exitCode: number; meaning: string }>;

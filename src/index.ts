@@ -59,6 +59,10 @@ export {
   SUMMARY_CSV_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
 } from './export/index.js';
+export { EpochBase, RecordLineError, readRecordLine } from './export/record-reader.js';
+export { type MergeOutcome, mergeShards } from './merge/merge-run.js';
+export { type MergeOptions, type MergeOptionsInput, MergeOptionsSchema } from './merge/options.js';
+export { ShardSetError } from './merge/shard-set.js';
 export {
   computeStats,
   GoodputParseError,
@@ -82,6 +86,7 @@ export {
 export { FAILURE_CODES } from './record/failure.js';
 export type {
   ErrorKind,
+  LineRecord,
   ProcessedRecord,
   RawRecord,
   RecordError,

@@ -8,6 +8,7 @@ import { packageVersion } from '../util/package-root.js';
 import { registerAnalyzeCommands } from './analyze-action.js';
 import { registerCalibrateCommand } from './calibrate-action.js';
 import { exitCodeFor } from './cli-io.js';
+import { registerMergeCommand } from './merge-action.js';
 import { registerProbeCommand } from './probe-action.js';
 import { registerProfileCommand } from './profile-action.js';
 import { mapProfileArgs } from './profile-command.js';
@@ -36,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
   registerProbeCommand(program, setExit);
+  registerMergeCommand(program, setExit, argv.slice(2));
   try {
     // AIPerf's option names are mapped (or refused, with the reason) before commander sees them.
     const args =

@@ -4,7 +4,8 @@
  * integers; metric values are in display units.
  */
 import { metricByTag } from '../metrics/registry.js';
-import type { ProcessedRecord } from '../record/types.js';
+import type { IslSource, OslSource } from '../record/tokens.js';
+import type { LineRecord, Usage } from '../record/types.js';
 import type { TimeBase } from '../timing/clock.js';
 import { LineSink } from './line-sink.js';
 
@@ -37,6 +38,24 @@ export interface RecordLineMetadata {
    */
   response_streamed: boolean | null;
   was_cancelled: boolean;
+  /** The answer's last `finish_reason`; null when none came (tokenload's, as the rest below). */
+  finish_reason: string | null;
+  /** `max_tokens` (or `max_completion_tokens`) sent; null when none was. */
+  requested_output_tokens: number | null;
+  /** Prompt tokens tokenload built for the turn (templated with `--apply-chat-template`); null when unknown. */
+  input_tokens: number | null;
+  /** Client count of every message sent, history included (compared with `usage.prompt_tokens`); null when unknown. */
+  sent_prompt_tokens: number | null;
+  /** Roles of the messages sent with their counts (`user×2 assistant×1`); null for a verbatim payload. */
+  prompt_layout: string | null;
+  /** Where `input_sequence_length` came from: `server_usage` or `client_prompt`; null when ISL is unknown. */
+  isl_source: IslSource | null;
+  /** Where `output_sequence_length` came from: `server_usage`, `client_tokenizer` or `content_chunks`. */
+  osl_source: OslSource;
+  /** True when `--per-chunk-usage` was on but this ITL divided by OSL − 1. */
+  itl_per_chunk_fallback: boolean;
+  /** The server's last `usage` object, as it sent it; null when it sent none. */
+  usage: Usage | null;
 }
 
 /** The part of {@link TimeBase} the writer needs: monotonic ns → epoch ns. */
@@ -49,7 +68,7 @@ export interface RecordLine {
   error: { code: number; type: string; message: string; kind: string; retry_after?: string } | null;
 }
 
-function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMetadata {
+function metadataOf(record: LineRecord, time: EpochConverter): RecordLineMetadata {
   const raw = record.raw;
   return {
     session_num: raw.sessionNum,
@@ -68,10 +87,19 @@ function metadataOf(record: ProcessedRecord, time: EpochConverter): RecordLineMe
     request_end_ns: time.toEpochNs(raw.endNs),
     response_streamed: raw.responseStreamed,
     was_cancelled: raw.cancelled,
+    finish_reason: raw.finishReason,
+    requested_output_tokens: raw.requestedOutputTokens,
+    input_tokens: raw.inputTokens,
+    sent_prompt_tokens: raw.sentPromptTokens ?? null,
+    prompt_layout: raw.promptLayout ?? null,
+    isl_source: record.islSource ?? null,
+    osl_source: record.oslSource,
+    itl_per_chunk_fallback: record.itlPerChunkFallback === true,
+    usage: raw.usage,
   };
 }
 
-function metricsOf(record: ProcessedRecord): RecordLine['metrics'] {
+function metricsOf(record: LineRecord): RecordLine['metrics'] {
   const metrics: RecordLine['metrics'] = {};
   for (const tag in record.metrics) {
     const value = record.metrics[tag] as number | number[];
@@ -80,7 +108,7 @@ function metricsOf(record: ProcessedRecord): RecordLine['metrics'] {
   return metrics;
 }
 
-function errorOf(record: ProcessedRecord): RecordLine['error'] {
+function errorOf(record: LineRecord): RecordLine['error'] {
   const e = record.raw.error;
   if (e === null) return null;
   const base = { code: e.code, type: e.type, message: e.message, kind: e.kind };
@@ -88,7 +116,7 @@ function errorOf(record: ProcessedRecord): RecordLine['error'] {
 }
 
 /** The {@link RecordLine} of a processed record. */
-export function toRecordLine(record: ProcessedRecord, time: EpochConverter): RecordLine {
+export function toRecordLine(record: LineRecord, time: EpochConverter): RecordLine {
   return { metadata: metadataOf(record, time), metrics: metricsOf(record), error: errorOf(record) };
 }
 
@@ -98,7 +126,7 @@ function nsText(value: bigint | null): string {
 }
 
 /** `"metadata":{…}` text; key order matches {@link RecordLineMetadata}. */
-function metadataText(record: ProcessedRecord, time: EpochConverter): string {
+function metadataText(record: LineRecord, time: EpochConverter): string {
   const raw = record.raw;
   const scheduled = raw.scheduledNs === null ? null : time.toEpochNs(raw.scheduledNs);
   const ack = raw.ackNs === null ? null : time.toEpochNs(raw.ackNs);
@@ -112,7 +140,12 @@ function metadataText(record: ProcessedRecord, time: EpochConverter): string {
     `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_sent_ns":${nsText(sent)}` +
     `,"connection_reused":${raw.connectionReused},"request_ack_ns":${nsText(ack)}` +
     `,"request_end_ns":${nsText(time.toEpochNs(raw.endNs))},"response_streamed":${raw.responseStreamed}` +
-    `,"was_cancelled":${raw.cancelled}}`
+    `,"was_cancelled":${raw.cancelled},"finish_reason":${JSON.stringify(raw.finishReason)}` +
+    `,"requested_output_tokens":${JSON.stringify(raw.requestedOutputTokens)}` +
+    `,"input_tokens":${JSON.stringify(raw.inputTokens)},"sent_prompt_tokens":${JSON.stringify(raw.sentPromptTokens ?? null)}` +
+    `,"prompt_layout":${JSON.stringify(raw.promptLayout ?? null)},"isl_source":${JSON.stringify(record.islSource ?? null)}` +
+    `,"osl_source":${JSON.stringify(record.oslSource)},"itl_per_chunk_fallback":${record.itlPerChunkFallback === true}` +
+    `,"usage":${JSON.stringify(raw.usage)}}`
   );
 }
 
@@ -129,7 +162,7 @@ function partsOf(tag: string): readonly [string, string] {
 }
 
 /** `{"tag":{"value":…,"unit":…},…}` text; same bytes as `JSON.stringify(metricsOf(record))`. */
-function metricsText(record: ProcessedRecord): string {
+function metricsText(record: LineRecord): string {
   let text = '';
   for (const tag in record.metrics) {
     const value = record.metrics[tag] as number | number[];
@@ -148,7 +181,7 @@ function metricsText(record: ProcessedRecord): string {
  * `JSON.stringify(toRecordLine(record, time))` with bigints written as bare integers (the tests check
  * it against `stringifyWithBigInt`, test/helpers/json-bigint.ts).
  */
-export function formatRecordLine(record: ProcessedRecord, time: EpochConverter): string {
+export function formatRecordLine(record: LineRecord, time: EpochConverter): string {
   return `{"metadata":${metadataText(record, time)},"metrics":${metricsText(record)},"error":${JSON.stringify(errorOf(record))}}\n`;
 }
 
@@ -173,7 +206,7 @@ export class RecordWriter {
   }
 
   /** Appends one record. @throws the file's write error. */
-  write(record: ProcessedRecord): Promise<void> {
+  write(record: LineRecord): Promise<void> {
     return this.sink.write(formatRecordLine(record, this.time));
   }
 

@@ -18,9 +18,10 @@ export interface RunStatus {
   /**
    * `completed`: the run ran to its end and at least one request succeeded; `failed`: no request
    * succeeded, or the run stopped on an error (a bad trace row, a tokenizer, a crash); `interrupted`:
-   * Ctrl-C or SIGTERM stopped it.
+   * Ctrl-C or SIGTERM stopped it; `partial`: `tokenload merge --allow-partial` of shards with some
+   * missing or unfinished (the reason names them).
    */
-  status: 'completed' | 'failed' | 'interrupted';
+  status: 'completed' | 'failed' | 'interrupted' | 'partial';
   /** Why it failed or stopped, one line; null for a completed run. */
   reason: string | null;
   /** The exit code `tokenload profile` gives for this run. */

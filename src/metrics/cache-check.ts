@@ -11,7 +11,7 @@
  * {@link CACHE_WARN_MIN_REQUESTS} requests, and at least {@link CACHE_WARN_SHARE_PCT} % of those
  * compared, are over it.
  */
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 
 /** Slack of the over-report rule: at least this many tokens… */
 export const CACHE_SLACK_MIN_TOKENS = 16;
@@ -50,7 +50,7 @@ function ratio(part: number, whole: number): number | null {
   return whole > 0 ? part / whole : null;
 }
 
-function metric(record: ProcessedRecord, tag: string): number | undefined {
+function metric(record: LineRecord, tag: string): number | undefined {
   const v = record.metrics[tag];
   return typeof v === 'number' ? v : undefined;
 }
@@ -71,7 +71,7 @@ export class CacheCheck {
   };
 
   /** Folds in one record (successful ones with `ideal_cached_tokens`; others are skipped). */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     const ideal = metric(record, 'ideal_cached_tokens');
     const client = record.raw.inputTokens;
     if (!record.valid || ideal === undefined || client === null) return;

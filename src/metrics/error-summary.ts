@@ -1,7 +1,7 @@
 /**
  * Error summary: failed records grouped by (code, type), like AIPerf's `error_summary`.
  */
-import type { RecordError } from '../record/types.js';
+import type { LineError } from '../record/types.js';
 
 /** One group of identical failures, with the first message seen as the example. */
 export interface ErrorSummaryEntry {
@@ -16,7 +16,7 @@ export class ErrorSummaryBuilder {
   private readonly groups = new Map<string, ErrorSummaryEntry>();
 
   /** Counts one failure. */
-  add(error: RecordError): void {
+  add(error: LineError): void {
     const key = `${error.code}\u0000${error.type}`;
     const entry = this.groups.get(key);
     if (entry === undefined) {

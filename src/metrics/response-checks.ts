@@ -5,7 +5,7 @@
  * summary's `responses` section and its warnings, so a run never shows a number a response could not
  * give without saying so.
  */
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 
 /** The summary's `responses` section. Every count is a number of successful requests. */
 export interface ResponsesSection {
@@ -38,7 +38,7 @@ export class ResponseChecks {
   };
 
   /** Folds in one record; failed ones are not counted. */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     if (!record.valid) return;
     const c = this.counts;
     c.successful++;

@@ -6,7 +6,7 @@
  * of numbers (TTFT, request latency, ITL), never the records.
  */
 import type { MetricUnit } from '../record/metric-types.js';
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { metricByTag } from './registry.js';
 import { tailStats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
@@ -80,7 +80,7 @@ export class ServerSplit {
   }
 
   /** Folds in one record; a record without a known server is not counted here. */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     const url = record.raw.serverUrl;
     const tally = url === undefined ? undefined : this.tallies.get(url);
     if (tally === undefined) return;

@@ -6,7 +6,7 @@
  * requests scheduled (or, without a schedule, begun) in the first {@link START_UP_WINDOW_S} s of
  * the profiling phase, and for all later ones.
  */
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { type TailStats, tailStats } from './stats.js';
 
 /** Length of the start-up window, s. */
@@ -37,7 +37,7 @@ export class StartUpSplit {
   constructor(private readonly fromNs: number) {}
 
   /** Adds one record to its part (by scheduled time, else start time). */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     const at = record.raw.scheduledNs ?? record.raw.startNs;
     const part = at - this.fromNs < START_UP_WINDOW_S * 1e9 ? this.parts[0] : this.parts[1];
     part.add(record);
@@ -59,7 +59,7 @@ class PartValues {
   requests = 0;
   private readonly values = TAGS.map(() => [] as number[]);
 
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     this.requests++;
     for (let i = 0; i < TAGS.length; i++) {
       const value = record.metrics[TAGS[i] as string];

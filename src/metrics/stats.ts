@@ -80,7 +80,11 @@ function meanAndStd(values: Float64Array): { avg: number; std: number } {
  */
 export function computeStats(values: Float64Array): Stats | undefined {
   if (values.length === 0) return undefined;
-  const sorted = Float64Array.from(values).sort();
+  return statsOfSorted(Float64Array.from(values).sort());
+}
+
+/** {@link computeStats} of values already sorted ascending (`Float64Array.prototype.sort`); non-empty. */
+export function statsOfSorted(sorted: Float64Array): Stats {
   const { avg, std } = meanAndStd(sorted);
   const pct = (q: number): number => percentileSorted(sorted, q);
   return {
@@ -97,6 +101,6 @@ export function computeStats(values: Float64Array): Stats | undefined {
     p95: pct(95),
     p99: pct(99),
     std,
-    count: values.length,
+    count: sorted.length,
   };
 }

@@ -4,16 +4,17 @@
  */
 import type { MetricUnit } from '../record/metric-types.js';
 import { RECORD_METRICS } from '../record/record-metrics.js';
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { ResponseChecks, type ResponsesSection } from './response-checks.js';
-import { computeStats, type Stats } from './stats.js';
+import { type Stats, statsOfSorted } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
 import { type OverheadOf, UsageCheck, type UsageCheckSummary, usageWarnings } from './usage-check.js';
+import { ValueStore } from './value-store.js';
 import { runWarnings } from './warnings.js';
 
 /** Statistics of a per-record metric, in its display unit. */
@@ -59,27 +60,28 @@ export interface SummarizeOptions {
   overheadOf?: OverheadOf;
 }
 
-function collectValues(values: Map<string, number[]>, record: ProcessedRecord): void {
+function collectValues(values: Map<string, ValueStore>, record: LineRecord): void {
   const metrics = record.metrics;
   // for…in, not Object.entries: no array of pairs per record (this runs once per response).
   for (const tag in metrics) {
     const value = metrics[tag] as number | number[];
-    let list = values.get(tag);
-    if (list === undefined) {
-      list = [];
-      values.set(tag, list);
+    let store = values.get(tag);
+    if (store === undefined) {
+      store = new ValueStore();
+      values.set(tag, store);
     }
-    if (typeof value === 'number') list.push(value);
-    else for (let i = 0; i < value.length; i++) list.push(value[i] as number);
+    if (typeof value === 'number') store.push(value);
+    else for (let i = 0; i < value.length; i++) store.push(value[i] as number);
   }
 }
 
-function recordSummaries(values: Map<string, number[]>): Partial<Record<MetricTag, MetricSummary>> {
+function recordSummaries(values: Map<string, ValueStore>): Partial<Record<MetricTag, MetricSummary>> {
   const out: Partial<Record<MetricTag, MetricSummary>> = {};
   for (const def of RECORD_METRICS) {
-    const list = values.get(def.tag);
-    const stats = list === undefined ? undefined : computeStats(Float64Array.from(list));
-    if (stats !== undefined) out[def.tag as MetricTag] = { unit: def.unit, ...stats };
+    const store = values.get(def.tag);
+    // One sorted copy of one metric at a time: the build's memory on top of the values themselves.
+    if (store !== undefined && store.length > 0)
+      out[def.tag as MetricTag] = { unit: def.unit, ...statsOfSorted(store.sorted()) };
   }
   return out;
 }
@@ -101,7 +103,8 @@ function runSummaries(totals: RunTotals): Partial<Record<MetricTag, MetricSummar
 export class SummaryBuilder {
   private readonly slos: readonly Slo[] | null;
   private readonly totals: RunTotals;
-  private readonly values = new Map<string, number[]>();
+  /** Every value of every per-record metric (list metrics flattened), for exact statistics. */
+  private readonly values = new Map<string, ValueStore>();
   private readonly errors = new ErrorSummaryBuilder();
   private readonly usage: UsageCheck;
   private readonly cache = new CacheCheck();
@@ -116,7 +119,7 @@ export class SummaryBuilder {
   }
 
   /** Folds in one record. */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     this.count++;
     addToTotals(this.totals, record, this.slos);
     collectValues(this.values, record);
@@ -126,9 +129,9 @@ export class SummaryBuilder {
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
-  /** The values of one per-record metric collected so far (e.g. `schedule_lag`, ms); empty when none. */
+  /** A copy of the values of one per-record metric collected so far (e.g. `schedule_lag`, ms); empty when none. */
   valuesOf(tag: MetricTag): readonly number[] {
-    return this.values.get(tag) ?? [];
+    return this.values.get(tag)?.toArray() ?? [];
   }
 
   /** The summary of the records added so far. */
@@ -154,7 +157,7 @@ export class SummaryBuilder {
  * values (list metrics such as inter_chunk_latency are flattened); run-level metrics follow
  * `metrics/defs/counts.ts` and `metrics/defs/throughput.ts`.
  */
-export function summarize(records: Iterable<ProcessedRecord>, opts: SummarizeOptions = {}): Summary {
+export function summarize(records: Iterable<LineRecord>, opts: SummarizeOptions = {}): Summary {
   const builder = new SummaryBuilder(opts);
   for (const record of records) builder.add(record);
   return builder.build();

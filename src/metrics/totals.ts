@@ -1,7 +1,7 @@
 /**
  * Folds processed records into the {@link RunTotals} the aggregate and derived metrics need.
  */
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { meetsSlos, type Slo } from './goodput.js';
 import type { RunTotals } from './types.js';
 
@@ -36,12 +36,12 @@ function num(value: number | number[] | undefined): number | undefined {
 }
 
 /** Response timestamp of a record (monotonic ns): start + request latency, else its end. */
-export function responseNs(record: ProcessedRecord): number {
+export function responseNs(record: LineRecord): number {
   const latencyMs = num(record.metrics.request_latency);
   return latencyMs === undefined ? record.raw.endNs : record.raw.startNs + latencyMs * 1e6;
 }
 
-function addWindow(t: RunTotals, record: ProcessedRecord): void {
+function addWindow(t: RunTotals, record: LineRecord): void {
   const end = responseNs(record);
   t.minStartNs = t.minStartNs === null ? record.raw.startNs : Math.min(t.minStartNs, record.raw.startNs);
   t.maxResponseNs = t.maxResponseNs === null ? end : Math.max(t.maxResponseNs, end);
@@ -52,7 +52,7 @@ function addWindow(t: RunTotals, record: ProcessedRecord): void {
  * server's own count (max tokens ignored). Longer by a client count (tokenizer re-count of the text,
  * or content chunks) is no evidence: re-tokenizing text does not give back the server's tokens.
  */
-function addOslMismatch(t: RunTotals, record: ProcessedRecord, osl: number | undefined): void {
+function addOslMismatch(t: RunTotals, record: LineRecord, osl: number | undefined): void {
   const requested = record.raw.requestedOutputTokens;
   if (osl === undefined || requested === null || requested <= 0 || !isOslMismatch(osl, requested)) return;
   if (osl < requested) t.oslShortCount++;
@@ -61,7 +61,7 @@ function addOslMismatch(t: RunTotals, record: ProcessedRecord, osl: number | und
   t.oslMismatchCount++;
 }
 
-function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
+function addValid(t: RunTotals, record: LineRecord, slos: readonly Slo[] | null): void {
   const m = record.metrics;
   t.validCount++;
   t.totalIsl += num(m.input_sequence_length) ?? 0;
@@ -84,7 +84,7 @@ function addValid(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | 
  * Adds one record to `t` in place. Token sums, goodput and the benchmark window use valid records
  * (AIPerf: the window is min request start → max response of the records that have a latency).
  */
-export function addToTotals(t: RunTotals, record: ProcessedRecord, slos: readonly Slo[] | null): void {
+export function addToTotals(t: RunTotals, record: LineRecord, slos: readonly Slo[] | null): void {
   if (record.valid) {
     addWindow(t, record);
     addValid(t, record, slos);

@@ -19,7 +19,7 @@
  * template: what is learned is the prompt's own extra tokens (a BOS token, the blank lines that join
  * a multi-turn history into one prompt), and the wording says so ({@link UsageCheckSummary.overhead_of}).
  */
-import type { ProcessedRecord } from '../record/types.js';
+import type { LineRecord } from '../record/types.js';
 import { percentileSorted } from './stats.js';
 
 /** A request is discrepant when it is off its layout's overhead by more than this % of its prompt… */
@@ -133,7 +133,7 @@ export class UsageCheck {
   constructor(private readonly overheadOf: OverheadOf = 'chat_template') {}
 
   /** Folds in one record (successful ones with both counts and a layout; others are skipped). */
-  add(record: ProcessedRecord): void {
+  add(record: LineRecord): void {
     const { raw } = record;
     const server = raw.usage?.prompt_tokens;
     const client = raw.sentPromptTokens;

@@ -193,3 +193,41 @@ export interface ProcessedRecord {
   /** Where the record's OSL came from (record/tokens.ts). */
   oslSource: OslSource;
 }
+
+/** A failure as `profile_export.jsonl` carries it: all of {@link RecordError} but the monotonic `failedAtNs`. */
+export type LineError = Omit<RecordError, 'failedAtNs'>;
+
+/** The {@link RawRecord} fields one `profile_export.jsonl` line carries. */
+export type LineRawField =
+  | 'sessionNum'
+  | 'conversationId'
+  | 'turnIndex'
+  | 'xRequestId'
+  | 'xCorrelationId'
+  | 'serverUrl'
+  | 'requestType'
+  | 'scheduledNs'
+  | 'startNs'
+  | 'sentNs'
+  | 'connectionReused'
+  | 'ackNs'
+  | 'endNs'
+  | 'responseStreamed'
+  | 'cancelled'
+  | 'finishReason'
+  | 'requestedOutputTokens'
+  | 'inputTokens'
+  | 'sentPromptTokens'
+  | 'promptLayout'
+  | 'usage';
+
+/**
+ * A processed record as one `profile_export.jsonl` line carries it: export/jsonl-writer.ts writes
+ * it and export/record-reader.ts reads it back exactly (its `*Ns` times on a base of the reader's).
+ * It is everything the run summary reads (src/metrics takes this type, not {@link ProcessedRecord}),
+ * so a summary recomputed from the file, as `tokenload merge` does, is the run's own. `valid` is
+ * `raw.error === null`; `notStreamed` follows from `response_streamed` and the run's streaming flag.
+ */
+export type LineRecord = Omit<ProcessedRecord, 'raw'> & {
+  raw: Pick<RawRecord, LineRawField> & { error: LineError | null };
+};

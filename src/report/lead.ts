@@ -22,6 +22,8 @@ function statusLine(runStatus: RunSummary['runStatus']): LeadLine | null {
   if (runStatus === null || runStatus.status === 'completed') return null;
   if (runStatus.status === 'failed')
     return { text: `Run failed: ${runStatus.reason ?? 'no reason recorded'}`, tone: 'bad' };
+  if (runStatus.status === 'partial')
+    return { text: `Partial run: ${runStatus.reason ?? 'no reason recorded'}`, tone: 'warn' };
   return { text: 'Interrupted: the summary covers the requests measured before the stop', tone: 'warn' };
 }
 

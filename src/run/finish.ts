@@ -161,7 +161,9 @@ function pacingOf(load: StrategyReport): PacingReport | null {
  * and completions ask with `stream_options.include_usage`, TGI with `parameters.details`; the others
  * (non-streamed OpenAI answers, the Responses API) carry it unasked.
  */
-function usageContext(config: ProfileConfig): ResponseWarningContext {
+export function usageContext(
+  config: Pick<ProfileConfig, 'endpointType' | 'streaming' | 'useServerTokenCount'>,
+): ResponseWarningContext {
   const type = config.endpointType;
   let asked: string | null = null;
   if (type === 'huggingface_generate') asked = 'parameters.details';

@@ -5,9 +5,9 @@
  * figure is judged (a shared machine makes any threshold flaky).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { after, test } from 'node:test';
+import { runNode } from '../helpers/run-node.js';
 
 const BOUND_MS = 120_000;
 const dirs: string[] = [];
@@ -16,26 +16,10 @@ after(() => {
 });
 
 /** Runs the benchmark and returns its JSON output. @throws when it exits non-zero. */
-function bench(args: string[]): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/side-by-side.ts', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString('utf8');
-  });
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString('utf8');
-  });
-  const bound = setTimeout(() => child.kill('SIGKILL'), BOUND_MS);
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => {
-      clearTimeout(bound);
-      if (code !== 0) reject(new Error(`bench exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout) as Record<string, unknown>);
-    }),
-  );
+async function bench(args: string[]): Promise<Record<string, unknown>> {
+  const r = await runNode(['--import', 'tsx', 'bench/side-by-side.ts', ...args], BOUND_MS);
+  if (r.code !== 0) throw new Error(`bench exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
 const tiny = [

@@ -5,57 +5,16 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { OutputError } from '../../src/errors.js';
 import { InputsWriter } from '../../src/export/inputs-json.js';
-import {
-  type EpochConverter,
-  formatRecordLine,
-  RecordWriter,
-  toRecordLine,
-} from '../../src/export/jsonl-writer.js';
-import type { ProcessedRecord } from '../../src/record/types.js';
+import { formatRecordLine, RecordWriter, toRecordLine } from '../../src/export/jsonl-writer.js';
 import { stringifyWithBigInt } from '../helpers/json-bigint.js';
+import { SAMPLE_ORIGIN_NS, SAMPLE_TIME, sampleRecord } from '../helpers/sample-record.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-export-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Epoch origin far above 2^53 (9,007,199,254,740,992) so Number would round it. */
-const ORIGIN = 1_700_000_000_000_000_123n;
-const time: EpochConverter = { toEpochNs: (ns) => ORIGIN + BigInt(Math.round(ns)) };
-
-function record(over: Partial<ProcessedRecord['raw']> = {}): ProcessedRecord {
-  return {
-    raw: {
-      conversationId: 'conv-1',
-      turnIndex: 2,
-      sessionNum: 7,
-      xRequestId: 'req-9',
-      xCorrelationId: 'corr-1',
-      model: 'm',
-      requestType: 'text',
-      scheduledNs: 999_000_000,
-      startNs: 1_000_000_000,
-      sentNs: 1_000_400_000,
-      connectionReused: false,
-      connectDurationNs: 300_000,
-      ackNs: 1_020_000_000,
-      responseStreamed: true,
-      chunkCount: 3,
-      streamEndNs: 1_300_000_000,
-      endNs: 1_300_000_001,
-      usage: null,
-      finishReason: 'stop',
-      inputTokens: 10,
-      requestedOutputTokens: 3,
-      httpStatus: 200,
-      parseErrors: 0,
-      error: null,
-      cancelled: false,
-      ...over,
-    },
-    metrics: { time_to_first_token: 20, inter_chunk_latency: [1, 2] },
-    valid: true,
-    oslSource: 'client_tokenizer',
-  };
-}
+const ORIGIN = SAMPLE_ORIGIN_NS;
+const time = SAMPLE_TIME;
+const record = sampleRecord;
 
 test('JSONL line: metadata, epoch ns as exact JSON integers, metrics with units, null error', () => {
   const text = formatRecordLine(record(), time);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GoodputParseError, meetsSlos, parseGoodput } from '../../src/metrics/goodput.js';
 import { METRICS } from '../../src/metrics/registry.js';
-import { isStatsSummary, type MetricSummary, summarize } from '../../src/metrics/summary.js';
+import { computeStats } from '../../src/metrics/stats.js';
+import { isStatsSummary, type MetricSummary, SummaryBuilder, summarize } from '../../src/metrics/summary.js';
 import { processRecord } from '../../src/record/process.js';
 import type { ProcessedRecord, RawRecord } from '../../src/record/types.js';
 
@@ -100,6 +101,27 @@ test('per-record stats over valid records; list metrics flattened', () => {
   assert.ok(icl !== undefined && isStatsSummary(icl));
   assert.equal(icl.count, 4); // [100] + [50, 50, 50]
   assert.equal(icl.avg, 62.5); // 250/4
+});
+
+test('values kept past many store chunks: stats over all of them, values in the order added', () => {
+  // 2,997 chunk gaps cross the value store's chunk boundaries (256, 768, 1,792 values) several times.
+  const records = [0, 1, 2].map((k) =>
+    ok(
+      k * 10,
+      Array.from({ length: 1000 }, (_, i) => 100 + i * (1 + k) + (i % 7) * 0.1),
+      8,
+      1000,
+    ),
+  );
+  const gaps = records.flatMap((r) => r.metrics.inter_chunk_latency as number[]);
+  assert.equal(gaps.length, 2997);
+  const builder = new SummaryBuilder();
+  for (const r of records) builder.add(r);
+  assert.deepEqual(builder.build().metrics.inter_chunk_latency, {
+    unit: 'ms',
+    ...computeStats(Float64Array.from(gaps)),
+  });
+  assert.deepEqual(builder.valuesOf('inter_chunk_latency'), gaps);
 });
 
 test('goodput: all SLOs must hold, fraction counts errors in the denominator', () => {

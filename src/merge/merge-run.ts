@@ -1,0 +1,244 @@
+/**
+ * `tokenload merge`: the shards of one sharded run made into one run's artifacts. Every metric is
+ * recomputed from the shards' per-request records with the code a single run uses (the records are
+ * read back exactly by export/record-reader.ts and folded by metrics/summary.ts): percentiles over
+ * the raw values of every shard, the benchmark window from the first request start to the last
+ * response of any shard, throughputs and goodput over it, the error summary, the usage and cache
+ * checks. Nothing is written unless the shards make a whole run or `--allow-partial` is given.
+ */
+import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ENDPOINTS } from '../endpoint/registry.js';
+import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import { ConfigError } from '../errors.js';
+import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import { LineSink } from '../export/line-sink.js';
+import { EpochBase } from '../export/record-reader.js';
+import type { RunStatus, SummaryExportContext } from '../export/summary-json.js';
+import { parseGoodput } from '../metrics/goodput.js';
+import { responseWarnings } from '../metrics/response-checks.js';
+import type { Summary } from '../metrics/summary.js';
+import { writeReport } from '../report/html.js';
+import { RunLoadError } from '../report/types.js';
+import { clearRunArtifacts, createArtifactDir } from '../run/artifacts.js';
+import { usageContext } from '../run/finish.js';
+import { requestUrlOf } from '../run/servers.js';
+import { parseOptions } from '../util/option-meta.js';
+import { concatInputs } from './inputs-concat.js';
+import { extraSections, mergedConsole } from './merge-console.js';
+import { type MergeOptions, type MergeOptionsInput, MergeOptionsSchema } from './options.js';
+import { RecordFold, type SourceCounts } from './record-fold.js';
+import { mergeRecordFiles } from './record-stream.js';
+import { readShardFolder, type ShardFolder } from './shard-folder.js';
+import { checkShardSet, gapsOf, type IdentifiedShard, type ShardSet, ShardSetError } from './shard-set.js';
+import { clockWarnings, mergedStatus, type ShardsSection, shardsSection } from './shards-section.js';
+
+/** What a merge returns to the CLI. */
+export interface MergeOutcome {
+  summary: Summary;
+  /** The merged `run_status`, with the exit code the CLI gives. */
+  status: RunStatus;
+  /** The console report (also saved as `profile_export_console.txt`), with the report's line. */
+  consoleText: string;
+  artifactDir: string;
+  /** Record lines merged. */
+  recordCount: number;
+  shards: ShardsSection;
+}
+
+/** The shards read and checked. */
+interface Plan {
+  options: MergeOptions;
+  set: ShardSet;
+  /** The set's shards by index, then the runs that failed before writing a shard section. */
+  folders: ShardFolder[];
+  /** Why the set is not whole; empty when it is. */
+  gaps: string[];
+  /** The first shard (lowest index): its `input_config` is the merged run's. */
+  first: IdentifiedShard;
+}
+
+/**
+ * Reads and checks every folder; refuses a set with gaps unless `allowPartial`.
+ * @throws see {@link mergeShards}.
+ */
+async function plan(input: MergeOptionsInput): Promise<Plan> {
+  const options = parseOptions(MergeOptionsSchema, input, (m, o) => new ConfigError(m, o));
+  const read: ShardFolder[] = [];
+  for (const dir of options.shardDirs) read.push(await readShardFolder(dir));
+  const set = checkShardSet(read);
+  const gaps = gapsOf(set);
+  if (gaps.length > 0 && !options.allowPartial)
+    throw new ShardSetError(
+      `merge refused, nothing written: ${gaps.join('; ')} (--allow-partial merges the shards given and marks the result partial)`,
+    );
+  const out = resolve(options.artifactDir);
+  const shardDir = options.shardDirs.find((d) => resolve(d) === out);
+  if (shardDir !== undefined)
+    throw new ConfigError(
+      `--artifact-dir ${options.artifactDir} is shard folder ${shardDir}; merge into a folder of its own`,
+      '--artifact-dir',
+    );
+  const folders = [...set.shards, ...set.unidentified];
+  return { options, set, folders, gaps, first: set.shards[0] as IdentifiedShard };
+}
+
+/** Epoch ns the load began: the shards' common `--start-at`, else the earliest shard's start time. */
+function startEpochNs(p: Plan): bigint {
+  const at = p.first.shard.start_at_ms;
+  if (at !== null) return BigInt(Math.round(at)) * 1_000_000n;
+  return BigInt(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))) * 1_000_000n;
+}
+
+/** The fold of a plan: its options from the first shard's `input_config` (checkShardSet made them agree). */
+function foldOf(p: Plan, sources: number): RecordFold {
+  const c = p.first.summary.input_config;
+  return new RecordFold({
+    slos: c.goodput === undefined ? [] : parseGoodput(c.goodput),
+    overheadOf: ENDPOINTS[c.endpointType].chatTemplated ? 'chat_template' : 'prompt_joiners',
+    // The records' time base is the start itself.
+    startNs: 0,
+    urls: [...new Set(p.set.shards.flatMap((s) => s.summary.input_config.url))],
+    sources,
+  });
+}
+
+/** Where `file` is written until every record and input is: a failed merge leaves neither file. */
+function temporaryOf(file: string): string {
+  return `${file}.merging`;
+}
+
+/**
+ * Folds every record line and writes them to the temporary `profile_export.jsonl` of the output.
+ * @returns the fold, the line count and each folder's counts (in `p.folders` order).
+ */
+async function foldRecords(p: Plan) {
+  const withRecords = p.folders.filter((f) => f.recordsFile !== null);
+  const fold = foldOf(p, withRecords.length);
+  const sources = withRecords.map((f) => ({
+    file: f.recordsFile as string,
+    streaming: f.summary.input_config.streaming,
+  }));
+  const sink = new LineSink(temporaryOf(join(p.options.artifactDir, RECORDS_FILE_NAME)));
+  let recordCount = 0;
+  try {
+    for await (const line of mergeRecordFiles(sources, new EpochBase(startEpochNs(p)))) {
+      fold.add(line);
+      await sink.write(`${line.text}\n`);
+      recordCount++;
+    }
+    await sink.close();
+  } catch (err) {
+    await sink.close().catch(() => undefined);
+    throw err;
+  }
+  const none: SourceCounts = { requests: 0, errors: 0 };
+  const counts = p.folders.map((f) => fold.perSource[withRecords.indexOf(f)] ?? none);
+  return { fold, recordCount, counts };
+}
+
+/** Where the first shard's requests went (for the hint of a run in which none succeeded). */
+function requestUrl(p: Plan): string {
+  const c = p.first.summary.input_config;
+  const url = c.url[0] as string;
+  const path = endpointPathFor(ENDPOINTS[c.endpointType], c.streaming, c.endpointPath);
+  return requestUrlOf({ url, path: requestPathFor(url, path) });
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The shards' `inputs.json` files, in merge order: every folder's; a failed run's only when it
+ * wrote one.
+ * @throws {RunLoadError} when a shard that recorded requests has none.
+ */
+async function inputsFiles(p: Plan): Promise<string[]> {
+  const files: string[] = [];
+  for (const f of p.folders) {
+    const file = join(f.dir, INPUTS_FILE_NAME);
+    if (await exists(file)) files.push(file);
+    else if (f.recordsFile !== null)
+      throw new RunLoadError(`${f.dir}: no ${INPUTS_FILE_NAME} beside its ${RECORDS_FILE_NAME}`, file);
+  }
+  return files;
+}
+
+/** What a merge computed: the summary export context, the `shards` section and the line count. */
+interface Merged {
+  ctx: SummaryExportContext & { runStatus: RunStatus };
+  shards: ShardsSection;
+  recordCount: number;
+}
+
+/** The summary of the folded records, its warnings, status and sections. */
+function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>): Merged {
+  const { fold, recordCount, counts } = folded;
+  const shards = shardsSection(p.set, p.folders, counts);
+  const summary = fold.summary.build();
+  const config = p.first.summary.input_config;
+  summary.warnings.push(
+    ...responseWarnings(summary.responses, usageContext(config)),
+    ...clockWarnings(shards),
+  );
+  const ctx = {
+    summary,
+    inputConfig: config,
+    startTime: new Date(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))),
+    endTime: new Date(Math.max(...p.folders.map((f) => Date.parse(f.summary.end_time)))),
+    wasCancelled: p.folders.some((f) => f.summary.was_cancelled),
+    runStatus: mergedStatus(summary, p.gaps, requestUrl(p)),
+    extra: extraSections(p.set, fold, shards, summary),
+  };
+  return { ctx, shards, recordCount };
+}
+
+/**
+ * Writes the merged `profile_export.jsonl` and `inputs.json` (both under temporary names until
+ * both are whole, so a failed merge leaves neither) and summarizes the records. The metric values
+ * are dropped when this returns: the report is built without them in memory.
+ */
+async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
+  const out = p.options.artifactDir;
+  const written = [join(out, RECORDS_FILE_NAME), join(out, INPUTS_FILE_NAME)];
+  let folded: Awaited<ReturnType<typeof foldRecords>>;
+  try {
+    folded = await foldRecords(p);
+    await concatInputs(inputs, temporaryOf(join(out, INPUTS_FILE_NAME)));
+  } catch (err) {
+    for (const file of written) await rm(temporaryOf(file), { force: true });
+    throw err;
+  }
+  for (const file of written) await rename(temporaryOf(file), file);
+  return summarizeFold(p, folded);
+}
+
+/**
+ * Merges the shards named by `input` into `input.artifactDir`: `profile_export.jsonl` (every
+ * shard's lines, interleaved by `request_end_ns`), `profile_export_aiperf.json`/`.csv` (with a
+ * `shards` section), `profile_export_console.txt`, `inputs.json` (the shards' entries concatenated
+ * in shard order) and `report.html`. An earlier run's artifacts in that folder are removed first.
+ * @throws {ConfigError} for bad options or an artifact folder that is a shard's; {RunLoadError}
+ *   naming file, line and field for a folder that is not a tokenload run or a malformed line;
+ *   {ShardSetError} when the folders are not shards of one run, or (without `allowPartial`) a
+ *   shard is missing or did not complete — both before anything is written.
+ */
+export async function mergeShards(input: MergeOptionsInput): Promise<MergeOutcome> {
+  const p = await plan(input);
+  const inputs = await inputsFiles(p);
+  const out = p.options.artifactDir;
+  await createArtifactDir(out);
+  await clearRunArtifacts(out);
+  const { ctx, shards, recordCount } = await mergeFiles(p, inputs);
+  const files = await writeSummaryFiles(out, ctx);
+  const text = mergedConsole({ ...ctx, out, files, commandLine: p.options.commandLine, recordCount, shards });
+  await writeFile(join(out, EXPORTERS.console.fileName), text);
+  const report = await writeReport(out);
+  const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
+  const { summary, runStatus: status } = ctx;
+  return { summary, status, consoleText: `${text}${reportLine}\n`, artifactDir: out, recordCount, shards };
+}

@@ -1,0 +1,68 @@
+/**
+ * What a merge computes from the shards' records, with the code a run computes it with
+ * (run/phase.ts): the summary ({@link SummaryBuilder}), the start-up split, the per-server split
+ * (several `--url`), and each shard's request and error counts. Memory: what those keep (the metric
+ * values, for exact percentiles), never the records.
+ */
+import type { Slo } from '../metrics/goodput.js';
+import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
+import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
+import { SummaryBuilder } from '../metrics/summary.js';
+import type { OverheadOf } from '../metrics/usage-check.js';
+import type { MergedLine } from './record-stream.js';
+
+/** Requests and failed requests of one shard, counted from its records. */
+export interface SourceCounts {
+  requests: number;
+  errors: number;
+}
+
+/** Settings of a {@link RecordFold}: the shards' run options that decide the summary. */
+export interface FoldOptions {
+  /** `--goodput` SLOs; none: no goodput metrics. */
+  slos: readonly Slo[];
+  overheadOf: OverheadOf;
+  /** When the load began, on the records' time base (ns): the start-up window starts here. */
+  startNs: number;
+  /** The run's servers in `--url` order; with more than one, a `servers` section is built. */
+  urls: readonly string[];
+  /** Number of sources (shards) the lines come from. */
+  sources: number;
+}
+
+/** Folds merged record lines as a run folds its records. */
+export class RecordFold {
+  readonly summary: SummaryBuilder;
+  private readonly startUp: StartUpSplit;
+  private readonly servers: ServerSplit | null;
+  /** Counts per source, by the lines' `source`. */
+  readonly perSource: SourceCounts[];
+
+  constructor(opts: FoldOptions) {
+    this.summary = new SummaryBuilder({ slos: opts.slos, overheadOf: opts.overheadOf });
+    this.startUp = new StartUpSplit(opts.startNs);
+    this.servers = opts.urls.length > 1 ? new ServerSplit(opts.urls) : null;
+    this.perSource = Array.from({ length: opts.sources }, () => ({ requests: 0, errors: 0 }));
+  }
+
+  /** Folds in one line. */
+  add(line: MergedLine): void {
+    const { record } = line;
+    this.summary.add(record);
+    this.startUp.add(record);
+    this.servers?.add(record);
+    const counts = this.perSource[line.source] as SourceCounts;
+    counts.requests++;
+    if (!record.valid) counts.errors++;
+  }
+
+  /** The `start_up` section; null when no request fell in its window. */
+  startUpSection(): StartUpSection | null {
+    return this.startUp.build();
+  }
+
+  /** The `servers` section; null with a single server. */
+  serversSection(): ServerSummary[] | null {
+    return this.servers?.build() ?? null;
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * `tokenload merge` (issue #16 items 2 and 4): one replay of the multi-turn Bailian sample against
+ * the built-in simulator (with failed requests, goodput, prefix-cache hits) split by session into
+ * shard folders; their merge is the run — the summary the single-run code computes over the
+ * concatenated records, and the run's own summary — and a missing, failed or malformed shard is
+ * refused by name, or marked partial with --allow-partial.
+ */
+import assert from 'node:assert/strict';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { EpochBase, readRecordLine } from '../../src/export/record-reader.js';
+import { mergeShards } from '../../src/merge/merge-run.js';
+import { parseGoodput } from '../../src/metrics/goodput.js';
+import { RUN_METRICS } from '../../src/metrics/registry.js';
+import { summarize } from '../../src/metrics/summary.js';
+import { runProfile } from '../../src/run/profile.js';
+import { simulatorReplayConfig } from '../helpers/replay-config.js';
+import { runNode } from '../helpers/run-node.js';
+import { patchShard, splitRunIntoShards } from '../helpers/shard-folders.js';
+
+const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
+const GOODPUT = 'time_to_first_token:40 inter_token_latency:8';
+const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
+const SILENT = { info: () => undefined, warn: () => undefined };
+
+let root: string;
+let runDir: string;
+/** The run split into three shard folders, by index. */
+let shards: string[];
+
+type Json = Record<string, unknown>;
+
+before(async () => {
+  root = mkdtempSync(join(tmpdir(), 'tokenload-merge-'));
+  runDir = join(root, 'run');
+  const config = simulatorReplayConfig(runDir, TRACE, 40, {
+    commandLine: 'test',
+    goodput: GOODPUT,
+    serverMetrics: false,
+    simulatorOptions: { faultRate500: 0.15, seed: 3 },
+  });
+  await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
+  shards = splitRunIntoShards(runDir, 3, join(root, 'shards'));
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const readJson = (file: string): Json => JSON.parse(readFileSync(file, 'utf8')) as Json;
+const linesOf = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
+
+function cli(args: string[]) {
+  return runNode(['--import', 'tsx', ENTRY, 'merge', ...args]);
+}
+
+function freshDir(name: string): string {
+  const dir = join(root, name);
+  rmSync(dir, { recursive: true, force: true });
+  return dir;
+}
+
+/** The summary the single-run code computes from the shards' records, concatenated. */
+function concatenatedSummary(dirs: readonly string[]) {
+  const time = new EpochBase();
+  const lines = dirs.flatMap((d) => linesOf(join(d, 'profile_export.jsonl')));
+  return summarize(
+    lines.map((l) => readRecordLine(l, { time, streaming: true })),
+    { slos: parseGoodput(GOODPUT) },
+  );
+}
+
+const RUN_TAGS = new Set(RUN_METRICS.map((d) => d.tag));
+
+test('the merge of the shards is the run: every metric, check and count as the single-run code computes them', async () => {
+  const out = freshDir('merged');
+  const outcome = await mergeShards({ shardDirs: shards, artifactDir: out });
+  assert.equal(outcome.status.status, 'completed');
+  const merged = readJson(join(out, 'profile_export_aiperf.json'));
+  const reference = concatenatedSummary(shards);
+  const original = readJson(join(runDir, 'profile_export_aiperf.json'));
+  // The workload has what a merge must carry: failures, goodput, cached tokens, several turns.
+  assert.ok(reference.totals.errorCount > 0 && reference.totals.validCount > 0);
+  assert.ok((reference.totals.goodCount ?? 0) > 0);
+  assert.ok((reference.cacheCheck?.reported_cached_tokens ?? 0) > 0);
+
+  for (const [tag, value] of Object.entries(reference.metrics)) {
+    assert.deepEqual(merged[tag], value, tag);
+    // Against the run itself: record metrics exactly; run-level ones on the run's float ns times.
+    if (!RUN_TAGS.has(tag)) assert.deepEqual(merged[tag], original[tag], `${tag} of the run`);
+    else {
+      const [m, o] = [(merged[tag] as { avg: number }).avg, (original[tag] as { avg: number }).avg];
+      assert.ok(Math.abs(m - o) <= 1e-9 * Math.abs(o), `${tag}: ${m} vs the run's ${o}`);
+    }
+  }
+  assert.deepEqual(
+    Object.keys(merged)
+      .filter((k) => RUN_TAGS.has(k))
+      .sort(),
+    Object.keys(reference.metrics)
+      .filter((k) => RUN_TAGS.has(k))
+      .sort(),
+  );
+  for (const key of [
+    'error_summary',
+    'usage_check',
+    'cache_check',
+    'responses',
+    'warnings',
+    'start_up',
+  ] as const)
+    assert.deepEqual(merged[key], original[key], key);
+  assert.deepEqual(merged.error_summary, reference.errorSummary);
+
+  // Every line of every shard, once; each shard's lines in their own order.
+  const outLines = linesOf(join(out, 'profile_export.jsonl'));
+  assert.deepEqual([...outLines].sort(), linesOf(join(runDir, 'profile_export.jsonl')).sort());
+  const section = merged.shards as { count: number; missing: number[]; per_shard: Json[] };
+  assert.equal(section.count, 3);
+  assert.deepEqual(section.missing, []);
+  for (const [i, dir] of shards.entries()) {
+    const own = linesOf(join(dir, 'profile_export.jsonl'));
+    assert.deepEqual(
+      outLines.filter((l) => own.includes(l)),
+      own,
+    );
+    const failed = own.filter((l) => !l.endsWith('"error":null}')).length;
+    assert.deepEqual(
+      {
+        index: section.per_shard[i]?.index,
+        dir: section.per_shard[i]?.dir,
+        requests: section.per_shard[i]?.requests,
+        errors: section.per_shard[i]?.errors,
+      },
+      { index: i, dir, requests: own.length, errors: failed },
+    );
+  }
+  // inputs.json: the shards' entries, concatenated, are the run's.
+  const sessions = (file: string) => (readJson(file).data as Json[]).map((e) => JSON.stringify(e)).sort();
+  assert.deepEqual(sessions(join(out, 'inputs.json')), sessions(join(runDir, 'inputs.json')));
+  assert.match(readFileSync(join(out, 'report.html'), 'utf8'), /tokenload report/);
+  assert.match(outcome.consoleText, /^CLI Command: .*\nMerged: 3 folders of 3 shards, 40 requests\nShard 0 /);
+});
+
+test('a missing shard: refused by name, nothing written; --allow-partial merges the rest and says partial first', async () => {
+  const out = freshDir('partial');
+  const refused = await cli([shards[0] as string, shards[2] as string, '--artifact-dir', out]);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /merge refused, nothing written: shard 1 of 3 missing/);
+  assert.equal(existsSync(out), false);
+
+  const partial = await cli([
+    shards[0] as string,
+    shards[2] as string,
+    '--artifact-dir',
+    out,
+    '--allow-partial',
+  ]);
+  assert.equal(partial.code, 0, partial.stderr);
+  assert.match(partial.stdout, /^Partial run: shard 1 of 3 missing\n/);
+  const merged = readJson(join(out, 'profile_export_aiperf.json'));
+  assert.deepEqual(merged.run_status, { status: 'partial', reason: 'shard 1 of 3 missing', exit_code: 0 });
+  assert.deepEqual((merged.shards as { missing: number[] }).missing, [1]);
+  const reference = concatenatedSummary([shards[0] as string, shards[2] as string]);
+  assert.deepEqual(merged.request_latency, reference.metrics.request_latency);
+  assert.deepEqual(merged.request_count, reference.metrics.request_count);
+  assert.match(readFileSync(join(out, 'report.html'), 'utf8'), /Partial run: shard 1 of 3 missing/);
+});
+
+test('a failed shard: refused by name; with --allow-partial its records are merged and the result is partial', async () => {
+  const failed = join(root, 'failed-shard');
+  rmSync(failed, { recursive: true, force: true });
+  cpSync(shards[1] as string, failed, { recursive: true });
+  const reason = 'the run stopped on an error: Error: boom';
+  patchShard(failed, { runStatus: { status: 'failed', reason, exit_code: 70 } });
+  const set = [shards[0] as string, failed, shards[2] as string];
+  const out = freshDir('failed');
+  const refused = await cli([...set, '--artifact-dir', out]);
+  assert.equal(refused.code, 1);
+  assert.ok(refused.stderr.includes(`shard 1 (${failed}) failed: ${reason}`), refused.stderr);
+  assert.equal(existsSync(out), false);
+
+  const outcome = await mergeShards({ shardDirs: set, artifactDir: out, allowPartial: true });
+  assert.equal(outcome.status.status, 'partial');
+  assert.equal(outcome.recordCount, linesOf(join(runDir, 'profile_export.jsonl')).length);
+  assert.equal(outcome.shards.per_shard[1]?.run_status.status, 'failed');
+});
+
+test('a malformed line is named by file, line and field, and leaves no records file', async () => {
+  const broken = join(root, 'broken-shard');
+  rmSync(broken, { recursive: true, force: true });
+  cpSync(shards[0] as string, broken, { recursive: true });
+  const file = join(broken, 'profile_export.jsonl');
+  const lines = linesOf(file);
+  lines[2] = (lines[2] as string).replace(/"request_end_ns":\d+/, '"request_end_ns":"soon"');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const out = freshDir('broken');
+  const r = await cli([broken, shards[1] as string, shards[2] as string, '--artifact-dir', out]);
+  assert.equal(r.code, 1);
+  assert.ok(
+    r.stderr.includes(
+      `${file}:3: field metadata.request_end_ns: expected an integer of epoch ns, got "soon"`,
+    ),
+    r.stderr,
+  );
+  assert.deepEqual(readdirSync(out), []);
+});
+
+test('folders that are not shards of one run are refused before anything is written', async () => {
+  const out = freshDir('refused');
+  const empty = join(root, 'empty');
+  mkdirSync(empty, { recursive: true });
+  const notRun = await cli([empty, '--artifact-dir', out]);
+  assert.equal(notRun.code, 1);
+  assert.match(notRun.stderr, /empty: no profile_export_aiperf\.json here; is this a tokenload run folder\?/);
+  const notShard = await cli([runDir, '--artifact-dir', out]);
+  assert.equal(notShard.code, 1);
+  assert.match(
+    notShard.stderr,
+    /profile_export_aiperf\.json: field shard: missing: this run was not a shard/,
+  );
+  const twice = await cli([shards[0] as string, shards[0] as string, '--artifact-dir', out]);
+  assert.match(twice.stderr, /shard 0 given twice/);
+
+  const other = join(root, 'other-count');
+  rmSync(other, { recursive: true, force: true });
+  cpSync(shards[1] as string, other, { recursive: true });
+  patchShard(other, { shard: { count: 4 } });
+  const counts = await cli([shards[0] as string, other, '--artifact-dir', out]);
+  assert.equal(counts.code, 1);
+  assert.match(counts.stderr, /they disagree on shard\.count: shard 0 \(.*\) 3, shard 1 \(.*other-count\) 4/);
+  const intoShard = await cli([...shards, '--artifact-dir', shards[0] as string]);
+  assert.equal(intoShard.code, 2);
+  assert.match(intoShard.stderr, /--artifact-dir .* is shard folder/);
+  assert.equal((await cli([...shards])).code, 2, 'no --artifact-dir');
+  assert.equal(existsSync(out), false);
+});
