@@ -7,45 +7,28 @@
  * its own `HF_*` variables (the caller's are dropped) and its own cache folder.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
-import { packageRoot } from '../../src/util/package-root.js';
+import {
+  type CliResult,
+  fakeCache as fakeCacheAt,
+  TOKENIZER_FILES as files,
+  profile,
+  removeTempDirs,
+  summaryOf as summaryJson,
+  tempDir,
+  TOKENIZER_CONFIG as tokenizerConfig,
+  TOKENIZER_JSON as tokenizerJson,
+} from '../helpers/hub-cli.js';
 import { gitBlobHash, type MockHub, sha256, startMockHub } from '../helpers/mock-hub.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
 const REPO = 'acme/chat-7b';
 const GATED = 'acme/gated-7b';
 const COMMIT = 'c0ffee'.padEnd(40, '0');
 const TOKEN = 'hf_mock_secret_token_for_tests';
-
-const assets = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
-const tokenizerJson = gunzipSync(readFileSync(join(assets, 'tokenizer.json.gz')));
-const tokenizerConfig = readFileSync(join(assets, 'tokenizer_config.json'));
-const files = { 'tokenizer.json': tokenizerJson, 'tokenizer_config.json': tokenizerConfig };
-
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tokenload-hub-'));
-  dirs.push(dir);
-  return dir;
-}
 
 let hub: MockHub;
 /** A `--url` target that counts what it receives: the failing runs must send it nothing. */
@@ -66,45 +49,8 @@ after(async () => {
   await hub.close();
   target.closeAllConnections();
   await new Promise<void>((resolve) => target.close(() => resolve()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removeTempDirs();
 });
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  dir: string;
-}
-
-/** The caller's environment without anything that would point a child at a real Hub, cache or proxy. */
-function cleanEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(HF_|HUGGING_FACE|XDG_CACHE_HOME$|HTTPS?_PROXY$|NO_PROXY$|ALL_PROXY$)/i.test(k))
-      out[k] = v;
-  }
-  return out;
-}
-
-/** Runs `tokenload profile -m <model> …` with `env` added to a clean environment. */
-function profile(model: string, env: Record<string, string>, args: string[]): Promise<CliResult> {
-  const dir = join(tempDir(), 'run');
-  const argv = ['profile', '-m', model, '--request-count', '3', '--client-warmup-ms', '0'];
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ENTRY, ...argv, '--ui', 'none', '--artifact-dir', dir, ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...cleanEnv(), HOME: tempDir(), ...env } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr, dir })));
-}
 
 const SIMULATOR = ['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
 
@@ -118,22 +64,12 @@ interface Summary {
 }
 
 function summaryOf(r: CliResult): Summary {
-  return JSON.parse(readFileSync(join(r.dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  return summaryJson<Summary>(r);
 }
 
 /** A cache holding `repo` at COMMIT as huggingface_hub lays it out, `tokenizer.json` being `json`. */
 function fakeCache(repo: string, json: Uint8Array): string {
-  const cache = join(tempDir(), 'hub');
-  const root = join(cache, `models--${repo.replace('/', '--')}`);
-  mkdirSync(join(root, 'refs'), { recursive: true });
-  mkdirSync(join(root, 'blobs'));
-  mkdirSync(join(root, 'snapshots', COMMIT), { recursive: true });
-  writeFileSync(join(root, 'refs', 'main'), COMMIT);
-  for (const [name, content] of Object.entries({ ...files, 'tokenizer.json': json })) {
-    writeFileSync(join(root, 'blobs', gitBlobHash(content)), content);
-    symlinkSync(join('..', '..', 'blobs', gitBlobHash(content)), join(root, 'snapshots', COMMIT, name));
-  }
-  return cache;
+  return fakeCacheAt(repo, COMMIT, json);
 }
 
 test('HF_HUB_OFFLINE with a populated cache: --model org/name uses the cached tokenizer', async () => {
