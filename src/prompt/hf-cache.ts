@@ -4,7 +4,10 @@
  * `<cache>/models--ORG--NAME/refs/<revision>` holds the commit hash a branch or tag points to,
  * `snapshots/<commit>/<file>` is a relative symlink to `blobs/<etag>` (the file's content, named by
  * the Hub's ETag: the git blob hash, or the sha256 of a large file), and `.no_exist/<commit>/<file>`
- * marks a file the Hub said the repository does not have.
+ * marks a file the Hub said the repository does not have. Names that come from the Hub, a ref file
+ * or a flag (commit, blob, revision) are checked before they become path parts, and every path is
+ * checked to stay inside its folder of the cache; files are written under a temporary name and
+ * renamed into place.
  *
  * The cache folder is `HF_HUB_CACHE`, else `HF_HOME/hub`, else `$XDG_CACHE_HOME/huggingface/hub`,
  * else `~/.cache/huggingface/hub` (huggingface_hub's order).
@@ -61,9 +64,9 @@ export function revisionProblem(revision: string): string | null {
  * server, a file or a flag must not lead out of it.
  * @throws {TokenizerLoadError} naming `what` and the path when it leads outside `root`.
  */
-export function pathInside(root: string, what: string, ...parts: string[]): string {
-  const path = resolve(root, ...parts);
-  const rel = relative(resolve(root), path);
+function pathInside(root: string, what: string, ...parts: string[]): string {
+  const path = join(root, ...parts);
+  const rel = relative(resolve(root), resolve(path));
   if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
     throw new TokenizerLoadError(
       `${what} leads outside the Hugging Face cache's folder ${root} (to ${path})`,

@@ -155,7 +155,7 @@ const HEAD_CHARS = 60;
  * or null: `tokenizer.json` and `tokenizer_config.json` must be what `loadTokenizer` reads
  * ({@link tokenizerJsonProblem}); `chat_template.jinja` UTF-8 text.
  */
-export function contentProblem(file: string, content: Uint8Array): string | null {
+function contentProblem(file: string, content: Uint8Array): string | null {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(content);

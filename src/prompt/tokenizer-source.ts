@@ -100,7 +100,10 @@ export async function resolveTokenizerSource(spec: string, opts: ResolveOptions)
   if (cached.found) return { ...hub, origin: 'cache', path: cached.snapshotDir, commit: cached.commit };
   const cacheMiss = `Hugging Face cache ${cached.tried}: ${cached.reason}`;
   tried.push(cacheMiss);
+  // Told when the run goes on without it (the errors below list it already).
+  const passOver = () => cached.broken && opts.log?.warn(`${label}: passed over the broken ${cacheMiss}`);
   if (isQwen3Name(spec)) {
+    passOver();
     const reason = `${spec} is a Qwen3 model name, not in the Hugging Face cache`;
     return { requested: spec, origin: 'builtin', path: BUILTIN_TOKENIZER, reason };
   }
@@ -110,7 +113,7 @@ export async function resolveTokenizerSource(spec: string, opts: ResolveOptions)
     tried.push(`Hugging Face Hub ${url}: not asked (HF_HUB_OFFLINE is set)`);
     throw notFound(said, tried, true);
   }
-  if (cached.broken) opts.log?.warn(`${label}: passed over the broken ${cacheMiss}`);
+  passOver();
   opts.log?.info(`tokenizer: downloading ${url} into the Hugging Face cache ${cacheDir}`);
   const download = { repo: spec, revision: opts.revision, endpoint, cacheDir, token: hubToken(opts.env) };
   const got = await downloadOrThrow(said, { ...download, ...(opts.signal ? { signal: opts.signal } : {}) });
