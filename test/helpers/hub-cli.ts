@@ -6,6 +6,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -124,4 +126,31 @@ export function fakeCache(repo: string, commit: string, json: Uint8Array): strin
     symlinkSync(join('..', '..', 'blobs', gitBlobHash(content)), join(root, 'snapshots', commit, name));
   }
   return cache;
+}
+
+/** A `--url` server that answers 404 to everything and counts what it receives. */
+export interface CountingTarget {
+  /** `['--url', <its address>]`. */
+  args(): string[];
+  /** Requests received so far: a run that fails before sending must leave it at 0. */
+  hits(): number;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link CountingTarget} on loopback. */
+export async function startCountingTarget(): Promise<CountingTarget> {
+  let hits = 0;
+  const server = createServer((_req, res) => {
+    hits++;
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    args: () => ['--url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`],
+    hits: () => hits,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

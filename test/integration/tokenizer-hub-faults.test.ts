@@ -8,19 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeCachedFile, writeCachedRef } from '../../src/prompt/hf-cache.js';
 import {
   type CliResult,
+  type CountingTarget,
   fakeCache,
   profile,
   removeTempDirs,
   repoDir,
   startCli,
+  startCountingTarget,
   startProfile,
   summaryOf,
   TOKENIZER_CONFIG,
@@ -45,8 +45,7 @@ const HTML_PAGE = Buffer.from('<!DOCTYPE html><html><body>Please sign in</body><
 
 let hub: MockHub;
 /** A `--url` target that counts what it receives: the failing runs must send it nothing. */
-let target: Server;
-let targetHits = 0;
+let target: CountingTarget;
 before(async () => {
   const evilHeaders = (commit: string, etag: string) => ({ 'x-repo-commit': commit, etag: `"${etag}"` });
   hub = await startMockHub({
@@ -69,21 +68,16 @@ before(async () => {
     },
     [HANG]: { files: TOKENIZER_FILES, commit: COMMIT, hang: true },
   });
-  target = createServer((_req, res) => {
-    targetHits++;
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+  target = await startCountingTarget();
 });
 after(async () => {
   await hub.close();
-  target.closeAllConnections();
-  await new Promise<void>((resolve) => target.close(() => resolve()));
+  await target.close();
   removeTempDirs();
 });
 
 function targetArgs(): string[] {
-  return ['--url', `http://127.0.0.1:${(target.address() as AddressInfo).port}`];
+  return target.args();
 }
 
 function mainUrl(repo: string): string {
@@ -94,7 +88,7 @@ function mainUrl(repo: string): string {
 function assertFailed(r: CliResult, code: number, parts: string[]): void {
   assert.equal(r.code, code, r.stderr);
   for (const part of parts) assert.ok(r.stderr.includes(part), `stderr has ${part}\n${r.stderr}`);
-  assert.equal(targetHits, 0, 'nothing was sent');
+  assert.equal(target.hits(), 0, 'nothing was sent');
 }
 
 test('a Hub answer whose commit or ETag leads out of the cache is refused, naming the header and the URL', async () => {

@@ -8,16 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   type CliResult,
+  type CountingTarget,
   fakeCache as fakeCacheAt,
   TOKENIZER_FILES as files,
   profile,
   removeTempDirs,
+  startCountingTarget,
   summaryOf as summaryJson,
   tempDir,
   TOKENIZER_CONFIG as tokenizerConfig,
@@ -32,30 +32,24 @@ const TOKEN = 'hf_mock_secret_token_for_tests';
 
 let hub: MockHub;
 /** A `--url` target that counts what it receives: the failing runs must send it nothing. */
-let target: Server;
-let targetHits = 0;
+let target: CountingTarget;
 before(async () => {
   hub = await startMockHub({
     [REPO]: { files, commit: COMMIT },
     [GATED]: { files, commit: COMMIT.replace('c0', 'ab'), gatedToken: TOKEN },
   });
-  target = createServer((_req, res) => {
-    targetHits++;
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+  target = await startCountingTarget();
 });
 after(async () => {
   await hub.close();
-  target.closeAllConnections();
-  await new Promise<void>((resolve) => target.close(() => resolve()));
+  await target.close();
   removeTempDirs();
 });
 
 const SIMULATOR = ['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
 
 function targetArgs(): string[] {
-  return ['--url', `http://127.0.0.1:${(target.address() as AddressInfo).port}`];
+  return target.args();
 }
 
 interface Summary {
@@ -97,7 +91,7 @@ test('HF_HUB_OFFLINE with a populated cache: --model org/name uses the cached to
   const bad = await profile(REPO, { HF_HUB_OFFLINE: '1', HF_HOME: join(broken, '..') }, targetArgs());
   assert.equal(bad.code, 1, bad.stderr);
   assert.ok(bad.stderr.includes(join(broken, 'models--acme--chat-7b', 'snapshots', COMMIT)), bad.stderr);
-  assert.equal(targetHits, 0);
+  assert.equal(target.hits(), 0);
 });
 
 test('from the Hub: downloaded into the cache layout the Python tools read, then found offline', async () => {
@@ -155,7 +149,7 @@ test('a gated model: 401 without HF_TOKEN fails before sending; with it the toke
   assert.match(denied.stderr, /set HF_TOKEN/);
   assert.match(denied.stderr, /nothing was sent/);
   assert.equal(summaryOf(denied).run_status.exit_code, 1);
-  assert.equal(targetHits, 0);
+  assert.equal(target.hits(), 0);
 
   const first = hub.requests.length;
   const allowed = await profile(GATED, { ...env, HF_TOKEN: TOKEN }, SIMULATOR);
@@ -209,5 +203,5 @@ test('nothing works: the run fails before sending, naming every path and URL it 
     ),
   );
   assert.equal(hub.requests.length, asked);
-  assert.equal(targetHits, 0, 'no failing run sent anything');
+  assert.equal(target.hits(), 0, 'no failing run sent anything');
 });
