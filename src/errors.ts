@@ -5,11 +5,15 @@
  * Per-request failures are not errors of this kind: they are records (see `record/types.ts`).
  */
 
+/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT's number, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
+
 /**
  * Every error code with its exit code and what it means. Exit codes follow the CLI's contract:
  * 2 for usage and configuration errors, 1 for bad input files and an unusable environment
- * (as sysexits' `EX_DATAERR` family, collapsed to 1 as before). An interrupt is not an error: see
- * {@link EXIT_INTERRUPTED}.
+ * (as sysexits' `EX_DATAERR` family, collapsed to 1 as before). An interrupt is not an error: a run
+ * stopped once it started exits with {@link EXIT_INTERRUPTED} and every export; only an interrupt
+ * that leaves nothing to run (`E_INTERRUPTED`) ends as an error, with the same exit code.
  */
 export const ERROR_CODES = {
   /** A flag, a config-file key or a library option has a bad value or breaks a cross-field rule. */
@@ -34,13 +38,15 @@ export const ERROR_CODES = {
   E_SHARDS: { exitCode: 1, meaning: 'shards do not make one whole run' },
   /** A file or folder named by an option cannot be written or created (the message names the option). */
   E_OUTPUT: { exitCode: 1, meaning: 'output not writable' },
+  /**
+   * Ctrl-C or SIGTERM during a start-up step that cannot be skipped (a tokenizer download): the run
+   * stops before anything is sent. Exit code {@link EXIT_INTERRUPTED}, as any interrupted run.
+   */
+  E_INTERRUPTED: { exitCode: EXIT_INTERRUPTED, meaning: 'interrupted before anything was sent' },
 } as const satisfies Record<string, { exitCode: number; meaning: string }>;
 
 /** One stable error code, e.g. `E_DATASET`. */
 export type ErrorCode = keyof typeof ERROR_CODES;
-
-/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT's number, as shells report it). */
-export const EXIT_INTERRUPTED = 130;
 
 /**
  * Exit code of a run that ended without a single successful request (every request failed, or none
@@ -98,6 +104,17 @@ export class OutputError extends TokenloadError {
     cause?: unknown,
   ) {
     super('E_OUTPUT', message, { cause });
+  }
+}
+
+/**
+ * Ctrl-C or SIGTERM stopped a start-up step the run cannot go on without (a tokenizer download);
+ * nothing was sent. The message says which step and what it was doing.
+ */
+export class InterruptedError extends TokenloadError {
+  override readonly name = 'InterruptedError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_INTERRUPTED', message, options);
   }
 }
 

@@ -47,6 +47,7 @@ export {
   EXIT_INTERRUPTED,
   EXIT_NO_SUCCESS,
   exitCodeOf,
+  InterruptedError,
   OutputError,
   TokenloadError,
 } from './errors.js';

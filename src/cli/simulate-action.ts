@@ -28,7 +28,13 @@ export function registerSimulateCommand(program: Command, setExit: (code: number
       (message, option) => new ConfigError(message, option),
     );
     // A Hub model id resolves as the profile's --tokenizer does (cache, then Hub; prompt/tokenizer-source.ts).
-    const source = await resolveTokenizerSource(options.tokenizer, { revision: 'main', env: process.env });
+    const source = await resolveTokenizerSource(options.tokenizer, {
+      revision: 'main',
+      env: process.env,
+      log: stderrLogger,
+      // The simulator sends nothing: its errors do not say "nothing was sent".
+      beforeSending: false,
+    });
     const sim = await startSimulator({ ...options, tokenizer: source.path }).catch((err: unknown) => {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { Template } from '@huggingface/jinja';
 import type { ChatMessage } from '../dataset/types.js';
-import { readJson, resolveFiles, TokenizerLoadError } from './tokenizer.js';
+import { readTokenizerJson, resolveFiles, TokenizerLoadError } from './tokenizer.js';
 
 /** A loaded chat template. */
 export interface ChatTemplate {
@@ -17,9 +17,29 @@ export interface ChatTemplate {
   readonly source: string;
   /**
    * The prompt text of `messages` with the generation prompt, as the server renders it.
-   * @throws {Error} what the template raised (`raise_exception`) or a Jinja error.
+   * @throws {ChatTemplateError} what the template raised (`raise_exception`) or a Jinja error.
    */
   render(messages: readonly ChatMessage[]): string;
+}
+
+/**
+ * A chat template that failed to render one request's messages (its own `raise_exception`, e.g.
+ * roles that do not alternate, or a Jinja error): that request fails on the client, recorded with
+ * this `type` (record/failure.ts `client_error`); the message names the template file.
+ */
+export class ChatTemplateError extends Error {
+  override readonly name = 'ChatTemplateError';
+  constructor(
+    readonly source: string,
+    cause: unknown,
+  ) {
+    super(
+      `the chat template of ${source} raised: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
 }
 
 /** Special-token names transformers passes to the template. */
@@ -50,7 +70,8 @@ function configTemplate(config: Record<string, unknown>): string | undefined {
  */
 export function loadChatTemplate(path: string, kwargs: Record<string, unknown> = {}): ChatTemplate {
   const files = resolveFiles(path);
-  const config = files.configJson === null ? {} : (readJson(files.configJson) as Record<string, unknown>);
+  const config =
+    files.configJson === null ? {} : readTokenizerJson(files.configJson, 'config', '--apply-chat-template');
   let source = files.chatTemplateFile;
   let text = source === null ? undefined : readFileSync(source, 'utf8');
   if (text === undefined) {
@@ -75,5 +96,12 @@ export function loadChatTemplate(path: string, kwargs: Record<string, unknown> =
     const value = tokenString(config[key]);
     if (value !== undefined) context[key] = value;
   }
-  return { source, render: (messages) => template.render({ ...context, messages }) };
+  const render = (messages: readonly ChatMessage[]): string => {
+    try {
+      return template.render({ ...context, messages });
+    } catch (err) {
+      throw new ChatTemplateError(source, err);
+    }
+  };
+  return { source, render };
 }

@@ -1,10 +1,9 @@
 /**
  * Downloads a model's tokenizer files from the Hugging Face Hub into the local Hub cache
- * (prompt/hf-cache.ts), with the Hub's file protocol as `huggingface_hub` uses it:
- * `GET <endpoint>/<repo>/resolve/<revision>/<file>`, the answer (or the redirect it starts with)
- * carrying `X-Repo-Commit` (the commit the revision points to) and `X-Linked-Etag` / `ETag` (the
- * blob's name). Redirects are followed by hand, and the `Authorization` header is dropped when one
- * leaves the endpoint's origin (a CDN or storage host must not receive the token).
+ * (prompt/hf-cache.ts), file by file through the Hub's resolve protocol (prompt/hf-resolve.ts).
+ * Every answer is checked before anything is written: its names (commit, blob) and its content
+ * (`tokenizer.json` must be what `loadTokenizer` reads), so a wrong answer (an HTML page, a
+ * truncated file, a name leading out of the cache) never poisons the cache for later offline runs.
  *
  * Endpoint: `HF_ENDPOINT`, default `https://huggingface.co`. Token: `HF_TOKEN`, else the file
  * `huggingface-cli login` writes (`HF_TOKEN_PATH`, default `<HF_HOME>/token`). Proxies:
@@ -12,10 +11,11 @@
  * or written to an artifact.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
-import { packageVersion } from '../util/package-root.js';
+import { dirname, join } from 'node:path';
+import { type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { type HubEnv, hfHome, writeCachedFile, writeCachedRef, writeMissingMark } from './hf-cache.js';
+import { fetchFile } from './hf-resolve.js';
+import { TokenizerLoadError, tokenizerJsonProblem } from './tokenizer.js';
 
 /** The public Hub, used when `HF_ENDPOINT` is not set. */
 export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
@@ -26,16 +26,24 @@ export const TOKENIZER_FILE = 'tokenizer.json';
 /** Files downloaded when the repository has them (special tokens, chat template). */
 export const OPTIONAL_TOKENIZER_FILES = ['tokenizer_config.json', 'chat_template.jinja'] as const;
 
-/** Redirects followed per file before giving up. */
-const MAX_REDIRECTS = 5;
-/** Time limits of one HTTP exchange, ms. */
-const HEADERS_TIMEOUT_MS = 30_000;
-const BODY_TIMEOUT_MS = 120_000;
-
-/** `HF_ENDPOINT` without a trailing slash, or the public Hub. */
+/**
+ * `HF_ENDPOINT` without a trailing slash, or the public Hub.
+ * @throws {TokenizerLoadError} naming `HF_ENDPOINT` when it is not an http(s) URL.
+ */
 export function hubEndpoint(env: HubEnv): string {
   const v = env.HF_ENDPOINT;
-  return v === undefined || v === '' ? DEFAULT_HF_ENDPOINT : v.replace(/\/+$/, '');
+  if (v === undefined || v === '') return DEFAULT_HF_ENDPOINT;
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {
+    // reported below
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '')
+    throw new TokenizerLoadError(
+      `HF_ENDPOINT=${JSON.stringify(v)} is not an http(s) URL of a Hugging Face Hub (such as ${DEFAULT_HF_ENDPOINT}): set it to one, or unset it for the public Hub`,
+    );
+  return v.replace(/\/+$/, '');
 }
 
 /** True when `HF_HUB_OFFLINE` is 1, true, yes or on (any case): the Hub is not asked. */
@@ -65,6 +73,8 @@ export interface HubDownload {
   endpoint: string;
   cacheDir: string;
   token: string | undefined;
+  /** The run's stop signal (Ctrl-C): aborts the download at once. */
+  signal?: AbortSignal;
 }
 
 /** The outcome of a download: the snapshot folder, or the URL that failed and why. */
@@ -72,123 +82,93 @@ export type HubResult =
   | { ok: true; snapshotDir: string; commit: string }
   | { ok: false; url: string; reason: string };
 
-/** A file as one resolve exchange gave it. */
-type Fetched =
-  | { ok: true; commit: string; etag: string; content: Uint8Array }
-  | { ok: false; status: number | null; reason: string };
+/** The files of one download, checked, before anything is written. */
+interface Downloaded {
+  commit: string;
+  files: Array<{ file: string; etag: string; content: Uint8Array }>;
+  /** Files the repository does not have (404 at the commit). */
+  missing: string[];
+}
 
 /**
  * Downloads `tokenizer.json` of `d.repo` at `d.revision`, then the optional files at the commit it
- * resolved to, into the cache; writes `refs/<revision>`. A file the repository does not have (404)
- * is marked in `.no_exist` and skipped, unless it is `tokenizer.json`.
- * Never throws for an HTTP or network failure (the result says what failed); a cache folder that
- * cannot be written throws its file system error.
+ * resolved to; checks every answer (headers and content: {@link fetchFile}, {@link contentProblem});
+ * only then writes them into the cache and `refs/<revision>`. A file the repository does not have
+ * (404) is marked in `.no_exist` and skipped, unless it is `tokenizer.json`. A refused answer leaves
+ * the cache as it was.
+ * @returns the snapshot folder, or the URL that failed and why (an HTTP or network failure, an
+ *   answer refused).
+ * @throws {InterruptedError} when `d.signal` aborts; the file system error of a cache folder that
+ *   cannot be written.
  */
 export async function downloadTokenizer(d: HubDownload): Promise<HubResult> {
   const agent = new EnvHttpProxyAgent();
   try {
-    const mainUrl = resolveUrl(d.endpoint, d.repo, d.revision, TOKENIZER_FILE);
-    const main = await fetchFile(agent, mainUrl, d.token);
-    if (!main.ok) return { ok: false, url: mainUrl, reason: main.reason };
-    const write = { repo: d.repo, commit: main.commit };
-    const pointer = await writeCachedFile(d.cacheDir, { ...write, file: TOKENIZER_FILE, ...main });
-    for (const file of OPTIONAL_TOKENIZER_FILES) {
-      const url = resolveUrl(d.endpoint, d.repo, main.commit, file);
-      const got = await fetchFile(agent, url, d.token);
-      if (got.ok) await writeCachedFile(d.cacheDir, { ...write, file, ...got });
-      else if (got.status === 404) await writeMissingMark(d.cacheDir, d.repo, main.commit, file);
-      else return { ok: false, url, reason: got.reason };
-    }
-    await writeCachedRef(d.cacheDir, d.repo, d.revision, main.commit);
-    return { ok: true, snapshotDir: join(pointer, '..'), commit: main.commit };
+    const got = await downloadAll(agent, d);
+    if (!got.ok) return got;
+    const write = { repo: d.repo, commit: got.commit };
+    const pointers = [];
+    for (const f of got.files) pointers.push(await writeCachedFile(d.cacheDir, { ...write, ...f }));
+    for (const file of got.missing) await writeMissingMark(d.cacheDir, d.repo, got.commit, file);
+    await writeCachedRef(d.cacheDir, d.repo, d.revision, got.commit);
+    return { ok: true, snapshotDir: dirname(pointers[0] as string), commit: got.commit };
   } finally {
-    await agent.close();
+    await (d.signal?.aborted === true ? agent.destroy() : agent.close());
   }
 }
 
-/** The blob name of an ETag: without the weak marker and the quotes. */
-function blobName(etag: string): string {
-  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
-}
-
-function header(res: Dispatcher.ResponseData, name: string): string | undefined {
-  const v = res.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** One GET, with `authorization` only when `url` is on the endpoint's origin. */
-async function get(
+/** Every file of a download, checked, in memory. */
+async function downloadAll(
   agent: Dispatcher,
-  url: string,
-  origin: string,
-  token: string | undefined,
-): Promise<Dispatcher.ResponseData> {
-  const headers: Record<string, string> = { 'user-agent': `tokenload/${packageVersion()}` };
-  if (token !== undefined && new URL(url).origin === origin) headers.authorization = `Bearer ${token}`;
-  return request(url, {
-    method: 'GET',
-    headers,
-    dispatcher: agent,
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    bodyTimeout: BODY_TIMEOUT_MS,
-  });
-}
-
-/** Fetches one file through its redirects; the Hub's headers come from the answer carrying `X-Repo-Commit`. */
-async function fetchFile(agent: Dispatcher, url: string, token: string | undefined): Promise<Fetched> {
-  const origin = new URL(url).origin;
-  let at = url;
-  let hub: { commit: string; etag: string | undefined } | undefined;
-  try {
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const res = await get(agent, at, origin, token);
-      const commit = header(res, 'x-repo-commit');
-      if (hub === undefined && commit !== undefined) {
-        hub = { commit, etag: header(res, 'x-linked-etag') ?? header(res, 'etag') };
-      }
-      const location = header(res, 'location');
-      if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
-        await res.body.dump();
-        at = new URL(location, at).href;
-        continue;
-      }
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        return { ok: false, status: res.statusCode, reason: statusReason(res, token) };
-      }
-      const content = new Uint8Array(await res.body.arrayBuffer());
-      const etag = hub?.etag ?? header(res, 'etag');
-      if (hub === undefined || etag === undefined)
-        return {
-          ok: false,
-          status: 200,
-          reason: 'the answer has no X-Repo-Commit or ETag: not a Hub endpoint',
-        };
-      return { ok: true, commit: hub.commit, etag: blobName(etag), content };
+  d: HubDownload,
+): Promise<({ ok: true } & Downloaded) | { ok: false; url: string; reason: string }> {
+  const ask = (url: string) => fetchFile({ agent, url, token: d.token, signal: d.signal });
+  const mainUrl = resolveUrl(d.endpoint, d.repo, d.revision, TOKENIZER_FILE);
+  const main = await ask(mainUrl);
+  if (!main.ok) return { ok: false, url: mainUrl, reason: main.reason };
+  const mainProblem = contentProblem(TOKENIZER_FILE, main.content);
+  if (mainProblem !== null) return { ok: false, url: mainUrl, reason: refused(mainProblem) };
+  const out: Downloaded = { commit: main.commit, files: [{ file: TOKENIZER_FILE, ...main }], missing: [] };
+  for (const file of OPTIONAL_TOKENIZER_FILES) {
+    const url = resolveUrl(d.endpoint, d.repo, main.commit, file);
+    const got = await ask(url);
+    if (!got.ok && got.status === 404) out.missing.push(file);
+    else if (!got.ok) return { ok: false, url, reason: got.reason };
+    else {
+      const problem = contentProblem(file, got.content);
+      if (problem !== null) return { ok: false, url, reason: refused(problem) };
+      out.files.push({ file, etag: got.etag, content: got.content });
     }
-    return { ok: false, status: null, reason: `more than ${MAX_REDIRECTS} redirects` };
-  } catch (err) {
-    const code = (err as { code?: string }).code ?? (err as Error).name;
-    return { ok: false, status: null, reason: `${code}: ${(err as Error).message}` };
   }
+  return { ok: true, ...out };
 }
 
-/** Why an answer other than 200 failed, in the user's terms (the Hub's `X-Error-*` headers when sent). */
-function statusReason(res: Dispatcher.ResponseData, token: string | undefined): string {
-  const status = res.statusCode;
-  const code = header(res, 'x-error-code');
-  const message = header(res, 'x-error-message');
-  const said = `HTTP ${status}${code === undefined ? '' : ` ${code}`}${message === undefined ? '' : `: ${message}`}`;
-  if (status === 401)
-    return token === undefined
-      ? `${said} (a gated or private repository, or none by that name: set HF_TOKEN to a token that can read it)`
-      : `${said} (the Hub refused the token: check HF_TOKEN)`;
-  if (status === 403)
-    return `${said} (the token cannot read this repository: for a gated model, accept its terms on the model's Hub page)`;
-  if (status === 404) {
-    if (code === 'EntryNotFound') return `${said} (the repository has no such file)`;
-    if (code === 'RevisionNotFound') return `${said} (no such revision: check --tokenizer-revision)`;
-    return `${said} (no such repository or revision)`;
+function refused(problem: string): string {
+  return `the answer ${problem}; nothing was stored in the Hugging Face cache`;
+}
+
+/** Characters of a refused body quoted in a message. */
+const HEAD_CHARS = 60;
+
+/**
+ * What makes `content` unusable as the repository file `file`, as a predicate (`is not JSON (…)`),
+ * or null: `tokenizer.json` and `tokenizer_config.json` must be what `loadTokenizer` reads
+ * ({@link tokenizerJsonProblem}); `chat_template.jinja` UTF-8 text.
+ */
+function contentProblem(file: string, content: Uint8Array): string | null {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+  } catch {
+    return 'is not UTF-8 text';
   }
-  return said;
+  if (!file.endsWith('.json')) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const head = text.length > HEAD_CHARS ? `${text.slice(0, HEAD_CHARS)}…` : text;
+    return `is not JSON (${(err as Error).message}): it starts ${JSON.stringify(head)}`;
+  }
+  return tokenizerJsonProblem(file === TOKENIZER_FILE ? 'tokenizer' : 'config', value);
 }

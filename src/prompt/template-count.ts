@@ -104,7 +104,7 @@ export class TemplateCounter {
   /**
    * Exact tokens of `messages` rendered through the template; `textTokens[i]` is the token count of
    * `messages[i].content` when known (null: tokenized in full).
-   * @throws {Error} what the template raised.
+   * @throws {ChatTemplateError} what the template raised (prompt/chat-template.ts).
    */
   count(messages: readonly ChatMessage[], textTokens: readonly (number | null)[]): number {
     const rendered = this.template.render(messages);
@@ -122,7 +122,7 @@ export class TemplateCounter {
    * it, sent as one user message through the template, is `target` tokens. Out of reach (a target
    * below the template's own tokens), the text is emptied and the result says the real length.
    * @param additive true when the text's count is its number of words (prompt/word-list.ts).
-   * @throws {Error} what the template raised.
+   * @throws {ChatTemplateError} what the template raised (prompt/chat-template.ts).
    */
   fitUserText(pieces: readonly string[], tokens: number, target: number, additive: boolean): FittedText {
     let drop = Math.min(Math.max(this.userOverhead, 0), tokens);

@@ -10,7 +10,8 @@
  * When none works the run fails before sending anything, with every path and URL it tried.
  */
 import { existsSync } from 'node:fs';
-import { findCachedSnapshot, type HubEnv, hubCacheDir } from './hf-cache.js';
+import { InterruptedError, TokenloadError } from '../errors.js';
+import { findCachedSnapshot, type HubEnv, hubCacheDir, isCommitHash, revisionProblem } from './hf-cache.js';
 import {
   downloadTokenizer,
   hubEndpoint,
@@ -49,6 +50,15 @@ export interface ResolveOptions {
   env: HubEnv;
   /** How the name is shown in messages, e.g. `--tokenizer org/name`. */
   label?: string;
+  /** Aborts a download at once (the run's stop signal, Ctrl-C): {@link InterruptedError}. */
+  signal?: AbortSignal;
+  /** Where a download starting and a broken cache entry passed over are told. */
+  log?: { info(message: string): void; warn(message: string): void };
+  /**
+   * True (the default) when the caller sends requests once the tokenizer is resolved: a failure then
+   * says nothing was sent. False for the simulator, which sends nothing.
+   */
+  beforeSending?: boolean;
 }
 
 /** huggingface_hub's repository id rule: `name` or `org/name`, word characters, `-` and `.`. */
@@ -67,11 +77,13 @@ export function isQwen3Name(name: string): boolean {
 
 /**
  * Resolves `spec` (see the module comment for the order).
- * @throws {TokenizerLoadError} naming every path and URL tried when none gave a tokenizer, or the
- *   problem of a local path that exists but is not a tokenizer.
+ * @throws {TokenizerLoadError} naming every path and URL tried when none gave a tokenizer; the
+ *   problem of a local path that exists but is not a tokenizer; a bad `--tokenizer-revision` or
+ *   `HF_ENDPOINT`. {@link InterruptedError} when `opts.signal` aborts a download.
  */
 export async function resolveTokenizerSource(spec: string, opts: ResolveOptions): Promise<TokenizerSource> {
   const label = opts.label ?? `--tokenizer ${spec}`;
+  const said = { label, beforeSending: opts.beforeSending ?? true };
   if (spec === BUILTIN_TOKENIZER || spec === 'builtin') {
     return { requested: spec, origin: 'builtin', path: BUILTIN_TOKENIZER, reason: '--tokenizer builtin' };
   }
@@ -80,48 +92,76 @@ export async function resolveTokenizerSource(spec: string, opts: ResolveOptions)
     return { requested: spec, origin: 'local', path: spec };
   }
   const tried = [`local path ${spec}: no such file or folder`];
-  if (!isRepoId(spec)) throw notFound(label, tried, false);
+  if (!isRepoId(spec)) throw notFound(said, tried, false);
+  checkRevision(label, opts.revision);
   const cacheDir = hubCacheDir(opts.env);
   const hub = { requested: spec, repo: spec, revision: opts.revision };
   const cached = findCachedSnapshot(cacheDir, spec, opts.revision, TOKENIZER_FILE);
   if (cached.found) return { ...hub, origin: 'cache', path: cached.snapshotDir, commit: cached.commit };
-  tried.push(`Hugging Face cache ${cached.tried}: ${cached.reason}`);
+  const cacheMiss = `Hugging Face cache ${cached.tried}: ${cached.reason}`;
+  tried.push(cacheMiss);
+  // Told when the run goes on without it (the errors below list it already).
+  const passOver = () => cached.broken && opts.log?.warn(`${label}: passed over the broken ${cacheMiss}`);
   if (isQwen3Name(spec)) {
+    passOver();
     const reason = `${spec} is a Qwen3 model name, not in the Hugging Face cache`;
     return { requested: spec, origin: 'builtin', path: BUILTIN_TOKENIZER, reason };
   }
   const endpoint = hubEndpoint(opts.env);
+  const url = resolveUrl(endpoint, spec, opts.revision, TOKENIZER_FILE);
   if (hubOffline(opts.env)) {
-    tried.push(
-      `Hugging Face Hub ${resolveUrl(endpoint, spec, opts.revision, TOKENIZER_FILE)}: not asked (HF_HUB_OFFLINE is set)`,
-    );
-    throw notFound(label, tried, true);
+    tried.push(`Hugging Face Hub ${url}: not asked (HF_HUB_OFFLINE is set)`);
+    throw notFound(said, tried, true);
   }
-  const got = await downloadOrThrow(label, {
-    repo: spec,
-    revision: opts.revision,
-    endpoint,
-    cacheDir,
-    token: hubToken(opts.env),
-  });
+  passOver();
+  opts.log?.info(`tokenizer: downloading ${url} into the Hugging Face cache ${cacheDir}`);
+  const download = { repo: spec, revision: opts.revision, endpoint, cacheDir, token: hubToken(opts.env) };
+  const got = await downloadOrThrow(said, { ...download, ...(opts.signal ? { signal: opts.signal } : {}) });
   if (got.ok) return { ...hub, origin: 'hub', path: got.snapshotDir, commit: got.commit };
   tried.push(`Hugging Face Hub ${got.url}: ${got.reason}`);
-  throw notFound(label, tried, true);
+  throw notFound(said, tried, true);
 }
 
-/** {@link downloadTokenizer}, a cache folder that cannot be written becoming a {@link TokenizerLoadError}. */
-async function downloadOrThrow(label: string, d: Parameters<typeof downloadTokenizer>[0]) {
+/** How a resolution names itself in its errors. */
+interface Said {
+  label: string;
+  beforeSending: boolean;
+}
+
+/** `; nothing was sent` when the caller sends requests, else nothing. */
+function nothingSent(said: Said): string {
+  return said.beforeSending ? '; nothing was sent' : '';
+}
+
+/** @throws {TokenizerLoadError} naming `--tokenizer-revision` when no ref file can have `revision`. */
+function checkRevision(label: string, revision: string): void {
+  const problem = isCommitHash(revision) ? null : revisionProblem(revision);
+  if (problem !== null)
+    throw new TokenizerLoadError(`${label}: --tokenizer-revision ${JSON.stringify(revision)} ${problem}`);
+}
+
+/**
+ * {@link downloadTokenizer}, its errors named after the tokenizer: an interrupt stays an
+ * {@link InterruptedError}, a refused cache path a {@link TokenizerLoadError}, and a cache folder
+ * that cannot be written becomes one.
+ */
+async function downloadOrThrow(said: Said, d: Parameters<typeof downloadTokenizer>[0]) {
   try {
     return await downloadTokenizer(d);
   } catch (err) {
+    const message = (err as Error).message;
+    if (err instanceof InterruptedError)
+      throw new InterruptedError(`${said.label}: ${message}${nothingSent(said)}`, { cause: err });
+    if (err instanceof TokenloadError)
+      throw new TokenizerLoadError(`${said.label}: ${message}${nothingSent(said)}`, { cause: err });
     throw new TokenizerLoadError(
-      `${label}: cannot write the Hugging Face cache ${d.cacheDir} (${(err as Error).message}); set HF_HUB_CACHE or HF_HOME to a writable folder`,
+      `${said.label}: cannot write the Hugging Face cache ${d.cacheDir} (${message}); set HF_HUB_CACHE or HF_HOME to a writable folder`,
       { cause: err },
     );
   }
 }
 
-function notFound(label: string, tried: string[], repoLike: boolean): TokenizerLoadError {
+function notFound(said: Said, tried: string[], repoLike: boolean): TokenizerLoadError {
   const fixes = [
     'give --tokenizer a model folder with tokenizer.json (or a tokenizer.json path)',
     ...(repoLike
@@ -132,7 +172,7 @@ function notFound(label: string, tried: string[], repoLike: boolean): TokenizerL
     "or pass --tokenizer builtin to count with the bundled Qwen3 vocabulary (counts then differ from the served model's)",
   ];
   return new TokenizerLoadError(
-    `${label}: no tokenizer found; nothing was sent. Tried:\n${tried.map((t) => `  - ${t}`).join('\n')}\nTo fix: ${fixes.join('; ')}.`,
+    `${said.label}: no tokenizer found${nothingSent(said)}. Tried:\n${tried.map((t) => `  - ${t}`).join('\n')}\nTo fix: ${fixes.join('; ')}.`,
   );
 }
 
@@ -170,7 +210,8 @@ export function tokenizerSection(s: TokenizerSource, chatTemplate: string | null
  * /…/snapshots/abc (main = abc)`, or `the bundled Qwen3 vocabulary (--tokenizer builtin)`.
  */
 export function describeTokenizer(t: TokenizerSection): string {
-  const at = t.commit === null ? '' : ` (${t.revision} = ${t.commit})`;
+  const at =
+    t.commit === null ? '' : t.revision === t.commit ? ` (${t.commit})` : ` (${t.revision} = ${t.commit})`;
   switch (t.source) {
     case 'builtin':
       return `the bundled Qwen3 vocabulary (${t.reason ?? t.requested})`;

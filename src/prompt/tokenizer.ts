@@ -56,6 +56,44 @@ export function readJson(path: string): unknown {
   return JSON.parse(text);
 }
 
+/** The JSON files of a tokenizer: `tokenizer.json` (the vocabulary and pipeline) or `tokenizer_config.json`. */
+export type TokenizerJsonKind = 'tokenizer' | 'config';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * What makes `value`, a parsed file of `kind`, unusable, as a predicate (`is not a JSON object`), or
+ * null: `tokenizer.json` must be an object with a `model` object, `tokenizer_config.json` an object.
+ */
+export function tokenizerJsonProblem(kind: TokenizerJsonKind, value: unknown): string | null {
+  if (!isObject(value)) return 'is not a JSON object';
+  if (kind === 'tokenizer' && !isObject(value.model)) return 'has no "model" object (not a tokenizer.json)';
+  return null;
+}
+
+/**
+ * Reads the tokenizer file `path` of `kind`.
+ * @param label how the tokenizer is named in messages, e.g. `--tokenizer org/name`.
+ * @throws {TokenizerLoadError} naming `path`: unreadable, not JSON, or not a file of `kind`.
+ */
+export function readTokenizerJson(
+  path: string,
+  kind: TokenizerJsonKind,
+  label: string,
+): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = readJson(path);
+  } catch (err) {
+    throw new TokenizerLoadError(`${label}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const problem = tokenizerJsonProblem(kind, value);
+  if (problem !== null) throw new TokenizerLoadError(`${label}: ${path} ${problem}`);
+  return value as Record<string, unknown>;
+}
+
 /** @throws {TokenizerLoadError} when the library rejects the tokenizer.json. */
 function buildLibraryTokenizer(
   json: Record<string, unknown>,
@@ -142,23 +180,16 @@ function specialTokenString(value: unknown): string | null {
  * path (fast-encoder.ts) when the tokenizer has the Qwen2/Qwen3/Llama 3 pipeline shape, unless
  * `options.engine` is `library`.
  * @param spec `builtin:qwen3` (default), a model folder, or a tokenizer.json(.gz) path.
- * @throws {TokenizerLoadError} naming the path when it is missing or unreadable.
+ * @throws {TokenizerLoadError} naming the file that is missing, unreadable or not a tokenizer file.
  */
 export function loadTokenizer(
   spec: string = BUILTIN_TOKENIZER,
   options: { engine?: 'auto' | 'library' } = {},
 ): TextTokenizer {
   const files = resolveFiles(spec);
-  let json: Record<string, unknown>;
-  let config: Record<string, unknown>;
-  try {
-    json = readJson(files.tokenizerJson) as Record<string, unknown>;
-    config = files.configJson === null ? {} : (readJson(files.configJson) as Record<string, unknown>);
-  } catch (err) {
-    throw new TokenizerLoadError(
-      `--tokenizer ${spec}: cannot read ${files.tokenizerJson}: ${(err as Error).message}`,
-    );
-  }
+  const label = `--tokenizer ${spec}`;
+  const json = readTokenizerJson(files.tokenizerJson, 'tokenizer', label);
+  const config = files.configJson === null ? {} : readTokenizerJson(files.configJson, 'config', label);
   const fast =
     options.engine !== 'library' && isFastPathEligible(json as TokenizerJson, config)
       ? buildFastEncoder(json as TokenizerJson)

@@ -8,7 +8,7 @@ import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openTraceFile } from '../dataset/open-trace.js';
-import { OutputError } from '../errors.js';
+import { InterruptedError, OutputError } from '../errors.js';
 import {
   EXPORTERS,
   INPUTS_FILE_NAME,
@@ -156,7 +156,8 @@ async function clearPlots(plots: string): Promise<void> {
 
 /**
  * Writes `profile_export_aiperf.json` for a run stopped by `err` after its start: the run's
- * configuration and a `run_status` of `failed` with the error as its reason, and no metric (what
+ * configuration and a `run_status` of `failed` with the error as its reason (`interrupted` and
+ * `was_cancelled` for Ctrl-C during a start-up step: {@link failedStatus}), and no metric (what
  * was measured before the error, if anything, is in `profile_export.jsonl`).
  * @throws the file system error of a failed write.
  */
@@ -179,7 +180,7 @@ export async function writeFailedSummary(
     inputConfig: inputConfigOf(config),
     startTime,
     endTime: new Date(),
-    wasCancelled: false,
+    wasCancelled: err instanceof InterruptedError,
     runStatus: failedStatus(err),
   });
   await writeFile(join(config.artifactDir, SUMMARY_JSON_FILE_NAME), text);

@@ -8,6 +8,7 @@ import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { SAMPLING_STRATEGIES } from '../dataset/sampling.js';
 import { SyntheticOptionsSchema } from '../dataset/synthetic-options.js';
 import { ENDPOINT_TYPES } from '../endpoint/registry.js';
+import { revisionProblem } from '../prompt/hf-cache.js';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import {
@@ -27,6 +28,12 @@ export const CONTEXT_MODES = [
   'deltas_with_responses',
   'message_array_with_responses',
 ] as const;
+
+/** Adds the issue of a `--tokenizer-revision` no branch, tag or commit can have. */
+function checkRevision(revision: string, ctx: z.RefinementCtx<string>): void {
+  const problem = revisionProblem(revision);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(revision)} ${problem}` });
+}
 
 const positive = z.number().positive();
 const int = (min: number) => z.number().int().min(min);
@@ -151,8 +158,11 @@ export const endpointFields = {
     help: 'HF model id (local cache, then the Hub), model folder or tokenizer.json; builtin = the bundled Qwen3',
     defaultText: 'the --model name',
   }),
-  /** `--tokenizer-revision`: branch, tag or commit of a Hub tokenizer. */
-  tokenizerRevision: option(z.string().min(1).default('main'), {
+  /**
+   * `--tokenizer-revision`: branch, tag or commit of a Hub tokenizer; a name that could not be a
+   * ref file inside the cache (`..`, absolute, backslash: prompt/hf-cache.ts `revisionProblem`) is refused.
+   */
+  tokenizerRevision: option(z.string().min(1).superRefine(checkRevision).default('main'), {
     flag: 'tokenizer-revision',
     unit: 'rev',
     help: 'branch, tag or commit hash of a Hub tokenizer',

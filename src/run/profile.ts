@@ -51,7 +51,9 @@ export type { RunEnv } from './context.js';
  * failed and why. A run in which no request succeeded returns normally, its `status` saying so.
  * @throws {ConfigError} for a bad option; {DatasetError} / {TokenizerLoadError} / {ScheduleError} /
  *   {ServerUnreachableError} / {OutputError} for bad input, an unreachable server or an artifact
- *   folder that cannot be created, before anything is measured. All are {@link TokenloadError}s.
+ *   folder that cannot be created, before anything is measured; {InterruptedError} when the stop
+ *   signal aborted a tokenizer download (the summary then says `interrupted`). All are
+ *   {@link TokenloadError}s.
  */
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
   const config = profileConfig(input);

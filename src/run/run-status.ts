@@ -3,7 +3,7 @@
  * measured nothing (no request succeeded) or stopped on an error says so here, first, instead of
  * leaving a table of absent numbers to be read as a result.
  */
-import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS, exitCodeOf } from '../errors.js';
+import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS, exitCodeOf, InterruptedError } from '../errors.js';
 import type { RunStatus } from '../export/summary-json.js';
 import type { Summary } from '../metrics/summary.js';
 
@@ -82,8 +82,16 @@ export function runStatusOf(input: RunStatusInput): RunStatus {
   return COMPLETED;
 }
 
-/** The status of a run stopped by `err` after it had started (before or while it measured). */
+/**
+ * The status of a run stopped by `err` after it had started (before or while it measured):
+ * `interrupted` (130) for Ctrl-C during a start-up step it cannot go on without
+ * ({@link InterruptedError}), else `failed`.
+ */
 export function failedStatus(err: unknown): RunStatus {
+  if (err instanceof InterruptedError) {
+    const reason = `interrupted (Ctrl-C or SIGTERM) during start-up, before anything was sent: ${err.message}`;
+    return { status: 'interrupted', reason, exit_code: EXIT_INTERRUPTED };
+  }
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return { status: 'failed', reason: `the run stopped on an error: ${message}`, exit_code: exitCodeOf(err) };
 }

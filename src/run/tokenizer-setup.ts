@@ -18,14 +18,17 @@ import type { FinishInput } from './finish.js';
 
 /**
  * Resolves the run's tokenizer to local files, downloading it into the Hugging Face cache if need
- * be, and logs where it came from.
- * @throws {TokenizerLoadError} naming every path and URL tried, before anything is sent.
+ * be (Ctrl-C aborts the download at once), and logs where it came from.
+ * @throws {TokenizerLoadError} naming every path and URL tried, before anything is sent;
+ *   {InterruptedError} when the run's stop signal aborted a download.
  */
 export async function resolveRunTokenizer(config: ProfileConfig, env: RunEnv): Promise<TokenizerSource> {
   const defaulted = config.tokenizer === config.models[0];
   const source = await resolveTokenizerSource(config.tokenizer, {
     revision: config.tokenizerRevision,
     env: process.env,
+    signal: env.stopSignal,
+    log: env.log,
     label: defaulted
       ? `--model ${config.tokenizer} (the default --tokenizer)`
       : `--tokenizer ${config.tokenizer}`,

@@ -6,7 +6,9 @@
  *   an `Authorization` header (as cloud storage does: the token must not travel there);
  * - a small file with 200, `X-Repo-Commit` and `ETag` (the git blob hash);
  * - 401 `GatedRepo` for a gated repository without the right bearer token, 404 `RepoNotFound`,
- *   `RevisionNotFound` or `EntryNotFound` (with `X-Repo-Commit`).
+ *   `RevisionNotFound` or `EntryNotFound` (with `X-Repo-Commit`);
+ * - and, for the faults a real Hub (or something posing as one) may show: every file answered
+ *   directly with headers of the test's choosing (`answerHeaders`), or no answer at all (`hang`).
  * Every request is logged (path, and whether it carried a token).
  */
 import { createHash } from 'node:crypto';
@@ -21,6 +23,10 @@ export interface MockRepo {
   commit: string;
   /** Only a request with `Authorization: Bearer <token>` may read it. */
   gatedToken?: string;
+  /** Every file is answered 200 directly (no redirect) with these headers instead of the Hub's own. */
+  answerHeaders?: Record<string, string>;
+  /** Requests are accepted and never answered. */
+  hang?: boolean;
 }
 
 /** A request the mock saw. */
@@ -91,10 +97,15 @@ export async function startMockHub(repos: Record<string, MockRepo>): Promise<Moc
       return fail(res, 401, 'GatedRepo');
     const revision = decodeURIComponent(m[2] as string);
     if (revision !== 'main' && revision !== repo.commit) return fail(res, 404, 'RevisionNotFound');
+    if (repo.hang === true) return;
     const file = m[3] as string;
     const content = repo.files[file];
     const commit = { 'x-repo-commit': repo.commit };
     if (content === undefined) return fail(res, 404, 'EntryNotFound', commit);
+    if (repo.answerHeaders !== undefined) {
+      res.writeHead(200, { ...repo.answerHeaders, 'content-length': content.length });
+      return res.end(content);
+    }
     if (LARGE_FILES.has(file)) {
       const hash = sha256(content);
       blobs.set(hash, content);

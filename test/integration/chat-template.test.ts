@@ -222,6 +222,37 @@ test('a tokenizer without a chat template fails before sending; chat_template.ji
   for (const r of run.records) assert.equal(value(r, 'usage_prompt_tokens'), 64);
 });
 
+test('a template that raises for a request makes it a failed record of type ChatTemplateError, naming the file', async () => {
+  const folder = tokenizerFolder("{{ raise_exception('this template takes no user messages') }}");
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-chat-template-raise-'));
+  const outcome = await runProfile(
+    profileConfig({
+      models: ['Qwen/Qwen3-0.6B'],
+      tokenizer: folder,
+      url: chatml.url,
+      applyChatTemplate: true,
+      synthetic: { isl: 32, osl: 3, numDatasetEntries: 2 },
+      requestCount: 2,
+      artifactDir: dir,
+      clientWarmupMs: 0,
+      ui: 'none',
+    }),
+    { log: SILENT, stopSignal: new AbortController().signal },
+  );
+  const lines = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(lines.length, 2);
+  for (const line of lines) {
+    const error = (JSON.parse(line) as { error: { code: number; type: string; message: string } }).error;
+    assert.deepEqual([error.code, error.type], [0, 'ChatTemplateError']);
+    assert.equal(
+      error.message,
+      `the chat template of ${join(folder, 'chat_template.jinja')} raised: this template takes no user messages`,
+    );
+  }
+  assert.equal(outcome.status.exit_code, 3);
+  assert.match(outcome.status.reason ?? '', /0 ChatTemplateError ×2/);
+});
+
 test('chat_template_kwargs sent in the body reach the client render too (Qwen3 enable_thinking)', async () => {
   const overhead = async (extraInputs: Record<string, unknown>) => {
     const run = await profile({

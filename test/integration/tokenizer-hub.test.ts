@@ -7,26 +7,22 @@
  * its own `HF_*` variables (the caller's are dropped) and its own cache folder.
  */
 import assert from 'node:assert/strict';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
-import { packageRoot } from '../../src/util/package-root.js';
-import { runCliProcess } from '../helpers/cli-process.js';
+import {
+  type CliResult,
+  type CountingTarget,
+  fakeCache as fakeCacheAt,
+  TOKENIZER_FILES as files,
+  profile,
+  removeTempDirs,
+  startCountingTarget,
+  summaryOf as summaryJson,
+  tempDir,
+  TOKENIZER_CONFIG as tokenizerConfig,
+  TOKENIZER_JSON as tokenizerJson,
+} from '../helpers/hub-cli.js';
 import { gitBlobHash, type MockHub, sha256, startMockHub } from '../helpers/mock-hub.js';
 
 const REPO = 'acme/chat-7b';
@@ -34,70 +30,26 @@ const GATED = 'acme/gated-7b';
 const COMMIT = 'c0ffee'.padEnd(40, '0');
 const TOKEN = 'hf_mock_secret_token_for_tests';
 
-const assets = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
-const tokenizerJson = gunzipSync(readFileSync(join(assets, 'tokenizer.json.gz')));
-const tokenizerConfig = readFileSync(join(assets, 'tokenizer_config.json'));
-const files = { 'tokenizer.json': tokenizerJson, 'tokenizer_config.json': tokenizerConfig };
-
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tokenload-hub-'));
-  dirs.push(dir);
-  return dir;
-}
-
 let hub: MockHub;
 /** A `--url` target that counts what it receives: the failing runs must send it nothing. */
-let target: Server;
-let targetHits = 0;
+let target: CountingTarget;
 before(async () => {
   hub = await startMockHub({
     [REPO]: { files, commit: COMMIT },
     [GATED]: { files, commit: COMMIT.replace('c0', 'ab'), gatedToken: TOKEN },
   });
-  target = createServer((_req, res) => {
-    targetHits++;
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+  target = await startCountingTarget();
 });
 after(async () => {
   await hub.close();
-  target.closeAllConnections();
-  await new Promise<void>((resolve) => target.close(() => resolve()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await target.close();
+  removeTempDirs();
 });
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  dir: string;
-}
-
-/** The caller's environment without anything that would point a child at a real Hub, cache or proxy. */
-function cleanEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(HF_|HUGGING_FACE|XDG_CACHE_HOME$|HTTPS?_PROXY$|NO_PROXY$|ALL_PROXY$)/i.test(k))
-      out[k] = v;
-  }
-  return out;
-}
-
-/** Runs `tokenload profile -m <model> …` with `env` added to a clean environment. */
-async function profile(model: string, env: Record<string, string>, args: string[]): Promise<CliResult> {
-  const dir = join(tempDir(), 'run');
-  const argv = ['profile', '-m', model, '--request-count', '3', '--client-warmup-ms', '0'];
-  const childEnv = { ...cleanEnv(), HOME: tempDir(), ...env };
-  const r = await runCliProcess([...argv, '--ui', 'none', '--artifact-dir', dir, ...args], childEnv);
-  return { ...r, dir };
-}
 
 const SIMULATOR = ['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
 
 function targetArgs(): string[] {
-  return ['--url', `http://127.0.0.1:${(target.address() as AddressInfo).port}`];
+  return target.args();
 }
 
 interface Summary {
@@ -106,22 +58,12 @@ interface Summary {
 }
 
 function summaryOf(r: CliResult): Summary {
-  return JSON.parse(readFileSync(join(r.dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  return summaryJson<Summary>(r);
 }
 
 /** A cache holding `repo` at COMMIT as huggingface_hub lays it out, `tokenizer.json` being `json`. */
 function fakeCache(repo: string, json: Uint8Array): string {
-  const cache = join(tempDir(), 'hub');
-  const root = join(cache, `models--${repo.replace('/', '--')}`);
-  mkdirSync(join(root, 'refs'), { recursive: true });
-  mkdirSync(join(root, 'blobs'));
-  mkdirSync(join(root, 'snapshots', COMMIT), { recursive: true });
-  writeFileSync(join(root, 'refs', 'main'), COMMIT);
-  for (const [name, content] of Object.entries({ ...files, 'tokenizer.json': json })) {
-    writeFileSync(join(root, 'blobs', gitBlobHash(content)), content);
-    symlinkSync(join('..', '..', 'blobs', gitBlobHash(content)), join(root, 'snapshots', COMMIT, name));
-  }
-  return cache;
+  return fakeCacheAt(repo, COMMIT, json);
 }
 
 test('HF_HUB_OFFLINE with a populated cache: --model org/name uses the cached tokenizer', async () => {
@@ -149,7 +91,7 @@ test('HF_HUB_OFFLINE with a populated cache: --model org/name uses the cached to
   const bad = await profile(REPO, { HF_HUB_OFFLINE: '1', HF_HOME: join(broken, '..') }, targetArgs());
   assert.equal(bad.code, 1, bad.stderr);
   assert.ok(bad.stderr.includes(join(broken, 'models--acme--chat-7b', 'snapshots', COMMIT)), bad.stderr);
-  assert.equal(targetHits, 0);
+  assert.equal(target.hits(), 0);
 });
 
 test('from the Hub: downloaded into the cache layout the Python tools read, then found offline', async () => {
@@ -207,7 +149,7 @@ test('a gated model: 401 without HF_TOKEN fails before sending; with it the toke
   assert.match(denied.stderr, /set HF_TOKEN/);
   assert.match(denied.stderr, /nothing was sent/);
   assert.equal(summaryOf(denied).run_status.exit_code, 1);
-  assert.equal(targetHits, 0);
+  assert.equal(target.hits(), 0);
 
   const first = hub.requests.length;
   const allowed = await profile(GATED, { ...env, HF_TOKEN: TOKEN }, SIMULATOR);
@@ -261,5 +203,5 @@ test('nothing works: the run fails before sending, naming every path and URL it 
     ),
   );
   assert.equal(hub.requests.length, asked);
-  assert.equal(targetHits, 0, 'no failing run sent anything');
+  assert.equal(target.hits(), 0, 'no failing run sent anything');
 });
