@@ -53,7 +53,7 @@ const accepted = (why: string, value?: string): AiperfStatus =>
 const SYNTHESIZE =
   'a trace rewrite is `tokenload synthesize-trace` (same option name), which writes the rewritten trace; replay that file with `tokenload profile`';
 const ONE_RUN =
-  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload report compare`';
+  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload compare`';
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
