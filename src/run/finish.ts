@@ -28,7 +28,7 @@ import type {
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
-import { type RunStatus, runStatusOf } from './run-status.js';
+import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 
 /** What a finished run returns to the CLI. */
@@ -96,6 +96,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     interrupted: wasCancelled,
     inputError,
     requestUrl: input.requestUrl,
+    issued: profiling.load.issued,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
@@ -174,7 +175,8 @@ function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
-  if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
+  const lead = statusLeadLine(status);
+  if (status.exit_code === EXIT_NO_SUCCESS && lead !== null) lines.unshift(lead);
   const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     lines.push(
@@ -188,8 +190,7 @@ function header(input: FinishInput, status: RunStatus): string {
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
-  if (input.profiling.interrupted)
-    lines.push('Interrupted: the summary covers the requests measured before the stop');
+  if (input.profiling.interrupted) lines.push(interruptedLine(input.profiling.load.issued));
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
     lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);

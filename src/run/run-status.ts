@@ -51,6 +51,35 @@ export interface RunStatusInput {
   inputError: Error | null;
   /** Where the requests went (for the hint of {@link noSuccessReason}). */
   requestUrl: string;
+  /** Requests the profiling phase sent (an interrupt before the first says nothing was measured). */
+  issued: number;
+}
+
+/**
+ * The reason of an interrupted run: with nothing sent (Ctrl-C during start-up or while waiting for
+ * the model) it says so, rather than pointing at a summary of nothing.
+ */
+function interruptedReason(issued: number): string {
+  return issued === 0
+    ? 'interrupted (Ctrl-C or SIGTERM) before the first request: nothing was sent to the server, so nothing was measured'
+    : 'interrupted (Ctrl-C or SIGTERM): the summary covers the requests measured before the stop';
+}
+
+const capitalized = (text: string): string => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
+/**
+ * The lead line (console and report, word for word) of a run that did not complete, from its
+ * `run_status`: `Run failed: …` or `Interrupted …`; null for a completed run.
+ */
+export function statusLeadLine(status: { status: string; reason: string | null }): string | null {
+  if (status.status === 'completed') return null;
+  if (status.status === 'failed') return `Run failed: ${status.reason ?? 'no reason recorded'}`;
+  return capitalized(status.reason ?? interruptedReason(1));
+}
+
+/** The lead line of an interrupted run that sent `issued` requests (as {@link statusLeadLine} gives it). */
+export function interruptedLine(issued: number): string {
+  return capitalized(interruptedReason(issued));
 }
 
 /**
@@ -66,11 +95,7 @@ export function runStatusOf(input: RunStatusInput): RunStatus {
     };
   }
   if (input.interrupted) {
-    return {
-      status: 'interrupted',
-      reason: 'interrupted (Ctrl-C or SIGTERM): the summary covers the requests measured before the stop',
-      exit_code: EXIT_INTERRUPTED,
-    };
+    return { status: 'interrupted', reason: interruptedReason(input.issued), exit_code: EXIT_INTERRUPTED };
   }
   if (input.summary.totals.validCount === 0) {
     return {
