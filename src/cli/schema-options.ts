@@ -5,7 +5,8 @@
  * defaults: a flag the user did not type stays absent, and the schema fills the default later.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { TokenloadError } from '../errors.js';
+import { ConfigError, TokenloadError } from '../errors.js';
+import { redactUrlPasswords } from '../export/redact.js';
 import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
 
 function showDefault(value: unknown): string | undefined {
@@ -63,6 +64,17 @@ export function valueProblem(field: OptionField, value: unknown): string | null 
   return null;
 }
 
+/**
+ * The error of a bad typed value. Commander's own message quotes the value as typed; a value holding
+ * a URL password is quoted with the password redacted instead (by a {@link ConfigError} of ours).
+ */
+function badValue(field: OptionField, text: string, problem: string): Error {
+  const shown = redactUrlPasswords(text, field.meta.unit === 'url');
+  if (shown === text) return new InvalidArgumentError(problem);
+  const flag = `--${field.meta.flag}`;
+  return new ConfigError(`${flag} ${shown}: ${problem}`, flag);
+}
+
 function argParser(field: OptionField): (text: string, previous: unknown) => unknown {
   return (text, previous) => {
     let value: unknown;
@@ -70,10 +82,10 @@ function argParser(field: OptionField): (text: string, previous: unknown) => unk
       value = valueFromText(field, text, previous);
     } catch (err) {
       if (!(err instanceof TokenloadError)) throw err;
-      throw new InvalidArgumentError(err.message);
+      throw badValue(field, text, err.message);
     }
     const problem = field.meta.repeatable === true ? null : valueProblem(field, value);
-    if (problem !== null) throw new InvalidArgumentError(problem);
+    if (problem !== null) throw badValue(field, text, problem);
     return value;
   };
 }

@@ -1,13 +1,14 @@
 /**
- * Before the schedule starts: one `GET <base>/v1/models` to each server (one `/v1` when the base
- * path ends in it, as for requests: `requestPathFor`). It warms the HTTP stack
+ * Before the schedule starts: one `GET <base>/v1/models` to each server, its URL derived as the
+ * requests' (`routeUrlFor`: one `/v1` when the base path ends in it, a `--url` naming the whole
+ * endpoint read as that endpoint's server, the query carried). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
  * first request's TTFT) and fails fast with a clear message, naming the server, when nothing
  * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; only its status is kept
  * (url-path-check.ts reads a 404).
  */
 import { request } from 'undici';
-import { requestPathFor } from '../endpoint/types.js';
+import { routeUrlFor } from '../endpoint/types.js';
 import { TokenloadError } from '../errors.js';
 
 /** The server could not be reached at all. */
@@ -24,13 +25,20 @@ export interface ProbeAnswer {
   status: number;
 }
 
+/** What the probe sends besides its URL. */
+export interface ProbeRequest {
+  headers: Record<string, string>;
+  /** The path the run's requests go to (`endpointPathFor`), to derive the probe's URL as theirs. */
+  endpointPath: string;
+}
+
 /**
  * Probes `target` (origin plus optional base path).
  * @returns the probe's URL and HTTP status.
  * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
  */
-async function probe(target: string, headers: Record<string, string>): Promise<ProbeAnswer> {
-  const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
+async function probe(target: string, { headers, endpointPath }: ProbeRequest): Promise<ProbeAnswer> {
+  const url = routeUrlFor(target, '/v1/models', endpointPath);
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
     await res.body.dump();
@@ -49,11 +57,8 @@ async function probe(target: string, headers: Record<string, string>): Promise<P
  * @throws {ServerUnreachableError} naming the first server in `--url` order that cannot be reached
  *   (and how many of the others cannot either), after every probe has settled.
  */
-export async function preflight(
-  targets: readonly string[],
-  headers: Record<string, string>,
-): Promise<ProbeAnswer[]> {
-  const results = await Promise.allSettled(targets.map((target) => probe(target, headers)));
+export async function preflight(targets: readonly string[], request: ProbeRequest): Promise<ProbeAnswer[]> {
+  const results = await Promise.allSettled(targets.map((target) => probe(target, request)));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const first = failures[0];
   if (first === undefined) return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);

@@ -13,7 +13,7 @@
 import { request } from 'undici';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
 import type { ProfileConfig } from './config.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './config-server-fields.js';
 import type { RunEnv } from './context.js';
@@ -44,8 +44,13 @@ function failure(err: unknown): string {
   return `${code}: ${(err as Error).message}`;
 }
 
+/** The path the run's requests go to (the wait polls derive their URLs as requests do). */
+function runEndpointPath(config: ProfileConfig): string {
+  return endpointPathFor(ENDPOINTS[config.endpointType], config.streaming, config.endpointPath);
+}
+
 async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
-  const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
+  const url = routeUrlFor(target, '/v1/models', runEndpointPath(config));
   const res = await request(url, {
     method: 'GET',
     headers: headersOf(config),
@@ -191,5 +196,5 @@ export async function waitForServer(
     if (failed !== undefined) throw failed.reason;
     if (env.stopSignal.aborted) return [];
   }
-  return preflight(targets, headersOf(config));
+  return preflight(targets, { headers: headersOf(config), endpointPath: runEndpointPath(config) });
 }

@@ -138,6 +138,25 @@ test('mode engine: timing only, the probe sees the same endpoint', async () => {
   onlyChanged(await probe({ mode: 'engine' }), []);
 });
 
+test('--url naming the whole endpoint with a query: the same findings, every route beside it, the query carried', async () => {
+  const server = await startSimulator(BASE, { tokenizer: TOKENIZER });
+  try {
+    const r = await runProbe({
+      models: [MODEL],
+      tokenizer: 'builtin',
+      url: `${server.url}/v1/chat/completions?api-version=1`,
+      keepAliveIdleSeconds: 0.3,
+    });
+    onlyChanged(r, []);
+    const urls = Object.fromEntries(r.requests.map((q) => [q.name, q.url]));
+    assert.equal(urls.models, `${server.url}/v1/models?api-version=1`);
+    for (const q of r.requests.filter((q) => q.method === 'POST' && q.name !== 'tokenize'))
+      assert.equal(q.url, `${server.url}/v1/chat/completions?api-version=1`, q.name);
+  } finally {
+    await server.close();
+  }
+});
+
 test('another model served: not listed, every generation request 404, --model recommended', async () => {
   const r = await probe({ models: ['other'] });
   assert.deepEqual(r.findings.models_route.value, { status: 200, listed: false, served: ['other'] });
