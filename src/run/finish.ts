@@ -76,6 +76,8 @@ export interface FinishInput {
   template?: { shorterThanTemplate: number };
   /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
   serverMetrics?: ScrapeReport | null;
+  /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
+  servedModels?: readonly string[] | null;
 }
 
 /**
@@ -97,6 +99,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     inputError,
     requestUrl: input.requestUrl,
     issued: profiling.load.issued,
+    models: config.models,
+    servedModels: input.servedModels ?? null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {

@@ -4,8 +4,9 @@
  * endpoint read as that endpoint's server, the query carried). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
  * first request's TTFT) and fails fast with a clear message, naming the server, when nothing
- * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; only its status is kept
- * (url-path-check.ts reads a 404).
+ * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; its status is kept
+ * (url-path-check.ts reads a 404), and the models a 200 lists (a run where the model is not served
+ * names them: run-status.ts).
  */
 import { request } from 'undici';
 import { routeUrlFor } from '../endpoint/types.js';
@@ -19,10 +20,22 @@ export class ServerUnreachableError extends TokenloadError {
   }
 }
 
-/** The `/v1/models` probe's URL and HTTP status. */
+/** The `/v1/models` probe's URL and HTTP status, and the models it lists. */
 export interface ProbeAnswer {
   url: string;
   status: number;
+  /** The `id`s of a 200 OpenAI model list; null for another answer. */
+  served: string[] | null;
+}
+
+/** The model ids of a `/v1/models` body (`{data: [{id}]}`); null when it is not such a list. */
+export function servedModelsOf(text: string): string[] | null {
+  try {
+    const data = (JSON.parse(text) as { data?: unknown }).data;
+    return Array.isArray(data) ? data.map((m) => String((m as { id?: unknown }).id)) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** What the probe sends besides its URL. */
@@ -41,8 +54,8 @@ async function probe(target: string, { headers, endpointPath }: ProbeRequest): P
   const url = routeUrlFor(target, '/v1/models', endpointPath);
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
-    await res.body.dump();
-    return { url, status: res.statusCode };
+    const text = await res.body.text();
+    return { url, status: res.statusCode, served: res.statusCode === 200 ? servedModelsOf(text) : null };
   } catch (err) {
     const code = (err as { code?: string }).code ?? (err as Error).name;
     throw new ServerUnreachableError(

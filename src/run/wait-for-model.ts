@@ -17,7 +17,7 @@ import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.
 import type { ProfileConfig } from './config.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './config-server-fields.js';
 import type { RunEnv } from './context.js';
-import { type ProbeAnswer, preflight, ServerUnreachableError } from './preflight.js';
+import { type ProbeAnswer, preflight, ServerUnreachableError, servedModelsOf } from './preflight.js';
 
 /** One poll's verdict: served, or why not. */
 interface Poll {
@@ -60,13 +60,9 @@ async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: numb
   const text = await res.body.text();
   if (res.statusCode === 404) return { ready: true, reason: `${url} answered 404 (no model list)` };
   if (res.statusCode !== 200) return { ready: false, reason: `${url} answered HTTP ${res.statusCode}` };
-  let ids: string[] = [];
-  try {
-    const data = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data ?? [];
-    ids = data.map((m) => String(m.id));
-  } catch {
+  const ids = servedModelsOf(text);
+  if (ids === null)
     return { ready: false, reason: `${url} answered 200 with a body that is not a model list` };
-  }
   const missing = config.models.filter((m) => !ids.includes(m));
   if (missing.length === 0) return { ready: true, reason: `${url} lists ${config.models.join(', ')}` };
   return { ready: false, reason: `${url} lists ${ids.join(', ') || 'no model'}, not ${missing.join(', ')}` };

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { startSimulator } from '../../src/simulator/server.js';
 
 const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 const SILENT = { info: () => undefined, warn: () => undefined };
@@ -429,5 +430,25 @@ test('a URL password anywhere in the command line is redacted in every artifact 
     const text = readFileSync(join(dir, name), 'utf8');
     assert.doesNotMatch(text, /s3cret/, name);
     assert.match(text, /https:\/\/bob:&?(lt;|<)redacted(&gt;|>)@hooks\.example/, name);
+  }
+});
+
+test('the model is not served: exit 3, the hint points at --model and names the models the server lists', async () => {
+  const sim = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0, models: ['other-model'] });
+  try {
+    for (const model of ['m', 'Qwen/Qwen2.5-7B-Instruct']) {
+      const dir = join(tempDir(), 'out');
+      const args = cliArgs(sim.url, dir);
+      args[args.indexOf('-m') + 1] = model;
+      const r = await runCli(args);
+      assert.equal(r.code, 3, r.stderr);
+      const hint = `. The server says the model is not there: check --model (${model}); the server's /v1/models lists other-model`;
+      assert.ok(r.stderr.includes(hint), r.stderr);
+      assert.doesNotMatch(r.stderr, /check --url/);
+      const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+      assert.ok(summary.run_status.reason?.endsWith(hint), summary.run_status.reason ?? '');
+    }
+  } finally {
+    await sim.close();
   }
 });
