@@ -72,11 +72,21 @@ async function probe(target: string, { headers, endpointPath }: ProbeRequest): P
  */
 export async function preflight(targets: readonly string[], request: ProbeRequest): Promise<ProbeAnswer[]> {
   const results = await Promise.allSettled(targets.map((target) => probe(target, request)));
+  throwFirstFailure(results);
+  return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);
+}
+
+/**
+ * Throws the first failure of `results` (one per server, in `--url` order), if any; an unreachable
+ * server's error says how many of the others failed too: `… (and 2 more of the 3 servers)`.
+ */
+export function throwFirstFailure(results: readonly PromiseSettledResult<unknown>[]): void {
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const first = failures[0];
-  if (first === undefined) return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);
-  if (!(first.reason instanceof ServerUnreachableError) || targets.length === 1) throw first.reason;
+  if (first === undefined) return;
   const others = failures.length - 1;
-  const more = others === 0 ? '' : ` (and ${others} more of the ${targets.length} servers)`;
-  throw new ServerUnreachableError(`${first.reason.message}${more}`);
+  if (!(first.reason instanceof ServerUnreachableError) || others === 0) throw first.reason;
+  throw new ServerUnreachableError(
+    `${first.reason.message} (and ${others} more of the ${results.length} servers)`,
+  );
 }

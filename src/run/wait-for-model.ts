@@ -17,7 +17,13 @@ import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.
 import type { ProfileConfig } from './config.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './config-server-fields.js';
 import type { RunEnv } from './context.js';
-import { type ProbeAnswer, preflight, ServerUnreachableError, servedModelsOf } from './preflight.js';
+import {
+  type ProbeAnswer,
+  preflight,
+  ServerUnreachableError,
+  servedModelsOf,
+  throwFirstFailure,
+} from './preflight.js';
 
 /** One poll's verdict: served, or why not. */
 interface Poll {
@@ -179,7 +185,7 @@ async function waitForOne(config: ProfileConfig, target: string, env: RunEnv): P
  * `env.stopSignal` aborts.
  * @returns each server's `/v1/models` probe answer, in `targets` order (empty when stopped).
  * @throws {ServerUnreachableError} when the timeout passes first for a server (the first in `--url`
- *   order), or nothing answers at all.
+ *   order, and how many more timed out), or nothing answers at all.
  */
 export async function waitForServer(
   config: ProfileConfig,
@@ -187,9 +193,7 @@ export async function waitForServer(
   env: RunEnv,
 ): Promise<ProbeAnswer[]> {
   if (config.waitForModelTimeoutSeconds > 0) {
-    const waits = await Promise.allSettled(targets.map((t) => waitForOne(config, t, env)));
-    const failed = waits.find((w): w is PromiseRejectedResult => w.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+    throwFirstFailure(await Promise.allSettled(targets.map((t) => waitForOne(config, t, env))));
     if (env.stopSignal.aborted) return [];
   }
   return preflight(targets, { headers: headersOf(config), endpointPath: runEndpointPath(config) });

@@ -215,7 +215,7 @@ test('--wait-for-model-mode and --wait-for-model-interval mean nothing without a
   );
 });
 
-test('several --url: every server is waited for, and the one that never comes up is named', async () => {
+test('several --url: every server is waited for; the first that never comes up is named, the others counted', async () => {
   const ready = await loadingServer(0);
   const slow = await loadingServer(2);
   try {
@@ -238,7 +238,22 @@ test('several --url: every server is waited for, and the one that never comes up
       }),
       (err: Error) =>
         err.name === 'ServerUnreachableError' &&
-        err.message.startsWith('--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s'),
+        err.message.startsWith('--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s') &&
+        !err.message.includes('more of the'),
+    );
+    // Two of three never come up: the first is named, and the other is counted.
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    await assert.rejects(
+      run({
+        url: ['http://127.0.0.1:9', ready.url, dead],
+        waitForModelTimeoutSeconds: 1,
+        waitForModelIntervalSeconds: 0.2,
+        waitForModelMode: 'models',
+      }),
+      (err: Error) =>
+        err.name === 'ServerUnreachableError' &&
+        err.message.startsWith('--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s') &&
+        err.message.endsWith(' (and 1 more of the 3 servers)'),
     );
   } finally {
     ready.server.close();
