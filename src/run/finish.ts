@@ -1,12 +1,14 @@
 /**
  * End of a run: summarize the records and write the summary artifacts and the console copy.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
+import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { serverLine } from '../metrics/servers.js';
@@ -16,6 +18,11 @@ import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
 import { writeReport } from '../report/html.js';
 import { loadLine } from '../report/lead.js';
+import {
+  SERVER_METRICS_CSV_FILE_NAME,
+  SERVER_METRICS_JSON_FILE_NAME,
+  SERVER_METRICS_JSONL_FILE_NAME,
+} from '../server-metrics/exports.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
@@ -124,6 +131,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       csv: files.summary_csv,
       jsonl: join(config.artifactDir, RECORDS_FILE_NAME),
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
+      ...(server === null ? {} : serverMetricsPaths(config.artifactDir)),
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
@@ -142,6 +150,16 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     scheduleReanchors: pacing?.reanchors ?? 0,
     inputError,
     status,
+  };
+}
+
+/** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
+function serverMetricsPaths(dir: string): ArtifactPaths {
+  const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
+  return {
+    serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME),
+    serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME),
+    ...(existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
   };
 }
 
