@@ -297,7 +297,7 @@ test('CLI: a table of every finding and the recommended flags; --json and -o wri
   ]);
 });
 
-test('CLI: nothing listening at --url exits 1 naming it; an unknown value exits 2', async () => {
+test('CLI: nothing listening at --url, or an -o that cannot be written, exits 1 naming it; an unknown value exits 2', async () => {
   const down = await cli(['--url', 'http://127.0.0.1:9', '-m', MODEL, '--tokenizer', 'builtin']);
   assert.equal(down.code, 1);
   assert.match(down.stderr, /^error: cannot reach http:\/\/127\.0\.0\.1:9/);
@@ -313,4 +313,17 @@ test('CLI: nothing listening at --url exits 1 naming it; an unknown value exits 
   ]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--timeout-seconds/);
+  const unwritable = await cli([
+    '--url',
+    sim.url,
+    '-m',
+    MODEL,
+    '--tokenizer',
+    'builtin',
+    '-o',
+    '/nonexistent-folder/probe.json',
+  ]);
+  assert.equal(unwritable.code, 1, unwritable.stderr);
+  assert.match(unwritable.stderr, /^error: --output \/nonexistent-folder\/probe\.json: cannot write \(/);
+  assert.equal(unwritable.stdout, '', 'it failed before probing (findings are printed before -o is written)');
 });

@@ -146,11 +146,12 @@ test('a replay against the simulator: server_metrics over the window, counters m
     assert.ok(report.includes(`id="chart-${id}"`), id);
   assert.ok(report.includes('<section id="server-metrics">'));
   // The end-of-run list of exports names the three files, each where it was written.
-  for (const [label, file] of [
+  const listed: Array<[string, string]> = [
     ['Server Metrics JSON Export', 'server_metrics_export.json'],
     ['Server Metrics CSV Export', 'server_metrics_export.csv'],
     ['Server Metrics JSONL Export', 'server_metrics_export.jsonl'],
-  ])
+  ];
+  for (const [label, file] of listed)
     assert.ok(outcome.consoleText.includes(`\n${label}: ${join(dir, file)}\n`), label);
 });
 
