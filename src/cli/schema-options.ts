@@ -7,7 +7,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, TokenloadError } from '../errors.js';
 import { redactUrlPasswords } from '../export/redact.js';
-import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
+import { type OptionField, setAt, valueMessage } from '../util/option-meta.js';
 
 function showDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -59,7 +59,7 @@ export function valueProblem(field: OptionField, value: unknown): string | null 
   for (const item of items) {
     const parsed = field.schema.safeParse(item);
     const issue = parsed.success ? undefined : parsed.error.issues[0];
-    if (issue !== undefined) return describeIssue(issue, item).replace(/\.?$/, '.');
+    if (issue !== undefined) return valueMessage(field, issue, item).replace(/\.?$/, '.');
   }
   return null;
 }

@@ -229,3 +229,20 @@ test('every command and flag a reason points the user to exists in tokenload', a
   }
   assert.deepEqual(stale, [], 'reasons naming a command or flag tokenload does not have');
 });
+
+test('an AIPerf value tokenload does not take is refused with the hint the README row gives', async () => {
+  const { code, text } = await captured(process.stderr, [
+    'profile',
+    '-m',
+    'm',
+    '--benchmark-grace-period',
+    'inf',
+  ]);
+  assert.equal(code, 2);
+  assert.match(
+    text,
+    /expected a number, got "inf"\. AIPerf’s `inf` is not taken: give a large number of seconds\./,
+  );
+  const row = AIPERF_OPTIONS.find((o) => o.flag === '--benchmark-grace-period');
+  assert.ok(row !== undefined && reasonOf(row).includes('AIPerf’s `inf` is not taken: give a large number'));
+});
