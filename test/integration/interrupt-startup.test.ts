@@ -8,14 +8,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { freePort } from '../helpers/free-port.js';
 
 const TRACE = 'examples/traces/bailian_traceA_stratified_head24.jsonl';
 const silent = { info: () => undefined, warn: () => undefined };
@@ -86,19 +85,8 @@ function assertNothingJudged(dir: string): void {
   assert.doesNotMatch(report, /Client health/);
 }
 
-/** A port nothing listens on. */
-function deadPort(): Promise<number> {
-  const probe = createServer();
-  return new Promise((resolve) =>
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    }),
-  );
-}
-
 test('Ctrl-C while waiting for a model that never comes up: exit 130, nothing opened, nothing judged', async () => {
-  const port = await deadPort();
+  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stop-wait-'));
   const child = spawn(
     process.execPath,

@@ -262,17 +262,19 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** The flags of a probe of the CLI tests' simulator (`url`: it, unless given), and `more`. */
+const probeArgs = (more: string[], url = sim.url): string[] => [
+  '--url',
+  url,
+  '-m',
+  MODEL,
+  '--tokenizer',
+  'builtin',
+  ...more,
+];
+
 test('CLI: a table of every finding and the recommended flags; --json and -o write the same JSON', async () => {
-  const common = [
-    '--url',
-    sim.url,
-    '-m',
-    MODEL,
-    '--tokenizer',
-    'builtin',
-    '--keep-alive-idle-seconds',
-    '0.3',
-  ];
+  const common = probeArgs(['--keep-alive-idle-seconds', '0.3']);
   const table = await cli(common);
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^tokenload \| Probe of http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
@@ -298,31 +300,13 @@ test('CLI: a table of every finding and the recommended flags; --json and -o wri
 });
 
 test('CLI: nothing listening at --url, or an -o that cannot be written, exits 1 naming it; an unknown value exits 2', async () => {
-  const down = await cli(['--url', 'http://127.0.0.1:9', '-m', MODEL, '--tokenizer', 'builtin']);
+  const down = await cli(probeArgs([], 'http://127.0.0.1:9'));
   assert.equal(down.code, 1);
   assert.match(down.stderr, /^error: cannot reach http:\/\/127\.0\.0\.1:9/);
-  const bad = await cli([
-    '--url',
-    sim.url,
-    '-m',
-    MODEL,
-    '--tokenizer',
-    'builtin',
-    '--timeout-seconds',
-    'soon',
-  ]);
+  const bad = await cli(probeArgs(['--timeout-seconds', 'soon']));
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--timeout-seconds/);
-  const unwritable = await cli([
-    '--url',
-    sim.url,
-    '-m',
-    MODEL,
-    '--tokenizer',
-    'builtin',
-    '-o',
-    '/nonexistent-folder/probe.json',
-  ]);
+  const unwritable = await cli(probeArgs(['-o', '/nonexistent-folder/probe.json']));
   assert.equal(unwritable.code, 1, unwritable.stderr);
   assert.match(unwritable.stderr, /^error: --output \/nonexistent-folder\/probe\.json: cannot write \(/);
   assert.equal(unwritable.stdout, '', 'it failed before probing (findings are printed before -o is written)');
