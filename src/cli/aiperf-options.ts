@@ -51,7 +51,7 @@ const accepted = (why: string, value?: string): AiperfStatus =>
   value === undefined ? { kind: 'accepted', why } : { kind: 'accepted', value, why };
 
 const ONE_RUN =
-  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload report compare`';
+  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload compare`';
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';

@@ -63,18 +63,30 @@ function ownFlag(file: string, key: string, value: unknown, fields: readonly Opt
   throw new ConfigError(`--config ${file}: key "${key}": ${refusalMessage(row, shown)}`, `--${flag}`);
 }
 
+/** Two keys of one file naming one option (`isl` and `synthetic-input-tokens-mean`): neither may win silently. */
+function sameOptionTwice(file: string, first: string, second: string, flag: string): ConfigError {
+  return new ConfigError(
+    `--config ${file}: keys "${first}" and "${second}" both set --${flag}; give it once.`,
+    `--${flag}`,
+  );
+}
+
 /**
  * Reads a config file into the schema input of `fields` (nested fields nested).
  * @throws {ConfigError} naming the file and key: unreadable, not a YAML/JSON object, an unknown key,
- *   or a value the field rejects.
+ *   two keys for one option (any spelling or AIPerf name), or a value the field rejects.
  */
 export function readConfigFile(file: string, fields: readonly OptionField[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const keyOfFlag = new Map<string, string>();
   for (const [key, raw] of Object.entries(readObject(file))) {
     const flag = ownFlag(file, key, raw, fields);
     if (flag === null) continue;
     const field = fields.find((f) => f.meta.internal !== true && f.meta.flag === flag);
     if (field === undefined) throw new ConfigError(`--config ${file}: unknown key "${key}".`, '--config');
+    const first = keyOfFlag.get(flag);
+    if (first !== undefined) throw sameOptionTwice(file, first, key, flag);
+    keyOfFlag.set(flag, key);
     if (raw === null || raw === undefined) continue;
     let value: unknown;
     try {

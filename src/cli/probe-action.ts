@@ -3,9 +3,11 @@
  * table, or `--json`; `-o FILE` also writes the JSON) and the profile flags that fit it. Its flags
  * come from {@link ProbeOptionsSchema}; the endpoint ones are `profile`'s. Exit codes as `profile`:
  * 0 when the probe ran (an endpoint answering with errors is a finding), 1 when nothing answers at
- * `--url` or the tokenizer cannot be loaded, 2 for a usage error.
+ * `--url`, the tokenizer cannot be loaded or `-o FILE` cannot be written, 2 for a usage error.
  */
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, OutputError } from '../errors.js';
 import { ProbeOptionsSchema } from '../probe/options.js';
@@ -24,18 +26,34 @@ export function registerProbeCommand(program: Command, setExit: (code: number) =
   const flags = addSchemaOptions(cmd, optionFields(ProbeOptionsSchema));
   cmd.action(async () => {
     const options = parseOptions(ProbeOptionsSchema, flags.read(cmd), (m, o) => new ConfigError(m, o));
+    if (options.output !== undefined) await checkWritable(options.output);
     const report = await runProbe(options);
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    if (options.output !== undefined) {
-      await writeFile(options.output, json).catch((err: unknown) => {
-        throw new OutputError(
-          `--output ${options.output}: cannot write (${(err as Error).message})`,
-          '--output',
-          err,
-        );
-      });
-    }
+    // Printed first: a write that fails after all (a full disk) does not lose the findings.
     process.stdout.write(options.json ? json : renderProbe(report));
+    if (options.output !== undefined)
+      await writeFile(options.output, json).catch((err: unknown) => {
+        throw outputError(options.output as string, err);
+      });
     setExit(0);
   });
+}
+
+function outputError(path: string, err: unknown): OutputError {
+  return new OutputError(`--output ${path}: cannot write (${(err as Error).message})`, '--output', err);
+}
+
+/**
+ * Fails before anything is sent when `-o` cannot be written: its folder missing or not writable,
+ * or the path a folder.
+ * @throws {OutputError} (exit 1) naming `--output` and the path.
+ */
+async function checkWritable(path: string): Promise<void> {
+  try {
+    await access(dirname(path), constants.W_OK);
+    const found = await stat(path).catch(() => null);
+    if (found?.isDirectory() === true) throw new Error('it is a folder');
+  } catch (err) {
+    throw outputError(path, err);
+  }
 }

@@ -5,7 +5,7 @@
  * and cross-field rules.
  */
 import { Command } from 'commander';
-import { REDACTED, redactConfig } from '../export/redact.js';
+import { REDACTED, redactConfig, redactUrlPasswords } from '../export/redact.js';
 import { type ProfileConfig, ProfileFieldsSchema, profileConfigs, type SweepInput } from '../run/config.js';
 import {
   endpointFields,
@@ -126,7 +126,18 @@ const HEADER_FLAGS = new Set(
   ]),
 );
 
-/** One argument as the command line is recorded: secret values and auth-like header values redacted. */
+/** Flags whose value is a URL or a list of them (`--url`, `--server-metrics`), as typed. */
+const URL_FLAGS = new Set(
+  PROFILE_FIELDS.filter((f) => f.meta.unit === 'url').flatMap((f) => [
+    `--${f.meta.flag}`,
+    f.meta.short ?? '',
+  ]),
+);
+
+/**
+ * One argument as the command line is recorded: secret values, auth-like header values and URL
+ * passwords (`http://user:pw@host`; after a URL flag also without a scheme) redacted.
+ */
 function redactArg(flag: string | undefined, arg: string): string {
   if (flag !== undefined && SECRET_FLAGS.has(flag)) return REDACTED;
   if (flag !== undefined && HEADER_FLAGS.has(flag)) {
@@ -135,15 +146,16 @@ function redactArg(flag: string | undefined, arg: string): string {
   const eq = arg.indexOf('=');
   if (arg.startsWith('--') && eq > 0) {
     const name = arg.slice(0, eq);
-    if (SECRET_FLAGS.has(name) || HEADER_FLAGS.has(name))
+    if (SECRET_FLAGS.has(name) || HEADER_FLAGS.has(name) || URL_FLAGS.has(name))
       return `${name}=${redactArg(name, arg.slice(eq + 1))}`;
   }
-  return arg;
+  return redactUrlPasswords(arg, flag !== undefined && URL_FLAGS.has(flag));
 }
 
 /**
  * The command line as the artifacts and the console record it: `tokenload` and `args`, with the
- * values of secret flags (`--api-key`) and auth-like `-H` header values replaced by `<redacted>`.
+ * values of secret flags (`--api-key`), auth-like `-H` header values and URL passwords replaced by
+ * `<redacted>`.
  */
 export function recordedCommandLine(args: readonly string[]): string {
   return ['tokenload', ...args.map((arg, i) => redactArg(args[i - 1], arg))].join(' ');

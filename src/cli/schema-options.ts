@@ -5,8 +5,9 @@
  * defaults: a flag the user did not type stays absent, and the schema fills the default later.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { TokenloadError } from '../errors.js';
-import { describeIssue, type OptionField, setAt } from '../util/option-meta.js';
+import { ConfigError, TokenloadError } from '../errors.js';
+import { redactUrlPasswords } from '../export/redact.js';
+import { type OptionField, setAt, valueMessage } from '../util/option-meta.js';
 
 function showDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -58,9 +59,20 @@ export function valueProblem(field: OptionField, value: unknown): string | null 
   for (const item of items) {
     const parsed = field.schema.safeParse(item);
     const issue = parsed.success ? undefined : parsed.error.issues[0];
-    if (issue !== undefined) return describeIssue(issue, item).replace(/\.?$/, '.');
+    if (issue !== undefined) return valueMessage(field, issue, item).replace(/\.?$/, '.');
   }
   return null;
+}
+
+/**
+ * The error of a bad typed value. Commander's own message quotes the value as typed; a value holding
+ * a URL password is quoted with the password redacted instead (by a {@link ConfigError} of ours).
+ */
+function badValue(field: OptionField, text: string, problem: string): Error {
+  const shown = redactUrlPasswords(text, field.meta.unit === 'url');
+  if (shown === text) return new InvalidArgumentError(problem);
+  const flag = `--${field.meta.flag}`;
+  return new ConfigError(`${flag} ${shown}: ${problem}`, flag);
 }
 
 function argParser(field: OptionField): (text: string, previous: unknown) => unknown {
@@ -70,10 +82,10 @@ function argParser(field: OptionField): (text: string, previous: unknown) => unk
       value = valueFromText(field, text, previous);
     } catch (err) {
       if (!(err instanceof TokenloadError)) throw err;
-      throw new InvalidArgumentError(err.message);
+      throw badValue(field, text, err.message);
     }
     const problem = field.meta.repeatable === true ? null : valueProblem(field, value);
-    if (problem !== null) throw new InvalidArgumentError(problem);
+    if (problem !== null) throw badValue(field, text, problem);
     return value;
   };
 }

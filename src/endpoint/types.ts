@@ -107,15 +107,20 @@ export function endpointPathFor(adapter: EndpointAdapter, streaming: boolean, ov
 }
 
 /**
- * The URL path a request to `target` (origin plus optional base path, as `--url` gives it) is posted
- * to: the base path joined with the endpoint `path`, as AIPerf joins them. A base path that already
- * ends with `path` is used as it is (`--url` naming the whole endpoint). A base path ending in `/v1`
- * is read as an OpenAI base URL (the SDK convention, `--url http://host:8000/v1`): a `/v1/…` path
- * keeps one `/v1` (`/v1/chat/completions`, not `/v1/v1/chat/completions`), and a path outside `/v1`
- * (TGI's `/generate`) goes beside it, at the base without its `/v1`.
+ * The URL path (and query) a request to `target` (origin plus optional base path and query, as
+ * `--url` gives it) is posted to: the base path joined with the endpoint `path`, as AIPerf joins them.
+ * A base path that already ends with `path` is used as it is (`--url` naming the whole endpoint). A
+ * base path ending in `/v1` is read as an OpenAI base URL (the SDK convention, `--url
+ * http://host:8000/v1`): a `/v1/…` path keeps one `/v1` (`/v1/chat/completions`, not
+ * `/v1/v1/chat/completions`), and a path outside `/v1` (TGI's `/generate`) goes beside it, at the
+ * base without its `/v1`. A query in `target` (`?api-version=…`) is carried to every path.
  */
 export function requestPathFor(target: string, path: string): string {
-  const pathname = new URL(target).pathname;
+  const { pathname, search } = new URL(target);
+  return `${joinedPath(pathname, path)}${search}`;
+}
+
+function joinedPath(pathname: string, path: string): string {
   const base = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
   if (base === '') return path;
   if (base.endsWith(path)) return base;
@@ -124,4 +129,17 @@ export function requestPathFor(target: string, path: string): string {
     return `${base.slice(0, -'/v1'.length)}${path}`;
   }
   return `${base}${path}`;
+}
+
+/**
+ * The full URL of a server route beside the endpoint (`/v1/models`) for `target`, derived as requests
+ * derive theirs ({@link requestPathFor}, query carried): a base path that names the whole endpoint
+ * (`--url …/v1/chat/completions`, `endpointPath` the run's) is the endpoint itself, so the route goes
+ * beside it (`…/v1/models`), not under it.
+ */
+export function routeUrlFor(target: string, route: string, endpointPath: string): string {
+  const url = new URL(target);
+  const base = url.pathname.replace(/\/+$/, '');
+  const serverBase = base.endsWith(endpointPath) ? base.slice(0, base.length - endpointPath.length) : base;
+  return `${url.origin}${requestPathFor(`${url.origin}${serverBase}${url.search}`, route)}`;
 }

@@ -16,7 +16,22 @@ export interface ArtifactPaths {
   csv?: string;
   jsonl?: string;
   inputs?: string;
+  /** `server_metrics_export.jsonl`, `.json` and `.csv` (`--server-metrics`, when written). */
+  serverMetricsJsonl?: string;
+  serverMetricsJson?: string;
+  serverMetricsCsv?: string;
 }
+
+/** The footer's label of each path, in the footer's order. */
+const FOOTER_LABELS: ReadonlyArray<[keyof ArtifactPaths, string]> = [
+  ['csv', 'CSV Export'],
+  ['json', 'JSON Export'],
+  ['jsonl', 'JSONL Export'],
+  ['inputs', 'Inputs Export'],
+  ['serverMetricsJson', 'Server Metrics JSON Export'],
+  ['serverMetricsCsv', 'Server Metrics CSV Export'],
+  ['serverMetricsJsonl', 'Server Metrics JSONL Export'],
+];
 
 /** What the console report needs. */
 export interface ConsoleContext {
@@ -73,10 +88,10 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
   const lines = [
     `Benchmark Duration: ${duration === undefined ? 'N/A' : `${formatConsoleNumber(duration)} sec`}`,
   ];
-  if (artifacts.csv !== undefined) lines.push(`CSV Export: ${artifacts.csv}`);
-  if (artifacts.json !== undefined) lines.push(`JSON Export: ${artifacts.json}`);
-  if (artifacts.jsonl !== undefined) lines.push(`JSONL Export: ${artifacts.jsonl}`);
-  if (artifacts.inputs !== undefined) lines.push(`Inputs Export: ${artifacts.inputs}`);
+  for (const [key, label] of FOOTER_LABELS) {
+    const path = artifacts[key];
+    if (path !== undefined) lines.push(`${label}: ${path}`);
+  }
   return lines;
 }
 

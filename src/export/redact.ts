@@ -29,14 +29,29 @@ function redactHeaders(value: unknown): unknown {
   return value;
 }
 
+/** The password of `scheme://user:password@host` anywhere in a text. */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#@]*@/gi;
+/** The password of `user:password@host` at the start of a text or of a comma list item (no scheme). */
+const BARE_URL_PASSWORD = /((?:^|,)\s*[^\s/?#@:,]+:)[^\s/?#@,]*@/g;
+
+/**
+ * `text` with the password of every URL in it (`http://user:password@host`) replaced by
+ * `<redacted>`; with `schemeless`, also of a URL without a scheme (`user:pw@host:8000`, as `--url`
+ * takes it) at the start of the text or of a comma list item.
+ */
+export function redactUrlPasswords(text: string, schemeless = false): string {
+  const out = text.replace(URL_PASSWORD, `$1${REDACTED}@`);
+  return schemeless ? out.replace(BARE_URL_PASSWORD, `$1${REDACTED}@`) : out;
+}
+
 /**
  * A deep copy of `value` with secrets replaced by `<redacted>`: values of keys such as `api_key`,
  * `authorization`, `password`; inside keys containing `header`, values of auth/key/token/cookie headers
- * (objects, or `Name:value` strings as given to `-H`); and any string starting with `Bearer `.
- * Does not modify `value`.
+ * (objects, or `Name:value` strings as given to `-H`); any string starting with `Bearer `; and the
+ * password of any URL in a string ({@link redactUrlPasswords}). Does not modify `value`.
  */
 export function redactConfig(value: unknown): unknown {
-  if (typeof value === 'string') return /^bearer\s/i.test(value) ? REDACTED : value;
+  if (typeof value === 'string') return /^bearer\s/i.test(value) ? REDACTED : redactUrlPasswords(value);
   if (Array.isArray(value)) return value.map(redactConfig);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};

@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { type EndpointAdapter, endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import { type EndpointAdapter, endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
 import { ConfigError } from '../errors.js';
 import { loadTokenizer } from '../prompt/tokenizer.js';
 import { resolveTokenizerSource } from '../prompt/tokenizer-source.js';
@@ -104,6 +104,11 @@ function requestUrl(options: ProbeSetup, adapter: EndpointAdapter, stream: boole
   return `${new URL(options.url).origin}${requestPathFor(options.url, path)}`;
 }
 
+/** `/v1/models` beside the endpoint, derived as a run derives it (`routeUrlFor`). */
+function modelsUrlOf(options: ProbeSetup, adapter: EndpointAdapter): string {
+  return routeUrlFor(options.url, '/v1/models', endpointPathFor(adapter, true, options.endpointPath));
+}
+
 function outcomeOf(r: ExchangeResult): string {
   const error = recordedError(r);
   if (error !== null) return errorText(error);
@@ -138,11 +143,7 @@ function routeSpec(s: Sender, method: 'GET' | 'POST', url: string, body?: unknow
 async function probeRoutes(s: Sender): Promise<Pick<ProbeExchanges, 'models' | 'metrics' | 'tokenize'>> {
   const { url } = s.options;
   const origin = new URL(url).origin;
-  const models = await send(
-    s,
-    'models',
-    routeSpec(s, 'GET', `${origin}${requestPathFor(url, '/v1/models')}`),
-  );
+  const models = await send(s, 'models', routeSpec(s, 'GET', modelsUrlOf(s.options, s.adapter)));
   const metrics = await send(s, 'metrics', routeSpec(s, 'GET', `${origin}/metrics`));
   const tokenize = await send(
     s,
@@ -244,9 +245,12 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
   const tokenizer = loadTokenizer(source.path);
   const adapter = ENDPOINTS[options.endpointType];
   const headers = authHeaders(options);
-  await preflight([options.url], headers);
+  await preflight([options.url], {
+    headers,
+    endpointPath: endpointPathFor(adapter, true, options.endpointPath),
+  });
   const s: Sender = { options, adapter, headers, lines: [] };
-  const modelsUrl = `${new URL(options.url).origin}${requestPathFor(options.url, '/v1/models')}`;
+  const modelsUrl = modelsUrlOf(options, adapter);
   const idle =
     options.keepAliveIdleSeconds > 0 ? idleKeepAlive(modelsUrl, headers, options.keepAliveIdleSeconds) : null;
   const routes = await probeRoutes(s);

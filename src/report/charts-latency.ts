@@ -119,16 +119,44 @@ export interface CdfOptions {
 }
 
 /** Where each mark's label sits along its line: low, middle, high, so close marks stay readable. */
-const LABEL_AT = { p50: 'insideStartTop', p90: 'insideMiddleTop', p99: 'insideEndTop' } as const;
+const LABEL_AT = { p50: 'insideStart', p90: 'insideMiddle', p99: 'insideEnd' } as const;
 
-/** Dashed vertical lines at p50, p90 and p99, labelled with their values. */
-function markLineOf(marks: CdfMarks): Record<string, unknown> {
+/**
+ * Which side of its vertical line a mark's label goes, so it stays inside the plot area: right of a
+ * line in the left half of the values' range (`Bottom`, for a line drawn upwards), left of one in the
+ * right half (`Top`). A label on the left of a line near the y axis would be drawn over the axis.
+ */
+function labelSide(x: number, extent: readonly [number, number]): 'Top' | 'Bottom' {
+  const [lo, hi] = extent;
+  return x - lo <= (hi - lo) / 2 ? 'Bottom' : 'Top';
+}
+
+/** Smallest and largest of `values` (non-empty), without spreading a large array. */
+function extentOf(values: readonly number[]): [number, number] {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return [Math.min(lo, 0), hi];
+}
+
+/**
+ * Dashed vertical lines at p50, p90 and p99, labelled with their values inside the plot area.
+ * @param extent - the smallest (or 0) and largest value drawn: where the x axis spans.
+ */
+function markLineOf(marks: CdfMarks, extent: readonly [number, number]): Record<string, unknown> {
   return {
     symbol: 'none',
     silent: true,
     lineStyle: { type: 'dashed', width: 1 },
     label: { formatter: '{b} {c}', fontSize: 11 },
-    data: MARKED.map((k) => ({ name: k, xAxis: compact(marks[k]), label: { position: LABEL_AT[k] } })),
+    data: MARKED.map((k) => ({
+      name: k,
+      xAxis: compact(marks[k]),
+      label: { position: `${LABEL_AT[k]}${labelSide(marks[k], extent)}` },
+    })),
   };
 }
 
@@ -149,7 +177,7 @@ export function cdfChart(
     showSymbol: false,
     step: 'end' as const,
     data: cdfPoints(s.values),
-    markLine: markLineOf(s.marks ?? cdfMarksOf(s.values)),
+    markLine: markLineOf(s.marks ?? cdfMarksOf(s.values), extentOf(s.values)),
   }));
   const shown = series.reduce((sum, s) => sum + s.data.length, 0);
   const total = present.reduce((sum, s) => sum + s.values.length, 0);

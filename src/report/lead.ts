@@ -4,6 +4,7 @@
  * report's lines are the console's, word for word, read back from the summary JSON.
  */
 import { clientHealthLine } from '../run/monitor.js';
+import { statusLeadLine } from '../run/run-status.js';
 import { escapeHtml } from './html-text.js';
 import type { RunSummary } from './types.js';
 
@@ -19,12 +20,9 @@ export interface LeadLine {
 }
 
 function statusLine(runStatus: RunSummary['runStatus']): LeadLine | null {
-  if (runStatus === null || runStatus.status === 'completed') return null;
-  if (runStatus.status === 'failed')
-    return { text: `Run failed: ${runStatus.reason ?? 'no reason recorded'}`, tone: 'bad' };
-  if (runStatus.status === 'partial')
-    return { text: `Partial run: ${runStatus.reason ?? 'no reason recorded'}`, tone: 'warn' };
-  return { text: 'Interrupted: the summary covers the requests measured before the stop', tone: 'warn' };
+  const text = runStatus === null ? null : statusLeadLine(runStatus);
+  if (text === null) return null;
+  return { text, tone: runStatus?.status === 'failed' ? 'bad' : 'warn' };
 }
 
 /** The lead lines of a run's summary, in the console's order; empty without a summary. */

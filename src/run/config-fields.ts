@@ -317,6 +317,7 @@ export const loadFields = {
     flag: 'benchmark-grace-period',
     unit: 's',
     help: 'wait this long for in-flight requests at a stop',
+    valueHint: 'AIPerf’s `inf` is not taken: give a large number of seconds.',
   }),
   /** `--concurrency-ramp-duration`, s. */
   concurrencyRampSeconds: option(positive.optional(), {

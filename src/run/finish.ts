@@ -1,12 +1,14 @@
 /**
  * End of a run: summarize the records and write the summary artifacts and the console copy.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
+import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { serverLine } from '../metrics/servers.js';
@@ -16,6 +18,11 @@ import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
 import { writeReport } from '../report/html.js';
 import { loadLine } from '../report/lead.js';
+import {
+  SERVER_METRICS_CSV_FILE_NAME,
+  SERVER_METRICS_JSON_FILE_NAME,
+  SERVER_METRICS_JSONL_FILE_NAME,
+} from '../server-metrics/exports.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
@@ -28,7 +35,7 @@ import type {
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
-import { type RunStatus, runStatusOf } from './run-status.js';
+import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 
 /** What a finished run returns to the CLI. */
@@ -76,6 +83,8 @@ export interface FinishInput {
   template?: { shorterThanTemplate: number };
   /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
   serverMetrics?: ScrapeReport | null;
+  /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
+  servedModels?: readonly string[] | null;
 }
 
 /**
@@ -96,6 +105,9 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     interrupted: wasCancelled,
     inputError,
     requestUrl: input.requestUrl,
+    issued: profiling.load.issued,
+    models: config.models,
+    servedModels: input.servedModels ?? null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
@@ -119,6 +131,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       csv: files.summary_csv,
       jsonl: join(config.artifactDir, RECORDS_FILE_NAME),
       inputs: join(config.artifactDir, INPUTS_FILE_NAME),
+      ...(server === null ? {} : serverMetricsPaths(config.artifactDir)),
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
@@ -137,6 +150,16 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     scheduleReanchors: pacing?.reanchors ?? 0,
     inputError,
     status,
+  };
+}
+
+/** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
+function serverMetricsPaths(dir: string): ArtifactPaths {
+  const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
+  return {
+    serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME),
+    serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME),
+    ...(existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
   };
 }
 
@@ -176,7 +199,8 @@ function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
-  if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
+  const lead = statusLeadLine(status);
+  if (status.exit_code === EXIT_NO_SUCCESS && lead !== null) lines.unshift(lead);
   const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     lines.push(
@@ -190,8 +214,7 @@ function header(input: FinishInput, status: RunStatus): string {
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
-  if (input.profiling.interrupted)
-    lines.push('Interrupted: the summary covers the requests measured before the stop');
+  if (input.profiling.interrupted) lines.push(interruptedLine(input.profiling.load.issued));
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
     lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);

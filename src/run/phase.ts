@@ -46,7 +46,7 @@ export interface PhaseResult {
   load: StrategyReport;
   /** Duration cut-off accounting; null without `--benchmark-duration`. */
   cutoff: CutoffReport | null;
-  /** Load-generator self-monitoring of the profiling phase. */
+  /** Load-generator self-monitoring of the profiling phase; absent when it sent nothing. */
   clientHealth?: ClientHealth;
   /** The profiling phase's connections to the target: pre-opened, and opened while it ran. */
   connections?: ConnectionsReport;
@@ -83,9 +83,12 @@ export async function runPhase(
   const sinks = startSinks(ctx, phase, limits, writers, strategy);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
+  // Stopped before the phase began (Ctrl-C during start-up): nothing will be sent, so nothing is
+  // measured about the client nor opened to the target; the phase only writes its empty files.
+  const measured = () => phase === 'profiling' && !env.stopSignal.aborted;
   // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
-  const floor = phase === 'profiling' ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
-  const prewarm = phase === 'profiling' ? await prewarmTarget(ctx, client) : null;
+  const floor = measured() ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
+  const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
   const startTime = new Date();
   const disarm = armCancellation({
     clock: ctx.clock,
@@ -97,7 +100,7 @@ export async function runPhase(
   });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
-  const monitor = floor === null ? null : startClientMonitor(floor, client);
+  const monitor = floor === null || !measured() ? null : startClientMonitor(floor, client);
   sinks.startUp = phase === 'profiling' ? new StartUpSplit(ctx.clock.nowNs()) : null;
   try {
     load = await strategy.run({
@@ -123,7 +126,8 @@ export async function runPhase(
     interrupted: env.stopSignal.aborted,
     load,
     cutoff: sinks.tracker.report(),
-    ...(clientHealth === undefined ? {} : { clientHealth }),
+    // A phase that sent nothing has no verdict: its figures would judge an idle start-up, not a load.
+    ...(clientHealth === undefined || load.issued === 0 ? {} : { clientHealth }),
     ...(prewarm === null ? {} : { connections: { prewarm, ...sinks.connectionUse } }),
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),

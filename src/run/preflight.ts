@@ -1,13 +1,15 @@
 /**
- * Before the schedule starts: one `GET <base>/v1/models` to each server (one `/v1` when the base
- * path ends in it, as for requests: `requestPathFor`). It warms the HTTP stack
+ * Before the schedule starts: one `GET <base>/v1/models` to each server, its URL derived as the
+ * requests' (`routeUrlFor`: one `/v1` when the base path ends in it, a `--url` naming the whole
+ * endpoint read as that endpoint's server, the query carried). It warms the HTTP stack
  * (undici compiles its parser lazily, ~35 ms the first time, which would otherwise land inside the
  * first request's TTFT) and fails fast with a clear message, naming the server, when nothing
- * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; only its status is kept
- * (url-path-check.ts reads a 404).
+ * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; its status is kept
+ * (url-path-check.ts reads a 404), and the models a 200 lists (a run where the model is not served
+ * names them: run-status.ts).
  */
 import { request } from 'undici';
-import { requestPathFor } from '../endpoint/types.js';
+import { routeUrlFor } from '../endpoint/types.js';
 import { TokenloadError } from '../errors.js';
 
 /** The server could not be reached at all. */
@@ -18,10 +20,29 @@ export class ServerUnreachableError extends TokenloadError {
   }
 }
 
-/** The `/v1/models` probe's URL and HTTP status. */
+/** The `/v1/models` probe's URL and HTTP status, and the models it lists. */
 export interface ProbeAnswer {
   url: string;
   status: number;
+  /** The `id`s of a 200 OpenAI model list; null for another answer. */
+  served: string[] | null;
+}
+
+/** The model ids of a `/v1/models` body (`{data: [{id}]}`); null when it is not such a list. */
+export function servedModelsOf(text: string): string[] | null {
+  try {
+    const data = (JSON.parse(text) as { data?: unknown }).data;
+    return Array.isArray(data) ? data.map((m) => String((m as { id?: unknown }).id)) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the probe sends besides its URL. */
+export interface ProbeRequest {
+  headers: Record<string, string>;
+  /** The path the run's requests go to (`endpointPathFor`), to derive the probe's URL as theirs. */
+  endpointPath: string;
 }
 
 /**
@@ -29,12 +50,12 @@ export interface ProbeAnswer {
  * @returns the probe's URL and HTTP status.
  * @throws {ServerUnreachableError} on connection refused, DNS failure or a 10 s timeout.
  */
-async function probe(target: string, headers: Record<string, string>): Promise<ProbeAnswer> {
-  const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
+async function probe(target: string, { headers, endpointPath }: ProbeRequest): Promise<ProbeAnswer> {
+  const url = routeUrlFor(target, '/v1/models', endpointPath);
   try {
     const res = await request(url, { method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
-    await res.body.dump();
-    return { url, status: res.statusCode };
+    const text = await res.body.text();
+    return { url, status: res.statusCode, served: res.statusCode === 200 ? servedModelsOf(text) : null };
   } catch (err) {
     const code = (err as { code?: string }).code ?? (err as Error).name;
     throw new ServerUnreachableError(
@@ -49,16 +70,23 @@ async function probe(target: string, headers: Record<string, string>): Promise<P
  * @throws {ServerUnreachableError} naming the first server in `--url` order that cannot be reached
  *   (and how many of the others cannot either), after every probe has settled.
  */
-export async function preflight(
-  targets: readonly string[],
-  headers: Record<string, string>,
-): Promise<ProbeAnswer[]> {
-  const results = await Promise.allSettled(targets.map((target) => probe(target, headers)));
+export async function preflight(targets: readonly string[], request: ProbeRequest): Promise<ProbeAnswer[]> {
+  const results = await Promise.allSettled(targets.map((target) => probe(target, request)));
+  throwFirstFailure(results);
+  return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);
+}
+
+/**
+ * Throws the first failure of `results` (one per server, in `--url` order), if any; an unreachable
+ * server's error says how many of the others failed too: `… (and 2 more of the 3 servers)`.
+ */
+export function throwFirstFailure(results: readonly PromiseSettledResult<unknown>[]): void {
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const first = failures[0];
-  if (first === undefined) return results.map((r) => (r as PromiseFulfilledResult<ProbeAnswer>).value);
-  if (!(first.reason instanceof ServerUnreachableError) || targets.length === 1) throw first.reason;
+  if (first === undefined) return;
   const others = failures.length - 1;
-  const more = others === 0 ? '' : ` (and ${others} more of the ${targets.length} servers)`;
-  throw new ServerUnreachableError(`${first.reason.message}${more}`);
+  if (!(first.reason instanceof ServerUnreachableError) || others === 0) throw first.reason;
+  throw new ServerUnreachableError(
+    `${first.reason.message} (and ${others} more of the ${results.length} servers)`,
+  );
 }

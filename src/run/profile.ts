@@ -35,6 +35,7 @@ import { synthesisOf } from './config-synthesis-fields.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
+import type { ProbeAnswer } from './preflight.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
@@ -101,7 +102,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
       }
     }
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
-    return await runPhases({ ...shared, targets, serverMetrics });
+    return await runPhases({ ...shared, targets, serverMetrics }, servedModels(probes));
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
     if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
@@ -171,7 +172,14 @@ async function prepareInputs(
   };
 }
 
-async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
+/** Every model the servers' `/v1/models` lists name (once each); null when none gave a list. */
+function servedModels(probes: readonly ProbeAnswer[]): string[] | null {
+  const lists = probes.map((p) => p.served).filter((l) => l !== null);
+  return lists.length === 0 ? null : [...new Set(lists.flat())];
+}
+
+/** @param served - the models the servers list (the reason of a run where none was served names them). */
+async function runPhases(runCtx: RunContext, served: string[] | null): Promise<RunOutcome> {
   // One ideal prefix cache per server for the run: warmup requests reach the servers' caches too.
   const ctx: RunContext = { ...runCtx, idealCaches: runCtx.targets.map(() => new IdealPrefixCache()) };
   const { config, dataset } = ctx;
@@ -214,6 +222,7 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     requestUrl,
     ...tokenizerFacts(ctx, shortBefore),
     serverMetrics,
+    servedModels: served,
   });
 }
 

@@ -21,11 +21,43 @@ function shortMessage(message: string): string {
 }
 
 /**
- * Why no request succeeded, with the most frequent errors and their counts; a 404 or 405 adds where
- * the requests went and which flags decide it.
- * @param requestUrl - `POST` target of the run's requests, e.g. `http://127.0.0.1:8000/v1/chat/completions`.
+ * An error answer that says the requested model is not there: OpenAI's and vLLM's "The model `m`
+ * does not exist.", the code `model_not_found`, Ollama's `model "m" not found`, "Invalid model name".
  */
-export function noSuccessReason(summary: Summary, requestUrl: string): string {
+const MODEL_MISSING =
+  /model_not_found|\bmodel\b[^\n]{0,120}?\b(?:does not exist|not found|not exist|not served|unknown)|\b(?:invalid|unknown) model/i;
+
+/** Where the requests of a failed run went and what the server serves (for the hint of {@link noSuccessReason}). */
+export interface RequestTarget {
+  /** `POST` target of the run's requests, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
+  requestUrl: string;
+  /** `--model`. */
+  models: readonly string[];
+  /** The models the servers' `/v1/models` listed before the run; null when unknown. */
+  servedModels: readonly string[] | null;
+}
+
+/**
+ * The hint after a 400 or 404 top error: an answer saying the model does not exist points at
+ * `--model` (with the models the server lists, when known); another 404 or 405 at where the requests
+ * went and which flags decide it.
+ */
+function hintOf(top: Summary['errorSummary'][number], target: RequestTarget): string {
+  if ((top.code === 400 || top.code === 404) && MODEL_MISSING.test(top.message)) {
+    const served = target.servedModels;
+    const lists =
+      served === null
+        ? ''
+        : `; the server's /v1/models lists ${served.length === 0 ? 'no model' : served.join(', ')}`;
+    return `. The server says the model is not there: check --model (${target.models.join(', ')})${lists}`;
+  }
+  if (top.code === 404 || top.code === 405)
+    return `. The requests went to POST ${target.requestUrl}: check --url (the server's address, e.g. http://host:8000; a path in it goes before the endpoint's own path) and --endpoint-type / --endpoint`;
+  return '';
+}
+
+/** Why no request succeeded, with the most frequent errors and their counts, and a hint ({@link hintOf}). */
+export function noSuccessReason(summary: Summary, target: RequestTarget): string {
   const failed = summary.totals.errorCount;
   if (failed === 0) return 'no request succeeded: no request was sent';
   const groups = summary.errorSummary;
@@ -35,22 +67,46 @@ export function noSuccessReason(summary: Summary, requestUrl: string): string {
     .join('; ');
   const more = groups.length > 3 ? `; ${groups.length - 3} more kinds in the error summary` : '';
   const all = failed === 1 ? 'the only request failed' : `all ${failed} requests failed`;
-  let reason = `no request succeeded: ${all}: ${top}${more}`;
-  const code = groups[0]?.code;
-  if (code === 404 || code === 405) {
-    reason += `. The requests went to POST ${requestUrl}: check --url (the server's address, e.g. http://host:8000; a path in it goes before the endpoint's own path) and --endpoint-type / --endpoint`;
-  }
-  return reason;
+  const first = groups[0];
+  return `no request succeeded: ${all}: ${top}${more}${first === undefined ? '' : hintOf(first, target)}`;
 }
 
-/** Inputs of {@link runStatusOf}. */
-export interface RunStatusInput {
+/** Inputs of {@link runStatusOf}; the {@link RequestTarget} is for the hint of {@link noSuccessReason}. */
+export interface RunStatusInput extends RequestTarget {
   summary: Summary;
   interrupted: boolean;
   /** A bad trace row that stopped a streamed replay after requests were sent; null otherwise. */
   inputError: Error | null;
-  /** Where the requests went (for the hint of {@link noSuccessReason}). */
-  requestUrl: string;
+  /** Requests the profiling phase sent (an interrupt before the first says nothing was measured). */
+  issued: number;
+}
+
+/**
+ * The reason of an interrupted run: with nothing sent (Ctrl-C during start-up or while waiting for
+ * the model) it says so, rather than pointing at a summary of nothing.
+ */
+function interruptedReason(issued: number): string {
+  return issued === 0
+    ? 'interrupted (Ctrl-C or SIGTERM) before the first request: nothing was sent to the server, so nothing was measured'
+    : 'interrupted (Ctrl-C or SIGTERM): the summary covers the requests measured before the stop';
+}
+
+const capitalized = (text: string): string => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
+/**
+ * The lead line (console and report, word for word) of a run that did not complete, from its
+ * `run_status`: `Run failed: …` or `Interrupted …`; null for a completed run.
+ */
+export function statusLeadLine(status: { status: string; reason: string | null }): string | null {
+  if (status.status === 'completed') return null;
+  if (status.status === 'failed') return `Run failed: ${status.reason ?? 'no reason recorded'}`;
+  if (status.status === 'partial') return `Partial run: ${status.reason ?? 'no reason recorded'}`;
+  return capitalized(status.reason ?? interruptedReason(1));
+}
+
+/** The lead line of an interrupted run that sent `issued` requests (as {@link statusLeadLine} gives it). */
+export function interruptedLine(issued: number): string {
+  return capitalized(interruptedReason(issued));
 }
 
 /**
@@ -66,16 +122,12 @@ export function runStatusOf(input: RunStatusInput): RunStatus {
     };
   }
   if (input.interrupted) {
-    return {
-      status: 'interrupted',
-      reason: 'interrupted (Ctrl-C or SIGTERM): the summary covers the requests measured before the stop',
-      exit_code: EXIT_INTERRUPTED,
-    };
+    return { status: 'interrupted', reason: interruptedReason(input.issued), exit_code: EXIT_INTERRUPTED };
   }
   if (input.summary.totals.validCount === 0) {
     return {
       status: 'failed',
-      reason: noSuccessReason(input.summary, input.requestUrl),
+      reason: noSuccessReason(input.summary, input),
       exit_code: EXIT_NO_SUCCESS,
     };
   }

@@ -7,12 +7,13 @@
  */
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
 import type { RunContext } from './context.js';
+import { hasV1Twice } from './url-path-check.js';
 
 /** One server of the run. */
 export interface ServerTarget {
   /** The server as `--url` gave it, normalized: origin plus any base path (`http://host:8000/v1`). */
   url: string;
-  /** The URL path its requests are posted to: the base path joined with the endpoint's path. */
+  /** The URL path its requests are posted to: the base path joined with the endpoint's path, and `--url`'s query. */
   path: string;
 }
 
@@ -47,8 +48,10 @@ export function joinedPathNote(
 ): string | null {
   const base = new URL(server.url).pathname.replace(/\/+$/, '');
   const endpointPath = endpointPathFor(ctx.adapter, ctx.config.streaming, ctx.config.endpointPath);
-  if (server.path === base + endpointPath) return null;
-  const why = server.path.startsWith(base)
+  const path = new URL(requestUrlOf(server)).pathname;
+  // A path with /v1 twice has its own warning, which says where the requests go (url-path-check.ts).
+  if (path === base + endpointPath || hasV1Twice(path)) return null;
+  const why = path.startsWith(base)
     ? 'not doubled, as AIPerf joins them'
     : `an OpenAI base URL's /v1 is left out: ${endpointPath} is not under /v1`;
   return `--url has the path ${base}: requests go to ${requestUrlOf(server)} (${why})`;

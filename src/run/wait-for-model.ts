@@ -13,11 +13,17 @@
 import { request } from 'undici';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
 import type { ProfileConfig } from './config.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './config-server-fields.js';
 import type { RunEnv } from './context.js';
-import { type ProbeAnswer, preflight, ServerUnreachableError } from './preflight.js';
+import {
+  type ProbeAnswer,
+  preflight,
+  ServerUnreachableError,
+  servedModelsOf,
+  throwFirstFailure,
+} from './preflight.js';
 
 /** One poll's verdict: served, or why not. */
 interface Poll {
@@ -44,8 +50,13 @@ function failure(err: unknown): string {
   return `${code}: ${(err as Error).message}`;
 }
 
+/** The path the run's requests go to (the wait polls derive their URLs as requests do). */
+function runEndpointPath(config: ProfileConfig): string {
+  return endpointPathFor(ENDPOINTS[config.endpointType], config.streaming, config.endpointPath);
+}
+
 async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
-  const url = `${new URL(target).origin}${requestPathFor(target, '/v1/models')}`;
+  const url = routeUrlFor(target, '/v1/models', runEndpointPath(config));
   const res = await request(url, {
     method: 'GET',
     headers: headersOf(config),
@@ -55,13 +66,9 @@ async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: numb
   const text = await res.body.text();
   if (res.statusCode === 404) return { ready: true, reason: `${url} answered 404 (no model list)` };
   if (res.statusCode !== 200) return { ready: false, reason: `${url} answered HTTP ${res.statusCode}` };
-  let ids: string[] = [];
-  try {
-    const data = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data ?? [];
-    ids = data.map((m) => String(m.id));
-  } catch {
+  const ids = servedModelsOf(text);
+  if (ids === null)
     return { ready: false, reason: `${url} answered 200 with a body that is not a model list` };
-  }
   const missing = config.models.filter((m) => !ids.includes(m));
   if (missing.length === 0) return { ready: true, reason: `${url} lists ${config.models.join(', ')}` };
   return { ready: false, reason: `${url} lists ${ids.join(', ') || 'no model'}, not ${missing.join(', ')}` };
@@ -178,7 +185,7 @@ async function waitForOne(config: ProfileConfig, target: string, env: RunEnv): P
  * `env.stopSignal` aborts.
  * @returns each server's `/v1/models` probe answer, in `targets` order (empty when stopped).
  * @throws {ServerUnreachableError} when the timeout passes first for a server (the first in `--url`
- *   order), or nothing answers at all.
+ *   order, and how many more timed out), or nothing answers at all.
  */
 export async function waitForServer(
   config: ProfileConfig,
@@ -186,10 +193,8 @@ export async function waitForServer(
   env: RunEnv,
 ): Promise<ProbeAnswer[]> {
   if (config.waitForModelTimeoutSeconds > 0) {
-    const waits = await Promise.allSettled(targets.map((t) => waitForOne(config, t, env)));
-    const failed = waits.find((w): w is PromiseRejectedResult => w.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+    throwFirstFailure(await Promise.allSettled(targets.map((t) => waitForOne(config, t, env))));
     if (env.stopSignal.aborted) return [];
   }
-  return preflight(targets, headersOf(config));
+  return preflight(targets, { headers: headersOf(config), endpointPath: runEndpointPath(config) });
 }

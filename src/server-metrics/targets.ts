@@ -22,7 +22,8 @@ export function defaultMetricsUrl(target: string): string {
 /**
  * A `--server-metrics` URL as scraped: `http://` implied, no trailing slash, `/metrics` added when
  * it has no path.
- * @throws {ConfigError} (option `--server-metrics`) for text that is not an http(s) URL.
+ * @throws {ConfigError} (option `--server-metrics`) for text that is not an http(s) URL, or one with
+ *   credentials (`user:pw@`, which HTTP clients do not send).
  */
 export function normalizeMetricsUrl(text: string): string {
   const trimmed = text.trim();
@@ -36,6 +37,11 @@ export function normalizeMetricsUrl(text: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new ConfigError(
       `only http:// and https:// are supported, got "${url.protocol}".`,
+      '--server-metrics',
+    );
+  if (url.username !== '' || url.password !== '')
+    throw new ConfigError(
+      `a URL's user:password@ is not sent to the server; put credentials in --api-key or -H 'Authorization: …' (sent to /metrics on the --url servers).`,
       '--server-metrics',
     );
   const path = url.pathname.replace(/\/+$/, '');

@@ -36,6 +36,11 @@ export interface OptionMeta {
   secret?: boolean;
   /** The option exists for library callers only (no flag, no config-file key). */
   internal?: boolean;
+  /**
+   * A sentence added to the message of a value of the wrong type (text where a number is expected),
+   * e.g. how to give what AIPerf's spelling of it meant (`--benchmark-grace-period inf`).
+   */
+  valueHint?: string;
 }
 
 /** Every option's {@link OptionMeta}, keyed by its (outermost) field schema. */
@@ -206,5 +211,15 @@ export function parseOptions<S extends z.ZodType>(
     throw fail(text, String((issue as { params?: { option?: string } }).params?.option ?? at));
   }
   const name = flagName(field);
-  throw fail(`${name}: ${describeIssue(issue, valueAt(input, issue.path))}`, name);
+  throw fail(`${name}: ${valueMessage(field, issue, valueAt(input, issue.path))}`, name);
+}
+
+/**
+ * What a user reads of `value` rejected by `field` ({@link describeIssue}), with the field's
+ * {@link OptionMeta.valueHint} after it for a value of the wrong type.
+ */
+export function valueMessage(field: OptionField, issue: z.core.$ZodIssue, value: unknown): string {
+  const problem = describeIssue(issue, value);
+  const hint = issue.code === 'invalid_type' ? field.meta.valueHint : undefined;
+  return hint === undefined ? problem : `${problem.replace(/\.?$/, '.')} ${hint}`;
 }

@@ -3,6 +3,7 @@
  * fails before anything is sent, with a message naming the flag's expectation.
  */
 import { ConfigError } from '../errors.js';
+import { redactUrlPasswords } from '../export/redact.js';
 
 /** Parses a JSON-ish scalar: `true`, `12`, `"x"`, `{...}`; anything else stays a string. */
 function scalar(raw: string): unknown {
@@ -63,8 +64,12 @@ export function collectHeaders(value: string, previous: Record<string, string> =
 }
 
 /**
- * Normalizes `--url` to `scheme://host:port[/base-path]` without a trailing slash; `http://` is
- * implied when no scheme is given (AIPerf behaviour).
+ * Normalizes `--url` to `scheme://host:port[/base-path][?query]` without a trailing slash; `http://`
+ * is implied when no scheme is given (AIPerf behaviour). The query (`?api-version=…`) goes with every
+ * request (endpoint/types.ts `requestPathFor`).
+ * @throws {ConfigError} for text that is not an http(s) URL, a URL with credentials (`user:pw@`,
+ *   which HTTP clients do not send: the message says where they go instead, and does not repeat
+ *   them), or a `#fragment` (never sent).
  */
 export function parseUrl(value: string): string {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
@@ -72,13 +77,19 @@ export function parseUrl(value: string): string {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new ConfigError(`not a URL: "${value}".`);
+    throw new ConfigError(`not a URL: "${redactUrlPasswords(value, true)}".`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(`only http:// and https:// are supported, got "${url.protocol}".`);
   }
+  if (url.username !== '' || url.password !== '')
+    throw new ConfigError(
+      `a URL's user:password@ is not sent to the server; put credentials in --api-key or -H 'Authorization: …'.`,
+    );
+  if (url.hash !== '')
+    throw new ConfigError(`a URL's #fragment is never sent to the server: drop "${url.hash}".`);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-  return `${url.origin}${path}`;
+  return `${url.origin}${path}${url.search}`;
 }
 
 /**

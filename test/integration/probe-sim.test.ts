@@ -137,6 +137,25 @@ test('mode engine: timing only, the probe sees the same endpoint', async () => {
   onlyChanged(await probe({ mode: 'engine' }), []);
 });
 
+test('--url naming the whole endpoint with a query: the same findings, every route beside it, the query carried', async () => {
+  const server = await startSimulator(BASE, { tokenizer: TOKENIZER });
+  try {
+    const r = await runProbe({
+      models: [MODEL],
+      tokenizer: 'builtin',
+      url: `${server.url}/v1/chat/completions?api-version=1`,
+      keepAliveIdleSeconds: 0.3,
+    });
+    onlyChanged(r, []);
+    const urls = Object.fromEntries(r.requests.map((q) => [q.name, q.url]));
+    assert.equal(urls.models, `${server.url}/v1/models?api-version=1`);
+    for (const q of r.requests.filter((q) => q.method === 'POST' && q.name !== 'tokenize'))
+      assert.equal(q.url, `${server.url}/v1/chat/completions?api-version=1`, q.name);
+  } finally {
+    await server.close();
+  }
+});
+
 test('another model served: not listed, every generation request 404, --model recommended', async () => {
   const r = await probe({ models: ['other'] });
   assert.deepEqual(r.findings.models_route.value, { status: 200, listed: false, served: ['other'] });
@@ -229,17 +248,19 @@ after(async () => {
 
 const cli = (args: string[]) => runCliProcess(['probe', ...args]);
 
+/** The flags of a probe of the CLI tests' simulator (`url`: it, unless given), and `more`. */
+const probeArgs = (more: string[], url = sim.url): string[] => [
+  '--url',
+  url,
+  '-m',
+  MODEL,
+  '--tokenizer',
+  'builtin',
+  ...more,
+];
+
 test('CLI: a table of every finding and the recommended flags; --json and -o write the same JSON', async () => {
-  const common = [
-    '--url',
-    sim.url,
-    '-m',
-    MODEL,
-    '--tokenizer',
-    'builtin',
-    '--keep-alive-idle-seconds',
-    '0.3',
-  ];
+  const common = probeArgs(['--keep-alive-idle-seconds', '0.3']);
   const table = await cli(common);
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^tokenload \| Probe of http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
@@ -264,20 +285,15 @@ test('CLI: a table of every finding and the recommended flags; --json and -o wri
   ]);
 });
 
-test('CLI: nothing listening at --url exits 1 naming it; an unknown value exits 2', async () => {
-  const down = await cli(['--url', 'http://127.0.0.1:9', '-m', MODEL, '--tokenizer', 'builtin']);
+test('CLI: nothing listening at --url, or an -o that cannot be written, exits 1 naming it; an unknown value exits 2', async () => {
+  const down = await cli(probeArgs([], 'http://127.0.0.1:9'));
   assert.equal(down.code, 1);
   assert.match(down.stderr, /^error: cannot reach http:\/\/127\.0\.0\.1:9/);
-  const bad = await cli([
-    '--url',
-    sim.url,
-    '-m',
-    MODEL,
-    '--tokenizer',
-    'builtin',
-    '--timeout-seconds',
-    'soon',
-  ]);
+  const bad = await cli(probeArgs(['--timeout-seconds', 'soon']));
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--timeout-seconds/);
+  const unwritable = await cli(probeArgs(['-o', '/nonexistent-folder/probe.json']));
+  assert.equal(unwritable.code, 1, unwritable.stderr);
+  assert.match(unwritable.stderr, /^error: --output \/nonexistent-folder\/probe\.json: cannot write \(/);
+  assert.equal(unwritable.stdout, '', 'it failed before probing (findings are printed before -o is written)');
 });

@@ -8,14 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
+import { startSimulator } from '../../src/simulator/server.js';
 
 const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 const SILENT = { info: () => undefined, warn: () => undefined };
@@ -34,6 +35,10 @@ interface Habit {
 let habit: Habit = { json: () => false, usage: () => true };
 let served = 0;
 const paths: string[] = [];
+/** Every GET's path and query, in order. */
+const gets: string[] = [];
+/** Every request's Authorization header (absent: undefined), in order. */
+const authorizations: Array<string | undefined> = [];
 let server: Server;
 let origin = '';
 
@@ -64,18 +69,26 @@ function jsonBody(withUsage: boolean): string {
   return JSON.stringify(withUsage ? { ...body, usage: usageSent() } : body);
 }
 
+/** `/v1/models` lists the model `m`; any other GET is 404. */
+function answerGet(url: string, pathname: string, res: ServerResponse): void {
+  gets.push(url);
+  const found = pathname === '/v1/models';
+  res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+  res.end(found ? '{"object":"list","data":[{"id":"m","object":"model"}]}' : '{"detail":"Not Found"}');
+}
+
 before(async () => {
   server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      authorizations.push(req.headers.authorization);
+      const pathname = new URL(req.url ?? '/', 'http://x').pathname;
       if (req.method === 'GET') {
-        const found = req.url === '/v1/models';
-        res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(found ? '{"object":"list","data":[]}' : '{"detail":"Not Found"}');
+        answerGet(req.url ?? '', pathname, res);
         return;
       }
       paths.push(req.url ?? '');
-      if (req.url !== '/v1/chat/completions') {
+      if (pathname !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
         return;
       }
@@ -331,4 +344,111 @@ test('--url ending in /v1 posts to /v1/chat/completions, as AIPerf does, and say
   );
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
   assert.deepEqual(summary.run_status, { status: 'completed', reason: null, exit_code: 0 });
+});
+
+test('--url naming the whole endpoint: requests and the /v1/models probe both go where they should, no warning', async () => {
+  habit = { json: () => false, usage: () => true };
+  const [postsBefore, getsBefore] = [paths.length, gets.length];
+  const dir = join(tempDir(), 'out');
+  const r = await runCli(cliArgs(`${origin.replace('http://', '')}/v1/chat/completions`, dir));
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(paths.slice(postsBefore), Array(3).fill('/v1/chat/completions'));
+  assert.ok(gets.slice(getsBefore).includes('/v1/models'), gets.slice(getsBefore).join(' '));
+  assert.doesNotMatch(r.stderr, /answered 404|wrong path/);
+});
+
+test('--url with /v1 twice: one line says where requests go and why, no contradicting note', async () => {
+  habit = { json: () => false, usage: () => true };
+  const dir = join(tempDir(), 'out');
+  const r = await runCli(cliArgs(`${origin}/v1/v1`, dir));
+  // The stub serves /v1/chat/completions only: the run fails, and the probe's 404 says so too.
+  assert.equal(r.code, 3, r.stderr);
+  const lines = r.stderr.split('\n').filter((l) => l.includes('/v1 twice') || l.includes('not doubled'));
+  assert.deepEqual(lines, [
+    `[tokenload] warning: --url has the path /v1/v1: requests go to ${origin}/v1/v1/chat/completions, a path with /v1 twice (the endpoint's /v1 is not added again, as AIPerf joins them); check --url`,
+  ]);
+  assert.doesNotMatch(r.stderr, /not doubled/);
+});
+
+test('a query in --url goes with every request, the /v1/models probe and the wait-for-model polls', async () => {
+  habit = { json: () => false, usage: () => true };
+  const [postsBefore, getsBefore] = [paths.length, gets.length];
+  const dir = join(tempDir(), 'out');
+  const query = '?api-version=2024-06-01';
+  const r = await runCli([
+    ...cliArgs(`${origin}/v1${query}`, dir),
+    '--wait-for-model-timeout',
+    '10',
+    '--wait-for-model-mode',
+    'both',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  // One 1-token wait poll, then the three measured requests.
+  assert.deepEqual(paths.slice(postsBefore), Array(4).fill(`/v1/chat/completions${query}`));
+  // The wait's model list, then the pre-run probe; the /metrics scrape is the server's own, without it.
+  const modelGets = gets.slice(getsBefore).filter((g) => g.startsWith('/v1/models'));
+  assert.deepEqual(modelGets, [`/v1/models${query}`, `/v1/models${query}`]);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  assert.deepEqual(summary.input_config, {
+    ...(summary.input_config as object),
+    url: [`${origin}/v1${query}`],
+  });
+});
+
+test('credentials in --url are refused (they would not be sent) without printing the password', async () => {
+  const before = authorizations.length;
+  const dir = join(tempDir(), 'out');
+  for (const url of [
+    `bob:s3cret@${origin.replace('http://', '')}`,
+    `http://bob:s3cret@${origin.replace('http://', '')}/v1`,
+  ]) {
+    const r = await runCli(cliArgs(url, dir));
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /put credentials in --api-key or -H 'Authorization: …'/);
+    assert.match(r.stderr, /--url (http:\/\/)?bob:<redacted>@/);
+    assert.doesNotMatch(r.stderr, /s3cret/);
+  }
+  const file = join(tempDir(), 'run.yaml');
+  writeFileSync(file, `url: http://bob:s3cret@${origin.replace('http://', '')}\n`);
+  const f = await runCli(['profile', '-f', file, '-m', 'm', '--tokenizer', 'builtin']);
+  assert.equal(f.code, 2, f.stderr);
+  assert.match(f.stderr, /run\.yaml: key "url": a URL's user:password@ is not sent/);
+  assert.doesNotMatch(f.stderr, /s3cret/);
+  assert.equal(authorizations.length, before, 'nothing was sent');
+});
+
+test('a URL password anywhere in the command line is redacted in every artifact that records it', async () => {
+  habit = { json: () => false, usage: () => true };
+  const dir = join(tempDir(), 'out');
+  const r = await runCli([
+    ...cliArgs(origin, dir),
+    '--extra-inputs',
+    'callback_url:https://bob:s3cret@hooks.example/x',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  for (const name of ['profile_export_aiperf.json', 'profile_export_console.txt', 'report.html']) {
+    const text = readFileSync(join(dir, name), 'utf8');
+    assert.doesNotMatch(text, /s3cret/, name);
+    assert.match(text, /https:\/\/bob:&?(lt;|<)redacted(&gt;|>)@hooks\.example/, name);
+  }
+});
+
+test('the model is not served: exit 3, the hint points at --model and names the models the server lists', async () => {
+  const sim = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0, models: ['other-model'] });
+  try {
+    for (const model of ['m', 'Qwen/Qwen2.5-7B-Instruct']) {
+      const dir = join(tempDir(), 'out');
+      const args = cliArgs(sim.url, dir);
+      args[args.indexOf('-m') + 1] = model;
+      const r = await runCli(args);
+      assert.equal(r.code, 3, r.stderr);
+      const hint = `. The server says the model is not there: check --model (${model}); the server's /v1/models lists other-model`;
+      assert.ok(r.stderr.includes(hint), r.stderr);
+      assert.doesNotMatch(r.stderr, /check --url/);
+      const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+      assert.ok(summary.run_status.reason?.endsWith(hint), summary.run_status.reason ?? '');
+    }
+  } finally {
+    await sim.close();
+  }
 });

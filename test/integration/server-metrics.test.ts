@@ -145,6 +145,14 @@ test('a replay against the simulator: server_metrics over the window, counters m
   for (const id of ['server-requests-over-time', 'server-kv-cache-over-time', 'server-tokens-over-time'])
     assert.ok(report.includes(`id="chart-${id}"`), id);
   assert.ok(report.includes('<section id="server-metrics">'));
+  // The end-of-run list of exports names the three files, each where it was written.
+  const listed: Array<[string, string]> = [
+    ['Server Metrics JSON Export', 'server_metrics_export.json'],
+    ['Server Metrics CSV Export', 'server_metrics_export.csv'],
+    ['Server Metrics JSONL Export', 'server_metrics_export.jsonl'],
+  ];
+  for (const [label, file] of listed)
+    assert.ok(outcome.consoleText.includes(`\n${label}: ${join(dir, file)}\n`), label);
 });
 
 /** A fake SGLang `/metrics`: scrape number `n` (from 1), and seconds since its second scrape. */
@@ -282,7 +290,7 @@ test('an SGLang endpoint: its names, summed and averaged label sets, a counter r
 test('--no-server-metrics: no scraping, no section, no files', async () => {
   const { dir, summary, outcome } = await replay({ serverMetrics: false, synthesisSpeedupRatio: 1000 });
   assert.equal(summary.server_metrics, undefined);
-  assert.doesNotMatch(outcome.consoleText, /Server metrics:/);
+  assert.doesNotMatch(outcome.consoleText, /Server metrics:|Server Metrics \w+ Export/);
   for (const f of ['server_metrics_export.jsonl', 'server_metrics_export.json', 'server_metrics_export.csv'])
     assert.equal(existsSync(join(dir, f)), false, f);
 });

@@ -16,6 +16,7 @@ import { ConfigError } from '../../src/errors.js';
 import { type ProfileConfigInput, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { freePort } from '../helpers/free-port.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -49,17 +50,6 @@ async function run(over: Partial<ProfileConfigInput>) {
     { log, stopSignal: new AbortController().signal },
   );
   return { outcome, lines, dir };
-}
-
-/** A port nothing listens on yet. */
-function freePort(): Promise<number> {
-  const probe = createServer();
-  return new Promise((resolve) =>
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    }),
-  );
 }
 
 test('a simulator that starts listening late: the run polls, says so, then measures', async () => {
@@ -215,7 +205,7 @@ test('--wait-for-model-mode and --wait-for-model-interval mean nothing without a
   );
 });
 
-test('several --url: every server is waited for, and the one that never comes up is named', async () => {
+test('several --url: every server is waited for; the first that never comes up is named, the others counted', async () => {
   const ready = await loadingServer(0);
   const slow = await loadingServer(2);
   try {
@@ -229,17 +219,28 @@ test('several --url: every server is waited for, and the one that never comes up
     // The slow one was polled until it listed the model (2 × 503, then 200), then probed once.
     assert.equal(slow.polls(), 4);
     assert.equal(ready.polls(), 2);
-    await assert.rejects(
-      run({
-        url: [ready.url, 'http://127.0.0.1:9'],
-        waitForModelTimeoutSeconds: 1,
-        waitForModelIntervalSeconds: 0.2,
-        waitForModelMode: 'models',
-      }),
-      (err: Error) =>
-        err.name === 'ServerUnreachableError' &&
-        err.message.startsWith('--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s'),
-    );
+    // One of two never comes up: it is named; two of three: the first is named, the other counted.
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    const cases: Array<[string[], string | null]> = [
+      [[ready.url, 'http://127.0.0.1:9'], null],
+      [['http://127.0.0.1:9', ready.url, dead], ' (and 1 more of the 3 servers)'],
+    ];
+    for (const [url, more] of cases) {
+      await assert.rejects(
+        run({
+          url,
+          waitForModelTimeoutSeconds: 1,
+          waitForModelIntervalSeconds: 0.2,
+          waitForModelMode: 'models',
+        }),
+        (err: Error) =>
+          err.name === 'ServerUnreachableError' &&
+          err.message.startsWith(
+            '--wait-for-model-timeout 1: http://127.0.0.1:9 did not serve m within 1 s',
+          ) &&
+          (more === null ? !err.message.includes('more of the') : err.message.endsWith(more)),
+      );
+    }
   } finally {
     ready.server.close();
     slow.server.close();

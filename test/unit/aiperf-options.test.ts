@@ -198,3 +198,51 @@ test('the README table lists every AIPerf option with the status the CLI applies
   const missing = AIPERF_OPTIONS.map(readmeRow).filter((line) => !readme.includes(`${line}\n`));
   assert.deepEqual(missing, [], 'README rows out of date (expected lines shown)');
 });
+
+/** The reason or note a row shows the user. */
+const reasonOf = (o: AiperfOption): string => {
+  const s = o.status;
+  if (s.kind === 'refused' || s.kind === 'accepted') return s.why;
+  return s.note ?? '';
+};
+
+test('every command and flag a reason points the user to exists in tokenload', async () => {
+  const top = (await captured(process.stdout, ['--help'])).text;
+  const commands = new Set([...top.matchAll(/^ {2}([a-z][a-z-]+)[ \n]/gm)].map((m) => m[1]));
+  const helps = new Map<string, string>();
+  const helpOf = async (command: string): Promise<string> => {
+    if (!helps.has(command)) helps.set(command, (await captured(process.stdout, [command, '--help'])).text);
+    return helps.get(command) as string;
+  };
+  const stale: string[] = [];
+  for (const row of AIPERF_OPTIONS) {
+    const reason = reasonOf(row);
+    // `tokenload report compare` names a command `report compare`: a bare word after the command
+    // is taken as part of its name (no command of tokenload has subcommands).
+    const named = [...reason.matchAll(/`tokenload ([a-z-]+(?: [a-z][a-z-]*)*)/g)].map((m) => m[1] as string);
+    for (const command of named) if (!commands.has(command)) stale.push(`${row.flag}: tokenload ${command}`);
+    const texts = await Promise.all(['profile', ...named.filter((c) => commands.has(c))].map(helpOf));
+    for (const [flag] of reason.matchAll(/--[a-z][a-z0-9-]*/g)) {
+      const listed = texts.some((t) => new RegExp(`(^|[\\s,])${flag}[\\s,=]`, 'm').test(t));
+      if (!listed) stale.push(`${row.flag}: ${flag}`);
+    }
+  }
+  assert.deepEqual(stale, [], 'reasons naming a command or flag tokenload does not have');
+});
+
+test('an AIPerf value tokenload does not take is refused with the hint the README row gives', async () => {
+  const { code, text } = await captured(process.stderr, [
+    'profile',
+    '-m',
+    'm',
+    '--benchmark-grace-period',
+    'inf',
+  ]);
+  assert.equal(code, 2);
+  assert.match(
+    text,
+    /expected a number, got "inf"\. AIPerf’s `inf` is not taken: give a large number of seconds\./,
+  );
+  const row = AIPERF_OPTIONS.find((o) => o.flag === '--benchmark-grace-period');
+  assert.ok(row !== undefined && reasonOf(row).includes('AIPerf’s `inf` is not taken: give a large number'));
+});

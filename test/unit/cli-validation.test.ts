@@ -173,6 +173,29 @@ test('-f names the file and key of a bad value or an unknown key, exit 2', async
   assert.match(u.stderr, /unknown\.yaml: unknown key "reqest_rate"/);
 });
 
+test('-f refuses one option under two keys (any spelling or AIPerf name), naming the file and both keys', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-cfg-'));
+  const cases: Array<[string, RegExp]> = [
+    [
+      'isl: 10\nsynthetic-input-tokens-mean: 20\n',
+      /keys "isl" and "synthetic-input-tokens-mean" both set --isl/,
+    ],
+    [
+      'request-count: 2\nrequest_count: 3\nrequestCount: 4\n',
+      /keys "request-count" and "request_count" both set --request-count/,
+    ],
+    ['--url: a:1\nurl: b:2\n', /keys "--url" and "url" both set --url/],
+  ];
+  for (const [i, [text, message]] of cases.entries()) {
+    const file = join(dir, `twice-${i}.yaml`);
+    writeFileSync(file, text);
+    const r = await exitCodeOf(['profile', '-f', file, '-m', 'm', '--tokenizer', 'builtin', '--simulator']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`twice-${i}\\.yaml: `));
+    assert.match(r.stderr, message);
+  }
+});
+
 test('--help as a new user reads it: flags as the README writes them, defaults shown, no inverted help', async () => {
   const simulate = await stdoutOf(['simulate', '--help']);
   assert.match(simulate, /--fault-rate-429 <fraction>\s+Share of requests answered 429/);

@@ -303,3 +303,56 @@ test('a clean streaming single-turn run gets the ten charts that apply to it, in
     assert.doesNotThrow(() => JSON.parse(JSON.stringify(c.option)));
   }
 });
+
+/**
+ * Each mark label's horizontal extent in the PNG's SVG (`tokenload plot`'s renderer): a label runs
+ * along its vertical line (rotated a quarter turn), so its glyphs span one font size across, centred
+ * on `e + y` of its `matrix(0,-1,1,0,e,f)` transform.
+ */
+function labelBoxes(svg: string): Map<string, [number, number]> {
+  const boxes = new Map<string, [number, number]>();
+  const texts = svg.matchAll(
+    /<text[^>]*y="(-?[\d.]+)"[^>]*matrix\(0,-1,1,0,([\d.]+),[\d.]+\)[^>]*>(p\d\d) /g,
+  );
+  for (const [, y, e, name] of texts) {
+    const centre = Number(e) + Number(y);
+    boxes.set(name as string, [centre - 5.5, centre + 5.5]);
+  }
+  return boxes;
+}
+
+test('CDF mark labels are drawn inside the plot area: never over the y axis, nor past the last value', async () => {
+  const { init } = await import('echarts');
+  const skews = {
+    // Most gaps near 0, a long tail (the inter-chunk latency of a streamed run): p50 and p90 hug the y axis.
+    left: [
+      ...Array.from({ length: 980 }, (_, i) => 0.2 + (i % 50) / 100),
+      ...Array.from({ length: 20 }, (_, i) => 5 + i * 2),
+    ],
+    // Most values near the largest: every mark hugs the right end.
+    right: [
+      ...Array.from({ length: 20 }, (_, i) => i),
+      ...Array.from({ length: 980 }, (_, i) => 95 + (i % 50) / 10),
+    ],
+  };
+  for (const [skew, values] of Object.entries(skews)) {
+    const chart = interChunkLatencyChart({ values, total: values.length }, undefined);
+    assert.ok(chart !== null);
+    const instance = init(null, null, { renderer: 'svg', ssr: true, width: 1000, height: 500 });
+    try {
+      instance.setOption(chart.option);
+      const xOf = (v: number): number => instance.convertToPixel({ xAxisIndex: 0 }, v) as number;
+      const boxes = labelBoxes(instance.renderToSVGString());
+      assert.deepEqual([...boxes.keys()].sort(), ['p50', 'p90', 'p99'], skew);
+      for (const [name, [from, to]] of boxes) {
+        assert.ok(from >= xOf(0), `${skew}: ${name} label (${from}–${to}) crosses the y axis at ${xOf(0)}`);
+        assert.ok(
+          to <= xOf(Math.max(...values)),
+          `${skew}: ${name} label (${from}–${to}) past the last value`,
+        );
+      }
+    } finally {
+      instance.dispose();
+    }
+  }
+});
