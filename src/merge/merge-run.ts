@@ -22,6 +22,7 @@ import { writeReport } from '../report/html.js';
 import { RunLoadError } from '../report/types.js';
 import { clearRunArtifacts, createArtifactDir } from '../run/artifacts.js';
 import { usageContext } from '../run/finish.js';
+import type { RequestTarget } from '../run/run-status.js';
 import { requestUrlOf } from '../run/servers.js';
 import { parseOptions } from '../util/option-meta.js';
 import { concatInputs } from './inputs-concat.js';
@@ -137,12 +138,16 @@ async function foldRecords(p: Plan) {
   return { fold, recordCount, counts };
 }
 
-/** Where the first shard's requests went (for the hint of a run in which none succeeded). */
-function requestUrl(p: Plan): string {
+/** Where the first shard's requests went, and its models (for the hint of a run in which none succeeded). */
+function requestTarget(p: Plan): RequestTarget {
   const c = p.first.summary.input_config;
   const url = c.url[0] as string;
   const path = endpointPathFor(ENDPOINTS[c.endpointType], c.streaming, c.endpointPath);
-  return requestUrlOf({ url, path: requestPathFor(url, path) });
+  return {
+    requestUrl: requestUrlOf({ url, path: requestPathFor(url, path) }),
+    models: c.models,
+    servedModels: null,
+  };
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -191,7 +196,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     startTime: new Date(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))),
     endTime: new Date(Math.max(...p.folders.map((f) => Date.parse(f.summary.end_time)))),
     wasCancelled: p.folders.some((f) => f.summary.was_cancelled),
-    runStatus: mergedStatus(summary, p.gaps, requestUrl(p)),
+    runStatus: mergedStatus(summary, p.gaps, requestTarget(p)),
     extra: extraSections(p.set, fold, shards, summary),
   };
   return { ctx, shards, recordCount };

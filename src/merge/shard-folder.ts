@@ -56,6 +56,7 @@ const InputConfigSchema = z.looseObject({
   useServerTokenCount: z.boolean(),
   goodput: z.string().optional(),
   url: z.array(z.string()).min(1),
+  models: z.array(z.string()).min(1),
   endpointPath: z.string().optional(),
 });
 

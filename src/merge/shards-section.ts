@@ -6,7 +6,7 @@
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import type { RunStatus } from '../export/summary-json.js';
 import type { Summary } from '../metrics/summary.js';
-import { runStatusOf } from '../run/run-status.js';
+import { type RequestTarget, runStatusOf } from '../run/run-status.js';
 import type { SourceCounts } from './record-fold.js';
 import type { ShardFolder } from './shard-folder.js';
 import type { ShardSet } from './shard-set.js';
@@ -88,8 +88,14 @@ export function shardsSection(
  * succeeded), except that gaps make a succeeding merge `partial` (exit 0: `--allow-partial` asked
  * for it), and a failed one says them too.
  */
-export function mergedStatus(summary: Summary, gaps: readonly string[], requestUrl: string): RunStatus {
-  const status = runStatusOf({ summary, interrupted: false, inputError: null, requestUrl });
+export function mergedStatus(summary: Summary, gaps: readonly string[], target: RequestTarget): RunStatus {
+  const status = runStatusOf({
+    summary,
+    interrupted: false,
+    inputError: null,
+    issued: summary.metrics.request_count?.avg ?? 0,
+    ...target,
+  });
   if (gaps.length === 0) return status;
   const partial = `partial: ${gaps.join('; ')}`;
   if (status.exit_code === EXIT_NO_SUCCESS) return { ...status, reason: `${status.reason}; ${partial}` };
