@@ -9,6 +9,7 @@ import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { waitForModelRule } from './config-server-fields.js';
+import { shardProblem } from './config-shard-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
 export interface RuleInput {
@@ -35,6 +36,8 @@ export interface RuleInput {
   simulatorOptions: Record<string, unknown>;
   endpointType?: string | undefined;
   applyChatTemplate?: boolean | undefined;
+  shardIndex?: number | undefined;
+  shardCount?: number | undefined;
 }
 
 /** One cross-field rule: the flag it is reported under, and its check. */
@@ -189,4 +192,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   waitForModelRule,
+  rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),
 ];

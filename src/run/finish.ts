@@ -30,6 +30,7 @@ import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
 import { type RunStatus, runStatusOf } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
+import type { ShardReport } from './start-at.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -76,6 +77,10 @@ export interface FinishInput {
   template?: { shorterThanTemplate: number };
   /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
   serverMetrics?: ScrapeReport | null;
+  /** The configuration as asked, written as `input_config` (a shard runs its share: run/shard-run.ts); default `config`. */
+  askedConfig?: ProfileConfig;
+  /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (run/start-at.ts). */
+  shard?: ShardReport | null;
 }
 
 /**
@@ -100,7 +105,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
     summary,
-    inputConfig: inputConfigOf(config),
+    inputConfig: inputConfigOf(input.askedConfig ?? config),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled,
@@ -172,6 +177,7 @@ function usageContext(config: ProfileConfig): ResponseWarningContext {
 
 function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
+  if (input.shard) lines.push(input.shard.line);
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
   if (status.exit_code === EXIT_NO_SUCCESS) lines.unshift(`Run failed: ${status.reason}`);
@@ -219,7 +225,7 @@ function connectionsLine(c: ConnectionsReport): string {
 const SHORTFALL_WARN_PCT = 0.1;
 
 function runWarnings(input: FinishInput): string[] {
-  const out: string[] = [];
+  const out: string[] = [...(input.shard?.warnings ?? [])];
   const unlinked = input.inputSkipped?.unlinkedRows;
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
   const repeated = input.inputSkipped?.repeatedChatIds;
@@ -288,6 +294,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
+  if (input.shard) extra.shard = input.shard.section;
   extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;

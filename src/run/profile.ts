@@ -30,12 +30,15 @@ import {
 } from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
+import type { ClockMeasurement } from './clock-offset.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
+import { type ShardInputs, shardDescription, shardInputs, shareConfig } from './shard-run.js';
+import { checkStartAt, measureRunClock, shardReport } from './start-at.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 import { urlPathWarnings } from './url-path-check.js';
@@ -53,7 +56,10 @@ export type { RunEnv } from './context.js';
  *   folder that cannot be created, before anything is measured. All are {@link TokenloadError}s.
  */
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
-  const config = profileConfig(input);
+  const asked = profileConfig(input);
+  checkStartAt(asked, Date.now());
+  // A shard runs its share of the load (run/shard-run.ts); the summary keeps the values asked.
+  const config = shareConfig(asked);
   const startTime = new Date();
   let starting: Promise<SpawnedSimulator> | null = null;
   let simulator: SpawnedSimulator | null = null;
@@ -70,7 +76,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     const source = await resolveRunTokenizer(config, env);
     // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
     starting = config.simulator ? startSimulator(config, source.path) : null;
-    const inputs = await prepareInputs(config, env, source);
+    const { autoZeroMs, ...inputs } = await prepareInputs(config, env, source);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -97,11 +103,12 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
         env.log.warn(w);
       }
     }
+    const clockOffset = await measureRunClock(config, targets, clock, env);
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
-    return await runPhases({ ...shared, targets, serverMetrics });
+    return await runPhases({ ...shared, targets, serverMetrics }, { asked, autoZeroMs, clockOffset });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
+    if (ownsFolder) await writeFailedSummary(asked, startTime, err).catch(() => undefined);
     throw err;
   } finally {
     await scraper?.close();
@@ -142,14 +149,20 @@ async function prepareInputs(
   Pick<
     RunContext,
     'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
-  >
+  > &
+    Pick<ShardInputs, 'autoZeroMs'>
 > {
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
-  const stream = read?.stream ?? null;
-  const dataset =
-    stream === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(stream);
+  const whole = read?.stream ?? null;
+  const { dataset, stream, autoZeroMs } = shardInputs(
+    config,
+    whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
+    whole,
+  );
+  const shardLine = shardDescription(config);
+  if (shardLine !== null) env.log.info(shardLine);
   env.log.info(
     stream === null
       ? describeDataset(dataset)
@@ -165,10 +178,17 @@ async function prepareInputs(
     stream,
     synthesizer,
     firstRow: first,
+    ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
   };
 }
 
-async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
+/** What the run knows beyond the phases' context: the configuration asked, a shard's time zero and clock offset. */
+interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
+  asked: ProfileConfig;
+  clockOffset: ClockMeasurement | null;
+}
+
+async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcome> {
   // One ideal prefix cache per server for the run: warmup requests reach the servers' caches too.
   const ctx: RunContext = { ...runCtx, idealCaches: runCtx.targets.map(() => new IdealPrefixCache()) };
   const { config, dataset } = ctx;
@@ -180,7 +200,10 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
     warmup = await runPhase(ctx, 'warmup', buildStrategy(config, dataset, warm, 'warmup'), warm);
   }
   const limits = profilingLimits(config, dataset);
-  const strategy = buildStrategy(config, dataset, limits, 'profiling', ctx.stream?.turns);
+  const strategy = buildStrategy(config, dataset, limits, 'profiling', {
+    ...(ctx.stream === null ? {} : { feed: ctx.stream.turns }),
+    ...(facts.autoZeroMs === undefined ? {} : { autoZeroMs: facts.autoZeroMs }),
+  });
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
@@ -203,6 +226,8 @@ async function runPhases(runCtx: RunContext): Promise<RunOutcome> {
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
     config,
+    askedConfig: facts.asked,
+    shard: shardReport(config, profiling, facts.clockOffset),
     profiling,
     warmup,
     strategy,
