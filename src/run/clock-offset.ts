@@ -3,13 +3,14 @@
  * from the HTTP `Date` header of small `GET /v1/models` requests. `Date` has one-second resolution,
  * but the moment it changes is sharp: a response stamped with second D was made at server time in
  * [D, D + 1 s), somewhere between the request's send and its answer on this clock, so each probe
- * bounds the offset (server − local) to [D − answered, D + 1 s − sent). Probes spread over one
- * second find the edge to ~{@link SWEEP_SPACING_MS} ms; back-to-back probes around the next edge
- * narrow it to about the round trip. Every bound holds
- * whatever the timing of the probes, so the interval is never narrower than the truth allows
- * (for a server that stamps `Date` at response time: Node's http does; a server that updates its
- * `Date` late, as uvicorn every 0.1 s, reads early by that delay — the same for every shard).
- * The whole measurement takes at most about {@link CLOCK_BUDGET_MS} ms.
+ * around the edge of a second bounds the offset (server − local): the last probe answered with
+ * the old second to below k − its send, the first answered with the new one to at least k − its
+ * answer. Probes every {@link SWEEP_SPACING_MS} ms until the second changes find an edge to that
+ * plus a round trip; back-to-back probes around the next edge narrow it to about a round trip. The interval
+ * holds whatever the timing of the probes, for a server that stamps `Date` when it answers; a
+ * server that changes its `Date` late (Node's http refreshes it by a timer, late when its event
+ * loop is busy; uvicorn every 0.1 s) makes the offset read low by that delay, which the interval
+ * does not show. The whole measurement takes at most about {@link CLOCK_BUDGET_MS} ms.
  */
 import { Agent, request } from 'undici';
 import { requestPathFor } from '../endpoint/types.js';
@@ -36,10 +37,16 @@ export interface ClockMeasurement {
 
 /** Spacing of the first sweep's probes, over one second and a bit, ms. */
 const SWEEP_SPACING_MS = 20;
-/** Length of the first sweep, ms: a second (an edge falls in it) plus room for the round trip. */
-const SWEEP_SPAN_MS = 1050;
+/** The first sweep stops once an answer shows a new second, or after this long, ms. */
+const SWEEP_MAX_MS = 2000;
 /** Lanes of back-to-back probes around the next edge: the probes are a quarter round trip apart. */
 const EDGE_LANES = 4;
+/**
+ * The edge burst goes on this long past where the first sweep puts the edge, ms: a server's `Date`
+ * can change later at one second than at another (a busy event loop), and the burst must still see
+ * the change.
+ */
+const LATE_EDGE_MS = 10;
 /** Longest one probe may take, ms. */
 const PROBE_TIMEOUT_MS = 2000;
 /** The measurement gives up the edge burst when it would end later than this after its start, ms. */
@@ -79,18 +86,35 @@ async function probe(url: string, headers: Record<string, string>, agent: Agent)
   }
 }
 
-/** The offset interval [low, high) the probes allow, ms. */
-class OffsetBounds {
-  low = Number.NEGATIVE_INFINITY;
-  high = Number.POSITIVE_INFINITY;
-  probes = 0;
+/**
+ * The offset interval [low, high) (ms) from the probes around one edge `kMs` (epoch ms of a server
+ * second, as `Date` reads): those answered with the second before it and with it. One edge only: a
+ * server's `Date` may change a little after the second begins (Node's is refreshed by a timer that
+ * a busy event loop runs late), by a different delay at each edge, and probes of two edges would
+ * then contradict each other. Within one edge the answers are consistent, and that delay is a bias
+ * the interval does not show.
+ */
+interface EdgeBounds {
+  low: number;
+  high: number;
+}
 
-  add(p: Probe): void {
-    if (p.dateMs === null) return;
-    this.probes++;
-    this.low = Math.max(this.low, p.dateMs - p.answeredMs);
-    this.high = Math.min(this.high, p.dateMs + 1000 - p.sentMs);
+function edgeBounds(probes: readonly Probe[], kMs: number): EdgeBounds {
+  let low = Number.NEGATIVE_INFINITY;
+  let high = Number.POSITIVE_INFINITY;
+  for (const p of probes) {
+    if (p.dateMs === kMs) low = Math.max(low, kMs - p.answeredMs);
+    else if (p.dateMs === kMs - 1000) high = Math.min(high, kMs - p.sentMs);
   }
+  return { low, high };
+}
+
+/** The first server second the probes saw begin (the earliest `Date` after the earliest one); undefined when none. */
+function firstEdgeMs(probes: readonly Probe[]): number | undefined {
+  const dates = probes.map((p) => p.dateMs).filter((d): d is number => d !== null);
+  const earliest = Math.min(...dates);
+  const later = dates.filter((d) => d > earliest);
+  return later.length === 0 ? undefined : Math.min(...later);
 }
 
 /** What a measurement needs. */
@@ -116,22 +140,31 @@ export async function measureClockOffset(target: ClockProbeTarget): Promise<Cloc
   const send = (): Promise<Probe | Error> => probe(`${origin}${path}`, target.headers, agent);
   const startMs = epochNowMs();
   try {
-    const sweep = await probesAt(target, send, sweepTimes(startMs));
-    const bounds = new OffsetBounds();
-    const problem = addAll(bounds, sweep);
-    if (problem !== null) return { clock: null, reason: problem };
-    const edge = await edgeBurst(target, send, bounds, roundTripMs(sweep), startMs);
-    const more = addAll(bounds, edge);
-    if (more !== null) return { clock: null, reason: more };
+    const sweep = answeredOrProblem(await sweepUntilEdge(target, send, startMs));
+    if (typeof sweep === 'string') return { clock: null, reason: sweep };
+    const edge = firstEdgeMs(sweep);
+    if (edge === undefined)
+      return { clock: null, reason: `the Date header did not change within ${SWEEP_MAX_MS / 1000} s` };
+    let bounds = edgeBounds(sweep, edge);
+    let probes = sweep.length;
+    const burst = await edgeBurst(target, send, bounds, roundTripMs(sweep), startMs);
+    if (burst !== null) {
+      const answered = burst.probes.filter((p): p is Probe => !(p instanceof Error));
+      const narrow = edgeBounds(answered, burst.edgeMs);
+      if (Number.isFinite(narrow.low) && Number.isFinite(narrow.high)) bounds = narrow;
+      probes += burst.probes.length;
+    }
     if (target.signal.aborted) return { clock: null, reason: 'interrupted' };
-    const basis = `HTTP Date header second edge, ${bounds.probes} probes of GET ${path}`;
+    if (!(bounds.low < bounds.high))
+      return { clock: null, reason: 'the Date headers went back in time (several servers behind one URL?)' };
+    const basis = `HTTP Date header second edge, ${probes} probes of GET ${path}`;
     return { clock: offsetOf(bounds, basis, origin), reason: null };
   } finally {
     await agent.close().catch(() => undefined);
   }
 }
 
-function offsetOf(bounds: OffsetBounds, basis: string, reference: string): ClockOffset {
+function offsetOf(bounds: EdgeBounds, basis: string, reference: string): ClockOffset {
   const round = (ms: number): number => Math.round(ms * 1000) / 1000;
   return {
     offset_ms: round((bounds.low + bounds.high) / 2),
@@ -141,26 +174,15 @@ function offsetOf(bounds: OffsetBounds, basis: string, reference: string): Clock
   };
 }
 
-/** Adds the probes' bounds; the problem when none answered with a `Date`, or the bounds disagree. */
-function addAll(bounds: OffsetBounds, probes: Array<Probe | Error>): string | null {
+/** The probes answered with a `Date`, or the problem when none was answered, or none had one. */
+function answeredOrProblem(probes: Array<Probe | Error>): Probe[] | string {
   const answered = probes.filter((p): p is Probe => !(p instanceof Error));
   if (answered.length === 0) {
     const first = probes.find((p): p is Error => p instanceof Error);
     return `no probe was answered (${first?.message ?? 'interrupted'})`;
   }
-  for (const p of answered) bounds.add(p);
-  if (bounds.probes === 0) return 'the server sent no Date header';
-  if (bounds.low >= bounds.high)
-    return 'the Date headers disagree (several servers with different clocks behind one URL?)';
-  return null;
-}
-
-/** Epoch ms of the first sweep's sends: every {@link SWEEP_SPACING_MS} ms over {@link SWEEP_SPAN_MS} ms. */
-function sweepTimes(startMs: number): number[] {
-  return Array.from(
-    { length: Math.ceil(SWEEP_SPAN_MS / SWEEP_SPACING_MS) + 1 },
-    (_, j) => startMs + j * SWEEP_SPACING_MS,
-  );
+  const dated = answered.filter((p) => p.dateMs !== null);
+  return dated.length === 0 ? 'the server sent no Date header' : dated;
 }
 
 /** The median round trip of the answered probes, ms. */
@@ -175,21 +197,21 @@ function roundTripMs(probes: Array<Probe | Error>): number {
 /**
  * The burst around the next server-second edge: this clock sees the edge at k − offset, within
  * (k − high, k − low]; {@link EDGE_LANES} lanes of back-to-back probes (each on a connection of its
- * own, opened first) cover that window and a round trip each side, staggered by a fraction of the
- * round trip. Nothing when it would end after the budget.
+ * own, opened first) cover that window, a round trip each side and {@link LATE_EDGE_MS} more after
+ * it, staggered by a fraction of the round trip. Null when it would end after the budget.
  */
 async function edgeBurst(
   target: ClockProbeTarget,
   send: () => Promise<Probe | Error>,
-  bounds: OffsetBounds,
+  bounds: EdgeBounds,
   roundTripMs: number,
   startMs: number,
-): Promise<Array<Probe | Error>> {
+): Promise<{ edgeMs: number; probes: Array<Probe | Error> } | null> {
   const open = await Promise.all(Array.from({ length: EDGE_LANES }, send));
-  const k = Math.ceil((epochNowMs() + 5 + bounds.high + roundTripMs) / 1000) * 1000;
-  const firstMs = k - bounds.high - roundTripMs;
-  const lastMs = k - bounds.low + roundTripMs;
-  if (lastMs + roundTripMs - startMs > CLOCK_BUDGET_MS) return open;
+  const edgeMs = Math.ceil((epochNowMs() + 5 + bounds.high + roundTripMs) / 1000) * 1000;
+  const firstMs = edgeMs - bounds.high - roundTripMs;
+  const lastMs = edgeMs - bounds.low + roundTripMs + LATE_EDGE_MS;
+  if (lastMs + roundTripMs - startMs > CLOCK_BUDGET_MS) return null;
   const lane = async (j: number): Promise<Array<Probe | Error>> => {
     const out: Array<Probe | Error> = [];
     await sleepUntilMs(target, firstMs + (j * roundTripMs) / EDGE_LANES);
@@ -197,24 +219,36 @@ async function edgeBurst(
     return out;
   };
   const lanes = await Promise.all(Array.from({ length: EDGE_LANES }, (_, j) => lane(j)));
-  return [...open, ...lanes.flat()];
+  return { edgeMs, probes: [...open, ...lanes.flat()] };
 }
 
 function sleepUntilMs(target: ClockProbeTarget, atMs: number): Promise<void> {
   return target.clock.sleepUntil((atMs - performance.timeOrigin) * 1e6, target.signal);
 }
 
-/** Sends a probe at each epoch ms time (on the run's clock) and waits for every answer. */
-async function probesAt(
+/**
+ * The first sweep: a probe every {@link SWEEP_SPACING_MS} ms from `startMs` until an answer shows a
+ * later second than the first answer did (the edge is then between sent probes), or
+ * {@link SWEEP_MAX_MS} ms; waits for every answer.
+ */
+async function sweepUntilEdge(
   target: ClockProbeTarget,
   send: () => Promise<Probe | Error>,
-  timesMs: readonly number[],
+  startMs: number,
 ): Promise<Array<Probe | Error>> {
   const pending: Array<Promise<Probe | Error>> = [];
-  for (const atMs of timesMs) {
-    await sleepUntilMs(target, atMs);
+  let firstDateMs: number | null = null;
+  let edgeSeen = false;
+  const note = (p: Probe | Error): Probe | Error => {
+    const date = p instanceof Error ? null : p.dateMs;
+    if (date !== null) firstDateMs ??= date;
+    if (date !== null && firstDateMs !== null && date > firstDateMs) edgeSeen = true;
+    return p;
+  };
+  for (let j = 0; !edgeSeen && j * SWEEP_SPACING_MS <= SWEEP_MAX_MS; j++) {
+    await sleepUntilMs(target, startMs + j * SWEEP_SPACING_MS);
     if (target.signal.aborted) break;
-    pending.push(send());
+    pending.push(send().then(note));
   }
   return Promise.all(pending);
 }
