@@ -167,7 +167,7 @@ export interface ShardReport {
 /** The shard report of a profiling phase; null for a run neither sharded nor started at a set time. */
 export function shardReport(
   config: ProfileConfig,
-  phase: { tally: SendTally; recordCount: number; load: StrategyReport },
+  phase: { tally: SendTally; recordCount: number; load: StrategyReport; interrupted: boolean },
   measured: ClockMeasurement | null,
 ): ShardReport | null {
   const shard = shardOf(config);
@@ -189,6 +189,10 @@ export function shardReport(
   };
   const reason = measured?.reason ?? null;
   const warnings = reason === null ? [] : [`clock offset not measured: ${reason}`];
+  if (shard !== null && shard.count > 1 && phase.tally.sessions === 0 && !phase.interrupted)
+    warnings.push(
+      `shard ${shard.index} of ${shard.count} sent nothing: no session of the input fell to it (give fewer shards than sessions)`,
+    );
   return { section, line: shardLine(section), warnings };
 }
 
