@@ -48,6 +48,21 @@ export interface VirtualPhaseOptions {
   stopAtMs?: number;
 }
 
+/** Single-turn text conversations c0…c{n−1} (`question i`), sent with their history. */
+export function textConversations(n: number): Conversation[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `c${i}`,
+    contextMode: 'deltas_without_responses' as const,
+    turns: [
+      {
+        index: 0,
+        prompt: { kind: 'text' as const, text: `question ${i}` },
+        source: { file: 'mem', line: i },
+      },
+    ],
+  }));
+}
+
 /** Runs the phase; returns its result and its records, sorted by start time then session. */
 export async function virtualPhase(
   options: VirtualPhaseOptions,

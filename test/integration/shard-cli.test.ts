@@ -6,13 +6,13 @@
  * anything is written; and (`runProfile`) a Ctrl-C while a run waits for `--start-at`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type ProcessExit, runNode } from '../helpers/run-process.js';
 
 const BIN = 'bin/tokenload.js';
 let sim: RunningSimulator;
@@ -25,25 +25,8 @@ after(async () => {
   await sim?.close();
 });
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function profile(args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, [BIN, 'profile', '-m', 'm', '--tokenizer', 'builtin', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+function profile(args: string[]): Promise<ProcessExit> {
+  return runNode([BIN, 'profile', '-m', 'm', '--tokenizer', 'builtin', ...args]);
 }
 
 interface Summary {

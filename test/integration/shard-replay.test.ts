@@ -11,13 +11,14 @@
  * time (it warns so), the shards run once more with a later start.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
+import type { ShardSection } from '../../src/run/start-at.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type ProcessExit, runNode } from '../helpers/run-process.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const SHARDS = 4;
@@ -44,10 +45,7 @@ after(async () => {
   await Promise.all([single?.close(), sharded?.close()]);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Run extends ProcessExit {
   dir: string;
 }
 
@@ -69,16 +67,7 @@ function shard(index: number, startAtMs: number): Promise<Run> {
     ...['--shard-index', String(index), '--shard-count', String(SHARDS)],
     ...(index >= 2 ? ['--no-trace-streaming'] : []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr, dir })));
+  return runNode(args).then((exit) => ({ ...exit, dir }));
 }
 
 /** The unsharded run, in this process, starting at `startAtMs`. */
@@ -158,18 +147,6 @@ function inputs(dir: string): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
   for (const d of data) out.set(d.session_id, [...(out.get(d.session_id) ?? []), ...d.payloads]);
   return out;
-}
-
-interface ShardSection {
-  index: number;
-  count: number;
-  start_at: string | null;
-  start_at_ms: number | null;
-  session_hash: string;
-  first_send_skew_ms: number | null;
-  clock: { offset_ms: number; uncertainty_ms: number; basis: string; reference: string } | null;
-  sessions: number;
-  requests: number;
 }
 
 function shardSection(dir: string): ShardSection {

@@ -6,24 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fnv1a64, sessionShard } from '../../src/dataset/shard.js';
-import type { Conversation } from '../../src/dataset/types.js';
 import type { ProfileConfig } from '../../src/run/config.js';
-import { type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
-
-/** Single-turn text conversations c0…c{n−1}. */
-function conversations(n: number): Conversation[] {
-  return Array.from({ length: n }, (_, i) => ({
-    id: `c${i}`,
-    contextMode: 'deltas_without_responses' as const,
-    turns: [
-      {
-        index: 0,
-        prompt: { kind: 'text' as const, text: `question ${i}` },
-        source: { file: 'mem', line: i },
-      },
-    ],
-  }));
-}
+import { textConversations, type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
 
 /** The records of each of `count` shards run with `config` (and the shard flags). */
 async function shards(
@@ -35,7 +19,7 @@ async function shards(
   for (let i = 0; i < count; i++) {
     const { records } = await virtualPhase({
       config: { ...config, shardIndex: i, shardCount: count },
-      conversations: conversations(12),
+      conversations: textConversations(12),
       durationMs: () => durationMs,
     });
     out.push(records);
@@ -65,7 +49,7 @@ test('--request-rate with constant arrivals: the shards send at the unsharded ru
   const config = { requestRate: 30, arrivalPattern: 'constant' as const, requestCount: 12 };
   const { records: whole } = await virtualPhase({
     config,
-    conversations: conversations(12),
+    conversations: textConversations(12),
     durationMs: () => 100,
   });
   const parts = await shards(3, config);
