@@ -6,8 +6,8 @@
  * around the edge of a second bounds the offset (server − local): the last probe answered with
  * the old second to below k − its send, the first answered with the new one to at least k − its
  * answer. Probes every {@link SWEEP_SPACING_MS} ms until the second changes find an edge to that
- * plus a round trip; back-to-back probes around the next edge narrow it to about a round trip. The interval
- * holds whatever the timing of the probes, for a server that stamps `Date` when it answers; a
+ * plus a round trip; back-to-back probes around the next edge narrow it to about a round trip (the
+ * narrower of the two edges' intervals is kept). The interval holds whatever the timing of the probes, for a server that stamps `Date` when it answers; a
  * server that changes its `Date` late (Node's http refreshes it by a timer, late when its event
  * loop is busy; uvicorn every 0.1 s) makes the offset read low by that delay, which the interval
  * does not show. The whole measurement takes at most about {@link CLOCK_BUDGET_MS} ms.
@@ -42,9 +42,9 @@ const SWEEP_MAX_MS = 2000;
 /** Lanes of back-to-back probes around the next edge: the probes are a quarter round trip apart. */
 const EDGE_LANES = 4;
 /**
- * The edge burst goes on this long past where the first sweep puts the edge, ms: a server's `Date`
- * can change later at one second than at another (a busy event loop), and the burst must still see
- * the change.
+ * The edge burst covers this much more on each side of where the first sweep puts the edge, ms: a
+ * server's `Date` can change later at one second than at another (a busy event loop), and the burst
+ * must still see the change.
  */
 const LATE_EDGE_MS = 10;
 /** Longest one probe may take, ms. */
@@ -151,7 +151,7 @@ export async function measureClockOffset(target: ClockProbeTarget): Promise<Cloc
     if (burst !== null) {
       const answered = burst.probes.filter((p): p is Probe => !(p instanceof Error));
       const narrow = edgeBounds(answered, burst.edgeMs);
-      if (Number.isFinite(narrow.low) && Number.isFinite(narrow.high)) bounds = narrow;
+      if (narrow.high - narrow.low < bounds.high - bounds.low) bounds = narrow;
       probes += burst.probes.length;
     }
     if (target.signal.aborted) return { clock: null, reason: 'interrupted' };
@@ -197,8 +197,8 @@ function roundTripMs(probes: Array<Probe | Error>): number {
 /**
  * The burst around the next server-second edge: this clock sees the edge at k − offset, within
  * (k − high, k − low]; {@link EDGE_LANES} lanes of back-to-back probes (each on a connection of its
- * own, opened first) cover that window, a round trip each side and {@link LATE_EDGE_MS} more after
- * it, staggered by a fraction of the round trip. Null when it would end after the budget.
+ * own, opened first) cover that window with a round trip and {@link LATE_EDGE_MS} more on each
+ * side, staggered by a fraction of the round trip. Null when it would end after the budget.
  */
 async function edgeBurst(
   target: ClockProbeTarget,
@@ -209,7 +209,7 @@ async function edgeBurst(
 ): Promise<{ edgeMs: number; probes: Array<Probe | Error> } | null> {
   const open = await Promise.all(Array.from({ length: EDGE_LANES }, send));
   const edgeMs = Math.ceil((epochNowMs() + 5 + bounds.high + roundTripMs) / 1000) * 1000;
-  const firstMs = edgeMs - bounds.high - roundTripMs;
+  const firstMs = edgeMs - bounds.high - roundTripMs - LATE_EDGE_MS;
   const lastMs = edgeMs - bounds.low + roundTripMs + LATE_EDGE_MS;
   if (lastMs + roundTripMs - startMs > CLOCK_BUDGET_MS) return null;
   const lane = async (j: number): Promise<Array<Probe | Error>> => {
