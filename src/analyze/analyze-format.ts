@@ -4,6 +4,7 @@
 import Table from 'cli-table3';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
+import type { SkipCounts } from '../dataset/types.js';
 import type { TraceAnalysis } from './analyze-trace.js';
 import type { Distribution } from './distribution.js';
 
@@ -42,10 +43,21 @@ function timeLines(a: TraceAnalysis): string[] {
   ];
 }
 
+function synthesisLine(s: SkipCounts): string[] {
+  const parts: string[] = [];
+  if (s.overMaxIsl !== undefined) parts.push(`${num(s.overMaxIsl)} rows over --synthesis-max-isl dropped`);
+  if (s.maxOslCapped !== undefined)
+    parts.push(`${num(s.maxOslCapped)} output lengths capped at --synthesis-max-osl`);
+  if ((s.promptUnscaled ?? 0) > 0)
+    parts.push(`${num(s.promptUnscaled ?? 0)} rows without input_length left unscaled`);
+  return parts.length === 0 ? [] : [`Synthesis: ${parts.join(', ')}`];
+}
+
 function skippedLine(a: TraceAnalysis): string[] {
   const { beforeStartOffset, afterEndOffset, badLines, unlinkedRows } = a.skipped;
   const n = beforeStartOffset + afterEndOffset + badLines;
   const lines = n === 0 ? [] : [`Skipped rows: ${n} (${badLines} malformed)`];
+  lines.push(...synthesisLine(a.skipped));
   if (unlinkedRows !== undefined) lines.push(`Warning: ${unlinkedRowsWarning(unlinkedRows)}`);
   const repeated = a.skipped.repeatedChatIds;
   if (repeated !== undefined) lines.push(`Warning: ${repeatedChatIdsWarning(repeated)}`);

@@ -5,6 +5,7 @@
  */
 import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
 import { getDatasetLoader } from '../dataset/registry.js';
+import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
 import type { Dataset, SkipCounts, Turn } from '../dataset/types.js';
 import { type Distribution, distributionOf } from './distribution.js';
 
@@ -14,6 +15,8 @@ export interface AnalyzeOptions {
   datasetType: string;
   /** Tokens per `hash_ids` block; default: the format's. */
   blockSize?: number;
+  /** Trace synthesis to apply first (`--synthesis-*`; Bailian and Mooncake): the trace a replay with it sends. */
+  synthesis?: Partial<TraceSynthesis>;
 }
 
 /** Result of {@link analyzeTrace}. Times are trace ms (no speedup). */
@@ -113,9 +116,9 @@ export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnal
  */
 export async function analyzeTrace(file: string, options: AnalyzeOptions): Promise<TraceAnalysis> {
   const loader = getDatasetLoader(options.datasetType);
-  const dataset = await loader.load(
-    file,
-    options.blockSize === undefined ? {} : { blockSize: options.blockSize },
-  );
+  const dataset = await loader.load(file, {
+    ...(options.blockSize === undefined ? {} : { blockSize: options.blockSize }),
+    ...(options.synthesis === undefined ? {} : { synthesis: options.synthesis }),
+  });
   return analyzeDataset(dataset, loader.name);
 }

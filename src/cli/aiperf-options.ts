@@ -50,8 +50,6 @@ const refused = (why: string): AiperfStatus => ({ kind: 'refused', why });
 const accepted = (why: string, value?: string): AiperfStatus =>
   value === undefined ? { kind: 'accepted', why } : { kind: 'accepted', value, why };
 
-const SYNTHESIZE =
-  'a trace rewrite is `tokenload synthesize-trace` (same option name), which writes the rewritten trace; replay that file with `tokenload profile`';
 const ONE_RUN =
   'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload report compare`';
 const WARMUP_LOAD =
@@ -236,15 +234,20 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     ),
   ),
   synthesis('--synthesis-speedup-ratio', same()),
-  synthesis('--synthesis-prefix-len-multiplier', refused('tokenload does not rebuild a trace’s prefix tree')),
+  synthesis(
+    '--synthesis-prefix-len-multiplier',
+    same("stretches a row's leading run of shared hash ids (one extra streamed read of the file finds them)"),
+  ),
   synthesis(
     '--synthesis-prefix-root-multiplier',
-    refused('tokenload does not rebuild a trace’s prefix tree'),
+    same(
+      'each session goes to one copy, chosen from its id (AIPerf: drawn per row), so its turns stay in one',
+    ),
   ),
-  synthesis('--synthesis-prompt-len-multiplier', refused(SYNTHESIZE)),
-  synthesis('--synthesis-output-len-multiplier', refused(SYNTHESIZE)),
-  synthesis('--synthesis-max-isl', refused(SYNTHESIZE)),
-  synthesis('--synthesis-max-osl', refused(SYNTHESIZE)),
+  synthesis('--synthesis-prompt-len-multiplier', same('scales the part of a row past its shared prefix')),
+  synthesis('--synthesis-output-len-multiplier', same()),
+  synthesis('--synthesis-max-isl', same('dropped rows counted in `input_rows_skipped.over_max_isl`')),
+  synthesis('--synthesis-max-osl', same('capped rows counted in `input_rows_skipped.max_osl_capped`')),
   load('--concurrency', same('a comma list runs a sweep')),
   load('--request-rate', same('a comma list runs a sweep')),
   load('--arrival-pattern', same('patterns: constant, poisson, gamma')),

@@ -1,9 +1,10 @@
 /**
  * `tokenload analyze-trace FILE` and `tokenload synthesize-trace FILE --output OUT`: inspect a trace
- * before replaying it, or rewrite it faster / longer / shorter. Exit codes: 0 done, 1 a bad trace or
- * a failed write, 2 a usage error.
+ * before replaying it, or rewrite it with `profile`'s `--synthesis-*` options (the same flags, from the
+ * profile schema). Exit codes: 0 done, 1 a bad trace or a failed write, 2 a usage error.
  */
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { formatAnalysis } from '../analyze/analyze-format.js';
 import { analyzeTrace } from '../analyze/analyze-trace.js';
 import {
@@ -12,20 +13,44 @@ import {
   synthesizeTrace,
 } from '../analyze/synthesize-trace.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import { integerAtLeast, oneOf, positiveNumber } from './arg-parsers.js';
+import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
+import { ConfigError } from '../errors.js';
+import { scheduleFields } from '../run/config-fields.js';
+import type { RuleInput } from '../run/config-rules.js';
+import {
+  type SynthesisFieldValues,
+  synthesisFields,
+  synthesisOf,
+  synthesisRule,
+} from '../run/config-synthesis-fields.js';
+import { optionFields } from '../util/option-meta.js';
+import { integerAtLeast, oneOf } from './arg-parsers.js';
 import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
+import { addSchemaOptions } from './schema-options.js';
 
-interface AnalyzeFlags {
+interface TraceFlags {
   customDatasetType: string;
   islBlockSize?: number;
-  json?: boolean;
+}
+
+/** The `--synthesis-*` options, from the profile schema (same names, help, defaults and checks). */
+const SYNTHESIS_FIELDS = optionFields(z.object(synthesisFields));
+const SPEEDUP_FIELDS = optionFields(
+  z.object({ synthesisSpeedupRatio: scheduleFields.synthesisSpeedupRatio }),
+);
+
+/** The trace synthesis the typed `--synthesis-*` flags ask for, if any, checked against the dataset type. */
+function synthesisFlags(values: SynthesisFieldValues, datasetType: string): TraceSynthesis | undefined {
+  const problem = synthesisRule.check({ ...values, customDatasetType: datasetType } as RuleInput);
+  if (problem !== null) throw new ConfigError(problem, synthesisRule.option);
+  return synthesisOf(values);
 }
 
 function registerAnalyze(program: Command, setExit: (code: number) => void, io: CliIo): void {
-  program
+  const cmd = program
     .command('analyze-trace')
     .description(
-      'Describe a trace: sessions, turns, span, arrival rate, ISL/OSL, type mix, ideal prefix hit.',
+      'Describe a trace: sessions, turns, span, arrival rate, ISL/OSL, type mix, ideal prefix hit (after any --synthesis-* options).',
     )
     .argument('<file>', 'trace file (JSONL)')
     .requiredOption(
@@ -34,30 +59,21 @@ function registerAnalyze(program: Command, setExit: (code: number) => void, io: 
       oneOf(DATASET_TYPE_NAMES),
     )
     .option('--isl-block-size <n>', 'tokens per hash_ids block (default: the format’s)', integerAtLeast(1))
-    .option('--json', 'print JSON instead of text')
-    .action(async (file: string, flags: AnalyzeFlags) => {
-      setExit(
-        await guarded(io, async () => {
-          const opts = { datasetType: flags.customDatasetType };
-          const a = await analyzeTrace(
-            file,
-            flags.islBlockSize === undefined ? opts : { ...opts, blockSize: flags.islBlockSize },
-          );
-          io.out(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
-        }),
-      );
-    });
-}
-
-interface SynthesizeFlags {
-  customDatasetType: string;
-  output: string;
-  synthesisSpeedupRatio?: number;
-  synthesisPromptLenMultiplier?: number;
-  synthesisOutputLenMultiplier?: number;
-  synthesisMaxIsl?: number;
-  synthesisMaxOsl?: number;
-  islBlockSize?: number;
+    .option('--json', 'print JSON instead of text');
+  const synthesis = addSchemaOptions(cmd, SYNTHESIS_FIELDS);
+  cmd.action(async (file: string, flags: TraceFlags & { json?: boolean }) => {
+    setExit(
+      await guarded(io, async () => {
+        const s = synthesisFlags(synthesis.read(cmd), flags.customDatasetType);
+        const a = await analyzeTrace(file, {
+          datasetType: flags.customDatasetType,
+          ...(flags.islBlockSize === undefined ? {} : { blockSize: flags.islBlockSize }),
+          ...(s === undefined ? {} : { synthesis: s }),
+        });
+        io.out(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
+      }),
+    );
+  });
 }
 
 function describeResult(r: SynthesisResult): string {
@@ -69,10 +85,10 @@ function describeResult(r: SynthesisResult): string {
 }
 
 function registerSynthesize(program: Command, setExit: (code: number) => void, io: CliIo): void {
-  program
+  const cmd = program
     .command('synthesize-trace')
     .description(
-      'Rewrite a trace: timestamps ÷ speedup, prompt/output lengths × multipliers, caps (same format).',
+      'Rewrite a trace with the --synthesis-* options of profile (same format); replaying it sends what profile with those options sends.',
     )
     .argument('<file>', 'trace file (JSONL)')
     .requiredOption(
@@ -80,33 +96,24 @@ function registerSynthesize(program: Command, setExit: (code: number) => void, i
       `trace format: ${SYNTHESIS_DATASET_TYPES.join(', ')}`,
       oneOf(SYNTHESIS_DATASET_TYPES),
     )
-    .requiredOption('-o, --output <file>', 'output trace file')
-    .option('--synthesis-speedup-ratio <x>', 'divide timestamps by x', positiveNumber)
-    .option(
-      '--synthesis-prompt-len-multiplier <m>',
-      'multiply input_length (hash_ids follow)',
-      positiveNumber,
-    )
-    .option('--synthesis-output-len-multiplier <m>', 'multiply output_length', positiveNumber)
-    .option('--synthesis-max-isl <n>', 'drop rows whose trace input_length exceeds n', integerAtLeast(1))
-    .option('--synthesis-max-osl <n>', 'cap output_length at n', integerAtLeast(1))
-    .option('--isl-block-size <n>', 'tokens per hash_ids block (default: the format’s)', integerAtLeast(1))
-    .action(async (file: string, flags: SynthesizeFlags) => {
-      setExit(
-        await guarded(io, async () => {
-          const r = await synthesizeTrace(file, flags.output, {
-            datasetType: flags.customDatasetType,
-            speedupRatio: flags.synthesisSpeedupRatio,
-            promptLenMultiplier: flags.synthesisPromptLenMultiplier,
-            outputLenMultiplier: flags.synthesisOutputLenMultiplier,
-            maxIsl: flags.synthesisMaxIsl,
-            maxOsl: flags.synthesisMaxOsl,
-            blockSize: flags.islBlockSize,
-          });
-          io.out(describeResult(r));
-        }),
-      );
-    });
+    .requiredOption('-o, --output <file>', 'output trace file');
+  const speedup = addSchemaOptions(cmd, SPEEDUP_FIELDS);
+  const synthesis = addSchemaOptions(cmd, SYNTHESIS_FIELDS);
+  cmd.option('--isl-block-size <n>', 'tokens per hash_ids block (default: the format’s)', integerAtLeast(1));
+  cmd.action(async (file: string, flags: TraceFlags & { output: string }) => {
+    setExit(
+      await guarded(io, async () => {
+        const s = synthesisFlags(synthesis.read(cmd), flags.customDatasetType);
+        const r = await synthesizeTrace(file, flags.output, {
+          datasetType: flags.customDatasetType,
+          speedupRatio: speedup.read(cmd).synthesisSpeedupRatio as number | undefined,
+          blockSize: flags.islBlockSize,
+          ...s,
+        });
+        io.out(describeResult(r));
+      }),
+    );
+  });
 }
 
 /**

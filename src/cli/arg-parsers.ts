@@ -1,6 +1,6 @@
 /**
- * Commander argument parsers of the commands whose options are not schema-derived (`analyze-trace`,
- * `synthesize-trace`, `report`, `calibrate`). Each throws commander's `InvalidArgumentError`, so a
+ * Commander argument parsers of the options that are not schema-derived (`analyze-trace` and
+ * `synthesize-trace` besides their `--synthesis-*` options, `report`, `calibrate`). Each throws commander's `InvalidArgumentError`, so a
  * bad value fails before any work, with a message naming the expectation.
  */
 import { InvalidArgumentError } from 'commander';
@@ -28,15 +28,6 @@ export function integerAtLeast(min: number): (value: string) => number {
     return n;
   };
 }
-
-/** A strictly positive number. */
-export const positiveNumber = (value: string): number => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError(`expected a number > 0, got "${value}".`);
-  }
-  return n;
-};
 
 /** A choice among `allowed`. */
 export function oneOf<T extends string>(allowed: readonly T[]): (value: string) => T {

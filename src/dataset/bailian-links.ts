@@ -16,7 +16,7 @@
  * for a root whose `chat_id` an earlier row already had. Repeats are counted in
  * {@link SkipCounts.repeatedChatIds}, for the run to warn.
  * Memory: one map entry and two array slots per row read (about 45 bytes; two maps took 75), plus a
- * string per session, plus one set entry per row dropped by an offset window.
+ * string per session, plus one map entry per row dropped by an offset window or the max ISL.
  */
 import {
   type RepeatedChatIds,
@@ -52,8 +52,8 @@ export class ParentLinker {
   private readonly stamps: number[] = [];
   /** Named rows whose parent was not read yet, by that parent: `later_row` once it is read. */
   private readonly awaited = new Map<TraceId, UnlinkedRow[]>();
-  /** `chat_id`s of rows dropped by the offset window (none without offsets). */
-  private readonly outside = new Set<TraceId>();
+  /** Why rows of a `chat_id` were dropped before linking: the offset window or the max ISL. */
+  private readonly dropped = new Map<TraceId, 'outside_window' | 'over_max_isl'>();
 
   /** @param skipped where the unlinked rows are counted (`unlinkedRows`, set at the first one). */
   constructor(private readonly skipped: SkipCounts) {}
@@ -83,7 +83,12 @@ export class ParentLinker {
 
   /** Records a row the offset window dropped, so a row naming it as parent says so. */
   droppedByWindow(chatId: TraceId): void {
-    this.outside.add(chatId);
+    this.dropped.set(chatId, 'outside_window');
+  }
+
+  /** Records a row `--synthesis-max-isl` dropped, so a row naming it as parent says so. */
+  droppedByMaxIsl(chatId: TraceId): void {
+    this.dropped.set(chatId, 'over_max_isl');
   }
 
   private repeatedId(row: LinkFields): void {
@@ -97,7 +102,7 @@ export class ParentLinker {
   private reason(row: LinkFields, parent: number | undefined): UnlinkedReason {
     if (row.parentId === row.chatId) return 'self';
     if (parent !== undefined) return 'later_timestamp';
-    return this.outside.has(row.parentId) ? 'outside_window' : 'not_read';
+    return this.dropped.get(row.parentId) ?? 'not_read';
   }
 
   private unlinked(row: LinkFields, reason: UnlinkedReason): void {
@@ -160,6 +165,8 @@ function reasonText(r: UnlinkedRow): string {
       return 'it names itself as parent';
     case 'outside_window':
       return `its parent ${r.parentChatId} is outside the offset window (--fixed-schedule-start-offset / --fixed-schedule-end-offset)`;
+    case 'over_max_isl':
+      return `its parent ${r.parentChatId} was dropped by --synthesis-max-isl`;
     case 'not_read':
       return `no row with chat_id ${r.parentChatId} was read`;
   }

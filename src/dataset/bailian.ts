@@ -12,7 +12,9 @@
 import { type LinkFields, NO_PARENT, ParentLinker } from './bailian-links.js';
 import { resolveLoadOptions } from './load-options.js';
 import { groupByKey, sortRowsStable } from './sessions.js';
+import { type SharedIds, scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows, type TraceRow } from './trace-rows.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
 import type {
   Conversation,
   Dataset,
@@ -94,29 +96,43 @@ function linkFields(row: BailianRow): LinkFields {
   return { chatId, parentId, timestampMs: turn.timestampMs as number, line: turn.source.line };
 }
 
+/** Rows dropped before linking, by `chat_id`, so a row naming one as parent says why it is unlinked. */
+export interface DroppedChatIds {
+  /** Rows the offset window dropped. */
+  outsideWindow: TraceId[];
+  /** Rows the synthesis max ISL dropped. */
+  overMaxIsl: TraceId[];
+}
+
 /**
  * Groups validated rows (file order) into sessions: each row's root comes from a
  * {@link ParentLinker} (a row joins its parent's session only when the parent is an earlier row,
  * stamped no later), session id = the root's `chat_id` (`<chat_id>@<line>` for a root whose
  * `chat_id` repeats an earlier row's), sessions in order of first appearance,
- * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`.
+ * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`, and applies
+ * `synthesis` to each turn with its session id (trace-synthesis.ts; the shared ids are counted over
+ * `rows` when it rescales prompts).
  * @param skipped where rows not linked to the parent they name are counted (`unlinkedRows`).
- * @param outsideWindow `chat_id`s of rows the offset window dropped (named as such when a row names one).
+ * @param dropped `chat_id`s of rows dropped before linking (named as such when a row names one).
  */
 export function buildBailianConversations(
   rows: readonly BailianRow[],
   skipped: SkipCounts,
-  outsideWindow: Iterable<TraceId> = [],
+  dropped: DroppedChatIds = { outsideWindow: [], overMaxIsl: [] },
+  synthesis?: TraceSynthesis,
 ): Conversation[] {
   const linker = new ParentLinker(skipped);
-  for (const chatId of outsideWindow) linker.droppedByWindow(chatId);
+  for (const chatId of dropped.outsideWindow) linker.droppedByWindow(chatId);
+  for (const chatId of dropped.overMaxIsl) linker.droppedByMaxIsl(chatId);
   const roots = rows.map((r) => linker.sessionOf(linkFields(r)));
+  const shared = scalesPrompt(synthesis) ? sharedIdsOfRows(rows) : undefined;
   const turnNumbers = rows.map((r) => r.turnNumber);
   return groupByKey(roots).map((group) => {
     sortRowsStable(group.rows, turnNumbers);
     const turns = group.rows.map((rowIndex, index) => {
       const turn = rows[rowIndex]!.turn;
       turn.index = index;
+      if (synthesis !== undefined) synthesizeTurn(turn, group.key, synthesis, shared, skipped);
       return turn;
     });
     return { id: group.key, turns, contextMode: 'message_array_with_responses' };
@@ -126,16 +142,19 @@ export function buildBailianConversations(
 /**
  * Loads a Bailian trace.
  * @throws {DatasetError} for a malformed row (file:line and field), a Git LFS pointer, bad options, or
- *   an offset window that leaves no rows.
+ *   an offset window (or max ISL) that leaves no rows.
  */
 export async function loadBailianTrace(file: string, options: LoadOptions = {}): Promise<Dataset> {
   const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
-  const outside: TraceId[] = [];
+  const dropped: DroppedChatIds = { outsideWindow: [], overMaxIsl: [] };
   const { rows, skipped } = await collectTraceRows(file, resolved, parseBailianRow, undefined, {
-    onOutsideWindow: (row) => outside.push(row.chatId),
+    onOutsideWindow: (row) => dropped.outsideWindow.push(row.chatId),
+    maxIsl: true,
+    onOverMaxIsl: (row) => dropped.overMaxIsl.push(row.chatId),
   });
+  initSynthesisCounts(skipped, resolved.synthesis);
   return {
-    conversations: buildBailianConversations(rows, skipped, outside),
+    conversations: buildBailianConversations(rows, skipped, dropped, resolved.synthesis),
     turnCount: rows.length,
     blockSize: resolved.blockSize,
     skipped,
@@ -146,32 +165,48 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
 /**
  * Opens a Bailian trace for a streaming replay. Rows form sessions as they are read, by the rule of
  * {@link buildBailianConversations} (one {@link ParentLinker} over the rows in file order), so a
- * streamed replay groups every file exactly as a whole-file load does; rows not linked to the parent
- * they name are counted in `skipped.unlinkedRows` as they are read.
+ * streamed replay groups every file exactly as a whole-file load does, and applies the same trace
+ * synthesis to each row; rows not linked to the parent they name are counted in
+ * `skipped.unlinkedRows` as they are read. When the synthesis rescales prompts, the file is first
+ * read once, streaming, to count its shared ids (shared-ids.ts), when the first row is asked for.
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamBailianTrace(file: string, options: LoadOptions = {}): TraceStream {
   const resolved = resolveLoadOptions(file, options, BAILIAN_BLOCK_SIZE);
   const skipped = emptySkipCounts();
+  initSynthesisCounts(skipped, resolved.synthesis);
   const linker = new ParentLinker(skipped);
   const rows = streamTraceRows(file, resolved, parseBailianRow, skipped, undefined, {
     stopAtEndOffset: true,
     onOutsideWindow: (row) => linker.droppedByWindow(row.chatId),
+    maxIsl: true,
+    onOverMaxIsl: (row) => linker.droppedByMaxIsl(row.chatId),
+    keepValues: options.keepRows === true,
   });
-  return { file, blockSize: resolved.blockSize, skipped, turns: bailianTurns(rows, linker) };
+  const shared = async (): Promise<SharedIds | undefined> =>
+    scalesPrompt(resolved.synthesis) ? scanSharedIds(file, resolved, parseBailianRow) : undefined;
+  const turns = bailianTurns(rows, linker, resolved.synthesis, shared, skipped);
+  return { file, blockSize: resolved.blockSize, skipped, turns };
 }
 
 async function* bailianTurns(
   rows: AsyncIterable<BailianRow>,
   linker: ParentLinker,
+  synthesis: TraceSynthesis | undefined,
+  sharedIds: () => Promise<SharedIds | undefined>,
+  skipped: SkipCounts,
 ): AsyncGenerator<StreamedTurn> {
+  const shared = await sharedIds();
   for await (const row of rows) {
+    const sessionId = linker.sessionOf(linkFields(row));
+    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, shared, skipped);
     yield {
-      sessionId: linker.sessionOf(linkFields(row)),
+      sessionId,
       turn: row.turn,
       order: row.turnNumber,
       contextMode: 'message_array_with_responses',
       lastOfSession: false,
+      ...(row.value === undefined ? {} : { row: row.value }),
     };
   }
 }

@@ -1,6 +1,12 @@
 /**
  * Checking and defaulting of {@link LoadOptions}, shared by every trace loader.
  */
+import {
+  isIdentitySynthesis,
+  SYNTHESIS_DEFAULTS,
+  synthesisProblem,
+  type TraceSynthesis,
+} from './trace-synthesis.js';
 import { DatasetError, type LoadOptions } from './types.js';
 
 /** {@link LoadOptions} after validation, with defaults filled in. */
@@ -14,6 +20,8 @@ export interface ResolvedLoadOptions {
   /** Tokens per `hash_ids` block (positive integer). */
   blockSize: number;
   skipBadLines: boolean;
+  /** Trace synthesis; undefined when none was asked for (every option at AIPerf's default). */
+  synthesis: TraceSynthesis | undefined;
 }
 
 function optionError(file: string, option: string, expected: string, got: unknown): DatasetError {
@@ -34,7 +42,8 @@ function checkOffset(file: string, name: string, value: number | undefined): voi
  * Validates options and fills defaults (speedup 1, the loader's block size, no offsets).
  * @param defaultBlockSize the loader's block size, used when `options.blockSize` is undefined.
  * @throws {DatasetError} (field = option name) for a speedup ratio that is not > 0, a block size that
- *   is not a positive integer, a negative offset, or an end offset before the start offset.
+ *   is not a positive integer, a negative offset, an end offset before the start offset, or a
+ *   synthesis option out of range (`synthesis.maxIsl`).
  */
 export function resolveLoadOptions(
   file: string,
@@ -55,5 +64,23 @@ export function resolveLoadOptions(
   if (startOffsetMs !== undefined && endOffsetMs !== undefined && endOffsetMs < startOffsetMs) {
     throw optionError(file, 'endOffsetMs', `a value >= startOffsetMs (${startOffsetMs})`, endOffsetMs);
   }
-  return { startOffsetMs, endOffsetMs, speedupRatio, blockSize, skipBadLines: options.skipBadLines ?? false };
+  return {
+    startOffsetMs,
+    endOffsetMs,
+    speedupRatio,
+    blockSize,
+    skipBadLines: options.skipBadLines ?? false,
+    synthesis: resolveSynthesis(file, options.synthesis),
+  };
+}
+
+function resolveSynthesis(file: string, given: LoadOptions['synthesis']): TraceSynthesis | undefined {
+  if (given === undefined) return undefined;
+  const problem = synthesisProblem(given);
+  if (problem !== undefined) {
+    const field = problem.slice(0, problem.indexOf(':'));
+    throw new DatasetError(`${file}: option synthesis.${problem}`, file, undefined, `synthesis.${field}`);
+  }
+  const synthesis = { ...SYNTHESIS_DEFAULTS, ...given };
+  return isIdentitySynthesis(synthesis) ? undefined : synthesis;
 }

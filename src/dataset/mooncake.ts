@@ -4,10 +4,12 @@
  * blocks. Rows sharing a `session_id` form one session in file order; a row without one is its own
  * session. Source: AIPerf `src/aiperf/dataset/loader/mooncake_trace.py`.
  */
-import { resolveLoadOptions } from './load-options.js';
+import { type ResolvedLoadOptions, resolveLoadOptions } from './load-options.js';
 import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
 import { groupByKey } from './sessions.js';
+import { scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows } from './trace-rows.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
 import {
   type ContextMode,
   type Conversation,
@@ -50,17 +52,21 @@ function mixedSessionError(row: MooncakeRow, sessionId: string, first: MooncakeI
 }
 
 /**
- * Groups validated rows into sessions (first appearance order; turns in file order) and sets each
- * turn's `index`. A row whose input mode differs from its session's first row is an error, or with
- * `skipBadLines` is dropped and counted in `skipped.badLines`.
+ * Groups validated rows into sessions (first appearance order; turns in file order), sets each
+ * turn's `index` and applies `synthesis` to each turn with its session id (trace-synthesis.ts; the
+ * shared ids are counted over `rows` when it rescales prompts). A row
+ * whose input mode differs from its session's first row is an error, or with `skipBadLines` is
+ * dropped and counted in `skipped.badLines`.
  * @throws {DatasetError} for a session mixing input modes (unless skipping).
  */
 export function buildMooncakeConversations(
   rows: readonly MooncakeRow[],
   skipBadLines: boolean,
   skipped: SkipCounts,
+  synthesis?: TraceSynthesis,
 ): Conversation[] {
   const keys = rows.map((r) => r.sessionId ?? `${GENERATED_SESSION_PREFIX}${r.turn.source.line}`);
+  const shared = scalesPrompt(synthesis) ? sharedIdsOfRows(rows) : undefined;
   const conversations: Conversation[] = [];
   for (const group of groupByKey(keys)) {
     const first = rows[group.rows[0]!]!.inputField;
@@ -73,6 +79,7 @@ export function buildMooncakeConversations(
         continue;
       }
       row.turn.index = turns.length;
+      if (synthesis !== undefined) synthesizeTurn(row.turn, group.key, synthesis, shared, skipped);
       turns.push(row.turn);
     }
     conversations.push({ id: group.key, turns, contextMode: mooncakeContextMode(first) });
@@ -83,12 +90,16 @@ export function buildMooncakeConversations(
 /**
  * Loads a Mooncake trace.
  * @throws {DatasetError} for a malformed row (file:line and field), a session mixing input modes, a
- *   Git LFS pointer, bad options, or an offset window that leaves no rows.
+ *   Git LFS pointer, bad options, or an offset window (or max ISL) that leaves no rows.
  */
 export async function loadMooncakeTrace(file: string, options: LoadOptions = {}): Promise<Dataset> {
   const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
-  const { rows, skipped } = await collectTraceRows(file, resolved, parseMooncakeRow);
-  const conversations = buildMooncakeConversations(rows, resolved.skipBadLines, skipped);
+  const { rows, skipped } = await collectTraceRows(file, resolved, parseMooncakeRow, undefined, {
+    maxIsl: true,
+  });
+  initSynthesisCounts(skipped, resolved.synthesis);
+  const { skipBadLines, synthesis } = resolved;
+  const conversations = buildMooncakeConversations(rows, skipBadLines, skipped, synthesis);
   let turnCount = 0;
   for (const conversation of conversations) turnCount += conversation.turns.length;
   return { conversations, turnCount, blockSize: resolved.blockSize, skipped, file };
@@ -98,28 +109,36 @@ export async function loadMooncakeTrace(file: string, options: LoadOptions = {})
  * Opens a Mooncake trace for a streaming replay: rows sharing a `session_id` join one session in
  * file order; a row without one is a one-turn session (`lastOfSession`). A row whose input mode
  * differs from its session's first row is an error, or with `skipBadLines` is dropped and counted.
- * Memory: one map entry per `session_id` read.
+ * Each kept row gets the same trace synthesis as in a whole-file load (when it rescales prompts, the
+ * file is first read once, streaming, to count its shared ids, when the first row is asked for).
+ * Memory: one map entry per `session_id` read (and the shared-id table, shared-ids.ts).
  * @throws {DatasetError} at once for bad options; row errors surface while iterating.
  */
 export function streamMooncakeTrace(file: string, options: LoadOptions = {}): TraceStream {
   const resolved = resolveLoadOptions(file, options, MOONCAKE_BLOCK_SIZE);
   const skipped = emptySkipCounts();
+  initSynthesisCounts(skipped, resolved.synthesis);
   const rows = streamTraceRows(file, resolved, parseMooncakeRow, skipped, undefined, {
     stopAtEndOffset: true,
+    maxIsl: true,
+    keepValues: options.keepRows === true,
   });
   return {
     file,
     blockSize: resolved.blockSize,
     skipped,
-    turns: mooncakeTurns(rows, resolved.skipBadLines, skipped),
+    turns: mooncakeTurns(file, rows, resolved, skipped),
   };
 }
 
 async function* mooncakeTurns(
+  file: string,
   rows: AsyncIterable<MooncakeRow>,
-  skipBadLines: boolean,
+  resolved: ResolvedLoadOptions,
   skipped: SkipCounts,
 ): AsyncGenerator<StreamedTurn> {
+  const { skipBadLines, synthesis } = resolved;
+  const shared = scalesPrompt(synthesis) ? await scanSharedIds(file, resolved, parseMooncakeRow) : undefined;
   const modeOf = new Map<string, MooncakeInputField>();
   for await (const row of rows) {
     const own = row.sessionId === undefined;
@@ -131,12 +150,14 @@ async function* mooncakeTurns(
       skipped.badLines += 1;
       continue;
     }
+    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, shared, skipped);
     yield {
       sessionId,
       turn: row.turn,
       order: 0,
       contextMode: mooncakeContextMode(first),
       lastOfSession: own,
+      ...(row.value === undefined ? {} : { row: row.value }),
     };
   }
 }

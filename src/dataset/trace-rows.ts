@@ -1,11 +1,13 @@
 /**
  * The part of loading every trace format shares: stream the JSONL file, validate each row with the
- * format's parser, drop rows outside the offset window, count what was dropped, and apply the speedup
- * ratio to the surviving rows. Grouping into sessions is the caller's job and runs on the rows this
- * returns, so offset filtering always happens before grouping (AIPerf `BaseTraceDatasetLoader`).
+ * format's parser, drop rows outside the offset window (and, when asked, over the synthesis max ISL),
+ * count what was dropped, and apply the speedup ratio to the surviving rows. Grouping into sessions
+ * is the caller's job and runs on the rows this returns, so filtering always happens before
+ * grouping (AIPerf `BaseTraceDatasetLoader`).
  */
 import { type JsonlReadOptions, type JsonlRow, readJsonl } from './jsonl-reader.js';
 import type { ResolvedLoadOptions } from './load-options.js';
+import { overMaxIsl, speedupMs } from './trace-synthesis.js';
 import { DatasetError, type SkipCounts, type SourceRef, type Turn } from './types.js';
 
 /**
@@ -14,6 +16,8 @@ import { DatasetError, type SkipCounts, type SourceRef, type Turn } from './type
  */
 export interface TraceRow {
   turn: Turn;
+  /** The row's JSON value as read, with {@link StreamRowsOptions.keepValues}. */
+  value?: unknown;
 }
 
 /**
@@ -41,6 +45,15 @@ function formatWindow(options: ResolvedLoadOptions): string {
 }
 
 function nothingLeftError(file: string, options: ResolvedLoadOptions, skipped: SkipCounts): DatasetError {
+  const overIsl = skipped.overMaxIsl ?? 0;
+  if (overIsl > 0) {
+    const window = skipped.beforeStartOffset + skipped.afterEndOffset;
+    const also = window > 0 ? ` (and ${window} outside the offset window)` : '';
+    return new DatasetError(
+      `${file}: no rows left: ${overIsl} rows have an input_length over the synthesis max ISL (${options.synthesis?.maxIsl})${also}`,
+      file,
+    );
+  }
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
   if (filtered > 0) {
     return new DatasetError(
@@ -74,16 +87,26 @@ export interface StreamRowsOptions<R extends TraceRow = TraceRow> {
   stopAtEndOffset?: boolean;
   /** Called with each well-formed row dropped by the offset window (to name it when a row refers to it). */
   onOutsideWindow?: (row: R) => void;
+  /**
+   * Drop rows over `options.synthesis.maxIsl` (counted in `skipped.overMaxIsl`), after the offset
+   * window; for the formats that take trace synthesis (Bailian, Mooncake).
+   */
+  maxIsl?: boolean;
+  /** Called with each row dropped by the max ISL. */
+  onOverMaxIsl?: (row: R) => void;
+  /** Keep each row's JSON value in `row.value` (a trace rewrite). */
+  keepValues?: boolean;
 }
 
 /**
  * Streams a trace file as validated rows: each row is parsed, dropped (and counted in `skipped`) when
- * outside the offset window, and has its `turn.timestampMs` divided by `options.speedupRatio` before
- * it is yielded. Rows without a timestamp are never dropped by the offsets. Counts in `skipped` are
+ * outside the offset window or (with `maxIsl`) over the synthesis max ISL, and has its
+ * `turn.timestampMs` divided by `options.speedupRatio` ({@link speedupMs}) before it is yielded. Rows without a timestamp are never dropped by the offsets. Counts in `skipped` are
  * live and final once the generator returns.
  * @param skipped counters this updates (see {@link emptySkipCounts}).
  * @throws {DatasetError} for a malformed row or non-JSON line (unless `skipBadLines`, which counts them
- *   in `skipped.badLines`), for a Git LFS pointer file, or when no row is left (naming the offsets).
+ *   in `skipped.badLines`), for a Git LFS pointer file, or when no row is left (naming the offsets
+ *   or the max ISL).
  */
 export async function* streamTraceRows<R extends TraceRow>(
   file: string,
@@ -110,6 +133,7 @@ export async function* streamTraceRows<R extends TraceRow>(
       skipped.badLines += 1;
       continue;
     }
+    if (streamOptions.keepValues === true) row.value = value;
     const tsMs = row.turn.timestampMs;
     if (tsMs !== undefined) {
       if (tsMs < maxTsMs) sorted = false;
@@ -125,7 +149,12 @@ export async function* streamTraceRows<R extends TraceRow>(
       }
       continue;
     }
-    if (tsMs !== undefined && options.speedupRatio !== 1) row.turn.timestampMs = tsMs / options.speedupRatio;
+    if (streamOptions.maxIsl === true && overMaxIsl(row.turn, options.synthesis)) {
+      skipped.overMaxIsl = (skipped.overMaxIsl ?? 0) + 1;
+      streamOptions.onOverMaxIsl?.(row);
+      continue;
+    }
+    if (tsMs !== undefined) row.turn.timestampMs = speedupMs(tsMs, options.speedupRatio);
     yielded += 1;
     yield row;
   }

@@ -4,6 +4,7 @@
  * timing stage schedules turns by `timestampMs` / `delayMs`.
  */
 import { TokenloadError } from '../errors.js';
+import type { TraceSynthesis } from './trace-synthesis.js';
 
 /**
  * How earlier turns of a conversation are carried into a later request.
@@ -58,7 +59,8 @@ export interface Turn {
   index: number;
   /**
    * Scheduled arrival in trace milliseconds, already converted to ms and divided by the synthesis
-   * speedup ratio (Bailian seconds × 1000; Mooncake ms). Absent when the row has no timestamp.
+   * speedup ratio, rounded to the ns (Bailian seconds × 1000; Mooncake ms). Absent when the row has
+   * no timestamp.
    */
   timestampMs?: number;
   /** Delay in ms after the previous turn completed (Mooncake `delay`); used when there is no timestamp. */
@@ -85,10 +87,16 @@ export interface Conversation {
  * Why a Bailian row's `parent_chat_id` could not make it a later turn of its parent's session:
  * `later_row` the parent's row comes later in the file; `later_timestamp` the parent's row comes
  * earlier but is stamped after the row; `self` the row names itself; `outside_window` the rows with
- * that `chat_id` are outside the offset window; `not_read` no row with that `chat_id` was read
- * (absent from the file, or a skipped line).
+ * that `chat_id` are outside the offset window; `over_max_isl` they were dropped by the synthesis
+ * max ISL; `not_read` no row with that `chat_id` was read (absent from the file, or a skipped line).
  */
-export type UnlinkedReason = 'later_row' | 'later_timestamp' | 'self' | 'outside_window' | 'not_read';
+export type UnlinkedReason =
+  | 'later_row'
+  | 'later_timestamp'
+  | 'self'
+  | 'outside_window'
+  | 'over_max_isl'
+  | 'not_read';
 
 /** One Bailian row replayed as a session of its own although it names a parent. */
 export interface UnlinkedRow {
@@ -146,6 +154,21 @@ export interface SkipCounts {
   unlinkedRows?: UnlinkedRows;
   /** Rows whose `chat_id` repeats an earlier row's (Bailian); absent when none does. */
   repeatedChatIds?: RepeatedChatIds;
+  /**
+   * Rows dropped because their trace `input_length` exceeds the synthesis max ISL
+   * (`--synthesis-max-isl`); present only when that option is set. Live while a stream is read.
+   */
+  overMaxIsl?: number;
+  /**
+   * Rows kept whose (scaled) `output_length` was capped at `--synthesis-max-osl`; present only when
+   * that option is set.
+   */
+  maxOslCapped?: number;
+  /**
+   * Rows kept whose prompt the prompt synthesis options could not scale (Mooncake `text_input`,
+   * `messages` or `payload` rows: no `input_length`); present only when such an option is set.
+   */
+  promptUnscaled?: number;
 }
 
 /** A loaded dataset. */
@@ -170,6 +193,17 @@ export interface LoadOptions {
   blockSize?: number;
   /** Skip malformed lines (counted in `skipped.badLines`) instead of failing. */
   skipBadLines?: boolean;
+  /**
+   * AIPerf's trace synthesis (`--synthesis-*` multipliers and caps), applied row by row
+   * (dataset/trace-synthesis.ts); options left out take AIPerf's defaults. Bailian and Mooncake
+   * traces only; other loaders ignore it.
+   */
+  synthesis?: Partial<TraceSynthesis>;
+  /**
+   * Streamed loaders attach each row's JSON value as read to its {@link StreamedTurn} (`row`), for a
+   * rewrite of the trace (`tokenload synthesize-trace`). Off for a replay (memory).
+   */
+  keepRows?: boolean;
 }
 
 /**
@@ -185,6 +219,8 @@ export interface StreamedTurn {
   contextMode: ContextMode;
   /** True when the format guarantees that no later row joins this session. */
   lastOfSession: boolean;
+  /** The row's JSON value as read, when the stream was opened with {@link LoadOptions.keepRows}. */
+  row?: unknown;
 }
 
 /**

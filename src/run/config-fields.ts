@@ -20,6 +20,7 @@ import {
 } from '../util/option-values.js';
 import { serverMetricsFields, waitForModelFields } from './config-server-fields.js';
 import { shardFields } from './config-shard-fields.js';
+import { synthesisFields } from './config-synthesis-fields.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
 export const CONTEXT_MODES = [
@@ -256,6 +257,7 @@ export const scheduleFields = {
     unit: 'x',
     help: 'divide trace timestamps by x',
   }),
+  ...synthesisFields,
 };
 
 /** Load generator, stop condition, warmup, cancellation and goodput options. */

@@ -10,9 +10,10 @@ import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { waitForModelRule } from './config-server-fields.js';
 import { shardProblem } from './config-shard-fields.js';
+import { type SynthesisFieldValues, synthesisRule } from './config-synthesis-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
-export interface RuleInput {
+export interface RuleInput extends SynthesisFieldValues {
   inputFile?: string | undefined;
   customDatasetType?: keyof typeof DATASET_LOADERS | undefined;
   fixedSchedule?: boolean | undefined;
@@ -193,4 +194,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ),
   waitForModelRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),
+  synthesisRule,
 ];

@@ -308,9 +308,19 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
       bad_lines: skipped.badLines,
       ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
       unread_after_line: skipped.unreadAfterLine ?? null,
+      ...synthesisCounts(skipped),
     };
   }
   return { ...extra, ...loadSection(input.profiling.load) };
+}
+
+/** The trace synthesis counts of `input_rows_skipped`, each present when its option is set. */
+function synthesisCounts(skipped: SkipCounts): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (skipped.overMaxIsl !== undefined) out.over_max_isl = skipped.overMaxIsl;
+  if (skipped.maxOslCapped !== undefined) out.max_osl_capped = skipped.maxOslCapped;
+  if (skipped.promptUnscaled !== undefined) out.prompt_unscaled = skipped.promptUnscaled;
+  return out;
 }
 
 /** The summary section of the strategy's own facts: `replay` for a fixed schedule, `pacing` for a rate. */

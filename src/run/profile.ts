@@ -11,7 +11,7 @@ import { createClient } from '../client/worker-factory.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
-import type { Dataset, LoadOptions, StreamedTurn, TraceStream } from '../dataset/types.js';
+import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
@@ -32,6 +32,7 @@ import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import type { ClockMeasurement } from './clock-offset.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
+import { synthesisOf } from './config-synthesis-fields.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
@@ -322,6 +323,7 @@ function describeStream(stream: TraceStream, load: FixedScheduleReport): string 
   if (skipped.unreadAfterLine !== undefined)
     parts.push(`reading stopped at line ${skipped.unreadAfterLine}, the first row after the end offset`);
   if (skipped.badLines > 0) parts.push(`malformed lines skipped ${skipped.badLines}`);
+  parts.push(...synthesisParts(skipped));
   return parts.join('; ');
 }
 
@@ -338,6 +340,7 @@ async function loadDataset(config: ProfileConfig): Promise<Dataset> {
 }
 
 function loadOptions(config: ProfileConfig): LoadOptions {
+  const synthesis = synthesisOf(config);
   return {
     ...(config.fixedScheduleStartOffsetMs === undefined
       ? {}
@@ -348,7 +351,20 @@ function loadOptions(config: ProfileConfig): LoadOptions {
     speedupRatio: config.synthesisSpeedupRatio,
     ...(config.islBlockSize === undefined ? {} : { blockSize: config.islBlockSize }),
     skipBadLines: config.skipBadLines,
+    ...(synthesis === undefined ? {} : { synthesis }),
   };
+}
+
+/** What trace synthesis did to the rows read (console): rows dropped, outputs capped, prompts unscaled. */
+function synthesisParts(skipped: SkipCounts): string[] {
+  const parts: string[] = [];
+  if (skipped.overMaxIsl !== undefined)
+    parts.push(`rows over --synthesis-max-isl dropped ${skipped.overMaxIsl}`);
+  if (skipped.maxOslCapped !== undefined)
+    parts.push(`output lengths capped at --synthesis-max-osl ${skipped.maxOslCapped}`);
+  if ((skipped.promptUnscaled ?? 0) > 0)
+    parts.push(`rows without input_length left unscaled ${skipped.promptUnscaled}`);
+  return parts;
 }
 
 function applyContextOverride(dataset: Dataset, config: ProfileConfig): Dataset {
@@ -368,5 +384,6 @@ function describeDataset(d: Dataset): string {
       : [`${d.turnCount} requests in ${d.conversations.length} sessions from ${d.file}`];
   if (skipped > 0) parts.push(`${skipped} rows outside the offset window`);
   if (d.skipped.badLines > 0) parts.push(`${d.skipped.badLines} bad lines skipped`);
+  parts.push(...synthesisParts(d.skipped));
   return parts.join('; ');
 }

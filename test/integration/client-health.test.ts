@@ -6,14 +6,13 @@
  * Nothing here depends on how late this machine's sends are.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { FLOOR_WAKEUPS } from '../../src/run/client-floor.js';
+import { runCliProcess } from '../helpers/cli-process.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -30,19 +29,7 @@ function runCli(
   args: string[],
   home: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, HOME: home },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  return runCliProcess(args, { ...process.env, HOME: home });
 }
 
 const FAST_SIMULATOR = ['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'ttftMs=0'];

@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { ENDPOINT_TYPES } from '../../src/endpoint/registry.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
-import { type ProcessExit, runNode } from '../helpers/run-process.js';
+import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
 
 const SESSIONS = 6;
 const TURNS = 3;
@@ -71,11 +71,9 @@ function readSummary(dir: string): { servers?: ServerEntry[]; request_count?: { 
   return JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
 }
 
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
-
 /** Runs `tokenload profile args` as a process (the CLI from source), capturing its output. */
 function cli(args: string[]): Promise<ProcessExit> {
-  return runNode(['--import', 'tsx', ENTRY, 'profile', ...args]);
+  return runCliProcess(['profile', ...args]);
 }
 
 /** The session named in each captured prompt of `sim`, from index `from` on. */
@@ -159,6 +157,16 @@ test('two --url: sessions round-robin, every turn of a session on one server, ea
       r.stdout.includes(`Server ${sim.url}: ${(SESSIONS / 2) * TURNS} requests in 3 sessions`),
       r.stdout,
     );
+  // Each server's own /metrics is scraped, and the summary keeps them apart.
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+  const scraped = summary.server_metrics.endpoints.map((e: { url: string; status: string }) => [
+    e.url,
+    e.status,
+  ]);
+  assert.deepEqual(scraped, [
+    [`${simA.url}/metrics`, 'ok'],
+    [`${simB.url}/metrics`, 'ok'],
+  ]);
 });
 
 test('a comma list in one --url, with worker threads: the same spread', async () => {

@@ -6,7 +6,6 @@
  * `-o FILE`, an unreachable `--url`, a bad flag.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,11 +15,11 @@ import type { FindingKey, ProbeFindings, ProbeReport } from '../../src/probe/typ
 import { BUILTIN_TOKENIZER, loadTokenizer } from '../../src/prompt/tokenizer.js';
 import type { SimulatorOptionsInput } from '../../src/simulator/options.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { runCliProcess } from '../helpers/cli-process.js';
 
 const MODEL = 'probe-model';
 /** Loaded once for every simulator of this file. */
 const TOKENIZER = loadTokenizer(BUILTIN_TOKENIZER);
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 
 /** The simulator of every mode: fast fixed timing, the model listed. */
 const BASE: SimulatorOptionsInput = { mode: 'fixed', ttftMs: 2, itlMs: 0, models: [MODEL] };
@@ -228,20 +227,7 @@ after(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'probe', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = (args: string[]) => runCliProcess(['probe', ...args]);
 
 test('CLI: a table of every finding and the recommended flags; --json and -o write the same JSON', async () => {
   const common = [

@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
-import { type ProcessExit, runNode } from '../helpers/run-process.js';
+import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
 
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 const SILENT = { info: () => undefined, warn: () => undefined };
 const TEXT = ['Hello', ',', ' world', '!'];
 
@@ -236,7 +235,7 @@ test('--use-server-token-count with usage that has no prompt_tokens: said once, 
 });
 
 function runCli(args: string[]): Promise<ProcessExit> {
-  return runNode(['--import', 'tsx', ENTRY, ...args]);
+  return runCliProcess(args);
 }
 
 const cliArgs = (url: string, dir: string) => [

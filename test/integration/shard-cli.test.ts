@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
-import { type ProcessExit, runNode } from '../helpers/run-process.js';
+import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 
 const BIN = 'bin/tokenload.js';
 let sim: RunningSimulator;
@@ -26,7 +26,7 @@ after(async () => {
 });
 
 function profile(args: string[]): Promise<ProcessExit> {
-  return runNode([BIN, 'profile', '-m', 'm', '--tokenizer', 'builtin', ...args]);
+  return runNodeProcess([BIN, 'profile', '-m', 'm', '--tokenizer', 'builtin', ...args]);
 }
 
 interface Summary {

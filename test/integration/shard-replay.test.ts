@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
 import type { ShardSection } from '../../src/run/start-at.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
-import { type ProcessExit, runNode } from '../helpers/run-process.js';
+import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const SHARDS = 4;
@@ -67,7 +67,7 @@ function shard(index: number, startAtMs: number): Promise<Run> {
     ...['--shard-index', String(index), '--shard-count', String(SHARDS)],
     ...(index >= 2 ? ['--no-trace-streaming'] : []),
   ];
-  return runNode(args).then((exit) => ({ ...exit, dir }));
+  return runNodeProcess(args).then((exit) => ({ ...exit, dir }));
 }
 
 /** The unsharded run, in this process, starting at `startAtMs`. */

@@ -7,7 +7,6 @@
  * its own `HF_*` variables (the caller's are dropped) and its own cache folder.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -27,9 +26,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { packageRoot } from '../../src/util/package-root.js';
+import { runCliProcess } from '../helpers/cli-process.js';
 import { gitBlobHash, type MockHub, sha256, startMockHub } from '../helpers/mock-hub.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
 const REPO = 'acme/chat-7b';
 const GATED = 'acme/gated-7b';
 const COMMIT = 'c0ffee'.padEnd(40, '0');
@@ -87,23 +86,12 @@ function cleanEnv(): Record<string, string> {
 }
 
 /** Runs `tokenload profile -m <model> …` with `env` added to a clean environment. */
-function profile(model: string, env: Record<string, string>, args: string[]): Promise<CliResult> {
+async function profile(model: string, env: Record<string, string>, args: string[]): Promise<CliResult> {
   const dir = join(tempDir(), 'run');
   const argv = ['profile', '-m', model, '--request-count', '3', '--client-warmup-ms', '0'];
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ENTRY, ...argv, '--ui', 'none', '--artifact-dir', dir, ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...cleanEnv(), HOME: tempDir(), ...env } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr, dir })));
+  const childEnv = { ...cleanEnv(), HOME: tempDir(), ...env };
+  const r = await runCliProcess([...argv, '--ui', 'none', '--artifact-dir', dir, ...args], childEnv);
+  return { ...r, dir };
 }
 
 const SIMULATOR = ['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];

@@ -6,13 +6,12 @@
  * `--no-trace-streaming` finds the same row before sending anything.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { runCliProcess } from '../helpers/cli-process.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -46,17 +45,6 @@ function traceWithBadRow(dir: string): string {
   return file;
 }
 
-function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
-}
-
 function profileArgs(trace: string, artifactDir: string, extra: string[] = []): string[] {
   return [
     'profile',
@@ -82,7 +70,7 @@ test('a bad row met mid-replay: every row read before it sent and recorded, summ
   dirs.push(dir);
   const trace = traceWithBadRow(dir);
   const out = join(dir, 'out');
-  const { code, stderr } = await runCli(profileArgs(trace, out));
+  const { code, stderr } = await runCliProcess(profileArgs(trace, out));
   assert.equal(code, 1, stderr);
   assert.match(stderr, /error: .*trace\.jsonl:5: .*input_length/);
   const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
@@ -101,7 +89,7 @@ test('--no-trace-streaming reads the whole file first: the same bad row fails be
   dirs.push(dir);
   const trace = traceWithBadRow(dir);
   const out = join(dir, 'out');
-  const { code, stderr } = await runCli(profileArgs(trace, out, ['--no-trace-streaming']));
+  const { code, stderr } = await runCliProcess(profileArgs(trace, out, ['--no-trace-streaming']));
   assert.equal(code, 1, stderr);
   assert.match(stderr, /trace\.jsonl:5: .*input_length/);
   assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
@@ -111,7 +99,7 @@ test('--skip-bad-lines: the skipped count is in the summary JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
   dirs.push(dir);
   const skipping = join(dir, 'skip');
-  const ok = await runCli(profileArgs(traceWithBadRow(dir), skipping, ['--skip-bad-lines']));
+  const ok = await runCliProcess(profileArgs(traceWithBadRow(dir), skipping, ['--skip-bad-lines']));
   assert.equal(ok.code, 0, ok.stderr);
   const summary = JSON.parse(readFileSync(join(skipping, 'profile_export_aiperf.json'), 'utf8'));
   assert.equal(summary.request_count.avg, 4);
@@ -128,7 +116,7 @@ test('a bad row among those read before the first send stops the replay the same
     `${bailianLine(1, 0)}\n${bailianLine(2, 0.5)}\n{"chat_id": 3,\n${bailianLine(4, 5)}\n`,
   );
   const out = join(dir, 'early-out');
-  const stopped = await runCli(profileArgs(early, out));
+  const stopped = await runCliProcess(profileArgs(early, out));
   assert.equal(stopped.code, 1, stopped.stderr);
   assert.match(stopped.stderr, /error: .*early\.jsonl:3: not valid JSON/);
   const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
@@ -141,7 +129,7 @@ test('a bad row among those read before the first send stops the replay the same
   const first = join(dir, 'first.jsonl');
   writeFileSync(first, `{"chat_id": 1,\n${bailianLine(2, 0.5)}\n`);
   const firstOut = join(dir, 'first-out');
-  const failed = await runCli(profileArgs(first, firstOut));
+  const failed = await runCliProcess(profileArgs(first, firstOut));
   assert.equal(failed.code, 1, failed.stderr);
   assert.match(failed.stderr, /first\.jsonl:1: not valid JSON/);
   assert.equal(existsSync(join(firstOut, 'profile_export.jsonl')), false);

@@ -133,6 +133,24 @@ const RULES: Array<[string, ProfileConfigInput, string, RegExp]> = [
     '--simulator-option',
     /--simulator-option fault-rate-429: expected a number <= 1, got 2/,
   ],
+  [
+    'trace synthesis needs a Bailian or Mooncake trace',
+    {
+      ...base,
+      inputFile: 'x',
+      customDatasetType: 'single_turn',
+      synthesisPrefixLenMultiplier: 2,
+      synthesisMaxOsl: 10,
+    },
+    '--synthesis-prefix-len-multiplier',
+    /^--synthesis-prefix-len-multiplier, --synthesis-max-osl apply to a --custom-dataset-type bailian_trace or mooncake_trace --input-file only \(not single_turn\)\.$/,
+  ],
+  [
+    'trace synthesis needs an input file',
+    { ...base, synthesisPromptLenMultiplier: 0.5 },
+    '--synthesis-prefix-len-multiplier',
+    /^--synthesis-prompt-len-multiplier applies to a --custom-dataset-type bailian_trace or mooncake_trace --input-file only\.$/,
+  ],
 ];
 
 for (const [name, input, option, message] of RULES) {

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { formatAnalysis } from '../../src/analyze/analyze-format.js';
 import { analyzeTrace } from '../../src/analyze/analyze-trace.js';
-import { BlockIdMapper, scaleHashIds } from '../../src/analyze/hash-scale.js';
 import { SynthesisError, synthesizeTrace } from '../../src/analyze/synthesize-trace.js';
 import { idealPrefixHit } from '../../src/dataset/prefix-analysis.js';
 import { getDatasetLoader } from '../../src/dataset/registry.js';
@@ -91,28 +90,19 @@ test('analyze-trace: rows, sessions by turn count, span, rate, ISL/OSL, type mix
   assert.match(text, /Warning: 1 hash_id appeared with two different block sizes; check --isl-block-size/);
 });
 
-test('block ids: unchanged at multiplier 1; otherwise ceil(ISL/block) ids and shared prefixes stay shared', () => {
-  const mapper = new BlockIdMapper();
-  const base = { inputLength: 40, newInputLength: 40, multiplier: 1, blockSize: 16 };
-  assert.deepEqual(scaleHashIds({ ...base, hashIds: [5, 6, 7] }, mapper), [5, 6, 7]);
-  const a = scaleHashIds({ ...base, hashIds: [5, 6, 7], newInputLength: 80, multiplier: 2 }, mapper);
-  const b = scaleHashIds({ ...base, hashIds: [5, 6, 9], newInputLength: 80, multiplier: 2 }, mapper);
-  assert.equal(a.length, 5);
-  assert.deepEqual(a.slice(0, 4), b.slice(0, 4), 'two shared original blocks → four shared new blocks');
-  assert.notEqual(a[4], b[4]);
-  const half = scaleHashIds({ ...base, hashIds: [5, 6, 7], newInputLength: 20, multiplier: 0.5 }, mapper);
-  assert.equal(half.length, 2);
-});
-
 test('synthesize-trace (Bailian): timestamps ÷ speedup, lengths × multipliers, output loads and keeps its prefix hit', async () => {
   const out = join(tmp(), 'out.jsonl');
   const r = await synthesizeTrace(writeJsonl(BAILIAN), out, {
     datasetType: 'bailian_trace',
     speedupRatio: 4,
+    prefixLenMultiplier: 2,
     promptLenMultiplier: 2,
     outputLenMultiplier: 1.5,
   });
   assert.deepEqual([r.rowsIn, r.rowsOut, r.droppedOverMaxIsl], [3, 3, 0]);
+  // Ids 1, 2, 3 are shared. Chat 1: prefix 1, 2 (its block 3 is partial) → 4 blocks, and its 8 other
+  // tokens → 16 (one block of its own). Chat 3: no prefix, 20 → 40 tokens. Chat 2: prefix 1, 2, 3 →
+  // 6 blocks, its 16 other tokens → 32.
   const rows = readFileSync(out, 'utf8')
     .trim()
     .split('\n')
@@ -136,8 +126,8 @@ test('synthesize-trace (Bailian): timestamps ÷ speedup, lengths × multipliers,
   assert.deepEqual(Object.keys(rows[0]), Object.keys(BAILIAN[0]!), 'same fields, same order');
   const dataset = await getDatasetLoader('bailian_trace').load(out, {});
   assert.equal(dataset.conversations.length, 2);
-  // The follow-up turn still re-uses its parent's whole (now doubled, 80-token) prompt: 5 blocks.
-  assert.equal(idealPrefixHit(dataset).hitBlocks, 5);
+  // The follow-up turn re-uses the stretched prefix it shares with its parent (ids 1, 2): 4 blocks.
+  assert.equal(idealPrefixHit(dataset).hitBlocks, 4);
 });
 
 test('synthesize-trace (Mooncake): max ISL drops rows (checked on the trace value), max OSL caps after scaling', async () => {
@@ -166,7 +156,10 @@ test('synthesize-trace (Mooncake): max ISL drops rows (checked on the trace valu
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  assert.deepEqual(rows[0], { timestamp: 100, input_length: 1200, output_length: 100, hash_ids: [0, 1, 2] });
+  // 600 tokens = one whole 512-token block and 88: ×2 = two whole blocks (new ids of block 0) and 176.
+  const { hash_ids: ids, ...rest } = rows[0];
+  assert.deepEqual(rest, { timestamp: 100, input_length: 1200, output_length: 100 });
+  assert.equal(new Set(ids).size, 3);
   assert.deepEqual(rows[1], { delay: 500, text_input: 'hello', output_length: 300 });
   await getDatasetLoader('mooncake_trace').load(out, {});
 });
@@ -184,4 +177,36 @@ test('synthesize-trace rejects bad options and names a malformed row by file and
     synthesizeTrace(bad, out, { datasetType: 'bailian_trace' }),
     /trace\.jsonl:2.*input_length/,
   );
+});
+
+test('Mooncake: a whole-file load with synthesis gives the turns its synthesize-trace output gives loaded plain', async () => {
+  // Two sessions sharing a 2-block prefix, a row of their own, a fresh tail, a text row.
+  const file = writeJsonl([
+    { session_id: 'a', timestamp: 0, input_length: 1100, output_length: 50, hash_ids: [1, 2, 3] },
+    { session_id: 'b', timestamp: 10, input_length: 1024, output_length: 80, hash_ids: [1, 2] },
+    { session_id: 'a', timestamp: 20, input_length: 1600, output_length: 60, hash_ids: [1, 2, 3, 4] },
+    { timestamp: 30, input_length: 2000, output_length: 10, hash_ids: [1] },
+    { session_id: 'c', timestamp: 40, text_input: 'hello', output_length: 90 },
+  ]);
+  const synthesis = {
+    prefixLenMultiplier: 1.5,
+    prefixRootMultiplier: 3,
+    promptLenMultiplier: 1.25,
+    outputLenMultiplier: 1.5,
+    maxOsl: 100,
+  };
+  const out = join(tmp(), 'out.jsonl');
+  const r = await synthesizeTrace(file, out, {
+    datasetType: 'mooncake_trace',
+    speedupRatio: 3,
+    ...synthesis,
+  });
+  assert.deepEqual([r.rowsOut, r.oslCapped, r.promptUnscaled], [5, 2, 1]);
+  const loader = getDatasetLoader('mooncake_trace');
+  const direct = await loader.load(file, { speedupRatio: 3, synthesis });
+  const replayed = await loader.load(out, {});
+  const turns = (d: typeof direct): unknown[] =>
+    d.conversations.map((c) => [c.id, c.turns.map((t) => [t.timestampMs, t.prompt, t.maxTokens])]);
+  assert.deepEqual(turns(direct), turns(replayed));
+  assert.deepEqual(direct.skipped.maxOslCapped, 2);
 });

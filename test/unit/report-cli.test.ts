@@ -222,6 +222,8 @@ test('synthesize-trace writes 64-bit hash ids back digit for digit, and keeps th
       out,
       '--synthesis-prompt-len-multiplier',
       '2',
+      '--synthesis-prefix-len-multiplier',
+      '2',
     ]);
     assert.equal(s.code, 0, s.err);
     return prefixOf(out);
@@ -255,6 +257,46 @@ test('analyze-trace: a repeated chat_id with parent -1 is a session of its own, 
   const json = await runCli(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace', '--json']);
   const skipped = (JSON.parse(json.out) as { skipped: { repeatedChatIds: unknown } }).skipped;
   assert.deepEqual(skipped.repeatedChatIds, { count: 1, rows: [{ line: 2, chatId: '1' }] });
+});
+
+test('analyze-trace --synthesis-*: the trace a replay with them sends; a parent over --synthesis-max-isl is named; other formats refuse them', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-syn-analyze-')), 'trace.jsonl');
+  const row = (chat: number, parent: number, ts: number, isl: number): string =>
+    `{"chat_id": ${chat}, "parent_chat_id": ${parent}, "timestamp": ${ts}, "input_length": ${isl}, "output_length": 40, "turn": ${parent === -1 ? 1 : 2}, "hash_ids": [${Array.from({ length: Math.ceil(isl / 16) }, (_v, i) => chat * 100 + i).join(', ')}]}`;
+  // Chat 2 follows chat 1, which is over the max ISL; chat 3 is alone.
+  writeFileSync(file, `${[row(1, -1, 0, 64), row(2, 1, 1, 32), row(3, -1, 2, 16)].join('\n')}\n`);
+  const args = ['analyze-trace', file, '--custom-dataset-type', 'bailian_trace'];
+  const r = await runCli([...args, '--synthesis-max-isl', '40', '--synthesis-max-osl', '30']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Rows: 2 {3}Sessions: 2/);
+  assert.match(
+    r.out,
+    /\nSynthesis: 1 rows over --synthesis-max-isl dropped, 2 output lengths capped at --synthesis-max-osl\n/,
+  );
+  assert.match(r.out, /chat_id 2 \(line 2\): its parent 1 was dropped by --synthesis-max-isl/);
+  assert.match(r.out, /│ OSL +│ +30 │(?: +30 │){4} 30\.0 │ +2 │/);
+  // No hash id of this trace occurs twice: no row has a shared prefix to stretch, and the rest of
+  // each row is the prompt-len multiplier's, so the prefix-len multiplier leaves the prompts as they are.
+  const tokensWith = async (...flags: string[]): Promise<number> => {
+    const j = await runCli([...args, ...flags, '--json']);
+    assert.equal(j.code, 0, j.err);
+    return (JSON.parse(j.out) as { prefix: { totalTokens: number } }).prefix.totalTokens;
+  };
+  assert.equal(await tokensWith('--synthesis-prefix-len-multiplier', '2'), await tokensWith());
+  assert.ok((await tokensWith('--synthesis-prompt-len-multiplier', '2')) > (await tokensWith()));
+  const other = await runCli([
+    'analyze-trace',
+    file,
+    '--custom-dataset-type',
+    'single_turn',
+    '--synthesis-max-osl',
+    '30',
+  ]);
+  assert.equal(other.code, 2);
+  assert.match(
+    other.err,
+    /--synthesis-max-osl applies to a --custom-dataset-type bailian_trace or mooncake_trace/,
+  );
 });
 
 test('a rounded id is shown as the file writes it: 9.007199254740993e15, not the double it reads as', async () => {
