@@ -36,6 +36,7 @@ export {
   type TraceStream,
   type Turn,
 } from './dataset/index.js';
+export { fnv1a64, type ShardSpec, sessionShard } from './dataset/shard.js';
 export { type SyntheticDatasetOptions, SyntheticOptionsSchema } from './dataset/synthetic-options.js';
 export { ENDPOINT_TYPES, ENDPOINTS, type EndpointTypeName } from './endpoint/registry.js';
 export type { EndpointAdapter } from './endpoint/types.js';
@@ -105,6 +106,7 @@ export {
   writePlots,
   writeReport,
 } from './report/index.js';
+export type { ClockOffset } from './run/clock-offset.js';
 export {
   type ProfileConfig,
   type ProfileConfigInput,
@@ -118,6 +120,7 @@ export type { RunOutcome } from './run/finish.js';
 export { ServerUnreachableError } from './run/preflight.js';
 export { type RunEnv, runProfile } from './run/profile.js';
 export type { Logger } from './run/progress.js';
+export type { ShardSection } from './run/start-at.js';
 export {
   type SimulatorOptions,
   type SimulatorOptionsInput,

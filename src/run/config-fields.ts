@@ -20,6 +20,7 @@ import {
   parseModels,
 } from '../util/option-values.js';
 import { serverMetricsFields, waitForModelFields } from './config-server-fields.js';
+import { shardFields } from './config-shard-fields.js';
 import { synthesisFields } from './config-synthesis-fields.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
@@ -362,6 +363,7 @@ export const loadFields = {
     unit: 'slos',
     help: 'SLOs, e.g. "time_to_first_token:300 inter_token_latency:20" (ms)',
   }),
+  ...shardFields,
 };
 
 /** Output, simulator and client options. */

@@ -9,6 +9,7 @@ import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { waitForModelRule } from './config-server-fields.js';
+import { shardProblem } from './config-shard-fields.js';
 import { type SynthesisFieldValues, synthesisRule } from './config-synthesis-fields.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
@@ -36,6 +37,8 @@ export interface RuleInput extends SynthesisFieldValues {
   simulatorOptions: Record<string, unknown>;
   endpointType?: string | undefined;
   applyChatTemplate?: boolean | undefined;
+  shardIndex?: number | undefined;
+  shardCount?: number | undefined;
 }
 
 /** One cross-field rule: the flag it is reported under, and its check. */
@@ -190,5 +193,6 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   waitForModelRule,
+  rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),
   synthesisRule,
 ];

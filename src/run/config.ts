@@ -126,6 +126,11 @@ function checkSweep(concurrencies: unknown[], rates: unknown[], input: SweepInpu
     concurrency: undefined,
     requestRate: undefined,
   });
+  if ((concurrencies.length > 1 || rates.length > 1) && input.startAtMs !== undefined)
+    throw new ConfigError(
+      '--start-at cannot be combined with a sweep: it is the start of one run (start each value with its own command).',
+      '--start-at',
+    );
   if (concurrencies.length > 1 && fixed)
     throw new ConfigError(
       'sweeps (lists in --concurrency) are not allowed with a fixed schedule.',

@@ -37,6 +37,7 @@ import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
 import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
+import type { ShardReport } from './start-at.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -85,6 +86,10 @@ export interface FinishInput {
   serverMetrics?: ScrapeReport | null;
   /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
   servedModels?: readonly string[] | null;
+  /** The configuration as asked, written as `input_config` (a shard runs its share: run/shard-run.ts); default `config`. */
+  askedConfig?: ProfileConfig;
+  /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (run/start-at.ts). */
+  shard?: ShardReport | null;
 }
 
 /**
@@ -112,7 +117,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx = {
     summary,
-    inputConfig: inputConfigOf(config),
+    inputConfig: inputConfigOf(input.askedConfig ?? config),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled,
@@ -197,6 +202,7 @@ export function usageContext(
 
 function header(input: FinishInput, status: RunStatus): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
+  if (input.shard) lines.push(input.shard.line);
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
   const lead = statusLeadLine(status);
@@ -244,7 +250,7 @@ function connectionsLine(c: ConnectionsReport): string {
 const SHORTFALL_WARN_PCT = 0.1;
 
 function runWarnings(input: FinishInput): string[] {
-  const out: string[] = [];
+  const out: string[] = [...(input.shard?.warnings ?? [])];
   const unlinked = input.inputSkipped?.unlinkedRows;
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
   const repeated = input.inputSkipped?.repeatedChatIds;
@@ -313,6 +319,7 @@ function extraSections(input: FinishInput, warmupSummary: Summary | null): Recor
     };
   }
   if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
+  if (input.shard) extra.shard = input.shard.section;
   extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;

@@ -26,6 +26,7 @@ import { type Progress, startProgress } from './progress.js';
 import { SendLog } from './send-log.js';
 import { createSender } from './sender.js';
 import { serverTargets } from './servers.js';
+import { SendTally, waitForStartAt } from './start-at.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
 /** What a phase produced. */
@@ -54,6 +55,8 @@ export interface PhaseResult {
   startUp?: StartUpSection;
   /** Per-server requests and main metrics of a profiling phase with several servers; absent with one. */
   servers?: ServerSummary[];
+  /** The phase's first send and its sessions (the summary's `shard` section). */
+  tally: SendTally;
 }
 
 /** `connections` section of the summary: how the run got its connections to the target. */
@@ -88,26 +91,30 @@ export async function runPhase(
   const measured = () => phase === 'profiling' && !env.stopSignal.aborted;
   // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
   const floor = measured() ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
+  // --start-at: the schedule's zero; connections are pre-opened after the wait, so they are fresh.
+  const startAtNs = measured() ? await waitForStartAt(ctx) : undefined;
   const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
-  const startTime = new Date();
+  const untilStartNs = Math.max(0, (startAtNs ?? 0) - ctx.clock.nowNs());
+  const startTime = new Date(Date.now() + untilStartNs / 1e6);
   const disarm = armCancellation({
     clock: ctx.clock,
     env,
     gracePeriodSeconds: config.gracePeriodSeconds,
-    durationNs: limits.stop.durationNs,
+    durationNs: limits.stop.durationNs === undefined ? undefined : limits.stop.durationNs + untilStartNs,
     cancel,
     tracker: sinks.tracker,
   });
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   const monitor = floor === null || !measured() ? null : startClientMonitor(floor, client);
-  sinks.startUp = phase === 'profiling' ? new StartUpSplit(ctx.clock.nowNs()) : null;
+  sinks.startUp = phase === 'profiling' ? new StartUpSplit(startAtNs ?? ctx.clock.nowNs()) : null;
   try {
     load = await strategy.run({
       conversations: ctx.dataset.conversations,
       clock: ctx.clock,
       dispatch,
       signal: env.stopSignal,
+      ...(startAtNs === undefined ? {} : { startAtNs }),
     });
   } finally {
     disarm();
@@ -131,6 +138,7 @@ export async function runPhase(
     ...(prewarm === null ? {} : { connections: { prewarm, ...sinks.connectionUse } }),
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
+    tally: sinks.tally,
   };
 }
 
@@ -178,6 +186,7 @@ interface PhaseSinks extends PhaseWriters {
   connectionUse: Omit<ConnectionsReport, 'prewarm'>;
   /** Per-server tallies (profiling with several servers); null otherwise. */
   servers: ServerSplit | null;
+  tally: SendTally;
 }
 
 function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
@@ -218,6 +227,7 @@ function startSinks(
     startUp: null,
     connectionUse,
     servers,
+    tally: new SendTally(),
   };
 }
 
@@ -259,6 +269,7 @@ function phaseSender(
       sinks.sends.add(processed);
       sinks.startUp?.add(processed);
       sinks.servers?.add(processed);
+      sinks.tally.add(raw);
       countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);

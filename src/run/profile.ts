@@ -30,6 +30,7 @@ import {
 } from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
+import type { ClockMeasurement } from './clock-offset.js';
 import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
 import { synthesisOf } from './config-synthesis-fields.js';
 import type { RunContext, RunEnv } from './context.js';
@@ -38,6 +39,8 @@ import { type PhaseResult, runPhase } from './phase.js';
 import type { ProbeAnswer } from './preflight.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
+import { type ShardInputs, shardDescription, shardInputs, shareConfig } from './shard-run.js';
+import { checkStartAt, measureRunClock, shardReport } from './start-at.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 import { urlPathWarnings } from './url-path-check.js';
@@ -57,7 +60,10 @@ export type { RunEnv } from './context.js';
  *   {@link TokenloadError}s.
  */
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
-  const config = profileConfig(input);
+  const asked = profileConfig(input);
+  checkStartAt(asked, Date.now());
+  // A shard runs its share of the load (run/shard-run.ts); the summary keeps the values asked.
+  const config = shareConfig(asked);
   const startTime = new Date();
   let starting: Promise<SpawnedSimulator> | null = null;
   let simulator: SpawnedSimulator | null = null;
@@ -74,7 +80,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     const source = await resolveRunTokenizer(config, env);
     // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
     starting = config.simulator ? startSimulator(config, source.path) : null;
-    const inputs = await prepareInputs(config, env, source);
+    const { autoZeroMs, ...inputs } = await prepareInputs(config, env, source);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -101,11 +107,15 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
         env.log.warn(w);
       }
     }
+    const clockOffset = await measureRunClock(config, targets, clock, env);
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
-    return await runPhases({ ...shared, targets, serverMetrics }, servedModels(probes));
+    return await runPhases(
+      { ...shared, targets, serverMetrics },
+      { asked, autoZeroMs, clockOffset, served: servedModels(probes) },
+    );
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (ownsFolder) await writeFailedSummary(config, startTime, err).catch(() => undefined);
+    if (ownsFolder) await writeFailedSummary(asked, startTime, err).catch(() => undefined);
     throw err;
   } finally {
     await scraper?.close();
@@ -146,14 +156,20 @@ async function prepareInputs(
   Pick<
     RunContext,
     'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
-  >
+  > &
+    Pick<ShardInputs, 'autoZeroMs'>
 > {
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
-  const stream = read?.stream ?? null;
-  const dataset =
-    stream === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(stream);
+  const whole = read?.stream ?? null;
+  const { dataset, stream, autoZeroMs } = shardInputs(
+    config,
+    whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
+    whole,
+  );
+  const shardLine = shardDescription(config);
+  if (shardLine !== null) env.log.info(shardLine);
   env.log.info(
     stream === null
       ? describeDataset(dataset)
@@ -169,6 +185,7 @@ async function prepareInputs(
     stream,
     synthesizer,
     firstRow: first,
+    ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
   };
 }
 
@@ -178,8 +195,17 @@ function servedModels(probes: readonly ProbeAnswer[]): string[] | null {
   return lists.length === 0 ? null : [...new Set(lists.flat())];
 }
 
-/** @param served - the models the servers list (the reason of a run where none was served names them). */
-async function runPhases(runCtx: RunContext, served: string[] | null): Promise<RunOutcome> {
+/**
+ * What the run knows beyond the phases' context: the configuration asked, a shard's time zero and
+ * clock offset, and the models the servers list (the reason of a run where none was served names them).
+ */
+interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
+  asked: ProfileConfig;
+  clockOffset: ClockMeasurement | null;
+  served: string[] | null;
+}
+
+async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcome> {
   // One ideal prefix cache per server for the run: warmup requests reach the servers' caches too.
   const ctx: RunContext = { ...runCtx, idealCaches: runCtx.targets.map(() => new IdealPrefixCache()) };
   const { config, dataset } = ctx;
@@ -191,7 +217,10 @@ async function runPhases(runCtx: RunContext, served: string[] | null): Promise<R
     warmup = await runPhase(ctx, 'warmup', buildStrategy(config, dataset, warm, 'warmup'), warm);
   }
   const limits = profilingLimits(config, dataset);
-  const strategy = buildStrategy(config, dataset, limits, 'profiling', ctx.stream?.turns);
+  const strategy = buildStrategy(config, dataset, limits, 'profiling', {
+    ...(ctx.stream === null ? {} : { feed: ctx.stream.turns }),
+    ...(facts.autoZeroMs === undefined ? {} : { autoZeroMs: facts.autoZeroMs }),
+  });
   ctx.env.log.info(`profiling: ${strategy.describe()}`);
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
@@ -214,6 +243,8 @@ async function runPhases(runCtx: RunContext, served: string[] | null): Promise<R
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
     config,
+    askedConfig: facts.asked,
+    shard: shardReport(config, profiling, facts.clockOffset),
     profiling,
     warmup,
     strategy,
@@ -222,7 +253,7 @@ async function runPhases(runCtx: RunContext, served: string[] | null): Promise<R
     requestUrl,
     ...tokenizerFacts(ctx, shortBefore),
     serverMetrics,
-    servedModels: served,
+    servedModels: facts.served,
   });
 }
 

@@ -6,7 +6,7 @@
  */
 import { createConversationSampler, defaultSamplingStrategy } from '../dataset/sampling.js';
 import type { Dataset, StreamedTurn } from '../dataset/types.js';
-import { earliestFirstTurnMs } from '../timing/fixed-schedule.js';
+import { earliestFirstTurnMs, type ScheduleZero } from '../timing/fixed-schedule.js';
 import {
   createStrategy,
   type LoadPlan,
@@ -17,6 +17,8 @@ import {
 import { type SessionSource, type StopConditions, samplerSource } from '../timing/session-source.js';
 import type { LoadStrategy } from '../timing/types.js';
 import type { ProfileConfig } from './config.js';
+import { syntheticDefaultCount } from './config-shard-fields.js';
+import { shardArrivals } from './shard-run.js';
 
 /** Phase-specific stop conditions. */
 export interface PhaseLimits {
@@ -40,7 +42,7 @@ export function profilingLimits(config: ProfileConfig, dataset: Dataset): PhaseL
   }
   if (config.inputFile !== undefined) return { stop: {}, onePass: true };
   // Synthetic default (AIPerf): max(10, 2 × concurrency) requests.
-  const requestCount = Math.max(10, 2 * (config.concurrency ?? 1));
+  const requestCount = syntheticDefaultCount(config) ?? 10;
   return {
     stop: { requestCount: Math.min(requestCount, Number.MAX_SAFE_INTEGER) },
     onePass: dataset.conversations.length === 0,
@@ -61,11 +63,22 @@ export function warmupLimits(config: ProfileConfig): PhaseLimits | null {
   };
 }
 
+/** What a profiling replay reads besides the loaded dataset (fixed schedule only). */
+export interface ReplaySource {
+  /** The trace rows of a streaming replay; absent when the dataset was loaded whole. */
+  feed?: AsyncIterable<StreamedTurn>;
+  /**
+   * With auto-offset: time zero, trace ms, in place of the earliest start of the rows replayed (a
+   * shard replays the unsharded run's timeline: run/shard-run.ts); a function is asked when the
+   * replay starts.
+   */
+  autoZeroMs?: ScheduleZero;
+}
+
 /**
  * Builds the strategy for one phase, picked by name from the registry. Warmup never replays the
  * trace schedule (AIPerf): with a fixed schedule configured it runs closed-loop.
- * @param feed the trace rows of a streaming replay (fixed schedule only); absent when the dataset
- *   was loaded whole.
+ * @param replay a streamed trace, and a time zero fixed by the run; absent: the dataset loaded whole.
  * @throws {ScheduleError} for a loaded dataset replayed on a fixed schedule whose first turns lack
  *   timestamps (a streamed one reports it when the row is read).
  * @throws {ConfigError} for a request rate or arrival smoothness that is not > 0.
@@ -75,7 +88,7 @@ export function buildStrategy(
   dataset: Dataset,
   limits: PhaseLimits,
   phase: 'warmup' | 'profiling',
-  feed?: AsyncIterable<StreamedTurn>,
+  replay: ReplaySource = {},
 ): LoadStrategy {
   const configured = strategyName(config);
   const name = configured === 'fixed_schedule' && phase === 'warmup' ? 'concurrency' : configured;
@@ -87,7 +100,7 @@ export function buildStrategy(
       ? {}
       : { concurrencyRampNs: config.concurrencyRampSeconds * 1e9 }),
     ...(config.requestRate === undefined ? {} : { rate: ratePlan(config, config.requestRate) }),
-    ...(name === 'fixed_schedule' ? { schedule: schedulePlan(config, dataset, feed) } : {}),
+    ...(name === 'fixed_schedule' ? { schedule: schedulePlan(config, dataset, replay) } : {}),
   };
   return createStrategy(name, plan);
 }
@@ -116,19 +129,18 @@ function ratePlan(config: ProfileConfig, ratePerS: number): RatePlan {
     smoothness: config.arrivalSmoothness ?? 1,
     seed: config.randomSeed,
     ...(config.requestRateRampSeconds === undefined ? {} : { rampNs: config.requestRateRampSeconds * 1e9 }),
+    ...shardArrivals(config, ratePerS),
   };
 }
 
-/** Time zero of a replay: the start offset, or with auto-offset the earliest first turn (`'auto'` when streamed). */
-function schedulePlan(
-  config: ProfileConfig,
-  dataset: Dataset,
-  feed: AsyncIterable<StreamedTurn> | undefined,
-): SchedulePlan {
+/**
+ * Time zero of a replay: the start offset, or with auto-offset the one the run fixed, else the
+ * earliest first turn (`'auto'` when streamed).
+ */
+function schedulePlan(config: ProfileConfig, dataset: Dataset, replay: ReplaySource): SchedulePlan {
+  const { feed, autoZeroMs } = replay;
   const zeroMs = !config.fixedScheduleAutoOffset
     ? (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio
-    : feed === undefined
-      ? earliestFirstTurnMs(dataset.conversations)
-      : 'auto';
+    : (autoZeroMs ?? (feed === undefined ? earliestFirstTurnMs(dataset.conversations) : 'auto'));
   return { zeroMs, ...(feed === undefined ? {} : { feed }) };
 }

@@ -37,7 +37,8 @@ const POLL_TIMEOUT_MS = 30_000;
 /** A progress line at least this often while the reason does not change, ms. */
 const PROGRESS_EVERY_MS = 30_000;
 
-function headersOf(config: ProfileConfig): Record<string, string> {
+/** The headers of a request of the run's own (not a measured one): `-H` values and `--api-key`. */
+export function headersOf(config: Pick<ProfileConfig, 'headers' | 'apiKey'>): Record<string, string> {
   return {
     ...config.headers,
     ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),

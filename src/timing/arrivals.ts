@@ -18,7 +18,8 @@ export type ArrivalPattern = (typeof ARRIVAL_PATTERNS)[number];
 export type IntervalSource = () => number;
 
 /**
- * Interval generator for `ratePerS` requests/s.
+ * Interval generator for `ratePerS` requests/s; `stream` names the random stream within the seed
+ * (each shard of a run draws its own: run/shard-run.ts).
  * @throws {ConfigError} naming `--request-rate` for a rate that is not > 0, or `--arrival-smoothness`
  *   for a gamma shape that is not > 0.
  */
@@ -27,11 +28,12 @@ export function createIntervals(
   ratePerS: number,
   seed: number,
   smoothness = 1,
+  stream = 'arrivals',
 ): IntervalSource {
   if (!(ratePerS > 0)) throw new ConfigError(`--request-rate must be > 0, got ${ratePerS}`, '--request-rate');
   const meanNs = 1e9 / ratePerS;
   if (pattern === 'constant') return () => meanNs;
-  const next = rngFromKey(`${seed}:arrivals`);
+  const next = rngFromKey(`${seed}:${stream}`);
   const uniform = (): number => (next() + 0.5) / 4294967296;
   if (pattern === 'poisson') return () => -Math.log(uniform()) * meanNs;
   if (!(smoothness > 0))

@@ -29,7 +29,8 @@ export function createConcurrency(options: ConcurrencyOptions): LoadStrategy<Con
 
 async function runConcurrency(options: ConcurrencyOptions, input: StrategyInput): Promise<ConcurrencyReport> {
   const { clock, signal } = input;
-  const startNs = clock.nowNs();
+  const startNs = input.startAtNs ?? clock.nowNs();
+  await clock.sleepUntil(startNs, signal);
   const budget = new IssueBudget(options.stop, startNs);
   let sessions = 0;
   const slot = async (i: number): Promise<void> => {

@@ -34,9 +34,11 @@ export { earliestFirstTurnMs, ScheduleError } from './schedule-feed.js';
 export interface FixedScheduleOptions {
   /**
    * Trace ms mapped to the start of the run, same unit as `Turn.timestampMs`; `'auto'` = the
-   * earliest first-turn timestamp among the rows read before the start (AIPerf auto-offset).
+   * earliest first-turn timestamp among the rows read before the start (AIPerf auto-offset); a
+   * function is asked when the replay starts (a shard: the earliest start of the whole trace,
+   * dataset/shard.ts), `'auto'` when it answers undefined.
    */
-  zeroMs: number | 'auto';
+  zeroMs: ScheduleZero;
   /**
    * Optional session-slot ceiling (AIPerf `--concurrency` with a fixed schedule). A slot is held
    * until a session's last turn completes, so it needs a feed that marks `lastOfSession`.
@@ -69,13 +71,16 @@ export const DEFAULT_MAX_PREPARED_AHEAD = 64;
 /** Default read-ahead window: 2 s. */
 export const DEFAULT_READ_AHEAD_NS = 2e9;
 
+/** Time zero of a replay: trace ms, `'auto'`, or asked when the replay starts ({@link FixedScheduleOptions.zeroMs}). */
+export type ScheduleZero = number | 'auto' | (() => number | undefined);
+
 /** Creates the fixed-schedule strategy; its report says what the replay read and how it ended. */
 export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy<FixedScheduleReport> {
   let current: Replay | null = null;
   return {
     name: 'fixed_schedule',
     describe: () =>
-      `fixed schedule (zero at trace ${options.zeroMs === 'auto' ? 'first timestamp' : `${options.zeroMs} ms`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.feed === undefined ? '' : ', trace streamed'})`,
+      `fixed schedule (zero at trace ${zeroText(options.zeroMs)}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.feed === undefined ? '' : ', trace streamed'})`,
     replayProgress: () => current?.progress() ?? null,
     run: (input) => {
       current = new Replay(options, input);
@@ -269,10 +274,13 @@ class Replay {
   private prime(): void {
     if (this.primed) return;
     this.primed = true;
-    this.zeroMs = this.options.zeroMs === 'auto' ? (this.starts.peek()?.tsMs ?? 0) : this.options.zeroMs;
-    this.startNs = this.clock.nowNs(); // provisional: each opening start is sent with its final time
+    const zero = this.options.zeroMs;
+    const asked = typeof zero === 'function' ? (zero() ?? 'auto') : zero;
+    this.zeroMs = asked === 'auto' ? (this.starts.peek()?.tsMs ?? 0) : asked;
+    // Provisional without --start-at: each opening start is sent with its final time.
+    this.startNs = this.input.startAtNs ?? this.clock.nowNs();
     this.prepareOpening();
-    this.startNs = this.clock.nowNs();
+    this.startNs = this.input.startAtNs ?? this.clock.nowNs();
     this.notify();
   }
 
@@ -466,6 +474,11 @@ class Replay {
       this.idle = resolve;
     });
   }
+}
+
+function zeroText(zero: ScheduleZero): string {
+  if (zero === 'auto') return 'first timestamp';
+  return typeof zero === 'function' ? 'first timestamp of the whole trace' : `${zero} ms`;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { StreamedTurn } from '../dataset/types.js';
 import { ConfigError } from '../errors.js';
 import { type ArrivalPattern, createIntervals } from './arrivals.js';
 import { createConcurrency } from './concurrency.js';
-import { createFixedSchedule } from './fixed-schedule.js';
+import { createFixedSchedule, type ScheduleZero } from './fixed-schedule.js';
 import { createRequestRate } from './request-rate.js';
 import type { SessionSource, StopConditions } from './session-source.js';
 import type {
@@ -31,12 +31,19 @@ export interface RatePlan {
   seed: number;
   /** Ramp from ~0 to the full rate over this time (`--request-rate-ramp-duration`), ns. */
   rampNs?: number;
+  /** The first arrival this long after the start, ns (default 0). */
+  firstTickNs?: number;
+  /** Name of the arrivals' random stream within the seed (default `arrivals`). */
+  stream?: string;
 }
 
 /** Fixed-schedule replay settings. */
 export interface SchedulePlan {
-  /** Trace ms mapped to the start of the run; `'auto'` = the earliest first-turn timestamp read. */
-  zeroMs: number | 'auto';
+  /**
+   * Trace ms mapped to the start of the run; `'auto'` = the earliest first-turn timestamp read; a
+   * function is asked when the replay starts (fixed-schedule.ts).
+   */
+  zeroMs: ScheduleZero;
   /** The trace rows of a streaming replay; absent when the dataset was loaded whole. */
   feed?: AsyncIterable<StreamedTurn>;
 }
@@ -97,11 +104,12 @@ function requestRateFromPlan(plan: LoadPlan): LoadStrategy<RequestRateReport> {
   if (rate === undefined) throw new ConfigError('the request_rate strategy needs a rate', '--request-rate');
   return createRequestRate({
     ratePerS: rate.ratePerS,
-    intervals: createIntervals(rate.pattern, rate.ratePerS, rate.seed, rate.smoothness),
+    intervals: createIntervals(rate.pattern, rate.ratePerS, rate.seed, rate.smoothness, rate.stream),
     source: plan.source,
     stop: plan.stop,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
     ...(rate.rampNs === undefined ? {} : { rampNs: rate.rampNs }),
+    ...(rate.firstTickNs === undefined ? {} : { firstTickNs: rate.firstTickNs }),
   });
 }
 

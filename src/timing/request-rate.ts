@@ -27,6 +27,8 @@ export interface RequestRateOptions {
   rampNs?: number;
   /** Largest backlog sent as a burst before re-anchoring, ns (default {@link DEFAULT_MAX_CATCHUP_NS}). */
   maxCatchupNs?: number;
+  /** The first arrival comes this long after the start, ns (a shard's phase: run/shard-run.ts); default 0. */
+  firstTickNs?: number;
 }
 
 /**
@@ -60,12 +62,13 @@ export function createRequestRate(options: RequestRateOptions): LoadStrategy<Req
 async function runRequestRate(options: RequestRateOptions, input: StrategyInput): Promise<RequestRateReport> {
   const { clock, signal } = input;
   const report: PacingReport = { reanchors: 0, skippedArrivals: 0, achievedRatePerS: 0 };
-  const startNs = clock.nowNs();
+  const startNs = input.startAtNs ?? clock.nowNs();
   const budget = new IssueBudget(options.stop, startNs);
   const state = new RateState(options, input);
   const maxCatchupNs = options.maxCatchupNs ?? DEFAULT_MAX_CATCHUP_NS;
-  let tickNs = startNs;
-  let lastSentTickNs = startNs;
+  const firstTickNs = startNs + (options.firstTickNs ?? 0);
+  let tickNs = firstTickNs;
+  let lastSentTickNs = firstTickNs;
   for (;;) {
     if (!budget.exhausted(tickNs)) state.prepareAhead(tickNs);
     await clock.sleepUntil(tickNs, signal);
@@ -90,7 +93,7 @@ async function runRequestRate(options: RequestRateOptions, input: StrategyInput)
     tickNs += rampedInterval(options, tickNs - startNs);
   }
   await state.drain();
-  const spanS = (lastSentTickNs - startNs) / 1e9;
+  const spanS = (lastSentTickNs - firstTickNs) / 1e9;
   report.achievedRatePerS = spanS > 0 ? (budget.issued - 1) / spanS : 0;
   return { kind: 'request_rate', startNs, issued: budget.issued, stopped: signal.aborted, pacing: report };
 }

@@ -51,6 +51,12 @@ export interface StrategyInput {
   dispatch: Dispatch;
   /** Aborting stops issuing new requests (in-flight ones are the caller's business). */
   signal: AbortSignal;
+  /**
+   * Monotonic ns of the schedule's time zero when it is fixed in advance (`--start-at`): the
+   * strategy waits for it (a replay builds its opening requests first) and its report's `startNs`
+   * is it, late or not. Absent: time zero is when the strategy starts.
+   */
+  startAtNs?: number;
 }
 
 /** What every strategy reports when it has issued everything and all its dispatches have settled. */

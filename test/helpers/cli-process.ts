@@ -1,23 +1,36 @@
 /**
- * Runs the `tokenload` CLI from source in a child process (`test/helpers/cli-entry.ts`), as a user
- * runs it, and returns its exit code and what it wrote to stdout and stderr.
+ * Runs the `tokenload` CLI in a child process, as a user runs it — from source
+ * (`test/helpers/cli-entry.ts`) or any Node command line (the built `bin/tokenload.js`) — and
+ * returns its exit code and what it wrote to stdout and stderr.
  */
 import { spawn } from 'node:child_process';
 
 const ENTRY = 'test/helpers/cli-entry.ts';
 
+/** How a process ended and what it printed. */
+export interface ProcessExit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
 /**
- * Runs `tokenload <args>` and resolves once the process has exited and closed its output.
+ * Runs `tokenload <args>` from source and resolves once the process has exited and closed its output.
  * @param env the child's whole environment (default: this process's).
  */
-export function runCliProcess(
-  args: string[],
+export function runCliProcess(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ProcessExit> {
+  return runNodeProcess(['--import', 'tsx', ENTRY, ...args], env);
+}
+
+/**
+ * Runs `node <args>` (stdin closed) and resolves once the process has exited and closed its output.
+ * @param env the child's whole environment (default: this process's).
+ */
+export function runNodeProcess(
+  args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
+): Promise<ProcessExit> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => {

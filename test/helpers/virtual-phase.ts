@@ -18,6 +18,7 @@ import type { RawRecord } from '../../src/record/types.js';
 import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import type { RunContext } from '../../src/run/context.js';
 import { type PhaseResult, runPhase } from '../../src/run/phase.js';
+import { shareConfig } from '../../src/run/shard-run.js';
 import { buildStrategy, profilingLimits } from '../../src/run/strategy-factory.js';
 import { TimeBase } from '../../src/timing/clock.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
@@ -47,6 +48,21 @@ export interface VirtualPhaseOptions {
   stopAtMs?: number;
 }
 
+/** Single-turn text conversations c0…c{n−1} (`question i`), sent with their history. */
+export function textConversations(n: number): Conversation[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `c${i}`,
+    contextMode: 'deltas_without_responses' as const,
+    turns: [
+      {
+        index: 0,
+        prompt: { kind: 'text' as const, text: `question ${i}` },
+        source: { file: 'mem', line: i },
+      },
+    ],
+  }));
+}
+
 /** Runs the phase; returns its result and its records, sorted by start time then session. */
 export async function virtualPhase(
   options: VirtualPhaseOptions,
@@ -69,14 +85,17 @@ export async function virtualPhase(
 }
 
 function context(options: VirtualPhaseOptions, clock: VirtualClock): RunContext {
-  const config = profileConfig({
-    models: ['virtual-model'],
-    randomSeed: 5,
-    url: 'http://127.0.0.1:9',
-    artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-virtual-phase-')),
-    datasetSamplingStrategy: 'sequential',
-    ...options.config,
-  });
+  // A shard runs its share of the load, as runProfile gives it (run/shard-run.ts).
+  const config = shareConfig(
+    profileConfig({
+      models: ['virtual-model'],
+      randomSeed: 5,
+      url: 'http://127.0.0.1:9',
+      artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-virtual-phase-')),
+      datasetSamplingStrategy: 'sequential',
+      ...options.config,
+    }),
+  );
   tokenizer ??= loadTokenizer();
   const turnCount = options.conversations.reduce((n, c) => n + c.turns.length, 0);
   return {

@@ -7,7 +7,6 @@
  * down fails the run before anything is sent, naming it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { after, before, test } from 'node:test';
 import { ENDPOINT_TYPES } from '../../src/endpoint/registry.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
 
 const SESSIONS = 6;
 const TURNS = 3;
@@ -71,22 +71,9 @@ function readSummary(dir: string): { servers?: ServerEntry[]; request_count?: { 
   return JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
 }
 
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
-
 /** Runs `tokenload profile args` as a process (the CLI from source), capturing its output. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'profile', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+function cli(args: string[]): Promise<ProcessExit> {
+  return runCliProcess(['profile', ...args]);
 }
 
 /** The session named in each captured prompt of `sim`, from index `from` on. */

@@ -7,7 +7,6 @@
  * with a non-zero exit.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,8 +16,8 @@ import { after, before, test } from 'node:test';
 import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
 
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
 const SILENT = { info: () => undefined, warn: () => undefined };
 const TEXT = ['Hello', ',', ' world', '!'];
 
@@ -248,19 +247,8 @@ test('--use-server-token-count with usage that has no prompt_tokens: said once, 
   ]);
 });
 
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+function runCli(args: string[]): Promise<ProcessExit> {
+  return runCliProcess(args);
 }
 
 const cliArgs = (url: string, dir: string) => [

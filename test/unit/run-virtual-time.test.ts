@@ -6,23 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Conversation } from '../../src/dataset/types.js';
-import { type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
-
-/** Single-turn text conversations c0…c{n−1}. */
-function conversations(n: number): Conversation[] {
-  return Array.from({ length: n }, (_, i) => ({
-    id: `c${i}`,
-    contextMode: 'deltas_without_responses' as const,
-    turns: [
-      {
-        index: 0,
-        prompt: { kind: 'text' as const, text: `question ${i}` },
-        source: { file: 'mem', line: i },
-      },
-    ],
-  }));
-}
+import { textConversations, type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
 
 /** Response times by conversation: short, medium and longer than any grace period below, ms. */
 const SERVER_MS: Record<string, number> = { c0: 400, c1: 650, c2: 2000, c3: 400, c4: 650, c5: 2000 };
@@ -43,7 +27,7 @@ test('--request-cancellation-rate: picked requests are cancelled exactly --reque
         requestCancellationRatePct: pct,
         requestCancellationDelaySeconds: 0.25,
       },
-      conversations: conversations(8),
+      conversations: textConversations(8),
       durationMs: () => 1000,
     });
   const { records } = await run(5, 30);
@@ -75,7 +59,7 @@ test('--benchmark-duration: issuing stops at the duration; in-flight requests ge
       benchmarkDurationSeconds: durationMs / 1000,
       gracePeriodSeconds: graceMs / 1000,
     },
-    conversations: conversations(6),
+    conversations: textConversations(6),
     durationMs: serverMs,
   });
   assert.equal(result.load.issued, records.length);
@@ -109,7 +93,7 @@ test('Ctrl-C: no request is sent after the stop; those in flight get --benchmark
   const graceMs = 500;
   const { result, records } = await virtualPhase({
     config: { concurrency: 3, requestCount: 100, gracePeriodSeconds: graceMs / 1000 },
-    conversations: conversations(6),
+    conversations: textConversations(6),
     durationMs: serverMs,
     stopAtMs: stopMs,
   });

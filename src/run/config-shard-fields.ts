@@ -1,0 +1,93 @@
+/**
+ * tokenload's options for one run spread over several processes (AIPerf has none): which share of
+ * the work this process runs (`--shard-index i --shard-count n`, run/shard-run.ts) and the absolute
+ * time its schedule starts at (`--start-at`); plus their cross-field rule.
+ */
+import { z } from 'zod';
+import { option } from '../util/option-meta.js';
+import type { RuleInput } from './config-rules.js';
+
+/** `--start-at` as ISO 8601 text: a date, a time to the minute or finer, and an explicit zone. */
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Epoch ms below this are refused as `--start-at` (2001-09-09): a value in seconds is a mistake. */
+const EPOCH_MS_FLOOR = 1e12;
+
+/**
+ * `--start-at` as typed (ISO 8601 with a zone, or epoch ms as a number or digits) → epoch ms; a value
+ * that is neither becomes the issue. Numbers pass through, so a resolved configuration parses to itself.
+ */
+const startAt = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const text = typeof v === 'string' ? v.trim() : '';
+  const ms = typeof v === 'number' ? v : /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  const iso = typeof v === 'number' || /^\d+$/.test(text) || ISO_WITH_ZONE.test(text);
+  if (iso && Number.isFinite(ms) && ms >= EPOCH_MS_FLOOR) return Math.round(ms);
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected an ISO 8601 time with a zone (2025-06-01T12:00:00Z) or epoch milliseconds, got ${JSON.stringify(v)}`,
+  });
+  return z.NEVER;
+});
+
+/** `--shard-index`, `--shard-count`, `--start-at`. */
+export const shardFields = {
+  /** `--shard-index`: 0-based index of this process's share (with `--shard-count`). */
+  shardIndex: option(z.number().int().min(0).optional(), {
+    flag: 'shard-index',
+    unit: 'i',
+    help: 'run share i (0-based) of the work split over --shard-count processes: whole sessions by a hash of their id, the concurrency, rate and request count divided',
+  }),
+  /** `--shard-count`: how many processes share the work (with `--shard-index`). */
+  shardCount: option(z.number().int().min(1).optional(), {
+    flag: 'shard-count',
+    unit: 'n',
+    help: 'number of processes the work is split over (with --shard-index)',
+  }),
+  /** `--start-at`: epoch ms the schedule's time zero is anchored at; this process waits for it. */
+  startAtMs: option(startAt.optional(), {
+    flag: 'start-at',
+    unit: 'time',
+    help: 'start the schedule at this absolute time (ISO 8601 with a zone, or epoch ms; at most 24 h ahead): start-up is done first, then the run waits for it',
+  }),
+};
+
+/**
+ * The first problem of the shard options: index and count go together, the index is below the
+ * count, and every shard gets at least one session slot and one request when those are split.
+ * @param fixed the run replays on a fixed schedule (config-rules.ts `resolvesToFixedSchedule`).
+ */
+export function shardProblem(c: RuleInput, fixed: boolean): string | null {
+  const { shardIndex: index, shardCount: count } = c;
+  if ((index === undefined) !== (count === undefined))
+    return '--shard-index and --shard-count go together: give both or neither.';
+  if (index === undefined || count === undefined) return null;
+  if (index >= count)
+    return `--shard-index ${index} is not below --shard-count ${count} (indices run from 0 to ${count - 1}).`;
+  const split = splitProblem(c, count, fixed);
+  return split === null ? null : `--shard-count ${count}: ${split}`;
+}
+
+/** A split of the concurrency or request count that would leave a shard with nothing. */
+function splitProblem(c: RuleInput, count: number, fixed: boolean): string | null {
+  const closedLoop = !fixed && c.requestRate === undefined;
+  const concurrency = c.concurrency ?? (closedLoop ? 1 : undefined);
+  const last = `shard ${count - 1}`;
+  if (concurrency !== undefined && concurrency < count)
+    return `--concurrency ${concurrency}${c.concurrency === undefined ? ' (the default)' : ''} is split over the shards and would leave ${last} without a session slot; give --concurrency ${count} or more.`;
+  const requests = c.requestCount ?? syntheticDefaultCount(c);
+  if (requests !== undefined && requests < count)
+    return `--request-count ${requests}${c.requestCount === undefined ? ' (the default)' : ''} is split over the shards and would leave ${last} without a request; give --request-count ${count} or more.`;
+  return null;
+}
+
+/** The request count a synthetic run stops at without --request-count or --benchmark-duration (AIPerf's). */
+export function syntheticDefaultCount(c: {
+  inputFile?: string | undefined;
+  requestCount?: number | undefined;
+  benchmarkDurationSeconds?: number | undefined;
+  concurrency?: number | undefined;
+}): number | undefined {
+  if (c.inputFile !== undefined || c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined)
+    return undefined;
+  return Math.max(10, 2 * (c.concurrency ?? 1));
+}
