@@ -15,6 +15,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { EpochBase, readRecordLine } from '../../src/export/record-reader.js';
+import { mergeShards } from '../../src/merge/merge-run.js';
+import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
 import type { ShardSection } from '../../src/run/start-at.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
@@ -236,4 +239,23 @@ test('4 shards started at one --start-at send exactly the unsharded run: session
     alone.sessions,
   );
   assert.equal(alone.sessions, wholeInputs.size);
+
+  // `tokenload merge` of the 4 shards: every metric as the single-run summary code computes it from
+  // the shards' records concatenated.
+  const merged = mkdtempSync(join(tmpdir(), 'tokenload-shard-merged-'));
+  const outcome = await mergeShards({ shardDirs: shards.map((s) => s.dir), artifactDir: merged });
+  assert.equal(outcome.status.status, 'completed');
+  const time = new EpochBase();
+  const lines = shards.flatMap((s) =>
+    readFileSync(join(s.dir, 'profile_export.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== ''),
+  );
+  const reference = summarize(lines.map((l) => readRecordLine(l, { time, streaming: true })));
+  const mergedSummary = JSON.parse(readFileSync(join(merged, 'profile_export_aiperf.json'), 'utf8'));
+  assert.equal(reference.totals.validCount, 40);
+  for (const [tag, value] of Object.entries(reference.metrics))
+    assert.deepEqual(mergedSummary[tag], value, tag);
+  assert.deepEqual(mergedSummary.shards.missing, []);
+  assert.equal(mergedSummary.shards.merged, SHARDS);
 });
