@@ -110,7 +110,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     interrupted: wasCancelled,
     inputError,
     requestUrl: input.requestUrl,
-    issued: profiling.load.issued,
+    issued: sentCount(input),
     models: config.models,
     servedModels: input.servedModels ?? null,
   });
@@ -168,6 +168,11 @@ function serverMetricsPaths(dir: string): ArtifactPaths {
   };
 }
 
+/** Requests sent to the servers: the warmup phase's and the profiling phase's. */
+function sentCount(input: FinishInput): number {
+  return input.profiling.load.issued + (input.warmup?.load.issued ?? 0);
+}
+
 /** The error that stopped reading a streamed trace; null for other strategies and a clean read. */
 function feedErrorOf(load: StrategyReport): Error | null {
   return load.kind === 'fixed_schedule' ? replayError(load.replay) : null;
@@ -220,7 +225,7 @@ function header(input: FinishInput, status: RunStatus): string {
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
-  if (input.profiling.interrupted) lines.push(interruptedLine(input.profiling.load.issued));
+  if (input.profiling.interrupted) lines.push(interruptedLine(sentCount(input)));
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)
     lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);

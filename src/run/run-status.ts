@@ -77,7 +77,7 @@ export interface RunStatusInput extends RequestTarget {
   interrupted: boolean;
   /** A bad trace row that stopped a streamed replay after requests were sent; null otherwise. */
   inputError: Error | null;
-  /** Requests the profiling phase sent (an interrupt before the first says nothing was measured). */
+  /** Requests sent, warmup included (an interrupt before the first says nothing was sent). */
   issued: number;
 }
 
