@@ -203,6 +203,27 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
 }
 
 /**
+ * A shard whose records file holds fewer or more lines than its summary's `shard.requests` (a copy
+ * cut short, a full disk) is a gap: refused, or with `allowPartial` added to the plan's gaps.
+ * @throws {ShardSetError} naming each such shard, without `allowPartial`.
+ */
+function checkLineCounts(p: Plan, counts: readonly SourceCounts[]): void {
+  const short = p.folders.flatMap((f, i) => {
+    const lines = counts[i]?.requests ?? 0;
+    if (f.shard === null || f.shard.requests === lines) return [];
+    return [
+      `shard ${f.shard.index} (${f.dir}): ${lines} lines in profile_export.jsonl, its summary says ${f.shard.requests} requests`,
+    ];
+  });
+  if (short.length === 0) return;
+  if (!p.options.allowPartial)
+    throw new ShardSetError(
+      `merge refused, nothing written: ${short.join('; ')} (--allow-partial merges the lines there are and marks the result partial)`,
+    );
+  p.gaps.push(...short);
+}
+
+/**
  * Writes the merged `profile_export.jsonl` and `inputs.json` (both under temporary names until
  * both are whole, so a failed merge leaves neither) and summarizes the records. The metric values
  * are dropped when this returns: the report is built without them in memory.
@@ -213,6 +234,7 @@ async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
   let folded: Awaited<ReturnType<typeof foldRecords>>;
   try {
     folded = await foldRecords(p);
+    checkLineCounts(p, folded.counts);
     await concatInputs(inputs, temporaryOf(join(out, INPUTS_FILE_NAME)));
   } catch (err) {
     for (const file of written) await rm(temporaryOf(file), { force: true });

@@ -197,6 +197,25 @@ test('a failed shard: refused by name; with --allow-partial its records are merg
   assert.equal(outcome.shards.per_shard[1]?.run_status.status, 'failed');
 });
 
+test('a shard whose records file lost lines (a cut-short copy) is refused by name; --allow-partial says partial', async () => {
+  const cut = join(root, 'cut-shard');
+  rmSync(cut, { recursive: true, force: true });
+  cpSync(shards[1] as string, cut, { recursive: true });
+  const file = join(cut, 'profile_export.jsonl');
+  const lines = linesOf(file);
+  writeFileSync(file, `${lines.slice(0, -1).join('\n')}\n`);
+  const set = [shards[0] as string, cut, shards[2] as string];
+  const out = freshDir('cut');
+  const refused = await cli([...set, '--artifact-dir', out]);
+  assert.equal(refused.code, 1, refused.stderr);
+  const said = `shard 1 (${cut}): ${lines.length - 1} lines in profile_export.jsonl, its summary says ${lines.length} requests`;
+  assert.ok(refused.stderr.includes(said), refused.stderr);
+  assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
+  const outcome = await mergeShards({ shardDirs: set, artifactDir: out, allowPartial: true });
+  assert.equal(outcome.status.status, 'partial');
+  assert.ok(outcome.status.reason?.includes(said));
+});
+
 test('a malformed line is named by file, line and field, and leaves no records file', async () => {
   const broken = join(root, 'broken-shard');
   rmSync(broken, { recursive: true, force: true });
