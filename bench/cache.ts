@@ -10,10 +10,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ProfileConfig, profileConfig } from '../src/config/schema.js';
 import { idealPrefixHit } from '../src/dataset/prefix-analysis.js';
 import { type DatasetTypeName, getDatasetLoader } from '../src/dataset/registry.js';
 import type { StatsSummary } from '../src/metrics/summary.js';
-import { type ProfileConfig, profileConfig } from '../src/run/config.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, r3 } from './common.js';

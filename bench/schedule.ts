@@ -19,8 +19,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { profileConfig } from '../src/config/schema.js';
 import type { StatsSummary } from '../src/metrics/summary.js';
-import { profileConfig } from '../src/run/config.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import {

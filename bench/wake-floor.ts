@@ -8,8 +8,9 @@
  *
  *   npm run bench:wake -- --precision timer,spin --count 5000
  */
+
+import { FLOOR_WAKEUPS, measureClientFloor } from '../src/health/client-floor.js';
 import { percentileSorted } from '../src/metrics/stats.js';
-import { FLOOR_WAKEUPS, measureClientFloor } from '../src/run/client-floor.js';
 import { RealClock, type TimingPrecision } from '../src/timing/real-clock.js';
 import { wakeLateness } from '../src/timing/wake-floor.js';
 import { arg, machine, r3 } from './common.js';

@@ -16,6 +16,15 @@ export { parseProfileArgs } from './cli/profile-command.js';
 export type { HttpClient, SendRequest } from './client/types.js';
 export { createHttpClient } from './client/undici-client.js';
 export {
+  type ProfileConfig,
+  type ProfileConfigInput,
+  ProfileConfigSchema,
+  ProfileFieldsSchema,
+  profileConfig,
+  profileConfigs,
+  type SweepInput,
+} from './config/schema.js';
+export {
   type ChatMessage,
   type Conversation,
   DATASET_LOADERS,
@@ -78,6 +87,7 @@ export {
   type Stats,
   type Summary,
 } from './metrics/index.js';
+export { ServerUnreachableError } from './preflight/preflight.js';
 export { PromptSynthesisError, PromptSynthesizer } from './prompt/synthesizer.js';
 export {
   BUILTIN_TOKENIZER,
@@ -106,21 +116,11 @@ export {
   writePlots,
   writeReport,
 } from './report/index.js';
-export type { ClockOffset } from './run/clock-offset.js';
-export {
-  type ProfileConfig,
-  type ProfileConfigInput,
-  ProfileConfigSchema,
-  ProfileFieldsSchema,
-  profileConfig,
-  profileConfigs,
-  type SweepInput,
-} from './run/config.js';
 export type { RunOutcome } from './run/finish.js';
-export { ServerUnreachableError } from './run/preflight.js';
 export { type RunEnv, runProfile } from './run/profile.js';
 export type { Logger } from './run/progress.js';
-export type { ShardSection } from './run/start-at.js';
+export type { ClockOffset } from './shard/clock-offset.js';
+export type { ShardSection } from './shard/start-at.js';
 export {
   type SimulatorOptions,
   type SimulatorOptionsInput,

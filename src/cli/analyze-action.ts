@@ -12,17 +12,17 @@ import {
   type SynthesisResult,
   synthesizeTrace,
 } from '../analyze/synthesize-trace.js';
-import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
-import { ConfigError } from '../errors.js';
-import { scheduleFields } from '../run/config-fields.js';
-import type { RuleInput } from '../run/config-rules.js';
+import { scheduleFields } from '../config/fields.js';
 import {
   type SynthesisFieldValues,
   synthesisFields,
   synthesisOf,
   synthesisRule,
-} from '../run/config-synthesis-fields.js';
+} from '../config/fields-synthesis.js';
+import type { RuleInput } from '../config/rules.js';
+import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
+import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
+import { ConfigError } from '../errors.js';
 import { optionFields } from '../util/option-meta.js';
 import { integerAtLeast, oneOf } from './arg-parsers.js';
 import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';

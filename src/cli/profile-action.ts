@@ -6,9 +6,9 @@
  */
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
+import type { ProfileConfig } from '../config/schema.js';
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
 import { claimSweepFolder } from '../run/artifacts.js';
-import type { ProfileConfig } from '../run/config.js';
 import { runProfile } from '../run/profile.js';
 import type { Logger } from '../run/progress.js';
 import { writeSweepSummary } from '../run/sweep.js';

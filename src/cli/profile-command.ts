@@ -5,16 +5,15 @@
  * and cross-field rules.
  */
 import { Command } from 'commander';
-import { REDACTED, redactConfig, redactUrlPasswords } from '../export/redact.js';
-import { type ProfileConfig, ProfileFieldsSchema, profileConfigs, type SweepInput } from '../run/config.js';
+import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from '../config/fields.js';
 import {
-  endpointFields,
-  inputFields,
-  loadFields,
-  outputFields,
-  scheduleFields,
-} from '../run/config-fields.js';
+  type ProfileConfig,
+  ProfileFieldsSchema,
+  profileConfigs,
+  type SweepInput,
+} from '../config/schema.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
+import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
 import { mapAiperfArgs, type OwnOptionLookup } from './aiperf-args.js';
 import { AIPERF_OPTIONS } from './aiperf-options.js';
 import { readConfigFile } from './config-file.js';

@@ -6,8 +6,8 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, TokenloadError } from '../errors.js';
-import { redactUrlPasswords } from '../export/redact.js';
 import { type OptionField, setAt, valueMessage } from '../util/option-meta.js';
+import { redactUrlPasswords } from '../util/redact.js';
 
 function showDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;

@@ -2,7 +2,7 @@
  * One client over several servers (`--url` given more than once): one pooled client per server, each
  * with its own undici Pool and connector (its own connections and pre-opened sockets), and a request
  * goes to the client its {@link SendRequest.server} index names. Which server a request goes to is
- * the sender's choice (run/sender.ts: sessions round-robin, every turn of a session on one server);
+ * the sender's choice (request/sender.ts: sessions round-robin, every turn of a session on one server);
  * this module only routes. Pre-opened and reserved connections are split evenly over the servers,
  * as the sessions are.
  */

@@ -3,7 +3,7 @@
  * keyed by a string such as `"<seed>:isl"`, so changing one option (say, the turn count) never shifts
  * the numbers another option sees. Streams come from `rngFromKey` (SHA-256 seeded xoshiro128**).
  */
-import { rngFromKey, type Uint32Source } from '../prompt/rng.js';
+import { rngFromKey, type Uint32Source } from '../util/rng.js';
 
 const TWO_POW_32 = 4_294_967_296;
 

@@ -19,7 +19,7 @@ export interface RecordLineMetadata {
   turn_index: number;
   x_request_id: string;
   x_correlation_id: string;
-  /** The server the request went to, as `--url` gave it (tokenload's; several servers: run/servers.ts). */
+  /** The server the request went to, as `--url` gave it (tokenload's; several servers: request/servers.ts). */
   server_url: string | null;
   benchmark_phase: 'profiling';
   request_type: string | null;

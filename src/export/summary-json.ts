@@ -5,7 +5,7 @@
 import type { ErrorSummaryEntry } from '../metrics/error-summary.js';
 import type { MetricSummary, Summary } from '../metrics/summary.js';
 import { packageVersion } from '../util/package-root.js';
-import { redactConfig } from './redact.js';
+import { redactConfig } from '../util/redact.js';
 
 /** Default file name of the summary JSON. */
 export const SUMMARY_JSON_FILE_NAME = 'profile_export_aiperf.json';

@@ -9,7 +9,7 @@
  * Bailian trace (16-token blocks, ~120 new ids per request) that made synthesis ~1 M tokens/s.
  */
 import type { TraceId } from '../dataset/types.js';
-import { rngFromIds, rngFromKey, type Uint32Source } from './rng.js';
+import { rngFromIds, rngFromKey, type Uint32Source } from '../util/rng.js';
 
 /** Default number of cached block texts (about 3.5 KB each at 512 tokens). */
 export const DEFAULT_BLOCK_CACHE_ENTRIES = 32_768;

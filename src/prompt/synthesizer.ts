@@ -25,7 +25,7 @@ export interface SynthesizedPrompt {
 
 /**
  * A synthesized prompt as the pieces it is made of (cached block texts, a fresh tail), not joined:
- * a long prompt is then copied once, straight into the request body's bytes (run/body-bytes.ts),
+ * a long prompt is then copied once, straight into the request body's bytes (request/body-bytes.ts),
  * instead of being joined, JSON-escaped and encoded. Every piece is printable ASCII without a quote
  * or a backslash (words are a space and lowercase letters, prompt/word-list.ts), so its JSON form
  * and its UTF-8 bytes are its characters as they are.

@@ -7,6 +7,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inputConfigOf, type ProfileConfig } from '../config/schema.js';
 import { openTraceFile } from '../dataset/open-trace.js';
 import { InterruptedError, OutputError } from '../errors.js';
 import {
@@ -23,7 +24,6 @@ import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
-import { inputConfigOf, type ProfileConfig } from './config.js';
 import { failedStatus } from './run-status.js';
 import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 

@@ -9,9 +9,10 @@
  * their streams late, and on a small machine that backlog feeds on itself for a second or two
  * (measured in bench/README.md). A few hundred requests beforehand remove most of it.
  */
+
+import type { ProfileConfig } from '../config/schema.js';
 import type { Conversation, Dataset, StreamedTurn, Turn } from '../dataset/types.js';
 import { startSimulator } from '../simulator/server.js';
-import type { ProfileConfig } from './config.js';
 import type { RunContext } from './context.js';
 import { runPhase } from './phase.js';
 import { buildStrategy, type PhaseLimits } from './strategy-factory.js';

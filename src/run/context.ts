@@ -4,17 +4,17 @@
  * `client-warmup`, `finish`) import it without importing each other in a cycle.
  */
 import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
+import type { ProfileConfig } from '../config/schema.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
+import type { ClientFloor } from '../health/client-floor.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js';
 import type { Clock } from '../timing/clock.js';
-import type { ClientFloor } from './client-floor.js';
-import type { ProfileConfig } from './config.js';
 import type { Logger } from './progress.js';
 
 /** Injected environment of a run. */
@@ -38,7 +38,7 @@ export interface RunContext {
   templateCounter?: TemplateCounter | null;
   synthesizer: PromptSynthesizer;
   adapter: EndpointAdapter;
-  /** The servers' base URLs (origin + optional base path), in `--url` order (run/servers.ts). */
+  /** The servers' base URLs (origin + optional base path), in `--url` order (request/servers.ts). */
   targets: readonly string[];
   /** The trace read while it replays (fixed schedule with `--trace-streaming`); null when loaded whole. */
   stream: TraceStream | null;

@@ -4,12 +4,14 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inputConfigOf, type ProfileConfig } from '../config/schema.js';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import { clientHealthLine } from '../health/monitor.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
@@ -24,6 +26,7 @@ import {
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
+import type { ShardReport } from '../shard/start-at.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
   LoadStrategy,
@@ -32,12 +35,9 @@ import type {
   RequestRateReport,
   StrategyReport,
 } from '../timing/types.js';
-import { inputConfigOf, type ProfileConfig } from './config.js';
-import { clientHealthLine } from './monitor.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
 import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
-import type { ShardReport } from './start-at.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -86,9 +86,9 @@ export interface FinishInput {
   serverMetrics?: ScrapeReport | null;
   /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
   servedModels?: readonly string[] | null;
-  /** The configuration as asked, written as `input_config` (a shard runs its share: run/shard-run.ts); default `config`. */
+  /** The configuration as asked, written as `input_config` (a shard runs its share: shard/shard-run.ts); default `config`. */
   askedConfig?: ProfileConfig;
-  /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (run/start-at.ts). */
+  /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (shard/start-at.ts). */
   shard?: ShardReport | null;
 }
 

@@ -10,23 +10,23 @@ import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
 import type { PhaseClient } from '../client/worker-factory.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
+import { type ClientHealth, startClientMonitor } from '../health/monitor.js';
+import { SendLog } from '../health/send-log.js';
 import { parseGoodput } from '../metrics/goodput.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import { processRecord } from '../record/process.js';
 import type { RawRecord } from '../record/types.js';
+import { createSender } from '../request/sender.js';
+import { serverTargets } from '../request/servers.js';
+import { SendTally, waitForStartAt } from '../shard/start-at.js';
 import { TimeBase } from '../timing/clock.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
-import { type ClientHealth, startClientMonitor } from './monitor.js';
 import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
-import { SendLog } from './send-log.js';
-import { createSender } from './sender.js';
-import { serverTargets } from './servers.js';
-import { SendTally, waitForStartAt } from './start-at.js';
 import type { PhaseLimits } from './strategy-factory.js';
 
 /** What a phase produced. */

@@ -13,8 +13,9 @@
  * {@link PREWARM_LOOKAHEAD_S} s); always at most {@link PREWARM_CAP}. A streamed trace is not read
  * ahead, so it gets {@link PREWARM_STREAMED}.
  */
+
+import type { ProfileConfig } from '../config/schema.js';
 import type { Dataset } from '../dataset/types.js';
-import type { ProfileConfig } from './config.js';
 
 /** Connections of a phase's pool without `--concurrency` (run/phase.ts). */
 export const PHASE_CONNECTIONS = 2500;

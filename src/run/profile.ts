@@ -8,6 +8,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
+import { synthesisOf } from '../config/fields-synthesis.js';
+import { type ProfileConfig, type ProfileConfigInput, profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
@@ -15,9 +17,17 @@ import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from
 import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
+import { measureClientFloor } from '../health/client-floor.js';
+import type { ProbeAnswer } from '../preflight/preflight.js';
+import { urlPathWarnings } from '../preflight/url-path-check.js';
+import { waitForServer } from '../preflight/wait-for-model.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
+import { joinedPathNote, requestUrlOf, serverTargets } from '../request/servers.js';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
+import type { ClockMeasurement } from '../shard/clock-offset.js';
+import { type ShardInputs, shardDescription, shardInputs, shareConfig } from '../shard/shard-run.js';
+import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
@@ -28,23 +38,13 @@ import {
   createArtifactDir,
   writeFailedSummary,
 } from './artifacts.js';
-import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
-import type { ClockMeasurement } from './clock-offset.js';
-import { type ProfileConfig, type ProfileConfigInput, profileConfig } from './config.js';
-import { synthesisOf } from './config-synthesis-fields.js';
 import type { RunContext, RunEnv } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
-import type { ProbeAnswer } from './preflight.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
-import { joinedPathNote, requestUrlOf, serverTargets } from './servers.js';
-import { type ShardInputs, shardDescription, shardInputs, shareConfig } from './shard-run.js';
-import { checkStartAt, measureRunClock, shardReport } from './start-at.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
-import { urlPathWarnings } from './url-path-check.js';
-import { waitForServer } from './wait-for-model.js';
 
 export type { RunEnv } from './context.js';
 
@@ -62,7 +62,7 @@ export type { RunEnv } from './context.js';
 export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
   const asked = profileConfig(input);
   checkStartAt(asked, Date.now());
-  // A shard runs its share of the load (run/shard-run.ts); the summary keeps the values asked.
+  // A shard runs its share of the load (shard/shard-run.ts); the summary keeps the values asked.
   const config = shareConfig(asked);
   const startTime = new Date();
   let starting: Promise<SpawnedSimulator> | null = null;

@@ -4,6 +4,7 @@
  * line. The scraping itself is `server-metrics/`.
  */
 import { join } from 'node:path';
+import type { ProfileConfig } from '../config/schema.js';
 import type { RunTotals } from '../metrics/types.js';
 import { SERVER_METRICS_JSONL_FILE_NAME, writeServerMetricsExports } from '../server-metrics/exports.js';
 import {
@@ -17,7 +18,6 @@ import { metricsUrls } from '../server-metrics/targets.js';
 import type { MetricsWindow } from '../server-metrics/window.js';
 import { TimeBase } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
-import type { ProfileConfig } from './config.js';
 import type { RunEnv } from './context.js';
 
 /**

@@ -4,8 +4,12 @@
  * fixed schedule for timestamped traces (unless `--no-fixed-schedule`), a request rate when
  * `--request-rate` is set, closed-loop concurrency otherwise (default 1, as AIPerf).
  */
+
+import { syntheticDefaultCount } from '../config/fields-shard.js';
+import type { ProfileConfig } from '../config/schema.js';
 import { createConversationSampler, defaultSamplingStrategy } from '../dataset/sampling.js';
 import type { Dataset, StreamedTurn } from '../dataset/types.js';
+import { shardArrivals } from '../shard/shard-run.js';
 import { earliestFirstTurnMs, type ScheduleZero } from '../timing/fixed-schedule.js';
 import {
   createStrategy,
@@ -16,9 +20,6 @@ import {
 } from '../timing/registry.js';
 import { type SessionSource, type StopConditions, samplerSource } from '../timing/session-source.js';
 import type { LoadStrategy } from '../timing/types.js';
-import type { ProfileConfig } from './config.js';
-import { syntheticDefaultCount } from './config-shard-fields.js';
-import { shardArrivals } from './shard-run.js';
 
 /** Phase-specific stop conditions. */
 export interface PhaseLimits {
@@ -69,7 +70,7 @@ export interface ReplaySource {
   feed?: AsyncIterable<StreamedTurn>;
   /**
    * With auto-offset: time zero, trace ms, in place of the earliest start of the rows replayed (a
-   * shard replays the unsharded run's timeline: run/shard-run.ts); a function is asked when the
+   * shard replays the unsharded run's timeline: shard/shard-run.ts); a function is asked when the
    * replay starts.
    */
   autoZeroMs?: ScheduleZero;

@@ -6,8 +6,8 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import Table from 'cli-table3';
+import type { ProfileConfig } from '../config/schema.js';
 import type { MetricSummary } from '../metrics/summary.js';
-import type { ProfileConfig } from './config.js';
 import type { RunOutcome } from './finish.js';
 
 /** The files a sweep writes in its folder, beside one value folder per run. */

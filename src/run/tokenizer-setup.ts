@@ -3,6 +3,8 @@
  * starts (prompt/tokenizer-source.ts), loaded once per process, with the chat template counter of
  * `--apply-chat-template`; and what the summary says about them.
  */
+
+import type { ProfileConfig } from '../config/schema.js';
 import { loadChatTemplate } from '../prompt/chat-template.js';
 import { TemplateCounter } from '../prompt/template-count.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
@@ -12,7 +14,6 @@ import {
   type TokenizerSource,
   tokenizerSection,
 } from '../prompt/tokenizer-source.js';
-import type { ProfileConfig } from './config.js';
 import type { RunContext, RunEnv } from './context.js';
 import type { FinishInput } from './finish.js';
 

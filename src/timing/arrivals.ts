@@ -7,7 +7,7 @@
  * Intervals come from a seeded generator, so a seed reproduces the arrival sequence.
  */
 import { ConfigError } from '../errors.js';
-import { rngFromKey } from '../prompt/rng.js';
+import { rngFromKey } from '../util/rng.js';
 
 /** Arrival patterns. */
 export const ARRIVAL_PATTERNS = ['constant', 'poisson', 'gamma'] as const;
@@ -19,7 +19,7 @@ export type IntervalSource = () => number;
 
 /**
  * Interval generator for `ratePerS` requests/s; `stream` names the random stream within the seed
- * (each shard of a run draws its own: run/shard-run.ts).
+ * (each shard of a run draws its own: shard/shard-run.ts).
  * @throws {ConfigError} naming `--request-rate` for a rate that is not > 0, or `--arrival-smoothness`
  *   for a gamma shape that is not > 0.
  */

@@ -27,7 +27,7 @@ export interface RequestRateOptions {
   rampNs?: number;
   /** Largest backlog sent as a burst before re-anchoring, ns (default {@link DEFAULT_MAX_CATCHUP_NS}). */
   maxCatchupNs?: number;
-  /** The first arrival comes this long after the start, ns (a shard's phase: run/shard-run.ts); default 0. */
+  /** The first arrival comes this long after the start, ns (a shard's phase: shard/shard-run.ts); default 0. */
   firstTickNs?: number;
 }
 

@@ -3,7 +3,7 @@
  * fails before anything is sent, with a message naming the flag's expectation.
  */
 import { ConfigError } from '../errors.js';
-import { redactUrlPasswords } from '../export/redact.js';
+import { redactUrlPasswords } from './redact.js';
 
 /** Parses a JSON-ish scalar: `true`, `12`, `"x"`, `{...}`; anything else stays a string. */
 function scalar(raw: string): unknown {

@@ -5,8 +5,9 @@
  * weights come from a seeded generator. It computes nothing meaningful; it makes llama.cpp do the
  * real work of a server (tokenize, template, prefill, KV cache, batched decode) at test speed.
  */
-import { rngFromKey } from '../../src/prompt/rng.js';
+
 import { BUILTIN_TOKENIZER, readJson, resolveFiles } from '../../src/prompt/tokenizer.js';
+import { rngFromKey } from '../../src/util/rng.js';
 import { type GgufTensor, type GgufValue, writeGguf } from './gguf-writer.js';
 
 /** Network shape of the tiny model (head size = hidden / heads). */

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { profileConfig } from '../../src/config/schema.js';
 import { RECORD_METRICS } from '../../src/record/record-metrics.js';
-import { profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import type { Fixture, FixturePlayer, PlayedRequest } from './fixture-player.js';
 

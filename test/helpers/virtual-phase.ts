@@ -9,17 +9,17 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PhaseClient } from '../../src/client/worker-factory.js';
+import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
 import type { Conversation } from '../../src/dataset/types.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
 import { RECORDS_FILE_NAME } from '../../src/export/index.js';
 import { PromptSynthesizer } from '../../src/prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../../src/prompt/tokenizer.js';
 import type { RawRecord } from '../../src/record/types.js';
-import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import type { RunContext } from '../../src/run/context.js';
 import { type PhaseResult, runPhase } from '../../src/run/phase.js';
-import { shareConfig } from '../../src/run/shard-run.js';
 import { buildStrategy, profilingLimits } from '../../src/run/strategy-factory.js';
+import { shareConfig } from '../../src/shard/shard-run.js';
 import { TimeBase } from '../../src/timing/clock.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
@@ -85,7 +85,7 @@ export async function virtualPhase(
 }
 
 function context(options: VirtualPhaseOptions, clock: VirtualClock): RunContext {
-  // A shard runs its share of the load, as runProfile gives it (run/shard-run.ts).
+  // A shard runs its share of the load, as runProfile gives it (shard/shard-run.ts).
   const config = shareConfig(
     profileConfig({
       models: ['virtual-model'],

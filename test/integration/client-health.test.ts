@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { FLOOR_WAKEUPS } from '../../src/run/client-floor.js';
+import { FLOOR_WAKEUPS } from '../../src/health/client-floor.js';
 import { runCliProcess } from '../helpers/cli-process.js';
 
 const dirs: string[] = [];

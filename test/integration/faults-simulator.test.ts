@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
+import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { FaultPicker } from '../../src/simulator/faults.js';
 import { parseSimulatorOptions } from '../../src/simulator/options.js';

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { profileConfig } from '../../src/run/config.js';
+import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { freePort } from '../helpers/free-port.js';

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { profileConfig } from '../../src/run/config.js';
+import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import {
   chatChunk,

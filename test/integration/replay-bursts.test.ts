@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
 import { loadTokenizer } from '../../src/prompt/tokenizer.js';
-import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 

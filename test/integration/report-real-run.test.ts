@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
+import type { ProfileConfig } from '../../src/config/schema.js';
 import { compareRuns } from '../../src/report/compare.js';
 import { writeReport } from '../../src/report/html.js';
 import { loadRun } from '../../src/report/load-run.js';
 import { writePlots } from '../../src/report/png.js';
-import type { ProfileConfig } from '../../src/run/config.js';
 import { runProfile } from '../../src/run/profile.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { profileConfig } from '../../src/run/config.js';
+import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';

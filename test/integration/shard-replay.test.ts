@@ -19,7 +19,7 @@ import { EpochBase, readRecordLine } from '../../src/export/record-reader.js';
 import { mergeShards } from '../../src/merge/merge-run.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
-import type { ShardSection } from '../../src/run/start-at.js';
+import type { ShardSection } from '../../src/shard/start-at.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 

@@ -13,8 +13,8 @@ import { test } from 'node:test';
 import { AIPERF_OPTIONS, type AiperfOption } from '../../src/cli/aiperf-options.js';
 import { main } from '../../src/cli/main.js';
 import { parseProfileArgs } from '../../src/cli/profile-command.js';
+import type { ProfileConfig } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
-import type { ProfileConfig } from '../../src/run/config.js';
 
 /** Runs `main` with `args`, capturing what it writes to `stream`. */
 async function captured(stream: NodeJS.WriteStream, args: string[]): Promise<{ code: number; text: string }> {

@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, TokenloadError } from '../../src/errors.js';
 import {
   type ProfileConfigInput,
   ProfileConfigSchema,
   profileConfig,
   profileConfigs,
   type SweepInput,
-} from '../../src/run/config.js';
+} from '../../src/config/schema.js';
+import { ConfigError, TokenloadError } from '../../src/errors.js';
 
 const base = { models: ['m'] } satisfies ProfileConfigInput;
 const bailian = { ...base, inputFile: 'trace.jsonl', customDatasetType: 'bailian_trace' } as const;

@@ -8,7 +8,7 @@ import { loadRandomPool, randomPoolLoader } from '../../src/dataset/random-pool.
 import { getDatasetLoader } from '../../src/dataset/registry.js';
 import { loadSingleTurn, singleTurnLoader } from '../../src/dataset/single-turn.js';
 import { type ChatMessage, type Dataset, DatasetError } from '../../src/dataset/types.js';
-import { ConversationContext } from '../../src/run/conversation-context.js';
+import { ConversationContext } from '../../src/request/conversation-context.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenload-text-'));
 let fileCounter = 0;

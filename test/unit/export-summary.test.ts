@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderConsole } from '../../src/export/console-table.js';
-import { REDACTED, redactConfig } from '../../src/export/redact.js';
 import { renderSummaryCsv } from '../../src/export/summary-csv.js';
 import { buildSummaryJson } from '../../src/export/summary-json.js';
 import { ResponseChecks } from '../../src/metrics/response-checks.js';
 import type { Summary } from '../../src/metrics/summary.js';
 import { emptyTotals } from '../../src/metrics/totals.js';
+import { REDACTED, redactConfig } from '../../src/util/redact.js';
 
 /**
  * Hand-built summary. TTFT from the two values [10, 15] ms: avg 12.5, p_q = 10 + 5·q/100

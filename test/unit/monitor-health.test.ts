@@ -4,11 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ClientFloor } from '../../src/health/client-floor.js';
+import { HEALTH_LIMITS, judge } from '../../src/health/health-judge.js';
+import {
+  clientHealthLine,
+  type HealthFigures,
+  sendLag,
+  startClientMonitor,
+} from '../../src/health/monitor.js';
+import { SendLog } from '../../src/health/send-log.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
-import type { ClientFloor } from '../../src/run/client-floor.js';
-import { HEALTH_LIMITS, judge } from '../../src/run/health-judge.js';
-import { clientHealthLine, type HealthFigures, sendLag, startClientMonitor } from '../../src/run/monitor.js';
-import { SendLog } from '../../src/run/send-log.js';
 
 /** This VM's floor as a run measures it at start-up (figures of the runs in issue 13). */
 const vmFloor: ClientFloor = {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import { BlockStore } from '../../src/prompt/block-store.js';
-import { rngFromIds } from '../../src/prompt/rng.js';
 import { PromptSynthesisError, PromptSynthesizer } from '../../src/prompt/synthesizer.js';
 import { loadTokenizer, type TextTokenizer } from '../../src/prompt/tokenizer.js';
+import { rngFromIds } from '../../src/util/rng.js';
 
 interface Row {
   input_length: number;

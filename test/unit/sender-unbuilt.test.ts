@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpClient } from '../../src/client/types.js';
+import { profileConfig } from '../../src/config/schema.js';
 import type { Conversation, Turn } from '../../src/dataset/types.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
 import { PromptSynthesizer } from '../../src/prompt/synthesizer.js';
 import { loadTokenizer } from '../../src/prompt/tokenizer.js';
 import { FAILURE_CODES } from '../../src/record/failure.js';
 import type { RawRecord } from '../../src/record/types.js';
-import { profileConfig } from '../../src/run/config.js';
-import { createSender } from '../../src/run/sender.js';
+import { createSender } from '../../src/request/sender.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
 test('a request that cannot be built is recorded as a client_error and never sent', async () => {

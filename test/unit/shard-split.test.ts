@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ProfileConfig } from '../../src/config/schema.js';
 import { fnv1a64, sessionShard } from '../../src/dataset/shard.js';
-import type { ProfileConfig } from '../../src/run/config.js';
 import { textConversations, type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
 
 /** The records of each of `count` shards run with `config` (and the shard flags). */

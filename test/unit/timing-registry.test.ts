@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
 import type { Conversation, Dataset } from '../../src/dataset/types.js';
 import { ConfigError } from '../../src/errors.js';
-import { type ProfileConfig, profileConfig } from '../../src/run/config.js';
 import { buildStrategy, profilingLimits, warmupLimits } from '../../src/run/strategy-factory.js';
 import type { DispatchItem } from '../../src/timing/types.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';

@@ -11,12 +11,12 @@
  * The polls happen before the first scrape of `/metrics`, so they are in no counter's delta.
  */
 import { request } from 'undici';
+import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from '../config/fields-server.js';
+import type { ProfileConfig } from '../config/schema.js';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
-import type { ProfileConfig } from './config.js';
-import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './config-server-fields.js';
-import type { RunEnv } from './context.js';
+import type { RunEnv } from '../run/context.js';
 import {
   type ProbeAnswer,
   preflight,

@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import type { TraceId } from '../dataset/types.js';
-import { fmix32 } from '../util/fmix32.js';
+import { fmix32 } from './fmix32.js';
 
 /** A stream of uint32 values. */
 export type Uint32Source = () => number;

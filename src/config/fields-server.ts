@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { normalizeMetricsUrl } from '../server-metrics/targets.js';
 import { option } from '../util/option-meta.js';
-import type { ConfigRule } from './config-rules.js';
+import type { ConfigRule } from './rules.js';
 
 /** `--wait-for-model-mode` values: what "the model is served" means. */
 export const WAIT_FOR_MODEL_MODES = ['models', 'inference', 'both'] as const;

@@ -1,16 +1,16 @@
 /**
  * The cross-field rules of a profile configuration. Each rule looks at the fields as given (before
  * defaults are resolved) and returns the message of its violation, naming every flag involved, or
- * null. The schema in `./config.ts` runs them all; the CLI and library callers get the same checks.
+ * null. The schema in `./schema.ts` runs them all; the CLI and library callers get the same checks.
  */
 import { DATASET_LOADERS, DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
-import { waitForModelRule } from './config-server-fields.js';
-import { shardProblem } from './config-shard-fields.js';
-import { type SynthesisFieldValues, synthesisRule } from './config-synthesis-fields.js';
+import { waitForModelRule } from './fields-server.js';
+import { shardProblem } from './fields-shard.js';
+import { type SynthesisFieldValues, synthesisRule } from './fields-synthesis.js';
 
 /** The fields a rule reads: the configuration as given, before defaults are resolved. */
 export interface RuleInput extends SynthesisFieldValues {

@@ -1,7 +1,7 @@
 /**
  * The fields of a profile run's configuration, each with its AIPerf flag, unit, default and help
  * text ({@link option}). Grouped as `aiperf profile --help` groups them. Field names follow the
- * flags they come from with units in the names; `./config.ts` adds the cross-field rules.
+ * flags they come from with units in the names; `./schema.ts` adds the cross-field rules.
  */
 import { z } from 'zod';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
@@ -19,9 +19,9 @@ import {
   collectUrls,
   parseModels,
 } from '../util/option-values.js';
-import { serverMetricsFields, waitForModelFields } from './config-server-fields.js';
-import { shardFields } from './config-shard-fields.js';
-import { synthesisFields } from './config-synthesis-fields.js';
+import { serverMetricsFields, waitForModelFields } from './fields-server.js';
+import { shardFields } from './fields-shard.js';
+import { synthesisFields } from './fields-synthesis.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
 export const CONTEXT_MODES = [

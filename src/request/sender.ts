@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
+import type { ProfileConfig } from '../config/schema.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
-import { rngFromKey } from '../prompt/rng.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
@@ -17,9 +17,9 @@ import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { type Clock, monotonicNowNs } from '../timing/clock.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
+import { rngFromKey } from '../util/rng.js';
 import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
-import type { ProfileConfig } from './config.js';
 import { ConversationContext } from './conversation-context.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { type ServerTarget, serverOfSession } from './servers.js';
@@ -30,7 +30,7 @@ export interface SenderDeps {
   config: ProfileConfig;
   client: HttpClient;
   adapter: EndpointAdapter;
-  /** The run's servers with their request paths, in `--url` order (run/servers.ts). */
+  /** The run's servers with their request paths, in `--url` order (request/servers.ts). */
   servers: readonly ServerTarget[];
   synthesizer: PromptSynthesizer;
   tokenizer: TextTokenizer;

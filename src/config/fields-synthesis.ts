@@ -12,7 +12,7 @@ import {
   type TraceSynthesis,
 } from '../dataset/trace-synthesis.js';
 import { option, optionFields } from '../util/option-meta.js';
-import type { ConfigRule } from './config-rules.js';
+import type { ConfigRule } from './rules.js';
 
 /** A multiplier field's schema (a new one per field: option metadata is keyed by the schema). */
 const multiplier = () => z.number().positive().default(1);

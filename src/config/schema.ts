@@ -7,11 +7,11 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { REDACTED } from '../export/redact.js';
 import { stimulusName } from '../timing/registry.js';
 import { optionFields, parseOptions, setAt, valueAt } from '../util/option-meta.js';
-import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from './config-fields.js';
-import { CONFIG_RULES, resolvesToFixedSchedule } from './config-rules.js';
+import { REDACTED } from '../util/redact.js';
+import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from './fields.js';
+import { CONFIG_RULES, resolvesToFixedSchedule } from './rules.js';
 
 /** Every option field, as given (before defaults that depend on other fields are resolved). */
 export const ProfileFieldsSchema = z.strictObject({
@@ -28,7 +28,7 @@ type ProfileFields = z.output<typeof ProfileFieldsSchema>;
 /**
  * Everything a profile run needs: every field of {@link ProfileFieldsSchema} with the defaults that
  * depend on other fields resolved (fixed schedule implied by a timestamped trace, a drawn random seed,
- * the AIPerf-style artifact folder, …). Field docs are on the schema's fields in `./config-fields.ts`.
+ * the AIPerf-style artifact folder, …). Field docs are on the schema's fields in `./fields.ts`.
  */
 export type ProfileConfig = Omit<
   ProfileFields,
@@ -87,7 +87,7 @@ function resolve(f: ProfileFields): ProfileConfig {
 }
 
 /**
- * The whole schema: fields, then every cross-field rule of `./config-rules.ts`, then the resolved
+ * The whole schema: fields, then every cross-field rule of `./rules.ts`, then the resolved
  * {@link ProfileConfig}. `parse` is idempotent: a resolved configuration parses to itself.
  */
 export const ProfileConfigSchema = ProfileFieldsSchema.superRefine((fields, ctx) => {

@@ -10,12 +10,13 @@
  *   shards add up to a Poisson process of rate R).
  * The summary's `input_config` keeps the values as given (the whole run's); the load line says the share.
  */
+
+import { syntheticDefaultCount } from '../config/fields-shard.js';
+import type { ProfileConfig } from '../config/schema.js';
 import { type ShardSpec, shardDataset, shardTraceStream } from '../dataset/shard.js';
 import type { Dataset, TraceStream } from '../dataset/types.js';
 import { earliestFirstTurnMs, type ScheduleZero } from '../timing/fixed-schedule.js';
 import type { RatePlan } from '../timing/registry.js';
-import type { ProfileConfig } from './config.js';
-import { syntheticDefaultCount } from './config-shard-fields.js';
 
 /** The shard a configuration runs, or null for an unsharded run. */
 export function shardOf(config: Pick<ProfileConfig, 'shardIndex' | 'shardCount'>): ShardSpec | null {

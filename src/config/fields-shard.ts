@@ -1,11 +1,11 @@
 /**
  * tokenload's options for one run spread over several processes (AIPerf has none): which share of
- * the work this process runs (`--shard-index i --shard-count n`, run/shard-run.ts) and the absolute
+ * the work this process runs (`--shard-index i --shard-count n`, shard/shard-run.ts) and the absolute
  * time its schedule starts at (`--start-at`); plus their cross-field rule.
  */
 import { z } from 'zod';
 import { option } from '../util/option-meta.js';
-import type { RuleInput } from './config-rules.js';
+import type { RuleInput } from './rules.js';
 
 /** `--start-at` as ISO 8601 text: a date, a time to the minute or finer, and an explicit zone. */
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;

@@ -6,8 +6,8 @@
  * `--url-strategy round_robin` assigns each request on its own; tokenload keeps sessions whole.
  */
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
-import type { RunContext } from './context.js';
-import { hasV1Twice } from './url-path-check.js';
+import { hasV1Twice } from '../preflight/url-path-check.js';
+import type { RunContext } from '../run/context.js';
 
 /** One server of the run. */
 export interface ServerTarget {

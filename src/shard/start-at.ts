@@ -6,14 +6,15 @@
  * so the shards of a run, started apart, share one timeline. A sharded or `--start-at` run's summary
  * gets a `shard` section ({@link ShardSection}) and the console a `Shard …` line.
  */
+
+import type { ProfileConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
+import { headersOf } from '../preflight/wait-for-model.js';
+import type { RunContext, RunEnv } from '../run/context.js';
 import type { Clock } from '../timing/clock.js';
 import type { StrategyReport } from '../timing/types.js';
 import { type ClockMeasurement, measureClockOffset } from './clock-offset.js';
-import type { ProfileConfig } from './config.js';
-import type { RunContext, RunEnv } from './context.js';
 import { sessionAssignment, shardOf } from './shard-run.js';
-import { headersOf } from './wait-for-model.js';
 
 /** A `--start-at` this far in the past when the run begins is still taken (clocks and submitters differ), ms. */
 export const START_AT_PAST_TOLERANCE_MS = 1000;
@@ -149,7 +150,7 @@ export interface ShardSection {
    * without a schedule), ms, on this process's clock; null without `--start-at` or without a request.
    */
   first_send_skew_ms: number | null;
-  /** This process's clock against the server's (run/clock-offset.ts); null when not measured. */
+  /** This process's clock against the server's (shard/clock-offset.ts); null when not measured. */
   clock: ClockMeasurement['clock'];
   /** Sessions that sent at least one request. */
   sessions: number;
