@@ -5,8 +5,7 @@
  */
 import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
 import { getDatasetLoader } from '../dataset/registry.js';
-import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
-import type { Dataset, SkipCounts, Turn } from '../dataset/types.js';
+import type { Dataset, SkipCounts, TraceSynthesis, Turn } from '../dataset/types.js';
 import { type Distribution, distributionOf } from './distribution.js';
 
 /** Options of {@link analyzeTrace}. */

@@ -16,12 +16,8 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { exactJson } from '../dataset/exact-ids.js';
 import { getDatasetLoader } from '../dataset/registry.js';
-import {
-  SYNTHESIS_DATASET_TYPES,
-  synthesisProblem,
-  type TraceSynthesis,
-} from '../dataset/trace-synthesis.js';
-import type { StreamedTurn, TraceStream } from '../dataset/types.js';
+import { SYNTHESIS_DATASET_TYPES, synthesisProblem } from '../dataset/trace-synthesis.js';
+import type { StreamedTurn, TraceStream, TraceSynthesis } from '../dataset/types.js';
 import { TokenloadError } from '../errors.js';
 
 export { SYNTHESIS_DATASET_TYPES };

@@ -21,7 +21,7 @@ import {
 } from '../config/fields-synthesis.js';
 import type { RuleInput } from '../config/rules.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import type { TraceSynthesis } from '../dataset/trace-synthesis.js';
+import type { TraceSynthesis } from '../dataset/types.js';
 import { ConfigError } from '../errors.js';
 import { optionFields } from '../util/option-meta.js';
 import { integerAtLeast, oneOf } from './arg-parsers.js';

@@ -6,11 +6,8 @@
  * What each does, row by row: dataset/trace-synthesis.ts.
  */
 import { z } from 'zod';
-import {
-  isIdentitySynthesis,
-  SYNTHESIS_DATASET_TYPES,
-  type TraceSynthesis,
-} from '../dataset/trace-synthesis.js';
+import { isIdentitySynthesis, SYNTHESIS_DATASET_TYPES } from '../dataset/trace-synthesis.js';
+import type { TraceSynthesis } from '../dataset/types.js';
 import { option, optionFields } from '../util/option-meta.js';
 import type { ConfigRule } from './rules.js';
 

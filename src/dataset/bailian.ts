@@ -12,9 +12,10 @@
 import { type LinkFields, NO_PARENT, ParentLinker } from './bailian-links.js';
 import { resolveLoadOptions } from './load-options.js';
 import { groupByKey, sortRowsStable } from './sessions.js';
-import { type SharedIds, scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
+import type { SharedIds } from './shared-ids.js';
+import { scanSharedIds, sharedIdsOfRows } from './shared-ids-scan.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows, type TraceRow } from './trace-rows.js';
-import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn } from './trace-synthesis.js';
 import type {
   Conversation,
   Dataset,
@@ -25,6 +26,7 @@ import type {
   StreamedTurn,
   TraceId,
   TraceStream,
+  TraceSynthesis,
   Turn,
 } from './types.js';
 import {

@@ -1,12 +1,8 @@
 /**
  * Checking and defaulting of {@link LoadOptions}, shared by every trace loader.
  */
-import {
-  isIdentitySynthesis,
-  SYNTHESIS_DEFAULTS,
-  synthesisProblem,
-  type TraceSynthesis,
-} from './trace-synthesis.js';
+import { isIdentitySynthesis, SYNTHESIS_DEFAULTS, synthesisProblem } from './trace-synthesis.js';
+import type { TraceSynthesis } from './types.js';
 import { DatasetError, type LoadOptions } from './types.js';
 
 /** {@link LoadOptions} after validation, with defaults filled in. */

@@ -7,9 +7,10 @@
 import { type ResolvedLoadOptions, resolveLoadOptions } from './load-options.js';
 import { type MooncakeInputField, type MooncakeRow, parseMooncakeRow } from './mooncake-row.js';
 import { groupByKey } from './sessions.js';
-import { scanSharedIds, sharedIdsOfRows } from './shared-ids.js';
+import { scanSharedIds, sharedIdsOfRows } from './shared-ids-scan.js';
 import { collectTraceRows, emptySkipCounts, streamTraceRows } from './trace-rows.js';
-import { initSynthesisCounts, scalesPrompt, synthesizeTurn, type TraceSynthesis } from './trace-synthesis.js';
+import { initSynthesisCounts, scalesPrompt, synthesizeTurn } from './trace-synthesis.js';
+import type { TraceSynthesis } from './types.js';
 import {
   type ContextMode,
   type Conversation,

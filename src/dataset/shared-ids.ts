@@ -11,8 +11,6 @@
  * the ids' size (64-bit ids included); nothing per row.
  */
 import { fmix32 } from '../util/fmix32.js';
-import type { ResolvedLoadOptions } from './load-options.js';
-import { emptySkipCounts, type RowParser, streamTraceRows, type TraceRow } from './trace-rows.js';
 import type { TraceId } from './types.js';
 
 /** Slots of a new table (a power of two). */
@@ -83,38 +81,4 @@ export class SharedIds {
 function halves(id: TraceId): [number, number] {
   if (typeof id === 'bigint') return [Number(id & 0xffffffffn), Number((id >> 32n) & 0xffffffffn)];
   return [id >>> 0, Math.floor(id / 4294967296) >>> 0];
-}
-
-/** Counts the ids of one row's synthetic prompt (rows of other prompt kinds have none). */
-export function countRowIds(shared: SharedIds, row: TraceRow): void {
-  const prompt = row.turn.prompt;
-  if (prompt.kind !== 'synthetic') return;
-  for (const id of prompt.hashIds) shared.add(id);
-}
-
-/** The {@link SharedIds} of rows already read (a whole-file load). */
-export function sharedIdsOfRows(rows: Iterable<TraceRow>): SharedIds {
-  const shared = new SharedIds();
-  for (const row of rows) countRowIds(shared, row);
-  return shared;
-}
-
-/**
- * The pre-pass of a streamed synthesis: reads `file` once, streaming, with the filters of the replay
- * (offset window, max ISL, bad lines as `options` say), and counts the kept rows' ids. Rows are not
- * kept. The replay's own read counts what it drops; this read's counts are discarded.
- * @throws {DatasetError} as {@link streamTraceRows}.
- */
-export async function scanSharedIds<R extends TraceRow>(
-  file: string,
-  options: ResolvedLoadOptions,
-  parse: RowParser<R>,
-): Promise<SharedIds> {
-  const shared = new SharedIds();
-  const rows = streamTraceRows(file, options, parse, emptySkipCounts(), undefined, {
-    stopAtEndOffset: true,
-    maxIsl: true,
-  });
-  for await (const row of rows) countRowIds(shared, row);
-  return shared;
 }

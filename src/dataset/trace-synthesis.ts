@@ -24,26 +24,10 @@
 import { fmix32 } from '../util/fmix32.js';
 import { scaleSyntheticPrompt } from './block-scale.js';
 import type { SharedIds } from './shared-ids.js';
-import type { SkipCounts, Turn } from './types.js';
+import type { SkipCounts, TraceSynthesis, Turn } from './types.js';
 
 /** Dataset types whose rows take trace synthesis (AIPerf: the trace loaders). */
 export const SYNTHESIS_DATASET_TYPES = ['bailian_trace', 'mooncake_trace'] as const;
-
-/** The synthesis options of a trace load, as AIPerf names them (`--synthesis-…`). */
-export interface TraceSynthesis {
-  /** `--synthesis-prefix-len-multiplier` (> 0; default 1). */
-  prefixLenMultiplier: number;
-  /** `--synthesis-prefix-root-multiplier` (integer ≥ 1; default 1). */
-  prefixRootMultiplier: number;
-  /** `--synthesis-prompt-len-multiplier` (> 0; default 1). */
-  promptLenMultiplier: number;
-  /** `--synthesis-output-len-multiplier` (> 0; default 1). */
-  outputLenMultiplier: number;
-  /** `--synthesis-max-isl`: rows whose trace `input_length` exceeds it are dropped (integer ≥ 1). */
-  maxIsl?: number | undefined;
-  /** `--synthesis-max-osl`: `output_length` is capped at it after scaling (integer ≥ 1). */
-  maxOsl?: number | undefined;
-}
 
 /** AIPerf's defaults: every multiplier 1, no caps. */
 export const SYNTHESIS_DEFAULTS: TraceSynthesis = {

@@ -4,7 +4,6 @@
  * timing stage schedules turns by `timestampMs` / `delayMs`.
  */
 import { TokenloadError } from '../errors.js';
-import type { TraceSynthesis } from './trace-synthesis.js';
 
 /**
  * How earlier turns of a conversation are carried into a later request.
@@ -271,4 +270,20 @@ export class DatasetError extends TokenloadError {
   ) {
     super('E_DATASET', message);
   }
+}
+
+/** The synthesis options of a trace load, as AIPerf names them (`--synthesis-…`). */
+export interface TraceSynthesis {
+  /** `--synthesis-prefix-len-multiplier` (> 0; default 1). */
+  prefixLenMultiplier: number;
+  /** `--synthesis-prefix-root-multiplier` (integer ≥ 1; default 1). */
+  prefixRootMultiplier: number;
+  /** `--synthesis-prompt-len-multiplier` (> 0; default 1). */
+  promptLenMultiplier: number;
+  /** `--synthesis-output-len-multiplier` (> 0; default 1). */
+  outputLenMultiplier: number;
+  /** `--synthesis-max-isl`: rows whose trace `input_length` exceeds it are dropped (integer ≥ 1). */
+  maxIsl?: number | undefined;
+  /** `--synthesis-max-osl`: `output_length` is capped at it after scaling (integer ≥ 1). */
+  maxOsl?: number | undefined;
 }
