@@ -4,8 +4,7 @@
  * integers; metric values are in display units.
  */
 import { metricByTag } from '../metrics/registry.js';
-import type { IslSource, OslSource } from '../record/tokens.js';
-import type { LineRecord, Usage } from '../record/types.js';
+import type { IslSource, LineRecord, OslSource, Usage } from '../record/types.js';
 import type { TimeBase } from '../timing/clock.js';
 import { LineSink } from './line-sink.js';
 

@@ -11,8 +11,15 @@
  */
 import { TokenloadError } from '../errors.js';
 import { FAILURE_CODES } from '../record/failure.js';
-import type { IslSource, OslSource } from '../record/tokens.js';
-import type { ErrorKind, LineError, LineRecord, RecordMetrics, Usage } from '../record/types.js';
+import type {
+  ErrorKind,
+  IslSource,
+  LineError,
+  LineRecord,
+  OslSource,
+  RecordMetrics,
+  Usage,
+} from '../record/types.js';
 import type { EpochConverter } from './jsonl-writer.js';
 
 /** A line that is not a record line as tokenload writes it; `field` is the JSON path at fault. */

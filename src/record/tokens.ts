@@ -3,7 +3,7 @@
  * OSL; the README quotes the rule from {@link countTokens}.
  */
 import type { TextTokenizer } from '../prompt/tokenizer.js';
-import type { ContentChunk, RawRecord } from './types.js';
+import type { ContentChunk, IslSource, OslSource, RawRecord } from './types.js';
 
 /** Inputs to token counting that come from the run configuration. */
 export interface TokenContext {
@@ -12,15 +12,6 @@ export interface TokenContext {
   /** `--use-server-token-count`: take ISL from `usage.prompt_tokens` before the client count. */
   useServerTokenCount: boolean;
 }
-
-/** Where an ISL came from: the server's `usage.prompt_tokens`, or the prompt tokenload built. */
-export type IslSource = 'server_usage' | 'client_prompt';
-
-/**
- * Where an OSL came from: the server's `usage.completion_tokens`, the client tokenizer's count of
- * the output text, or one token per content chunk (no tokenizer).
- */
-export type OslSource = 'server_usage' | 'client_tokenizer' | 'content_chunks';
 
 /** Token counts of one record. Every count is in tokens; undefined means "not known". */
 export interface TokenCounts {

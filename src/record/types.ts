@@ -8,8 +8,6 @@
  * `TimeBase.toEpochNs` only when exporting.
  */
 
-import type { IslSource, OslSource } from './tokens.js';
-
 /**
  * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
  * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
@@ -231,3 +229,12 @@ export type LineRawField =
 export type LineRecord = Omit<ProcessedRecord, 'raw'> & {
   raw: Pick<RawRecord, LineRawField> & { error: LineError | null };
 };
+
+/** Where an ISL came from: the server's `usage.prompt_tokens`, or the prompt tokenload built. */
+export type IslSource = 'server_usage' | 'client_prompt';
+
+/**
+ * Where an OSL came from: the server's `usage.completion_tokens`, the client tokenizer's count of
+ * the output text, or one token per content chunk (no tokenizer).
+ */
+export type OslSource = 'server_usage' | 'client_tokenizer' | 'content_chunks';

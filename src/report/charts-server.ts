@@ -19,8 +19,7 @@ import {
 } from './chart-base.js';
 import { htmlTable } from './html-sections.js';
 import { escapeHtml } from './html-text.js';
-import type { EndpointSeries, ServerRunData, TimePoints } from './server-series.js';
-import type { RunData } from './types.js';
+import type { EndpointSeries, RunData, ServerRunData, TimePoints } from './types.js';
 
 /** The id of every server-metrics chart (`plots/<id>.png`), in report order. */
 export const SERVER_CHART_IDS = [

@@ -12,28 +12,7 @@ import { KNOWN_SERIES, knownValue } from '../server-metrics/known-series.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ScrapeLine } from '../server-metrics/snapshot.js';
 import { byEndpoint, increase, readScrapeLines } from '../server-metrics/window.js';
-import { RunLoadError } from './types.js';
-
-/** `[time s, value]` pairs in time order. */
-export type TimePoints = Array<[number, number]>;
-
-/** One endpoint's series for the charts. */
-export interface EndpointSeries {
-  url: string;
-  /** Gauges by known-series key (`running_requests`, `kv_cache_usage`, …), as scraped. */
-  gauges: Record<string, TimePoints>;
-  /** Counters by key, as per-second rates between consecutive scrapes. */
-  rates: Record<string, TimePoints>;
-  /** Prefix-cache hit rate (0–1) between consecutive scrapes that queried anything. */
-  hitRate: TimePoints;
-}
-
-/** The server metrics of a run, for the report. */
-export interface ServerRunData {
-  endpoints: EndpointSeries[];
-  /** The summary's `server_metrics` section; null when the summary has none. */
-  section: ServerMetricsSection | null;
-}
+import { type EndpointSeries, RunLoadError, type ServerRunData, type TimePoints } from './types.js';
 
 const seconds = (line: ScrapeLine, t0Ns: bigint): number => Number(line.timestamp_ns - t0Ns) / 1e9;
 

@@ -3,7 +3,7 @@
  * per-request points on a relative time axis plus the run summary.
  */
 import { TokenloadError } from '../errors.js';
-import type { ServerRunData } from './server-series.js';
+import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { SampledValues } from './value-sample.js';
 
 /** A failed request's error, as written in `profile_export.jsonl`. */
@@ -121,4 +121,25 @@ export class RunLoadError extends TokenloadError {
   ) {
     super('E_ARTIFACTS', message);
   }
+}
+
+/** `[time s, value]` pairs in time order. */
+export type TimePoints = Array<[number, number]>;
+
+/** One endpoint's series for the charts. */
+export interface EndpointSeries {
+  url: string;
+  /** Gauges by known-series key (`running_requests`, `kv_cache_usage`, …), as scraped. */
+  gauges: Record<string, TimePoints>;
+  /** Counters by key, as per-second rates between consecutive scrapes. */
+  rates: Record<string, TimePoints>;
+  /** Prefix-cache hit rate (0–1) between consecutive scrapes that queried anything. */
+  hitRate: TimePoints;
+}
+
+/** The server metrics of a run, for the report. */
+export interface ServerRunData {
+  endpoints: EndpointSeries[];
+  /** The summary's `server_metrics` section; null when the summary has none. */
+  section: ServerMetricsSection | null;
 }
