@@ -10,7 +10,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ProfileConfig, profileConfig } from '../src/config/schema.js';
+import type { ProfileConfig } from '../src/config/resolve.js';
+import { profileConfig } from '../src/config/schema.js';
 import { idealPrefixHit } from '../src/dataset/prefix-analysis.js';
 import { type DatasetTypeName, getDatasetLoader } from '../src/dataset/registry.js';
 import type { StatsSummary } from '../src/metrics/summary.js';

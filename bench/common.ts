@@ -182,7 +182,7 @@ export interface MeasureOptions {
  * outside it).
  */
 export async function measuredRun(
-  config: import('../src/config/schema.js').ProfileConfig,
+  config: import('../src/config/resolve.js').ProfileConfig,
   simPid: number,
   options: MeasureOptions = {},
 ): Promise<MeasuredRun> {

@@ -18,7 +18,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ProfileConfig, profileConfig } from '../src/config/schema.js';
+import type { ProfileConfig } from '../src/config/resolve.js';
+import { profileConfig } from '../src/config/schema.js';
 import { runProfile } from '../src/run/profile.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';
 import { arg, machine, r3 } from './common.js';

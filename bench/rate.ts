@@ -22,7 +22,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ProfileConfig, profileConfig } from '../src/config/schema.js';
+import type { ProfileConfig } from '../src/config/resolve.js';
+import { profileConfig } from '../src/config/schema.js';
 import type { StatsSummary, Summary } from '../src/metrics/summary.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../src/simulator/options.js';
 import { spawnSimulator } from '../src/simulator/spawn.js';

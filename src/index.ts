@@ -15,15 +15,10 @@ export { SynthesisError } from './analyze/synthesize-trace.js';
 export { parseProfileArgs } from './cli/profile-command.js';
 export type { HttpClient, SendRequest } from './client/types.js';
 export { createHttpClient } from './client/undici-client.js';
-export {
-  type ProfileConfig,
-  type ProfileConfigInput,
-  ProfileConfigSchema,
-  ProfileFieldsSchema,
-  profileConfig,
-  profileConfigs,
-  type SweepInput,
-} from './config/schema.js';
+export { type ProfileConfigInput, ProfileFieldsSchema } from './config/fields.js';
+export type { ProfileConfig } from './config/resolve.js';
+export { ProfileConfigSchema, profileConfig } from './config/schema.js';
+export { profileConfigs, type SweepInput } from './config/sweep.js';
 export {
   type ChatMessage,
   type Conversation,

@@ -12,14 +12,10 @@ import {
   type SynthesisResult,
   synthesizeTrace,
 } from '../analyze/synthesize-trace.js';
-import { scheduleFields } from '../config/fields.js';
-import {
-  type SynthesisFieldValues,
-  synthesisFields,
-  synthesisOf,
-  synthesisRule,
-} from '../config/fields-synthesis.js';
-import type { RuleInput } from '../config/rules.js';
+import { scheduleFields } from '../config/fields-schedule.js';
+import { type SynthesisFieldValues, synthesisFields, synthesisOf } from '../config/fields-synthesis.js';
+import type { RuleInput } from '../config/rule-types.js';
+import { synthesisRule } from '../config/rules-synthesis.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import type { TraceSynthesis } from '../dataset/types.js';
 import { ConfigError } from '../errors.js';

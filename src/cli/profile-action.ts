@@ -6,7 +6,7 @@
  */
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
 import { claimSweepFolder } from '../run/artifacts.js';
 import { runProfile } from '../run/profile.js';

@@ -5,13 +5,15 @@
  * and cross-field rules.
  */
 import { Command } from 'commander';
-import { endpointFields, inputFields, loadFields, outputFields, scheduleFields } from '../config/fields.js';
-import {
-  type ProfileConfig,
-  ProfileFieldsSchema,
-  profileConfigs,
-  type SweepInput,
-} from '../config/schema.js';
+import { ProfileFieldsSchema } from '../config/fields.js';
+import { endpointFields } from '../config/fields-endpoint.js';
+import { inputFields } from '../config/fields-input.js';
+import { loadFields } from '../config/fields-load.js';
+import { outputFields } from '../config/fields-output.js';
+import { scheduleFields } from '../config/fields-schedule.js';
+import type { ProfileConfig } from '../config/resolve.js';
+import type { SweepInput } from '../config/sweep.js';
+import { profileConfigs } from '../config/sweep.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
 import { mapAiperfArgs, type OwnOptionLookup } from './aiperf-args.js';

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { normalizeMetricsUrl } from '../server-metrics/targets.js';
 import { option } from '../util/option-meta.js';
-import type { ConfigRule } from './rules.js';
 
 /** `--wait-for-model-mode` values: what "the model is served" means. */
 export const WAIT_FOR_MODEL_MODES = ['models', 'inference', 'both'] as const;
@@ -94,19 +93,4 @@ export const serverMetricsFields = {
     help: 'time between two scrapes of /metrics, ms',
     internal: true,
   }),
-};
-
-/** The rule of the wait options: mode and interval mean nothing without a timeout (AIPerf's check). */
-export const waitForModelRule: ConfigRule = {
-  option: '--wait-for-model-timeout',
-  check(c) {
-    if ((c.waitForModelTimeoutSeconds ?? 0) > 0) return null;
-    const given = [
-      c.waitForModelMode === undefined ? null : '--wait-for-model-mode',
-      c.waitForModelIntervalSeconds === undefined ? null : '--wait-for-model-interval',
-    ].filter((f) => f !== null);
-    return given.length === 0
-      ? null
-      : `${given.join(' and ')} ${given.length === 1 ? 'has' : 'have'} no effect without --wait-for-model-timeout > 0.`;
-  },
 };

@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import { option } from '../util/option-meta.js';
-import type { RuleInput } from './rules.js';
 
 /** `--start-at` as ISO 8601 text: a date, a time to the minute or finer, and an explicit zone. */
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -50,44 +49,3 @@ export const shardFields = {
     help: 'start the schedule at this absolute time (ISO 8601 with a zone, or epoch ms; at most 24 h ahead): start-up is done first, then the run waits for it',
   }),
 };
-
-/**
- * The first problem of the shard options: index and count go together, the index is below the
- * count, and every shard gets at least one session slot and one request when those are split.
- * @param fixed the run replays on a fixed schedule (config-rules.ts `resolvesToFixedSchedule`).
- */
-export function shardProblem(c: RuleInput, fixed: boolean): string | null {
-  const { shardIndex: index, shardCount: count } = c;
-  if ((index === undefined) !== (count === undefined))
-    return '--shard-index and --shard-count go together: give both or neither.';
-  if (index === undefined || count === undefined) return null;
-  if (index >= count)
-    return `--shard-index ${index} is not below --shard-count ${count} (indices run from 0 to ${count - 1}).`;
-  const split = splitProblem(c, count, fixed);
-  return split === null ? null : `--shard-count ${count}: ${split}`;
-}
-
-/** A split of the concurrency or request count that would leave a shard with nothing. */
-function splitProblem(c: RuleInput, count: number, fixed: boolean): string | null {
-  const closedLoop = !fixed && c.requestRate === undefined;
-  const concurrency = c.concurrency ?? (closedLoop ? 1 : undefined);
-  const last = `shard ${count - 1}`;
-  if (concurrency !== undefined && concurrency < count)
-    return `--concurrency ${concurrency}${c.concurrency === undefined ? ' (the default)' : ''} is split over the shards and would leave ${last} without a session slot; give --concurrency ${count} or more.`;
-  const requests = c.requestCount ?? syntheticDefaultCount(c);
-  if (requests !== undefined && requests < count)
-    return `--request-count ${requests}${c.requestCount === undefined ? ' (the default)' : ''} is split over the shards and would leave ${last} without a request; give --request-count ${count} or more.`;
-  return null;
-}
-
-/** The request count a synthetic run stops at without --request-count or --benchmark-duration (AIPerf's). */
-export function syntheticDefaultCount(c: {
-  inputFile?: string | undefined;
-  requestCount?: number | undefined;
-  benchmarkDurationSeconds?: number | undefined;
-  concurrency?: number | undefined;
-}): number | undefined {
-  if (c.inputFile !== undefined || c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined)
-    return undefined;
-  return Math.max(10, 2 * (c.concurrency ?? 1));
-}

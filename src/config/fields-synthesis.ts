@@ -9,7 +9,6 @@ import { z } from 'zod';
 import { isIdentitySynthesis, SYNTHESIS_DATASET_TYPES } from '../dataset/trace-synthesis.js';
 import type { TraceSynthesis } from '../dataset/types.js';
 import { option, optionFields } from '../util/option-meta.js';
-import type { ConfigRule } from './rules.js';
 
 /** A multiplier field's schema (a new one per field: option metadata is keyed by the schema). */
 const multiplier = () => z.number().positive().default(1);
@@ -71,21 +70,3 @@ export function synthesisOf(f: SynthesisFieldValues): TraceSynthesis | undefined
   };
   return isIdentitySynthesis(s) ? undefined : s;
 }
-
-const FIELDS = optionFields(z.object(synthesisFields));
-
-/** The rule of the options: they rewrite Bailian and Mooncake trace rows only (AIPerf: trace datasets). */
-export const synthesisRule: ConfigRule = {
-  option: '--synthesis-prefix-len-multiplier',
-  check(c) {
-    const flags = FIELDS.filter((f) => {
-      const value = c[f.path[0] as keyof SynthesisFieldValues];
-      return value !== undefined && value !== f.defaultValue;
-    }).map((f) => `--${f.meta.flag}`);
-    const type = c.customDatasetType;
-    if (flags.length === 0 || (SYNTHESIS_DATASET_TYPES as readonly string[]).includes(type ?? ''))
-      return null;
-    const not = type === undefined ? '' : ` (not ${type})`;
-    return `${flags.join(', ')} ${flags.length === 1 ? 'applies' : 'apply'} to a --custom-dataset-type ${SYNTHESIS_DATASET_TYPES.join(' or ')} --input-file only${not}.`;
-  },
-};

@@ -8,48 +8,13 @@ import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
-import { waitForModelRule } from './fields-server.js';
-import { shardProblem } from './fields-shard.js';
-import { type SynthesisFieldValues, synthesisRule } from './fields-synthesis.js';
-
-/** The fields a rule reads: the configuration as given, before defaults are resolved. */
-export interface RuleInput extends SynthesisFieldValues {
-  inputFile?: string | undefined;
-  customDatasetType?: keyof typeof DATASET_LOADERS | undefined;
-  fixedSchedule?: boolean | undefined;
-  fixedScheduleStartOffsetMs?: number | undefined;
-  fixedScheduleEndOffsetMs?: number | undefined;
-  requestRate?: number | undefined;
-  concurrency?: number | undefined;
-  datasetSamplingStrategy?: string | undefined;
-  requestRateRampSeconds?: number | undefined;
-  arrivalPattern?: string | undefined;
-  arrivalSmoothness?: number | undefined;
-  requestCount?: number | undefined;
-  benchmarkDurationSeconds?: number | undefined;
-  requestCancellationRatePct?: number | undefined;
-  requestCancellationDelaySeconds?: number | undefined;
-  goodput?: string | undefined;
-  waitForModelTimeoutSeconds?: number | undefined;
-  waitForModelMode?: string | undefined;
-  waitForModelIntervalSeconds?: number | undefined;
-  simulator: boolean;
-  simulatorOptions: Record<string, unknown>;
-  endpointType?: string | undefined;
-  applyChatTemplate?: boolean | undefined;
-  shardIndex?: number | undefined;
-  shardCount?: number | undefined;
-}
-
-/** One cross-field rule: the flag it is reported under, and its check. */
-export interface ConfigRule {
-  /** The flag a violation is reported under (`ConfigError.option`). */
-  option: string;
-  check(c: RuleInput): string | null;
-}
+import type { ConfigRule, RuleInput } from './rule-types.js';
+import { waitForModelRule } from './rules-server.js';
+import { shardProblem } from './rules-shard.js';
+import { synthesisRule } from './rules-synthesis.js';
 
 /** True when the run replays on the trace's timestamps: `--fixed-schedule`, or implied by the dataset type. */
-export function resolvesToFixedSchedule(c: RuleInput): boolean {
+export function resolvesToFixedSchedule(c: Pick<RuleInput, 'fixedSchedule' | 'customDatasetType'>): boolean {
   const loader = c.customDatasetType === undefined ? undefined : DATASET_LOADERS[c.customDatasetType];
   return c.fixedSchedule ?? loader?.timestamped ?? false;
 }

@@ -12,7 +12,7 @@
  */
 import { request } from 'undici';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from '../config/fields-server.js';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';

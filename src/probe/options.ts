@@ -4,7 +4,7 @@
  * probe command line is a profile command line's endpoint part.
  */
 import { z } from 'zod';
-import { endpointFields } from '../config/fields.js';
+import { endpointFields } from '../config/fields-endpoint.js';
 import { option } from '../util/option-meta.js';
 
 /** Zod schema of every probe option; `parse({ models: [...] })` yields the defaults. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';

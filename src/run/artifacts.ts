@@ -7,7 +7,8 @@
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inputConfigOf, type ProfileConfig } from '../config/schema.js';
+import { inputConfigOf } from '../config/input-config.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import { openTraceFile } from '../dataset/open-trace.js';
 import { InterruptedError, OutputError } from '../errors.js';
 import {

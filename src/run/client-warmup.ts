@@ -10,7 +10,7 @@
  * (measured in bench/README.md). A few hundred requests beforehand remove most of it.
  */
 
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { Conversation, Dataset, StreamedTurn, Turn } from '../dataset/types.js';
 import { startSimulator } from '../simulator/server.js';
 import type { RunContext } from './context.js';

@@ -4,7 +4,7 @@
  * `client-warmup`, `finish`) import it without importing each other in a cycle.
  */
 import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';

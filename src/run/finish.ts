@@ -4,7 +4,8 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inputConfigOf, type ProfileConfig } from '../config/schema.js';
+import { inputConfigOf } from '../config/input-config.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import type { SkipCounts } from '../dataset/types.js';

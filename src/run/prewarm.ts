@@ -14,7 +14,7 @@
  * ahead, so it gets {@link PREWARM_STREAMED}.
  */
 
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { Dataset } from '../dataset/types.js';
 
 /** Connections of a phase's pool without `--concurrency` (run/phase.ts). */

@@ -8,8 +8,10 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
+import type { ProfileConfigInput } from '../config/fields.js';
 import { synthesisOf } from '../config/fields-synthesis.js';
-import { type ProfileConfig, type ProfileConfigInput, profileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
+import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';

@@ -4,7 +4,7 @@
  * line. The scraping itself is `server-metrics/`.
  */
 import { join } from 'node:path';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { RunTotals } from '../metrics/types.js';
 import { SERVER_METRICS_JSONL_FILE_NAME, writeServerMetricsExports } from '../server-metrics/exports.js';
 import {

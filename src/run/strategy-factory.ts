@@ -5,8 +5,8 @@
  * `--request-rate` is set, closed-loop concurrency otherwise (default 1, as AIPerf).
  */
 
-import { syntheticDefaultCount } from '../config/fields-shard.js';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
+import { syntheticDefaultCount } from '../config/rules-shard.js';
 import { createConversationSampler, defaultSamplingStrategy } from '../dataset/sampling.js';
 import type { Dataset, StreamedTurn } from '../dataset/types.js';
 import { shardArrivals } from '../shard/shard-run.js';

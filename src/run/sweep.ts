@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import Table from 'cli-table3';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import type { MetricSummary } from '../metrics/summary.js';
 import type { RunOutcome } from './finish.js';
 

@@ -4,7 +4,7 @@
  * `--apply-chat-template`; and what the summary says about them.
  */
 
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import { loadChatTemplate } from '../prompt/chat-template.js';
 import { TemplateCounter } from '../prompt/template-count.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';

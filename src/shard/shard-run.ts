@@ -11,8 +11,8 @@
  * The summary's `input_config` keeps the values as given (the whole run's); the load line says the share.
  */
 
-import { syntheticDefaultCount } from '../config/fields-shard.js';
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
+import { syntheticDefaultCount } from '../config/rules-shard.js';
 import { type ShardSpec, shardDataset, shardTraceStream } from '../dataset/shard.js';
 import type { Dataset, TraceStream } from '../dataset/types.js';
 import { earliestFirstTurnMs, type ScheduleZero } from '../timing/fixed-schedule.js';

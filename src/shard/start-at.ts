@@ -7,7 +7,7 @@
  * gets a `shard` section ({@link ShardSection}) and the console a `Shard …` line.
  */
 
-import type { ProfileConfig } from '../config/schema.js';
+import type { ProfileConfig } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
 import { headersOf } from '../preflight/wait-for-model.js';
 import type { RunContext, RunEnv } from '../run/context.js';

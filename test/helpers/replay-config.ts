@@ -2,7 +2,9 @@
  * The configuration the replay integration tests share: a Bailian sample replayed with streaming
  * chat against the spawned built-in simulator, quiet, seed 7.
  */
-import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
+
+import type { ProfileConfig } from '../../src/config/resolve.js';
+import { profileConfig } from '../../src/config/schema.js';
 
 /** Replay of `inputFile` at `speedup`× into `artifactDir`. */
 export function simulatorReplayConfig(

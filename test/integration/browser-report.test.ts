@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { writeReport } from '../../src/report/html.js';
 import { runProfile } from '../../src/run/profile.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';

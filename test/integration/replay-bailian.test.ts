@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { runProfile } from '../../src/run/profile.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 

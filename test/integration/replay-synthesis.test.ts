@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { runProfile } from '../../src/run/profile.js';
 import { runCliProcess } from '../helpers/cli-process.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';

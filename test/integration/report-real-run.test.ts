@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { compareRuns } from '../../src/report/compare.js';
 import { writeReport } from '../../src/report/html.js';
 import { loadRun } from '../../src/report/load-run.js';

@@ -12,7 +12,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type ProfileConfig, type ProfileConfigInput, profileConfig } from '../../src/config/schema.js';
+import type { ProfileConfigInput } from '../../src/config/fields.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
+import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 

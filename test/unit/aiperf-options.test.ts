@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { AIPERF_OPTIONS, type AiperfOption } from '../../src/cli/aiperf-options.js';
 import { main } from '../../src/cli/main.js';
 import { parseProfileArgs } from '../../src/cli/profile-command.js';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { ConfigError } from '../../src/errors.js';
 
 /** Runs `main` with `args`, capturing what it writes to `stream`. */

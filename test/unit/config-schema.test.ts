@@ -6,13 +6,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  type ProfileConfigInput,
-  ProfileConfigSchema,
-  profileConfig,
-  profileConfigs,
-  type SweepInput,
-} from '../../src/config/schema.js';
+import type { ProfileConfigInput } from '../../src/config/fields.js';
+import { ProfileConfigSchema, profileConfig } from '../../src/config/schema.js';
+import type { SweepInput } from '../../src/config/sweep.js';
+import { profileConfigs } from '../../src/config/sweep.js';
 import { ConfigError, TokenloadError } from '../../src/errors.js';
 
 const base = { models: ['m'] } satisfies ProfileConfigInput;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProfileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
 import { fnv1a64, sessionShard } from '../../src/dataset/shard.js';
 import { textConversations, type VirtualRecord, virtualPhase } from '../helpers/virtual-phase.js';
 

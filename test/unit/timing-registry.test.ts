@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ProfileConfig, profileConfig } from '../../src/config/schema.js';
+import type { ProfileConfig } from '../../src/config/resolve.js';
+import { profileConfig } from '../../src/config/schema.js';
 import type { Conversation, Dataset } from '../../src/dataset/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { buildStrategy, profilingLimits, warmupLimits } from '../../src/run/strategy-factory.js';

@@ -1,0 +1,71 @@
+/**
+ * Trace and dataset options: `--help`'s "Input:" group.
+ * Each field carries its AIPerf flag, unit, default and help text ({@link option}); field names
+ * follow the flags with units in the names.
+ */
+import { z } from 'zod';
+import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
+import { SAMPLING_STRATEGIES } from '../dataset/sampling.js';
+import { SyntheticOptionsSchema } from '../dataset/synthetic-options.js';
+import { option } from '../util/option-meta.js';
+import { int, positive } from './field-kinds.js';
+
+/** Context modes a user may force with `--conversation-context-mode`. */
+export const CONTEXT_MODES = [
+  'deltas_without_responses',
+  'deltas_with_responses',
+  'message_array_with_responses',
+] as const;
+
+/** Trace and dataset options. */
+export const inputFields = {
+  /** `--input-file`: trace or dataset file; absent for a synthetic dataset. */
+  inputFile: option(z.string().min(1).optional(), {
+    flag: 'input-file',
+    unit: 'path',
+    help: 'trace or dataset file',
+    defaultText: 'synthetic data',
+  }),
+  /** `--custom-dataset-type`: format of `--input-file` (required with it). */
+  customDatasetType: option(z.enum(DATASET_TYPE_NAMES).optional(), {
+    flag: 'custom-dataset-type',
+    unit: 'type',
+    help: 'format of --input-file',
+  }),
+  /** `--dataset-sampling-strategy`: order of conversations. */
+  datasetSamplingStrategy: option(z.enum(SAMPLING_STRATEGIES).optional(), {
+    flag: 'dataset-sampling-strategy',
+    unit: 's',
+    help: 'order of conversations',
+    defaultText: 'per dataset type',
+  }),
+  /** `--conversation-context-mode`: overrides the dataset type's context mode. */
+  contextModeOverride: option(z.enum(CONTEXT_MODES).optional(), {
+    flag: 'conversation-context-mode',
+    unit: 'mode',
+    help: 'override how history is sent',
+    defaultText: 'per dataset type',
+  }),
+  /** `--skip-bad-lines`: count and skip malformed trace lines instead of failing. */
+  skipBadLines: option(z.boolean().default(false), {
+    flag: 'skip-bad-lines',
+    help: 'skip (and count) malformed trace lines instead of failing',
+  }),
+  /**
+   * `--trace-streaming`: a fixed-schedule replay of a streamable trace (Bailian, Mooncake) reads
+   * the file while it replays. Off: the whole file is read and validated first (AIPerf's way).
+   */
+  traceStreaming: option(z.boolean().default(true), {
+    flag: 'trace-streaming',
+    help: 'fixed schedule: read the trace while it replays; --no-trace-streaming reads and validates the whole trace before the first request',
+  }),
+  /** `--isl-block-size`: tokens per hash id (default from the dataset type: 16 Bailian, 512 Mooncake). */
+  islBlockSize: option(int(1).optional(), {
+    flag: 'isl-block-size',
+    unit: 'tokens',
+    help: 'tokens per hash_id block',
+    defaultText: '16 Bailian and synthetic, 512 Mooncake',
+  }),
+  /** Synthetic dataset options (`--isl`, `--osl`, …), used when there is no input file. */
+  synthetic: SyntheticOptionsSchema.optional(),
+};

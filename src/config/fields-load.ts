@@ -1,0 +1,106 @@
+/**
+ * Load generator, stop condition, warmup, cancellation and goodput options: `--help`'s "Load:" group.
+ * Each field carries its AIPerf flag, unit, default and help text ({@link option}); field names
+ * follow the flags with units in the names.
+ */
+import { z } from 'zod';
+import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
+import { option } from '../util/option-meta.js';
+import { int, positive } from './field-kinds.js';
+import { shardFields } from './fields-shard.js';
+
+/** Load generator, stop condition, warmup, cancellation and goodput options. */
+export const loadFields = {
+  /** `--concurrency`: session-slot ceiling (with a fixed schedule: an optional cap); a list is a sweep. */
+  concurrency: option(int(1).optional(), {
+    flag: 'concurrency',
+    unit: 'n[,n…]',
+    help: 'concurrent sessions; a list runs a sweep',
+    defaultText: '1 without --request-rate',
+    list: true,
+  }),
+  /** `--request-rate`, requests/s (open loop); a list is a sweep. */
+  requestRate: option(positive.optional(), {
+    flag: 'request-rate',
+    unit: 'r[,r…]',
+    help: 'requests/s (open loop); a list runs a sweep',
+    list: true,
+  }),
+  /** `--arrival-pattern`: inter-arrival distribution of `--request-rate`. */
+  arrivalPattern: option(z.enum(ARRIVAL_PATTERNS).optional(), {
+    flag: 'arrival-pattern',
+    unit: 'p',
+    help: 'inter-arrival distribution (needs --request-rate)',
+    defaultText: 'poisson',
+  }),
+  /** `--arrival-smoothness`: gamma shape (1 = Poisson). */
+  arrivalSmoothness: option(positive.optional(), {
+    flag: 'arrival-smoothness',
+    unit: 'k',
+    help: 'gamma shape (1 = Poisson; needs --arrival-pattern gamma)',
+  }),
+  /** `--request-count`: stop issuing after this many requests. */
+  requestCount: option(int(1).optional(), {
+    flag: 'request-count',
+    unit: 'n',
+    help: 'stop after this many requests',
+    defaultText: 'the trace once; synthetic max(10, 2 × concurrency)',
+  }),
+  /** `--benchmark-duration`, s: stop issuing after this long. */
+  benchmarkDurationSeconds: option(positive.optional(), {
+    flag: 'benchmark-duration',
+    unit: 's',
+    help: 'stop issuing after this many seconds',
+  }),
+  /** `--benchmark-grace-period`, s: wait this long for in-flight requests at a stop. */
+  gracePeriodSeconds: option(z.number().min(0).default(30), {
+    flag: 'benchmark-grace-period',
+    unit: 's',
+    help: 'wait this long for in-flight requests at a stop',
+    valueHint: 'AIPerf’s `inf` is not taken: give a large number of seconds.',
+  }),
+  /** `--concurrency-ramp-duration`, s. */
+  concurrencyRampSeconds: option(positive.optional(), {
+    flag: 'concurrency-ramp-duration',
+    unit: 's',
+    help: 'open the concurrency slots over this time',
+  }),
+  /** `--request-rate-ramp-duration`, s. */
+  requestRateRampSeconds: option(positive.optional(), {
+    flag: 'request-rate-ramp-duration',
+    unit: 's',
+    help: 'raise the rate linearly over this time',
+  }),
+  /** `--warmup-request-count`: warmup requests before profiling (not in the metrics). */
+  warmupRequestCount: option(int(1).optional(), {
+    flag: 'warmup-request-count',
+    unit: 'n',
+    help: 'warmup requests before profiling (not in the metrics)',
+  }),
+  /** `--warmup-duration`, s. */
+  warmupDurationSeconds: option(positive.optional(), {
+    flag: 'warmup-duration',
+    unit: 's',
+    help: 'warmup time before profiling',
+  }),
+  /** `--request-cancellation-rate`: percent of requests the client cancels (0–100). */
+  requestCancellationRatePct: option(z.number().min(0).max(100).optional(), {
+    flag: 'request-cancellation-rate',
+    unit: 'pct',
+    help: 'percent of requests the client cancels',
+  }),
+  /** `--request-cancellation-delay`, s after sending (needs a cancellation rate). */
+  requestCancellationDelaySeconds: option(z.number().min(0).optional(), {
+    flag: 'request-cancellation-delay',
+    unit: 's',
+    help: 'cancel this long after sending (needs --request-cancellation-rate)',
+    defaultText: '0',
+  }),
+  /** `--goodput` SLOs, e.g. `time_to_first_token:300 inter_token_latency:20` (ms). */
+  goodput: option(z.string().optional(), {
+    flag: 'goodput',
+    unit: 'slos',
+    help: 'SLOs, e.g. "time_to_first_token:300 inter_token_latency:20" (ms)',
+  }),
+  ...shardFields,
+};

@@ -1,0 +1,78 @@
+/**
+ * Output, simulator and client options: `--help`'s "Output:" group.
+ * Each field carries its AIPerf flag, unit, default and help text ({@link option}); field names
+ * follow the flags with units in the names.
+ */
+import { z } from 'zod';
+import { option } from '../util/option-meta.js';
+import { camelKeys, collectSimulatorOption } from '../util/option-values.js';
+import { int, positive } from './field-kinds.js';
+import { serverMetricsFields } from './fields-server.js';
+
+/** Output, simulator and client options. */
+export const outputFields = {
+  /** `--artifact-dir`: output folder (default `artifacts/<model>-openai-<endpoint>-<stimulus>`). */
+  artifactDir: option(z.string().min(1).optional(), {
+    flag: 'artifact-dir',
+    unit: 'dir',
+    help: 'output folder',
+    defaultText: 'artifacts/<run name>',
+  }),
+  /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
+  simulator: option(z.boolean().default(false), {
+    flag: 'simulator',
+    help: 'start the built-in simulator and profile it instead of --url',
+  }),
+  /** `--simulator-option name=value`: the built-in simulator's parameters (its option names). */
+  simulatorOptions: option(z.record(z.string(), z.unknown()).transform(camelKeys).default({}), {
+    flag: 'simulator-option',
+    unit: 'name=value',
+    help: 'built-in simulator parameter (see `tokenload simulate --help`, camelCase or kebab-case); repeatable',
+    parse: (v, prev) => collectSimulatorOption(v, prev as Record<string, unknown> | undefined),
+    repeatable: true,
+  }),
+  /** `--timing-precision`: `timer` (a helper thread wakes the loop early) or `spin` (polls). */
+  timingPrecision: option(z.enum(['timer', 'spin']).default('timer'), {
+    flag: 'timing-precision',
+    unit: 'mode',
+    help: 'timer: a helper thread wakes the loop 0.2 ms early, the last 0.2 ms is polled; spin: poll the last 1.5 ms before every send (costs a busy core)',
+  }),
+  /** `--client-warmup-ms`: exercise the client against an in-process simulator first, ms; 0 = off. */
+  clientWarmupMs: option(int(0).default(500), {
+    flag: 'client-warmup-ms',
+    unit: 'ms',
+    help: 'before the run, exercise this client against an in-process simulator for this long, so the first requests are not sent and read by cold code; nothing reaches --url (0 = off)',
+  }),
+  /** `--prewarm-connections`: connections to the target opened before the first request; auto when absent. */
+  prewarmConnections: option(
+    z.union([int(0), z.literal('auto')], { error: 'expected a whole number >= 0 or auto' }).optional(),
+    {
+      flag: 'prewarm-connections',
+      unit: 'n|auto',
+      parse: (text) => (text.trim() === 'auto' ? 'auto' : text.trim() === '' ? text : Number(text)),
+      help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
+      defaultText:
+        "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
+    },
+  ),
+  /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
+  workers: option(int(1).optional(), {
+    flag: 'workers',
+    unit: 'n',
+    help: 'client worker threads, each with its own connection pool',
+    defaultText: '1 (single-process)',
+  }),
+  /** `--ui`: progress output; `dashboard` is the live bar, as `simple`. */
+  ui: option(z.enum(['none', 'simple', 'dashboard']).default('simple'), {
+    flag: 'ui',
+    unit: 'mode',
+    help: 'progress output (dashboard = the live bar, as simple)',
+  }),
+  ...serverMetricsFields,
+  /** The command line as typed, for the console footer (library callers: a placeholder). */
+  commandLine: option(z.string().default('(library call)'), {
+    flag: 'command-line',
+    help: 'the command line as typed',
+    internal: true,
+  }),
+};

@@ -1,0 +1,43 @@
+/**
+ * Fixed-schedule options: `--help`'s "Fixed schedule:" group.
+ * Each field carries its AIPerf flag, unit, default and help text ({@link option}); field names
+ * follow the flags with units in the names.
+ */
+import { z } from 'zod';
+import { option } from '../util/option-meta.js';
+import { int, positive } from './field-kinds.js';
+import { synthesisFields } from './fields-synthesis.js';
+
+/** Fixed-schedule options. */
+export const scheduleFields = {
+  /** `--fixed-schedule`: replay on the trace timestamps; implied by a timestamped dataset type. */
+  fixedSchedule: option(z.boolean().optional(), {
+    flag: 'fixed-schedule',
+    help: 'replay on the trace timestamps; --no-fixed-schedule ignores them (use --concurrency or --request-rate)',
+    defaultText: 'on for timestamped traces',
+  }),
+  /** `--fixed-schedule-auto-offset`: start at the first timestamp (ours on; AIPerf's default off). */
+  fixedScheduleAutoOffset: option(z.boolean().default(true), {
+    flag: 'fixed-schedule-auto-offset',
+    help: 'start the schedule at the first timestamp; --no-fixed-schedule-auto-offset idles until the first one is due',
+  }),
+  /** `--fixed-schedule-start-offset`: drop rows before this trace time, ms (inclusive). */
+  fixedScheduleStartOffsetMs: option(z.number().min(0).optional(), {
+    flag: 'fixed-schedule-start-offset',
+    unit: 'ms',
+    help: 'drop rows before this trace time (inclusive)',
+  }),
+  /** `--fixed-schedule-end-offset`: drop rows after this trace time, ms (inclusive). */
+  fixedScheduleEndOffsetMs: option(z.number().min(0).optional(), {
+    flag: 'fixed-schedule-end-offset',
+    unit: 'ms',
+    help: 'drop rows after this trace time (inclusive)',
+  }),
+  /** `--synthesis-speedup-ratio`: trace timestamps are divided by it. */
+  synthesisSpeedupRatio: option(positive.default(1), {
+    flag: 'synthesis-speedup-ratio',
+    unit: 'x',
+    help: 'divide trace timestamps by x',
+  }),
+  ...synthesisFields,
+};
