@@ -18,7 +18,7 @@ import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { round3 } from '../health/client-floor.js';
 import { HEALTH_LIMITS } from '../health/health-judge.js';
-import type { ClientHealth } from '../health/monitor.js';
+import type { ClientHealth } from '../health/types.js';
 import type { StatsSummary } from '../metrics/summary.js';
 import { runProfile } from '../run/profile.js';
 import { spawnSimulator } from '../simulator/spawn.js';

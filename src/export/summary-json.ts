@@ -13,7 +13,7 @@ export const SUMMARY_JSON_FILE_NAME = 'profile_export_aiperf.json';
 /** Version of the layout below; bump on any incompatible change. */
 export const SUMMARY_SCHEMA_VERSION = '1.0';
 
-/** The summary's `run_status`: how the run ended (decided by run/run-status.ts). */
+/** The summary's `run_status`: how the run ended (decided by ./run-status.ts). */
 export interface RunStatus {
   /**
    * `completed`: the run ran to its end and at least one request succeeded; `failed`: no request

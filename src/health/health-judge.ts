@@ -19,7 +19,7 @@
  * - `ok`: none of these.
  */
 import { type ClientFloor, round3 } from './client-floor.js';
-import type { ClientHealth, HealthFigures, HealthStatus, LateCause } from './monitor.js';
+import type { ClientHealth, HealthFigures, HealthStatus, LateCause } from './types.js';
 
 /** Margins over the floor (ms) and utilization bounds (0–1) of the verdict. */
 export const HEALTH_LIMITS = {

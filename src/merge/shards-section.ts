@@ -4,9 +4,9 @@
  * offset, how its run ended and its client-health verdict; and what is missing.
  */
 import { EXIT_NO_SUCCESS } from '../errors.js';
+import { type RequestTarget, runStatusOf } from '../export/run-status.js';
 import type { RunStatus } from '../export/summary-json.js';
 import type { Summary } from '../metrics/summary.js';
-import { type RequestTarget, runStatusOf } from '../run/run-status.js';
 import type { SourceCounts } from './record-fold.js';
 import type { ShardFolder } from './shard-folder.js';
 import type { ShardSet } from './shard-set.js';

@@ -6,7 +6,7 @@
  * first request's TTFT) and fails fast with a clear message, naming the server, when nothing
  * listens at a `--url`. Any HTTP answer, even 404, counts as reachable; its status is kept
  * (url-path-check.ts reads a 404), and the models a 200 lists (a run where the model is not served
- * names them: run-status.ts).
+ * names them: export/run-status.ts).
  */
 import { request } from 'undici';
 import { routeUrlFor } from '../endpoint/types.js';

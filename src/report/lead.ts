@@ -3,8 +3,9 @@
  * complete, the load it ran, and whether the client kept up (the `client_health` verdict). The
  * report's lines are the console's, word for word, read back from the summary JSON.
  */
+
+import { statusLeadLine } from '../export/run-status.js';
 import { clientHealthLine } from '../health/monitor.js';
-import { statusLeadLine } from '../run/run-status.js';
 import { escapeHtml } from './html-text.js';
 import type { RunSummary } from './types.js';
 

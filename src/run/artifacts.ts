@@ -19,13 +19,13 @@ import {
   SUMMARY_CSV_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
 } from '../export/index.js';
+import { failedStatus } from '../export/run-status.js';
 import { ResponseChecks } from '../metrics/response-checks.js';
 import { emptyTotals } from '../metrics/totals.js';
 import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
-import { failedStatus } from './run-status.js';
 import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 
 /**

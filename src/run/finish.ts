@@ -12,6 +12,7 @@ import type { SkipCounts } from '../dataset/types.js';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from '../export/run-status.js';
 import { clientHealthLine } from '../health/monitor.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { serverLine } from '../metrics/servers.js';
@@ -37,7 +38,6 @@ import type {
   StrategyReport,
 } from '../timing/types.js';
 import type { ConnectionsReport, PhaseResult } from './phase.js';
-import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from './run-status.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 
 /** What a finished run returns to the CLI. */

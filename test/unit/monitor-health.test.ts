@@ -6,13 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClientFloor } from '../../src/health/client-floor.js';
 import { HEALTH_LIMITS, judge } from '../../src/health/health-judge.js';
-import {
-  clientHealthLine,
-  type HealthFigures,
-  sendLag,
-  startClientMonitor,
-} from '../../src/health/monitor.js';
+import { clientHealthLine, sendLag, startClientMonitor } from '../../src/health/monitor.js';
 import { SendLog } from '../../src/health/send-log.js';
+import type { HealthFigures } from '../../src/health/types.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
 
 /** This VM's floor as a run measures it at start-up (figures of the runs in issue 13). */

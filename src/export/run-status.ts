@@ -4,8 +4,8 @@
  * leaving a table of absent numbers to be read as a result.
  */
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS, exitCodeOf, InterruptedError } from '../errors.js';
-import type { RunStatus } from '../export/summary-json.js';
 import type { Summary } from '../metrics/summary.js';
+import type { RunStatus } from './summary-json.js';
 
 export type { RunStatus };
 
