@@ -112,8 +112,7 @@ export {
   writeReport,
 } from './report/index.js';
 export type { RunOutcome } from './run/finish.js';
-export { type RunEnv, runProfile } from './run/profile.js';
-export type { Logger } from './run/progress.js';
+export { runProfile } from './run/profile.js';
 export type { ClockOffset } from './shard/clock-offset.js';
 export type { ShardSection } from './shard/start-at.js';
 export {
@@ -127,3 +126,4 @@ export { type Clock, monotonicNowNs, TimeBase } from './timing/clock.js';
 export { RealClock } from './timing/real-clock.js';
 export { ScheduleError } from './timing/schedule-feed.js';
 export { VirtualClock } from './timing/virtual-clock.js';
+export type { Logger, RunEnv } from './util/run-env.js';

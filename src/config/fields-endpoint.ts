@@ -8,7 +8,7 @@ import { ENDPOINT_TYPES } from '../endpoint/registry.js';
 import { revisionProblem } from '../prompt/hf-cache.js';
 import { option } from '../util/option-meta.js';
 import { collectExtraInputs, collectHeaders, collectUrls, parseModels } from '../util/option-values.js';
-import { int, positive } from './field-kinds.js';
+import { positive } from './field-kinds.js';
 import { waitForModelFields } from './fields-server.js';
 
 /** Adds the issue of a `--tokenizer-revision` no branch, tag or commit can have. */

@@ -8,7 +8,7 @@ import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import { SAMPLING_STRATEGIES } from '../dataset/sampling.js';
 import { SyntheticOptionsSchema } from '../dataset/synthetic-options.js';
 import { option } from '../util/option-meta.js';
-import { int, positive } from './field-kinds.js';
+import { int } from './field-kinds.js';
 
 /** Context modes a user may force with `--conversation-context-mode`. */
 export const CONTEXT_MODES = [

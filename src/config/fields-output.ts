@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { option } from '../util/option-meta.js';
 import { camelKeys, collectSimulatorOption } from '../util/option-values.js';
-import { int, positive } from './field-kinds.js';
+import { int } from './field-kinds.js';
 import { serverMetricsFields } from './fields-server.js';
 
 /** Output, simulator and client options. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { option } from '../util/option-meta.js';
-import { int, positive } from './field-kinds.js';
+import { positive } from './field-kinds.js';
 import { synthesisFields } from './fields-synthesis.js';
 
 /** Fixed-schedule options. */

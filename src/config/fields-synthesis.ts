@@ -6,9 +6,9 @@
  * What each does, row by row: dataset/trace-synthesis.ts.
  */
 import { z } from 'zod';
-import { isIdentitySynthesis, SYNTHESIS_DATASET_TYPES } from '../dataset/trace-synthesis.js';
+import { isIdentitySynthesis } from '../dataset/trace-synthesis.js';
 import type { TraceSynthesis } from '../dataset/types.js';
-import { option, optionFields } from '../util/option-meta.js';
+import { option } from '../util/option-meta.js';
 
 /** A multiplier field's schema (a new one per field: option metadata is keyed by the schema). */
 const multiplier = () => z.number().positive().default(1);

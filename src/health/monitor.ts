@@ -23,7 +23,7 @@ import {
   round3,
 } from './client-floor.js';
 import { healthLimits, judge } from './health-judge.js';
-import type { LateSends, SendLog } from './send-log.js';
+import type { SendLog } from './send-log.js';
 import type { ClientHealth } from './types.js';
 
 /** What the monitor reads from the phase's client (the worker pool provides it). */

@@ -5,8 +5,10 @@
  * as odd; and a 404 to the `/v1/models` probe (preflight.ts, its URL derived as the requests') says
  * the base path may be wrong, when the requests' path is under the same base.
  */
+
 import { ENDPOINTS } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
+import { hasV1Twice } from '../request/servers.js';
 
 /** What the checks read of the run. */
 export interface UrlPathFacts {
@@ -27,11 +29,6 @@ function otherEndpointOf(base: string, adapter: EndpointAdapter): string | null 
     if (paths.some((p) => base.endsWith(p))) return name;
   }
   return null;
-}
-
-/** True when `path` names `/v1` more than once (`/v1/v1/chat/completions`). */
-export function hasV1Twice(path: string): boolean {
-  return (new URL(path, 'http://x').pathname.match(/\/v1(?=\/|$)/g) ?? []).length > 1;
 }
 
 /**

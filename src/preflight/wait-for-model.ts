@@ -10,13 +10,15 @@
  * Without a timeout (0, the default) the server is only checked once to answer at all (preflight.ts).
  * The polls happen before the first scrape of `/metrics`, so they are in no counter's delta.
  */
+
 import { request } from 'undici';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from '../config/fields-server.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
-import type { RunEnv } from '../run/context.js';
+import { headersOf } from '../request/headers.js';
+import type { RunEnv } from '../util/run-env.js';
 import {
   type ProbeAnswer,
   preflight,
@@ -36,14 +38,6 @@ const POLL_TIMEOUT_MS = 30_000;
 
 /** A progress line at least this often while the reason does not change, ms. */
 const PROGRESS_EVERY_MS = 30_000;
-
-/** The headers of a request of the run's own (not a measured one): `-H` values and `--api-key`. */
-export function headersOf(config: Pick<ProfileConfig, 'headers' | 'apiKey'>): Record<string, string> {
-  return {
-    ...config.headers,
-    ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),
-  };
-}
 
 /** What a failed request says: the error code and message. */
 function failure(err: unknown): string {

@@ -21,6 +21,7 @@ import { rngFromKey } from '../util/rng.js';
 import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
 import { ConversationContext } from './conversation-context.js';
+import { requestHeaders } from './headers.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { type ServerTarget, serverOfSession } from './servers.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
@@ -270,19 +271,6 @@ function buildBody(
     extraInputs: deps.config.extraInputs,
     ...(turnExtra === undefined ? {} : { turnExtra }),
   });
-}
-
-/** Headers of one request: `-H` values, auth, and AIPerf's request/session ids. */
-function requestHeaders(
-  config: ProfileConfig,
-  requestId: string,
-  correlationId: string,
-): Record<string, string> {
-  const headers: Record<string, string> = { ...config.headers };
-  if (config.apiKey !== undefined) headers.authorization = `Bearer ${config.apiKey}`;
-  headers['x-request-id'] = requestId;
-  headers['x-correlation-id'] = correlationId;
-  return headers;
 }
 
 /** The body of a prepared request sent twice (never done by the strategies; sent empty, not re-built). */

@@ -5,9 +5,10 @@
  * cache sees a conversation's whole history (a trace replay's conversation is one session). AIPerf's
  * `--url-strategy round_robin` assigns each request on its own; tokenload keeps sessions whole.
  */
+
+import type { ProfileConfig } from '../config/resolve.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
-import { hasV1Twice } from '../preflight/url-path-check.js';
-import type { RunContext } from '../run/context.js';
 
 /** One server of the run. */
 export interface ServerTarget {
@@ -17,8 +18,16 @@ export interface ServerTarget {
   path: string;
 }
 
+/** What decides where a run's requests go: its endpoint and `--endpoint`, and its servers. */
+export interface RouteInput {
+  config: Pick<ProfileConfig, 'streaming' | 'endpointPath'>;
+  adapter: EndpointAdapter;
+  /** The servers' base URLs (origin + optional base path), in `--url` order. */
+  targets: readonly string[];
+}
+
 /** Every server of the run, in `--url` order, with the path its requests go to. */
-export function serverTargets(ctx: Pick<RunContext, 'config' | 'adapter' | 'targets'>): ServerTarget[] {
+export function serverTargets(ctx: RouteInput): ServerTarget[] {
   const { config, adapter } = ctx;
   const endpointPath = endpointPathFor(adapter, config.streaming, config.endpointPath);
   return ctx.targets.map((url) => ({ url, path: requestPathFor(url, endpointPath) }));
@@ -42,10 +51,7 @@ export function serverOfSession(sessionNum: number, servers: number): number {
  * endpoint path (it already held `/v1` or the whole path, or ends in `/v1` before a path outside
  * `/v1`); null when the two simply join.
  */
-export function joinedPathNote(
-  ctx: Pick<RunContext, 'config' | 'adapter'>,
-  server: ServerTarget,
-): string | null {
+export function joinedPathNote(ctx: Omit<RouteInput, 'targets'>, server: ServerTarget): string | null {
   const base = new URL(server.url).pathname.replace(/\/+$/, '');
   const endpointPath = endpointPathFor(ctx.adapter, ctx.config.streaming, ctx.config.endpointPath);
   const path = new URL(requestUrlOf(server)).pathname;
@@ -55,4 +61,9 @@ export function joinedPathNote(
     ? 'not doubled, as AIPerf joins them'
     : `an OpenAI base URL's /v1 is left out: ${endpointPath} is not under /v1`;
   return `--url has the path ${base}: requests go to ${requestUrlOf(server)} (${why})`;
+}
+
+/** True when `path` names `/v1` more than once (`/v1/v1/chat/completions`). */
+export function hasV1Twice(path: string): boolean {
+  return (new URL(path, 'http://x').pathname.match(/\/v1(?=\/|$)/g) ?? []).length > 1;
 }

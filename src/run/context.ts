@@ -15,16 +15,7 @@ import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js';
 import type { Clock } from '../timing/clock.js';
-import type { Logger } from './progress.js';
-
-/** Injected environment of a run. */
-export interface RunEnv {
-  log: Logger;
-  /** Aborting stops issuing new requests (Ctrl-C / SIGTERM). */
-  stopSignal: AbortSignal;
-  /** Aborting cancels in-flight requests at once (a second Ctrl-C). */
-  forceSignal?: AbortSignal;
-}
+import type { RunEnv } from '../util/run-env.js';
 
 /** What every phase shares. */
 export interface RunContext {

@@ -5,7 +5,7 @@
  */
 import type { RawRecord } from '../record/types.js';
 import type { Clock } from '../timing/clock.js';
-import type { RunEnv } from './context.js';
+import type { RunEnv } from '../util/run-env.js';
 
 /** What happened to requests in flight at the `--benchmark-duration` cut-off. */
 export interface CutoffReport {

@@ -34,6 +34,7 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
+import type { RunEnv } from '../util/run-env.js';
 import {
   checkInputsBeforeClearing,
   clearRunArtifacts,
@@ -41,14 +42,12 @@ import {
   writeFailedSummary,
 } from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
-import type { RunContext, RunEnv } from './context.js';
+import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
-
-export type { RunEnv } from './context.js';
 
 /**
  * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. Once the

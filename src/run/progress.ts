@@ -12,12 +12,7 @@
 import { type Params, SingleBar } from 'cli-progress';
 import type { ProcessedRecord } from '../record/types.js';
 import type { ReplayProgress } from '../timing/types.js';
-
-/** Where the run writes human messages (stderr in the CLI). */
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-}
+import type { Logger } from '../util/run-env.js';
 
 /** Progress reporter handle. */
 export interface Progress {

@@ -18,7 +18,7 @@ import { metricsUrls } from '../server-metrics/targets.js';
 import type { MetricsWindow } from '../server-metrics/window.js';
 import { TimeBase } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
-import type { RunEnv } from './context.js';
+import type { RunEnv } from '../util/run-env.js';
 
 /**
  * Headers of a scrape: the run's own (`-H`, `--api-key`) only for a URL on one of the servers'

@@ -14,7 +14,8 @@ import {
   type TokenizerSource,
   tokenizerSection,
 } from '../prompt/tokenizer-source.js';
-import type { RunContext, RunEnv } from './context.js';
+import type { RunEnv } from '../util/run-env.js';
+import type { RunContext } from './context.js';
 import type { FinishInput } from './finish.js';
 
 /**

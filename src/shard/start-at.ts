@@ -9,10 +9,10 @@
 
 import type { ProfileConfig } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
-import { headersOf } from '../preflight/wait-for-model.js';
-import type { RunContext, RunEnv } from '../run/context.js';
+import { headersOf } from '../request/headers.js';
 import type { Clock } from '../timing/clock.js';
 import type { StrategyReport } from '../timing/types.js';
+import type { RunEnv } from '../util/run-env.js';
 import { type ClockMeasurement, measureClockOffset } from './clock-offset.js';
 import { sessionAssignment, shardOf } from './shard-run.js';
 
@@ -88,7 +88,11 @@ function monotonicNsOf(ms: number): number {
  * Waits for `--start-at` (until {@link START_AT_LEAD_MS} before it; Ctrl-C ends the wait) and
  * returns its monotonic ns, the profiling schedule's time zero; undefined without `--start-at`.
  */
-export async function waitForStartAt(ctx: RunContext): Promise<number | undefined> {
+export async function waitForStartAt(ctx: {
+  config: Pick<ProfileConfig, 'startAtMs'>;
+  clock: Clock;
+  env: RunEnv;
+}): Promise<number | undefined> {
   const at = ctx.config.startAtMs;
   if (at === undefined) return undefined;
   const anchorNs = monotonicNsOf(at);

@@ -5,7 +5,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { TraceId } from '../dataset/types.js';
 import { fmix32 } from './fmix32.js';
 
 /** A stream of uint32 values. */
@@ -32,7 +31,7 @@ export function rngFromKey(key: string): Uint32Source {
  * public domain) over the id's low and high 32-bit halves, so every bit of a 64-bit id counts.
  * Different (seed, id) pairs give independent-looking streams; equal pairs give equal streams.
  */
-export function rngFromIds(seed: number, id: TraceId): Uint32Source {
+export function rngFromIds(seed: number, id: number | bigint): Uint32Source {
   const big = typeof id === 'bigint';
   const lo = big ? Number(id & 0xffffffffn) : id >>> 0;
   const hi = big ? Number((id >> 32n) & 0xffffffffn) : Math.floor(id / 4294967296) >>> 0;
