@@ -133,6 +133,47 @@ function identityOf(
   };
 }
 
+/** A request built and waiting for its send: who it is, where it goes, and its body. */
+interface BuiltRequest {
+  identity: RequestIdentity;
+  /** Index of its server in `SenderDeps.servers`. */
+  server: number;
+  target: ServerTarget;
+  prompt: TurnPrompt;
+  facts: PromptFacts;
+  /** The body's UTF-8 bytes; null once handed to the client (the one copy is then the client's). */
+  bodyBytes: Uint8Array | null;
+  headers: Record<string, string>;
+}
+
+/**
+ * Builds one turn's prompt and body, filling its token counts into `identity`. Large prompts keep
+ * one copy, the body's UTF-8 bytes, built here (ahead of the send time when the strategy prepares
+ * ahead): the send neither serializes nor encodes, and the bytes live outside the JS heap (the
+ * collector never copies them); the client and inputs.json share this one buffer.
+ * @throws whatever building the prompt or the body throws (the caller records it as a failed request).
+ */
+function* buildRequest(
+  deps: SenderDeps,
+  context: ConversationContext,
+  { conversation, turn }: DispatchItem,
+  model: string,
+  identity: RequestIdentity,
+): Steps<Pick<BuiltRequest, 'prompt' | 'facts' | 'bodyBytes'>> {
+  const mode = conversation.contextMode;
+  const key = `${conversation.id}:${turn.index}`;
+  const counter = deps.templateCounter ?? null;
+  const prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
+  identity.inputTokens = prompt.inputTokens;
+  if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
+  const messages =
+    prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
+  const facts = promptFacts(turn, prompt, messages, context.historyOf(conversation.id, mode), key, counter);
+  if (facts.layout !== undefined) identity.promptLayout = facts.layout;
+  if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
+  return { prompt, facts, bodyBytes: encodeBody(deps, turn, prompt, messages, model) };
+}
+
 function* prepareOne(
   deps: SenderDeps,
   context: ConversationContext,
@@ -140,69 +181,62 @@ function* prepareOne(
   model: string,
   cancelAfterMs: number | null,
 ): Steps<{ send(scheduledNs?: number): Promise<RawRecord> }> {
-  const { conversation, turn } = item;
   const server = serverOfSession(item.sessionNum, deps.servers.length);
   const target = deps.servers[server] as ServerTarget;
   const identity = identityOf(item, model, target.url);
-  let prompt: TurnPrompt;
-  // Large prompts: keep one copy, the body's UTF-8 bytes, built here (ahead of the send time when the
-  // strategy prepares ahead): the send neither serializes nor encodes, and the bytes live outside the
-  // JS heap (the collector never copies them); the client and inputs.json share this one buffer.
-  let bodyBytes: Uint8Array | null;
-  let facts: PromptFacts;
-  const mode = conversation.contextMode;
+  let request: BuiltRequest;
   try {
-    const key = `${conversation.id}:${turn.index}`;
-    const counter = deps.templateCounter ?? null;
-    prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
-    identity.inputTokens = prompt.inputTokens;
-    if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
-    const messages =
-      prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
-    facts = promptFacts(turn, prompt, messages, context.historyOf(conversation.id, mode), key, counter);
-    if (facts.layout !== undefined) identity.promptLayout = facts.layout;
-    if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
-    bodyBytes = encodeBody(deps, turn, prompt, messages, model);
+    const built = yield* buildRequest(deps, context, item, model, identity);
+    const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
+    request = { identity, server, target, headers, ...built };
   } catch (err) {
     const failed = unbuiltRecord(identity, err);
     return { send: () => Promise.resolve(failed) };
   }
-  const headers = requestHeaders(deps.config, identity.xRequestId, identity.xCorrelationId);
   return {
-    send: async (scheduledNs?: number) => {
-      if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
-      deps.onSend?.();
-      const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
-      const bytes = bodyBytes ?? EMPTY_BODY;
-      bodyBytes = null;
-      const sendingNs = monotonicNowNs();
-      const pending = deps.client.send({
-        identity,
-        path: target.path,
-        server,
-        headers,
-        body: bytes,
-        stream: deps.config.streaming && deps.adapter.streamable,
-        adapter: deps.adapter,
-        timeoutMs: deps.config.requestTimeoutSeconds * 1000,
-        signal: cancel.signal,
-      });
-      // A failed write is kept by the file and reported when it closes; it must not fail this request.
-      const written = deps.onBody(conversation.id, turn.index, bytes)?.catch(ignore);
-      // Only queued here; the cache's work is done once the response is in (prefix-chain.ts).
-      const admitted =
-        facts.cacheBlocks === null
-          ? undefined
-          : deps.idealCaches?.[server]?.admit(facts.cacheBlocks, sendingNs);
-      const raw = await pending;
-      cancel.disarm();
-      const ideal = admitted?.settle(raw.sentNs);
-      if (ideal !== undefined && ideal !== null) raw.idealCachedTokens = ideal.tokens;
-      rememberTurn(deps.tokenizer, context, item, prompt, raw);
-      await written;
-      return raw;
-    },
+    send: (scheduledNs?: number) => sendBuilt(deps, context, item, request, cancelAfterMs, scheduledNs),
   };
+}
+
+/** Sends a built request now and returns its record, once its body is logged and its turn remembered. */
+async function sendBuilt(
+  deps: SenderDeps,
+  context: ConversationContext,
+  item: DispatchItem,
+  request: BuiltRequest,
+  cancelAfterMs: number | null,
+  scheduledNs: number | undefined,
+): Promise<RawRecord> {
+  const { identity, server, facts } = request;
+  if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
+  deps.onSend?.();
+  const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
+  const bytes = request.bodyBytes ?? EMPTY_BODY;
+  request.bodyBytes = null;
+  const sendingNs = monotonicNowNs();
+  const pending = deps.client.send({
+    identity,
+    path: request.target.path,
+    server,
+    headers: request.headers,
+    body: bytes,
+    stream: deps.config.streaming && deps.adapter.streamable,
+    adapter: deps.adapter,
+    timeoutMs: deps.config.requestTimeoutSeconds * 1000,
+    signal: cancel.signal,
+  });
+  // A failed write is kept by the file and reported when it closes; it must not fail this request.
+  const written = deps.onBody(item.conversation.id, item.turn.index, bytes)?.catch(ignore);
+  // Only queued here; the cache's work is done once the response is in (prefix-chain.ts).
+  const admitted =
+    facts.cacheBlocks === null ? undefined : deps.idealCaches?.[server]?.admit(facts.cacheBlocks, sendingNs);
+  const raw = await pending;
+  cancel.disarm();
+  const ideal = admitted?.settle(raw.sentNs);
+  if (ideal !== undefined && ideal !== null) raw.idealCachedTokens = ideal.tokens;
+  rememberTurn(deps.tokenizer, context, item, request.prompt, raw);
+  await written;
+  return raw;
 }
 
 /**

@@ -13,6 +13,7 @@ import { EXIT_NO_SUCCESS } from '../errors.js';
 import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { interruptedLine, type RunStatus, runStatusOf, statusLeadLine } from '../export/run-status.js';
+import type { SummaryExportContext } from '../export/summary-json.js';
 import { clientHealthLine } from '../health/monitor.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
 import { serverLine } from '../metrics/servers.js';
@@ -28,6 +29,7 @@ import {
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
+import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ShardReport } from '../shard/start-at.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type {
@@ -103,12 +105,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const summary = profiling.summary.build();
   const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
   summary.warnings.push(...runWarnings(input), ...responseWarnings(summary.responses, usageContext(config)));
-  const pacing = pacingOf(profiling.load);
-  const wasCancelled = profiling.interrupted;
   const inputError = feedErrorOf(profiling.load);
   const status = runStatusOf({
     summary,
-    interrupted: wasCancelled,
+    interrupted: profiling.interrupted,
     inputError,
     requestUrl: input.requestUrl,
     issued: sentCount(input),
@@ -116,12 +116,12 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     servedModels: input.servedModels ?? null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
-  const ctx = {
+  const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
     inputConfig: inputConfigOf(input.askedConfig ?? config),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
-    wasCancelled,
+    wasCancelled: profiling.interrupted,
     runStatus: status,
     extra: {
       ...extraSections(input, warmupSummary),
@@ -129,34 +129,49 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       ...(server === null ? {} : { server_metrics: server }),
     },
   };
-  const files = await writeSummaryFiles(config.artifactDir, ctx);
-  const consoleText = EXPORTERS.console.render({
-    ...ctx,
-    artifacts: {
-      json: files.summary_json,
-      csv: files.summary_csv,
-      jsonl: join(config.artifactDir, RECORDS_FILE_NAME),
-      inputs: join(config.artifactDir, INPUTS_FILE_NAME),
-      ...(server === null ? {} : serverMetricsPaths(config.artifactDir)),
-    },
-  });
-  const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const text = `${header(input, status)}${serverLine}${consoleText}`;
-  await writeFile(join(config.artifactDir, EXPORTERS.console.fileName), text);
+  const text = await writeConsoleAndSummaries(input, ctx, server);
   const report = await writeReport(config.artifactDir);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
+  const pacing = pacingOf(profiling.load);
   return {
     summary,
     warmupSummary,
     consoleText: `${text}${reportLine}\n`,
     artifactDir: config.artifactDir,
-    wasCancelled,
+    wasCancelled: profiling.interrupted,
     recordCount: profiling.recordCount,
     achievedRatePerS: pacing?.achievedRatePerS ?? null,
     scheduleReanchors: pacing?.reanchors ?? 0,
     inputError,
     status,
   };
+}
+
+/**
+ * Writes the summary JSON and CSV, then the console text (the run's lead lines, the server-metrics
+ * line and the table, with the paths of what was written) to its file, and returns that text.
+ */
+async function writeConsoleAndSummaries(
+  input: FinishInput,
+  ctx: SummaryExportContext & { runStatus: RunStatus },
+  server: ServerMetricsSection | null,
+): Promise<string> {
+  const dir = input.config.artifactDir;
+  const files = await writeSummaryFiles(dir, ctx);
+  const consoleText = EXPORTERS.console.render({
+    ...ctx,
+    artifacts: {
+      json: files.summary_json,
+      csv: files.summary_csv,
+      jsonl: join(dir, RECORDS_FILE_NAME),
+      inputs: join(dir, INPUTS_FILE_NAME),
+      ...(server === null ? {} : serverMetricsPaths(dir)),
+    },
+  });
+  const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
+  const text = `${header(input, ctx.runStatus)}${serverLine}${consoleText}`;
+  await writeFile(join(dir, EXPORTERS.console.fileName), text);
+  return text;
 }
 
 /** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */

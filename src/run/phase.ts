@@ -10,6 +10,7 @@ import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
 import type { PhaseClient } from '../client/worker-factory.js';
 import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
+import type { ClientFloor } from '../health/client-floor.js';
 import { startClientMonitor } from '../health/monitor.js';
 import { SendLog } from '../health/send-log.js';
 import type { ClientHealth } from '../health/types.js';
@@ -77,7 +78,7 @@ export async function runPhase(
   strategy: LoadStrategy,
   limits: PhaseLimits,
 ): Promise<PhaseResult> {
-  const { config, env } = ctx;
+  const { config } = ctx;
   const writers = openWriters(config.artifactDir, phase);
   const connections = config.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
@@ -87,60 +88,110 @@ export async function runPhase(
   const sinks = startSinks(ctx, phase, limits, writers, strategy);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
   await client.ready?.();
-  // Stopped before the phase began (Ctrl-C during start-up): nothing will be sent, so nothing is
-  // measured about the client nor opened to the target; the phase only writes its empty files.
-  const measured = () => phase === 'profiling' && !env.stopSignal.aborted;
-  // Before the duration cut-off is armed: the probe's quarter second is not part of the run.
-  const floor = measured() ? await ctx.measureFloor(ctx.clock, env.stopSignal) : null;
-  // --start-at: the schedule's zero; connections are pre-opened after the wait, so they are fresh.
-  const startAtNs = measured() ? await waitForStartAt(ctx) : undefined;
-  const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
-  const untilStartNs = Math.max(0, (startAtNs ?? 0) - ctx.clock.nowNs());
-  const startTime = new Date(Date.now() + untilStartNs / 1e6);
-  const disarm = armCancellation({
-    clock: ctx.clock,
-    env,
-    gracePeriodSeconds: config.gracePeriodSeconds,
-    durationNs: limits.stop.durationNs === undefined ? undefined : limits.stop.durationNs + untilStartNs,
-    cancel,
-    tracker: sinks.tracker,
-  });
-  let load: StrategyReport;
-  let clientHealth: ClientHealth | undefined;
-  const monitor = floor === null || !measured() ? null : startClientMonitor(floor, client);
-  sinks.startUp = phase === 'profiling' ? new StartUpSplit(startAtNs ?? ctx.clock.nowNs()) : null;
-  try {
-    load = await strategy.run({
-      conversations: ctx.dataset.conversations,
-      clock: ctx.clock,
-      dispatch,
-      signal: env.stopSignal,
-      ...(startAtNs === undefined ? {} : { startAtNs }),
-    });
-  } finally {
-    disarm();
-    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'), sinks.sends);
-    sinks.progress.stop();
-    await client.close();
-    await sinks.records?.close();
-    await sinks.inputs?.close();
-  }
+  const start = await prepareStart(ctx, phase, client);
+  const startTime = new Date(Date.now() + start.untilStartNs / 1e6);
+  const driven = await driveLoad(ctx, { phase, strategy, limits, client, cancel, sinks, dispatch, start });
   return {
     phase,
     summary: sinks.summary,
     recordCount: sinks.summary.count,
     startTime,
     endTime: new Date(),
-    interrupted: env.stopSignal.aborted,
-    load,
+    interrupted: ctx.env.stopSignal.aborted,
+    load: driven.load,
     cutoff: sinks.tracker.report(),
     // A phase that sent nothing has no verdict: its figures would judge an idle start-up, not a load.
-    ...(clientHealth === undefined || load.issued === 0 ? {} : { clientHealth }),
-    ...(prewarm === null ? {} : { connections: { prewarm, ...sinks.connectionUse } }),
+    ...(driven.clientHealth === undefined || driven.load.issued === 0
+      ? {}
+      : { clientHealth: driven.clientHealth }),
+    ...(start.prewarm === null ? {} : { connections: { prewarm: start.prewarm, ...sinks.connectionUse } }),
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
     tally: sinks.tally,
   };
+}
+
+/** What happens between a phase's set-up and its first send. */
+interface PhaseStart {
+  /** The client's floor its health is judged against; null when the phase is not measured. */
+  floor: ClientFloor | null;
+  /** `--start-at`'s monotonic ns, the schedule's zero; undefined without it. */
+  startAtNs: number | undefined;
+  /** How long until the schedule starts, ns (0 without `--start-at`). */
+  untilStartNs: number;
+  prewarm: ConnectionsReport['prewarm'] | null;
+}
+
+/**
+ * The profiling phase's start: the client's floor (before the duration cut-off is armed: the
+ * probe's quarter second is not part of the run), the `--start-at` wait, then pre-opened
+ * connections (after the wait, so they are fresh). A warmup phase, or one stopped before it began
+ * (Ctrl-C during start-up), measures nothing about the client and opens nothing to the target.
+ */
+async function prepareStart(
+  ctx: RunContext,
+  phase: 'warmup' | 'profiling',
+  client: PhaseClient,
+): Promise<PhaseStart> {
+  const measured = () => phase === 'profiling' && !ctx.env.stopSignal.aborted;
+  const floor = measured() ? await ctx.measureFloor(ctx.clock, ctx.env.stopSignal) : null;
+  const startAtNs = measured() ? await waitForStartAt(ctx) : undefined;
+  const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
+  const untilStartNs = Math.max(0, (startAtNs ?? 0) - ctx.clock.nowNs());
+  return { floor: measured() ? floor : null, startAtNs, untilStartNs, prewarm };
+}
+
+/** What {@link driveLoad} runs: a phase, set up and started. */
+interface PhaseRun {
+  phase: 'warmup' | 'profiling';
+  strategy: LoadStrategy;
+  limits: PhaseLimits;
+  client: PhaseClient;
+  cancel: AbortController;
+  sinks: PhaseSinks;
+  dispatch: Dispatch;
+  start: PhaseStart;
+}
+
+/**
+ * Runs the strategy with the duration cut-off armed and the client monitored, then closes the
+ * client and the phase's files whatever happened.
+ */
+async function driveLoad(
+  ctx: RunContext,
+  run: PhaseRun,
+): Promise<{ load: StrategyReport; clientHealth: ClientHealth | undefined }> {
+  const { sinks, start, limits } = run;
+  const disarm = armCancellation({
+    clock: ctx.clock,
+    env: ctx.env,
+    gracePeriodSeconds: ctx.config.gracePeriodSeconds,
+    durationNs:
+      limits.stop.durationNs === undefined ? undefined : limits.stop.durationNs + start.untilStartNs,
+    cancel: run.cancel,
+    tracker: sinks.tracker,
+  });
+  const monitor = start.floor === null ? null : startClientMonitor(start.floor, run.client);
+  sinks.startUp = run.phase === 'profiling' ? new StartUpSplit(start.startAtNs ?? ctx.clock.nowNs()) : null;
+  let load: StrategyReport;
+  let clientHealth: ClientHealth | undefined;
+  try {
+    load = await run.strategy.run({
+      conversations: ctx.dataset.conversations,
+      clock: ctx.clock,
+      dispatch: run.dispatch,
+      signal: ctx.env.stopSignal,
+      ...(start.startAtNs === undefined ? {} : { startAtNs: start.startAtNs }),
+    });
+  } finally {
+    disarm();
+    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'), sinks.sends);
+    sinks.progress.stop();
+    await run.client.close();
+    await sinks.records?.close();
+    await sinks.inputs?.close();
+  }
+  return { load, clientHealth };
 }
 
 /** Opens the profiling phase's connections to the target before its first request; logs what it did. */
