@@ -1,6 +1,6 @@
 /** Public surface of the export stage: one module per artifact plus the exporter registry. */
 export { type ArtifactPaths, type ConsoleContext, renderConsole } from './console-table.js';
-export { INPUTS_FILE_NAME, InputsWriter } from './inputs-json.js';
+export { INPUTS_FILE_NAME, INPUTS_SPOOL_FILE_NAME, InputsWriter } from './inputs-json.js';
 export { type EpochConverter, formatRecordLine, RECORDS_FILE_NAME, RecordWriter } from './jsonl-writer.js';
 export { REDACTED, redactConfig } from './redact.js';
 export { EXPORTERS, type ExporterName, STREAM_WRITERS, writeSummaryFiles } from './registry.js';

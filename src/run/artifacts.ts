@@ -12,6 +12,7 @@ import { InterruptedError, OutputError } from '../errors.js';
 import {
   EXPORTERS,
   INPUTS_FILE_NAME,
+  INPUTS_SPOOL_FILE_NAME,
   RECORDS_FILE_NAME,
   renderSummaryJson,
   SUMMARY_CSV_FILE_NAME,
@@ -29,11 +30,13 @@ import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 
 /**
  * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
- * the server-metrics exports included.
+ * the server-metrics exports included, and the spool `inputs.json` is assembled from (left behind
+ * only by a run that was killed).
  */
 export const RUN_ARTIFACT_FILES: readonly string[] = [
   RECORDS_FILE_NAME,
   INPUTS_FILE_NAME,
+  INPUTS_SPOOL_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
   SUMMARY_CSV_FILE_NAME,
   EXPORTERS.console.fileName,
