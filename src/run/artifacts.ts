@@ -5,7 +5,7 @@
  * leaves a summary that says it failed and why.
  */
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openTraceFile } from '../dataset/open-trace.js';
 import { InterruptedError, OutputError } from '../errors.js';
@@ -24,6 +24,7 @@ import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
+import { DirError, makeWritableDir } from '../util/make-dir.js';
 import { inputConfigOf, type ProfileConfig } from './config.js';
 import { failedStatus } from './run-status.js';
 import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
@@ -98,19 +99,18 @@ export async function claimSweepFolder(dir: string, first: ProfileConfig): Promi
 }
 
 /**
- * Creates a run's (or sweep's) artifact folder.
- * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
+ * Creates a run's (or sweep's) artifact folder and checks that a file can be written in it, before
+ * anything in it is changed (util/make-dir.ts: never Node's recursive mkdir, which reports a
+ * read-only file system as ENOENT and spins forever under `/proc`).
+ * @throws {OutputError} naming `--artifact-dir` and why it cannot be created or written (read-only,
+ *   no permission, a file in the way, a virtual file system).
  */
 export async function createArtifactDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeWritableDir(dir);
   } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new OutputError(
-      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
-      '--artifact-dir',
-      err,
-    );
+    if (!(err instanceof DirError)) throw err;
+    throw new OutputError(`--artifact-dir ${dir}: ${err.describe(dir)}`, '--artifact-dir', err);
   }
 }
 
