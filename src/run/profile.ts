@@ -20,14 +20,10 @@ import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import { earliestFirstTurnMs } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
-import {
-  checkInputsBeforeClearing,
-  clearRunArtifacts,
-  createArtifactDir,
-  writeFailedSummary,
-} from './artifacts.js';
+import { claimArtifactDir, createArtifactDir, holdsEarlierRun, writeFailedSummary } from './artifacts.js';
 import { measureClientFloor } from './client-floor.js';
 import { warmUpClient } from './client-warmup.js';
 import type { ClockMeasurement } from './clock-offset.js';
@@ -49,13 +45,16 @@ import { waitForServer } from './wait-for-model.js';
 export type { RunEnv } from './context.js';
 
 /**
- * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. Once the
- * configuration is valid the run owns `--artifact-dir`: it removes an earlier run's artifacts there
- * (run/artifacts.ts), and any error after that leaves a summary whose `run_status` says the run
- * failed and why. A run in which no request succeeded returns normally, its `status` saying so.
+ * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. The run first
+ * checks what it can without touching `--artifact-dir` beyond creating it: the tokenizer, the input
+ * (loaded, or its first row read), the schedule, the simulator and the servers' answer. Then it
+ * owns the folder: it removes an earlier run's artifacts there, saying so (run/artifacts.ts), and
+ * any error after that leaves a summary whose `run_status` says the run failed and why. An error
+ * before leaves an earlier run's artifacts as they are (a folder without any gets the failed
+ * summary). A run in which no request succeeded returns normally, its `status` saying so.
  * @throws {ConfigError} for a bad option; {DatasetError} / {TokenizerLoadError} / {ScheduleError} /
  *   {ServerUnreachableError} / {OutputError} for bad input, an unreachable server or an artifact
- *   folder that cannot be created, before anything is measured; {InterruptedError} when the stop
+ *   folder that cannot be created or written, before anything is measured; {InterruptedError} when the stop
  *   signal aborted a tokenizer download (the summary then says `interrupted`). All are
  *   {@link TokenloadError}s.
  */
@@ -73,10 +72,6 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   const scraper = spawnRunScraper(config, env);
   try {
     await createArtifactDir(config.artifactDir);
-    await checkInputsBeforeClearing(config);
-    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
-    await clearRunArtifacts(config.artifactDir);
-    ownsFolder = true;
     const source = await resolveRunTokenizer(config, env);
     // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
     starting = config.simulator ? startSimulator(config, source.path) : null;
@@ -107,6 +102,8 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
         env.log.warn(w);
       }
     }
+    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
+    ownsFolder = await claimFolder(config, env);
     const clockOffset = await measureRunClock(config, targets, clock, env);
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
     return await runPhases(
@@ -115,7 +112,8 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     );
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (ownsFolder) await writeFailedSummary(asked, startTime, err).catch(() => undefined);
+    if (ownsFolder || !(await keepsEarlierRun(config, env)))
+      await writeFailedSummary(asked, startTime, err).catch(() => undefined);
     throw err;
   } finally {
     await scraper?.close();
@@ -123,6 +121,20 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
   }
+}
+
+/** Claims the artifact folder (and first a sweep's, `env.beforeClaim`); true once it is the run's. */
+async function claimFolder(config: ProfileConfig, env: RunEnv): Promise<true> {
+  await env.beforeClaim?.();
+  await claimArtifactDir(config.artifactDir, env.log);
+  return true;
+}
+
+/** A run that failed before it claimed its folder: whether an earlier run's artifacts are there (and kept). */
+async function keepsEarlierRun(config: ProfileConfig, env: RunEnv): Promise<boolean> {
+  if (!(await holdsEarlierRun(config.artifactDir))) return false;
+  env.log.info(`${config.artifactDir}: the earlier run's artifacts are kept (this run stopped before touching them)`);
+  return true;
 }
 
 /** Runs `--client-warmup-ms` (when > 0 and not interrupted) and logs what it did. */
@@ -168,6 +180,8 @@ async function prepareInputs(
     whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
     whole,
   );
+  // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
+  if (config.fixedSchedule && stream === null) earliestFirstTurnMs(dataset.conversations);
   const shardLine = shardDescription(config);
   if (shardLine !== null) env.log.info(shardLine);
   env.log.info(
