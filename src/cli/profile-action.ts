@@ -72,7 +72,7 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
     for (const [i, config] of configs.entries()) {
       if (stop.signal.aborted) break;
       if (config.requestRate !== undefined) {
-        const warning = rateWarning(await readCalibration(), config.requestRate);
+        const warning = rateWarning(await readCalibration(undefined, stderrLogger.warn), config.requestRate);
         if (warning !== null) stderrLogger.warn(warning);
       }
       const outcome = await runProfile(config, {
