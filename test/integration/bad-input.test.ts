@@ -95,7 +95,9 @@ test('integer flags take plain decimal digits only: 0x1, " 1", 1e3, 1.0 are refu
   assert.equal(fromFile.code, 2, fromFile.stderr);
   assert.match(
     fromFile.stderr,
-    new RegExp(`--config ${file}: key "shard-index": expected an integer in plain decimal digits, got " 1"`),
+    new RegExp(
+      `--config ${file}:1: key "shard-index": expected an integer in plain decimal digits, got " 1"`,
+    ),
   );
 });
 
@@ -147,4 +149,99 @@ test('a corrupt calibration file is named in a warning (the rate check is skippe
       /the --request-rate check against this machine’s calibration is skipped; rerun tokenload calibrate/,
     );
   }
+});
+
+test('-f: an unknown key gets "Did you mean", in the key’s own spelling, as an unknown flag does', async () => {
+  const dir = freshDir();
+  const cases: Array<[string, string]> = [
+    ['reqest-rate', 'request-rate'],
+    ['reqest_rate', 'request_rate'],
+    ['requestRat', 'requestRate'],
+  ];
+  for (const [key, guess] of cases) {
+    const file = join(dir, `${key}.yaml`);
+    writeFileSync(file, `# a run\nconcurrency: 2\n${key}: 3\n`);
+    const r = await tokenload([...PROFILE, '-f', file]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(
+      r.stderr.includes(`error: --config ${file}:3: unknown key "${key}". (Did you mean ${guess}?)`),
+      r.stderr,
+    );
+  }
+  // The CLI's own wording for a mistyped flag, which the file's matches.
+  const flag = await tokenload([...PROFILE, '--reqest-rate', '3']);
+  assert.match(flag.stderr, /\(Did you mean --request-rate\?\)/);
+  const far = join(dir, 'far.yaml');
+  writeFileSync(far, 'colour: blue\n');
+  const r = await tokenload([...PROFILE, '-f', far]);
+  assert.ok(r.stderr.includes(`error: --config ${far}:1: unknown key "colour".\n`), r.stderr);
+});
+
+test('-f with AIPerf’s sectioned YAML: named as AIPerf’s layout, with its values as tokenload keys', async () => {
+  const dir = freshDir();
+  const v2 = join(dir, 'benchmark.yaml');
+  writeFileSync(
+    v2,
+    [
+      'schemaVersion: "2.0"',
+      'benchmark:',
+      '  model: Qwen/Qwen3-0.6B',
+      '  endpoint: {url: "http://localhost:8000", type: chat, streaming: true}',
+      '  dataset: {type: synthetic, entries: 50, prompts: {isl: 512, osl: 128}}',
+      '  phases: [{name: profiling, type: concurrency, requests: 20}]',
+      '  artifacts: {dir: ./out}',
+      'sweep: {type: grid, parameters: {concurrency: [8, 16]}}',
+      '',
+    ].join('\n'),
+  );
+  const r = await tokenload(['profile', '-f', v2]);
+  assert.equal(r.code, 2, r.stderr);
+  const message = r.stderr.slice(r.stderr.indexOf('error: '));
+  assert.equal(
+    message,
+    [
+      `error: --config ${v2}:1: key "schemaVersion": this is AIPerf's sectioned config layout, which tokenload does not read; tokenload's config file is flat, one key per flag of \`tokenload profile --help\` (e.g. "concurrency: 8").`,
+      'Its values as tokenload keys:',
+      '  model: Qwen/Qwen3-0.6B',
+      '  url: http://localhost:8000',
+      '  endpoint-type: chat',
+      '  streaming: true',
+      '  num-dataset-entries: 50',
+      '  isl: 512',
+      '  osl: 128',
+      '  artifact-dir: ./out',
+      '  concurrency: [8,16]',
+      'No tokenload key for: benchmark.dataset.type, benchmark.phases, sweep.type',
+      '',
+    ].join('\n'),
+  );
+  // AIPerf's older sections (endpoint:, loadgen:): a section where tokenload's key takes a string.
+  const v1 = join(dir, 'sections.yaml');
+  writeFileSync(
+    v1,
+    'endpoint:\n  model_names: [m]\n  url: http://localhost:8000\nloadgen:\n  concurrency: 4\n',
+  );
+  const old = await tokenload(['profile', '-f', v1]);
+  assert.equal(old.code, 2, old.stderr);
+  assert.match(old.stderr, /sections\.yaml:1: key "endpoint": this is AIPerf's sectioned config layout/);
+  assert.match(old.stderr, /\n {2}model: \["m"\]\n {2}url: http:\/\/localhost:8000\n {2}concurrency: 4\n/);
+  // A flat file's object-valued keys (--extra-inputs) are tokenload's own, not a section.
+  const flat = join(dir, 'flat.yaml');
+  writeFileSync(flat, 'extra-inputs: {ignore_eos: true}\nrequest-count: 0\n');
+  const f = await tokenload([...PROFILE, '-f', flat]);
+  assert.match(f.stderr, /flat\.yaml:2: key "request-count": expected a number >= 1, got 0/);
+});
+
+test('--goodput with an unknown tag lists the tags it takes (and the closest), exit 2', async () => {
+  const r = await tokenload([...PROFILE, '--goodput', 'time_to_frist_token:300']);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /--goodput item "time_to_frist_token:300": "time_to_frist_token" is not a metric \(Did you mean time_to_first_token\?\); a goodput SLO takes one of: time_to_first_token, .*request_latency, inter_token_latency, /,
+  );
+  const run = await tokenload([...PROFILE, '--goodput', 'request_throughput:3']);
+  assert.match(
+    run.stderr,
+    /"request_throughput" is not a per-request metric; a goodput SLO takes one of: time_to_first_token/,
+  );
 });
