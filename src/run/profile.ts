@@ -133,7 +133,9 @@ async function claimFolder(config: ProfileConfig, env: RunEnv): Promise<true> {
 /** A run that failed before it claimed its folder: whether an earlier run's artifacts are there (and kept). */
 async function keepsEarlierRun(config: ProfileConfig, env: RunEnv): Promise<boolean> {
   if (!(await holdsEarlierRun(config.artifactDir))) return false;
-  env.log.info(`${config.artifactDir}: the earlier run's artifacts are kept (this run stopped before touching them)`);
+  env.log.info(
+    `${config.artifactDir}: the earlier run's artifacts are kept (this run stopped before touching them)`,
+  );
   return true;
 }
 
