@@ -38,7 +38,7 @@ export const SyntheticOptionsSchema = z.strictObject({
   isl: option(atLeast(1), {
     flag: 'isl',
     unit: 'tokens',
-    help: 'synthetic: mean input length',
+    help: 'synthetic: mean input length (a prompt over 1048576 tokens, 2^20, is warned about; one over 16777216, 2^24, refused: no model reads it)',
     defaultText: shown(SYNTHETIC_DEFAULTS.isl),
   }),
   /** `--isl-stddev`, tokens. */

@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
+import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from '../dataset/types.js';
@@ -75,7 +76,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     const source = await resolveRunTokenizer(config, env);
     // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
     starting = config.simulator ? startSimulator(config, source.path) : null;
-    const { autoZeroMs, ...inputs } = await prepareInputs(config, env, source);
+    const { autoZeroMs, notes, ...inputs } = await prepareInputs(config, env, source);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -108,7 +109,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
     return await runPhases(
       { ...shared, targets, serverMetrics },
-      { asked, autoZeroMs, clockOffset, served: servedModels(probes) },
+      { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes },
     );
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
@@ -161,6 +162,15 @@ function startSimulator(config: ProfileConfig, tokenizerPath: string): Promise<S
   return starting;
 }
 
+/**
+ * What the run says about its input besides the summary's own warnings: warnings found at its start
+ * (logged then), and the prompt length check, which a streamed trace goes on feeding while it runs.
+ */
+interface InputNotes {
+  warnings: string[];
+  lengths: PromptLengthCheck;
+}
+
 /** Tokenizer (and chat template), dataset (or trace stream) and prompt synthesizer of a run. */
 async function prepareInputs(
   config: ProfileConfig,
@@ -171,19 +181,21 @@ async function prepareInputs(
     RunContext,
     'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
   > &
-    Pick<ShardInputs, 'autoZeroMs'>
+    Pick<ShardInputs, 'autoZeroMs'> & { notes: InputNotes }
 > {
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
   const whole = read?.stream ?? null;
-  const { dataset, stream, autoZeroMs } = shardInputs(
+  const sharded = shardInputs(
     config,
     whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
     whole,
   );
+  const { dataset, autoZeroMs } = sharded;
   // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
-  if (config.fixedSchedule && stream === null) earliestFirstTurnMs(dataset.conversations);
+  if (config.fixedSchedule && sharded.stream === null) earliestFirstTurnMs(dataset.conversations);
+  const { stream, notes } = inputNotes(config, env, sharded, read?.first ?? null);
   const shardLine = shardDescription(config);
   if (shardLine !== null) env.log.info(shardLine);
   env.log.info(
@@ -201,8 +213,48 @@ async function prepareInputs(
     stream,
     synthesizer,
     firstRow: first,
+    notes,
     ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
   };
+}
+
+/**
+ * The warnings of a run's input, logged now: `--streaming` on an endpoint that cannot stream, and
+ * prompts over {@link PROMPT_TOKENS_WARN} tokens (dataset/prompt-length.ts: a dataset loaded whole
+ * is checked now; a streamed trace's rows as they are read, its first one now).
+ * @throws {DatasetError} / {ConfigError} for a prompt over the length a run refuses.
+ */
+function inputNotes(
+  config: ProfileConfig,
+  env: RunEnv,
+  input: ShardInputs,
+  first: StreamedTurn | null,
+): { stream: TraceStream | null; notes: InputNotes } {
+  const warnings: string[] = [];
+  if (config.streaming && !ENDPOINTS[config.endpointType].streamable)
+    warnings.push(
+      `--streaming is ignored: --endpoint-type ${config.endpointType} answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured`,
+    );
+  const streamed = input.stream;
+  const lengths = new PromptLengthCheck(
+    {
+      flag: config.synthetic?.seqDist === undefined ? '--isl' : '--seq-dist',
+      datasetType: config.customDatasetType,
+      scaled: (config.synthesisPromptLenMultiplier ?? 1) !== 1,
+    },
+    streamed === null ? undefined : (w) => env.log.warn(w),
+  );
+  if (streamed === null) lengths.checkAll(input.dataset);
+  else if (first !== null) lengths.refuse(first.turn);
+  const long = lengths.warning();
+  if (long !== null) warnings.push(long);
+  for (const w of warnings) env.log.warn(w);
+  const stream = streamed === null ? null : { ...streamed, turns: lengths.watch(streamed.turns) };
+  return { stream, notes: { warnings: warnings.filter((w) => w !== long), lengths } };
+}
+
+function nonNull<T>(value: T | null): T[] {
+  return value === null ? [] : [value];
 }
 
 /** Every model the servers' `/v1/models` lists name (once each); null when none gave a list. */
@@ -219,6 +271,7 @@ interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
   asked: ProfileConfig;
   clockOffset: ClockMeasurement | null;
   served: string[] | null;
+  notes: InputNotes;
 }
 
 async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcome> {
@@ -270,6 +323,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     ...tokenizerFacts(ctx, shortBefore),
     serverMetrics,
     servedModels: facts.served,
+    inputWarnings: [...facts.notes.warnings, ...nonNull(facts.notes.lengths.warning())],
   });
 }
 

@@ -5,7 +5,7 @@
  * process for what needs a run.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -243,5 +243,80 @@ test('--goodput with an unknown tag lists the tags it takes (and the closest), e
   assert.match(
     run.stderr,
     /"request_throughput" is not a per-request metric; a goodput SLO takes one of: time_to_first_token/,
+  );
+});
+
+/** A quick run against the built-in simulator into a new folder; returns the folder too. */
+async function quickRun(extra: string[]): Promise<{ code: number | null; stderr: string; dir: string }> {
+  const dir = join(freshDir(), 'out');
+  const args = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin', '--ui', 'none'];
+  args.push('--client-warmup-ms', '0', '--no-server-metrics', '--artifact-dir', dir, ...extra);
+  const r = await runCliProcess(args);
+  return { code: r.code, stderr: r.stderr, dir };
+}
+
+function summaryOf(dir: string): { warnings: string[]; replay?: { input_error: string | null } } {
+  return JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
+}
+
+test('--streaming with the embeddings endpoint: ignored as AIPerf does, but said on the console and in the summary', async () => {
+  const r = await quickRun(['--endpoint-type', 'embeddings', '--streaming', '--request-count', '2']);
+  assert.equal(r.code, 0, r.stderr);
+  const warning =
+    '--streaming is ignored: --endpoint-type embeddings answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured';
+  assert.ok(r.stderr.includes(`[tokenload] warning: ${warning}\n`), r.stderr);
+  assert.ok(summaryOf(r.dir).warnings.includes(warning));
+});
+
+function bailianRow(chatId: number, timestamp: number, inputLength: number): string {
+  const row = { chat_id: chatId, parent_chat_id: -1, timestamp, input_length: inputLength, output_length: 2 };
+  return `${JSON.stringify({ ...row, type: 'text', turn: 1, hash_ids: [] })}\n`;
+}
+
+test('a prompt over 2^24 tokens is refused naming file, line and field (or the flag); streamed, reading stops there', async () => {
+  const trace = join(freshDir(), 'trace.jsonl');
+  writeFileSync(trace, bailianRow(1, 0, 40) + bailianRow(2, 0.2, 20_000_000));
+  const refusal = `${trace}:2: field "input_length": 20000000 tokens: more than 16777216 tokens (2^24) is beyond every model's context window, and a body of over 100 MB: check the value`;
+  const replay = ['--input-file', trace, '--custom-dataset-type', 'bailian_trace'];
+  const whole = await quickRun([...replay, '--no-trace-streaming']);
+  assert.equal(whole.code, 1, whole.stderr);
+  assert.ok(whole.stderr.includes(`error: ${refusal}\n`), whole.stderr);
+  assert.equal(existsSync(join(whole.dir, 'profile_export.jsonl')), false, 'nothing was sent');
+  const streamed = await quickRun(replay);
+  assert.equal(streamed.code, 1, streamed.stderr);
+  assert.ok(streamed.stderr.includes(`error: ${refusal}\n`), streamed.stderr);
+  assert.equal(summaryOf(streamed.dir).replay?.input_error, refusal);
+  const isl = await quickRun(['--isl', '20000000', '--request-count', '1']);
+  assert.equal(isl.code, 2, isl.stderr);
+  assert.match(isl.stderr, /^error: --isl: a prompt of 2\d{7} tokens: more than 16777216 tokens \(2\^24\)/m);
+});
+
+test('a prompt over 2^20 tokens is warned about (loaded whole: before the run; streamed: when read) and in the summary', async () => {
+  const trace = join(freshDir(), 'trace.jsonl');
+  writeFileSync(trace, bailianRow(1, 0, 40) + bailianRow(2, 0.2, 1_048_577) + bailianRow(3, 0.4, 40));
+  const warning = `1 prompt asks for more than 1048576 tokens (2^20), beyond the context window of nearly every served model (first: ${trace}:2: field "input_length": 1048577 tokens); each is sent as a body of several MB: check the input`;
+  for (const mode of ['--no-trace-streaming', '--trace-streaming']) {
+    const r = await quickRun(['--input-file', trace, '--custom-dataset-type', 'bailian_trace', mode]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stderr.includes(`[tokenload] warning: ${warning}\n`), `${mode}: ${r.stderr}`);
+    if (mode === '--no-trace-streaming')
+      assert.ok(r.stderr.indexOf(warning) < r.stderr.indexOf('simulator started'), 'said before the run');
+    assert.ok(summaryOf(r.dir).warnings.includes(warning), mode);
+  }
+  // The simulator's KV cache holds the prompt (its default 40,000 blocks of 16 tokens would not).
+  const isl = await quickRun([
+    '--isl',
+    '1048577',
+    '--request-count',
+    '1',
+    '--num-dataset-entries',
+    '1',
+    '--simulator-option',
+    'cache-capacity-blocks=70000',
+  ]);
+  assert.equal(isl.code, 0, isl.stderr);
+  assert.match(
+    isl.stderr,
+    /\[tokenload\] warning: 1 prompt asks for more than 1048576 tokens .*\(first: --isl: a prompt of 1048577 tokens\)/,
   );
 });
