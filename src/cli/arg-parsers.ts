@@ -4,12 +4,13 @@
  * bad value fails before any work, with a message naming the expectation.
  */
 import { InvalidArgumentError } from 'commander';
+import { plainNumber } from '../util/plain-number.js';
 
-/** Parses a finite number ≥ `min` (and ≤ `max`). */
+/** Parses a finite number ≥ `min` (and ≤ `max`), in plain decimal (util/plain-number.ts). */
 export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: string) => number {
   return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+    const n = plainNumber(value, false);
+    if (n === undefined || !Number.isFinite(n) || n < min || n > max) {
       throw new InvalidArgumentError(
         `expected a number${max === Number.POSITIVE_INFINITY ? ` >= ${min}` : ` in [${min}, ${max}]`}, got "${value}".`,
       );
@@ -18,11 +19,11 @@ export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: s
   };
 }
 
-/** Parses an integer ≥ `min`. */
+/** Parses an integer ≥ `min`, in plain decimal digits (no spaces, `0x`, exponent). */
 export function integerAtLeast(min: number): (value: string) => number {
   return (value) => {
-    const n = Number(value);
-    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+    const n = plainNumber(value, true);
+    if (n === undefined || !Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected an integer >= ${min}, got "${value}".`);
     }
     return n;

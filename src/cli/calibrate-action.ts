@@ -10,7 +10,7 @@
  * "below the lowest step", never 0. The simulator shares this machine, so the figures are a floor for
  * a remote server. Results go to {@link defaultCalibrationPath} (or `--output`), which `profile` reads.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
@@ -22,6 +22,7 @@ import type { ClientHealth } from '../health/types.js';
 import type { StatsSummary } from '../metrics/summary.js';
 import { runProfile } from '../run/profile.js';
 import { spawnSimulator } from '../simulator/spawn.js';
+import { makeDirs } from '../util/make-dir.js';
 import { integerAtLeast, numberIn } from './arg-parsers.js';
 import { type Calibration, type CalibrationStep, defaultCalibrationPath } from './calibration-file.js';
 
@@ -227,7 +228,7 @@ export function registerCalibrateCommand(program: Command, setExit: (code: numbe
     .action(async (f: CalibrateFlags) => {
       const result = await calibrate(f);
       const path = f.output ?? defaultCalibrationPath();
-      await mkdir(dirname(path), { recursive: true });
+      await makeDirs(dirname(path));
       await writeFile(path, `${JSON.stringify(result, null, 2)}\n`);
       const used =
         path === defaultCalibrationPath()

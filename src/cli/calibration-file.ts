@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { describeIssue, valueAt } from '../util/option-meta.js';
 
 /** One calibration step: a short profile run at `target` (req/s or concurrent streams). */
 export interface CalibrationStep {
@@ -62,14 +63,42 @@ export function defaultCalibrationPath(): string {
   return join(homedir(), '.cache', 'tokenload', 'calibration.json');
 }
 
-/** Reads a calibration file; null when absent, unreadable or not a calibration (callers then skip the warning). */
-export async function readCalibration(path = defaultCalibrationPath()): Promise<StoredCalibration | null> {
+/**
+ * Reads a calibration file; null when there is none, or when it cannot be used: unreadable, not
+ * JSON, or not a calibration. The file is optional (profile reads it on its own, to warn), so such a
+ * file is not an error: `warn` is told which file, what is wrong with it and that the check is
+ * skipped, so a corrupt file is never ignored silently.
+ */
+export async function readCalibration(
+  path = defaultCalibrationPath(),
+  warn: (message: string) => void = () => undefined,
+): Promise<StoredCalibration | null> {
+  const skipped =
+    'the --request-rate check against this machine’s calibration is skipped; rerun tokenload calibrate to rewrite it, or remove the file';
+  let text: string;
   try {
-    const parsed = StoredCalibration.safeParse(JSON.parse(await readFile(path, 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      warn(`${path}: cannot be read (${(err as Error).message}); ${skipped}`);
     return null;
   }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    warn(`${path}: not JSON (${(err as Error).message}); ${skipped}`);
+    return null;
+  }
+  const parsed = StoredCalibration.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const what =
+    issue === undefined
+      ? 'not a calibration'
+      : `not a calibration file of tokenload calibrate: ${issue.path.length === 0 ? '' : `field ${issue.path.join('.')}: `}${describeIssue(issue, valueAt(data, issue.path))}`;
+  warn(`${path}: ${what}; ${skipped}`);
+  return null;
 }
 
 /**

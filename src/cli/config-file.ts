@@ -3,32 +3,47 @@
  * `request_rate`, `requestRate` and `--request-rate` all work; so do AIPerf's names, mapped or refused
  * as on the command line: ./aiperf-options.ts). Each value is read as the flag's
  * own value would be: a string as typed text (`"10,20"`, `"Name:Value"`), a list as a sweep or as
- * repeated flags, a number, boolean or object as it is. Flags typed on the command line win.
+ * repeated flags, a number, boolean or object as it is. Flags typed on the command line win. Every
+ * error names the file and the line of the key (`--config run.yaml:3: key "…"`); an unknown key gets
+ * the closest flag as "Did you mean", and AIPerf's sectioned layout is named as such (./aiperf-yaml.ts).
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { type OptionField, setAt } from '../util/option-meta.js';
-import { kebab } from '../util/option-values.js';
+import { camel, kebab } from '../util/option-values.js';
+import { closestName } from '../util/suggest.js';
 import { aiperfOption, refusalMessage } from './aiperf-options.js';
+import { aiperfLayoutMessage, aiperfSectionKey } from './aiperf-yaml.js';
 import { itemFromText, valueFromText, valueProblem } from './schema-options.js';
 
-function readObject(file: string): Record<string, unknown> {
+/** A config file read: its object, and the 1-based line of each top-level key. */
+interface FileObject {
+  data: Record<string, unknown>;
+  lineOf: Map<string, number>;
+}
+
+function readObject(file: string): FileObject {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new ConfigError(`--config ${file}: ${(err as Error).message}`, '--config');
   }
-  let data: unknown;
-  try {
-    data = parseYaml(text);
-  } catch (err) {
-    throw new ConfigError(`--config ${file}: not valid YAML/JSON: ${(err as Error).message}`, '--config');
-  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const parseError = doc.errors[0];
+  if (parseError !== undefined)
+    throw new ConfigError(`--config ${file}: not valid YAML/JSON: ${parseError.message}`, '--config');
+  const data: unknown = doc.toJS();
   if (data === null || typeof data !== 'object' || Array.isArray(data))
     throw new ConfigError(`--config ${file}: expected an object of flag: value pairs.`, '--config');
-  return data as Record<string, unknown>;
+  const lineOf = new Map<string, number>();
+  if (isMap(doc.contents))
+    for (const pair of doc.contents.items)
+      if (isScalar(pair.key) && pair.key.range !== undefined && pair.key.range !== null)
+        lineOf.set(String(pair.key.value), lines.linePos(pair.key.range[0]).line);
+  return { data: data as Record<string, unknown>, lineOf };
 }
 
 /** One file value as the field's input: strings are read as typed text; lists fold repeatable flags. */
@@ -48,9 +63,9 @@ function fileValue(field: OptionField, value: unknown): unknown {
 /**
  * The flag (without dashes) a file key names: one of `fields`, or AIPerf's name for one of them
  * (./aiperf-options.ts); null for an AIPerf option accepted with no effect.
- * @throws {ConfigError} naming the file and key, for a refused AIPerf option (with its reason).
+ * @throws {ConfigError} naming the file, line and key, for a refused AIPerf option (with its reason).
  */
-function ownFlag(file: string, key: string, value: unknown, fields: readonly OptionField[]): string | null {
+function ownFlag(where: string, key: string, value: unknown, fields: readonly OptionField[]): string | null {
   const flag = kebab(key);
   if (fields.some((f) => f.meta.flag === flag)) return flag;
   const row = aiperfOption(`--${flag}`);
@@ -60,32 +75,72 @@ function ownFlag(file: string, key: string, value: unknown, fields: readonly Opt
   if (status.kind === 'same') return flag;
   if (status.kind === 'accepted' && value === (status.value ?? true)) return null;
   const shown = typeof value === 'string' ? value : undefined;
-  throw new ConfigError(`--config ${file}: key "${key}": ${refusalMessage(row, shown)}`, `--${flag}`);
+  throw new ConfigError(`${where}: key "${key}": ${refusalMessage(row, shown)}`, `--${flag}`);
+}
+
+/**
+ * An unknown key, with the closest flag as "Did you mean", spelled in the key's own style
+ * (`reqest_rate` → `request_rate`), as commander does for an unknown flag.
+ */
+function unknownKey(where: string, key: string, fields: readonly OptionField[]): ConfigError {
+  const flags = fields.filter((f) => f.meta.internal !== true).map((f) => f.meta.flag);
+  const guess = closestName(kebab(key), flags);
+  const styled =
+    guess === null
+      ? null
+      : key.includes('_')
+        ? guess.replaceAll('-', '_')
+        : /[A-Z]/.test(key)
+          ? camel(guess)
+          : guess;
+  const hint = styled === null ? '' : ` (Did you mean ${styled}?)`;
+  return new ConfigError(`${where}: unknown key "${key}".${hint}`, '--config');
 }
 
 /** Two keys of one file naming one option (`isl` and `synthetic-input-tokens-mean`): neither may win silently. */
-function sameOptionTwice(file: string, first: string, second: string, flag: string): ConfigError {
+function sameOptionTwice(where: string, first: string, second: string, flag: string): ConfigError {
   return new ConfigError(
-    `--config ${file}: keys "${first}" and "${second}" both set --${flag}; give it once.`,
+    `${where}: keys "${first}" and "${second}" both set --${flag}; give it once.`,
     `--${flag}`,
   );
 }
 
 /**
+ * Refuses AIPerf's sectioned layout (./aiperf-yaml.ts), saying so and how the file is written for
+ * tokenload, before any of its keys is read as a flag (which gave misleading messages).
+ * @throws {ConfigError} naming the file, the line of the key that gave it away, and the flat keys.
+ */
+function refuseAiperfLayout(file: string, read: FileObject, fields: readonly OptionField[]): void {
+  const objectFlags = new Set(
+    fields.filter((f) => f.kind === 'record' || f.kind === 'object').map((f) => f.meta.flag),
+  );
+  const key = aiperfSectionKey(read.data, (k) => objectFlags.has(kebab(k)));
+  if (key === null) return;
+  const isFlag = (flag: string): boolean =>
+    fields.some((f) => f.meta.internal !== true && f.meta.flag === flag);
+  const where = `--config ${file}:${read.lineOf.get(key) ?? 1}`;
+  throw new ConfigError(aiperfLayoutMessage(where, key, read.data, isFlag), '--config');
+}
+
+/**
  * Reads a config file into the schema input of `fields` (nested fields nested).
- * @throws {ConfigError} naming the file and key: unreadable, not a YAML/JSON object, an unknown key,
- *   two keys for one option (any spelling or AIPerf name), or a value the field rejects.
+ * @throws {ConfigError} naming the file, line and key: unreadable, not a YAML/JSON object, AIPerf's
+ *   sectioned layout, an unknown key (with the closest flag), two keys for one option (any spelling
+ *   or AIPerf name), or a value the field rejects.
  */
 export function readConfigFile(file: string, fields: readonly OptionField[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const keyOfFlag = new Map<string, string>();
-  for (const [key, raw] of Object.entries(readObject(file))) {
-    const flag = ownFlag(file, key, raw, fields);
+  const read = readObject(file);
+  refuseAiperfLayout(file, read, fields);
+  for (const [key, raw] of Object.entries(read.data)) {
+    const where = `--config ${file}:${read.lineOf.get(key) ?? 1}`;
+    const flag = ownFlag(where, key, raw, fields);
     if (flag === null) continue;
     const field = fields.find((f) => f.meta.internal !== true && f.meta.flag === flag);
-    if (field === undefined) throw new ConfigError(`--config ${file}: unknown key "${key}".`, '--config');
+    if (field === undefined) throw unknownKey(where, key, fields);
     const first = keyOfFlag.get(flag);
-    if (first !== undefined) throw sameOptionTwice(file, first, key, flag);
+    if (first !== undefined) throw sameOptionTwice(where, first, key, flag);
     keyOfFlag.set(flag, key);
     if (raw === null || raw === undefined) continue;
     let value: unknown;
@@ -93,10 +148,10 @@ export function readConfigFile(file: string, fields: readonly OptionField[]): Re
       value = fileValue(field, raw);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      throw new ConfigError(`--config ${file}: key "${key}": ${err.message}`, `--${flag}`);
+      throw new ConfigError(`${where}: key "${key}": ${err.message}`, `--${flag}`);
     }
     const problem = valueProblem(field, value);
-    if (problem !== null) throw new ConfigError(`--config ${file}: key "${key}": ${problem}`, `--${flag}`);
+    if (problem !== null) throw new ConfigError(`${where}: key "${key}": ${problem}`, `--${flag}`);
     setAt(out, field.path, value);
   }
   return out;

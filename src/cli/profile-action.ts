@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { ProfileConfig } from '../config/resolve.js';
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
-import { claimSweepFolder } from '../run/artifacts.js';
+import { claimArtifactDir } from '../run/artifacts.js';
 import { runProfile } from '../run/profile.js';
 import { writeSweepSummary } from '../run/sweep.js';
 import type { Logger } from '../util/run-env.js';
@@ -68,18 +68,21 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
   try {
     const outcomes = [];
     let failedCode = 0;
-    const first = configs[0];
-    if (configs.length > 1 && first !== undefined) await claimSweepFolder(dirname(first.artifactDir), first);
-    for (const config of configs) {
+    const sweepDir = configs.length > 1 && configs[0] !== undefined ? dirname(configs[0].artifactDir) : null;
+    for (const [i, config] of configs.entries()) {
       if (stop.signal.aborted) break;
       if (config.requestRate !== undefined) {
-        const warning = rateWarning(await readCalibration(), config.requestRate);
+        const warning = rateWarning(await readCalibration(undefined, stderrLogger.warn), config.requestRate);
         if (warning !== null) stderrLogger.warn(warning);
       }
       const outcome = await runProfile(config, {
         log: stderrLogger,
         stopSignal: stop.signal,
         forceSignal: force.signal,
+        // A sweep's folder is claimed by its first run, once that run's inputs are checked.
+        ...(i === 0 && sweepDir !== null
+          ? { beforeClaim: () => claimArtifactDir(sweepDir, stderrLogger) }
+          : {}),
       });
       process.stdout.write(`${outcome.consoleText}\n`);
       outcomes.push({ config, outcome });

@@ -7,6 +7,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, TokenloadError } from '../errors.js';
 import { type OptionField, setAt, valueMessage } from '../util/option-meta.js';
+import { looksNumeric, plainNumber, plainNumberProblem } from '../util/plain-number.js';
 import { redactUrlPasswords } from '../util/redact.js';
 
 function showDefault(value: unknown): string | undefined {
@@ -26,22 +27,35 @@ function helpOf(field: OptionField, defaultOverride: unknown): string {
   return shown === undefined ? field.meta.help : `${field.meta.help} (default: ${shown})`;
 }
 
-/** A typed number as a number; anything else stays text, so the error quotes what was typed. */
-function numberOrText(text: string): number | string {
-  const n = Number(text);
-  return text.trim() === '' || Number.isNaN(n) ? text : n;
+/**
+ * A typed number as a number when it is plain decimal (an integer field: digits only,
+ * util/plain-number.ts); other text stays text, so the schema's error quotes what was typed.
+ * @throws {ConfigError} for text `Number()` would read but that is not plain decimal (`0x1`, ` 1`,
+ *   `1e3` for an integer): it was never taken as a number, and silence would say it was.
+ */
+function numberOrText(field: OptionField, text: string): number | string {
+  const n = plainNumber(text, field.integer);
+  if (n !== undefined) return n;
+  if (looksNumeric(text, field.integer)) throw new ConfigError(plainNumberProblem(text, field.integer));
+  return text;
 }
 
-/** One item of a list field (`--concurrency 1,4`) as typed text, before the schema checks it. */
+/**
+ * One item of a list field (`--concurrency 1,4`) as typed text, before the schema checks it.
+ * @throws {ConfigError} for a number that is not plain decimal.
+ */
 export function itemFromText(field: OptionField, text: string): unknown {
-  return field.kind === 'number' ? numberOrText(text) : text.trim();
+  return field.kind === 'number' ? numberOrText(field, text) : text.trim();
 }
 
-/** One typed text as the field's input value (before the field's schema checks it). */
+/**
+ * One typed text as the field's input value (before the field's schema checks it).
+ * @throws {ConfigError} for a number that is not plain decimal, or what the field's own parser throws.
+ */
 export function valueFromText(field: OptionField, text: string, previous: unknown): unknown {
   if (field.meta.parse !== undefined) return field.meta.parse(text, previous);
   if (field.meta.list === true) return text.split(',').map((s) => itemFromText(field, s));
-  if (field.kind === 'number') return numberOrText(text);
+  if (field.kind === 'number') return numberOrText(field, text);
   if (field.kind === 'array')
     return text
       .split(',')

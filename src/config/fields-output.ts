@@ -4,10 +4,30 @@
  * follow the flags with units in the names.
  */
 import { z } from 'zod';
-import { option } from '../util/option-meta.js';
-import { camelKeys, collectSimulatorOption } from '../util/option-values.js';
+import { ConfigError } from '../errors.js';
+import { SimulatorOptionsSchema } from '../simulator/options.js';
+import { option, optionFields } from '../util/option-meta.js';
+import { camel, camelKeys, collectSimulatorOption } from '../util/option-values.js';
+import { looksNumeric, plainNumber, plainNumberProblem } from '../util/plain-number.js';
 import { int } from './field-kinds.js';
 import { serverMetricsFields } from './fields-server.js';
+
+const SIMULATOR_FIELDS = optionFields(SimulatorOptionsSchema);
+
+/**
+ * Accumulates `--simulator-option name=value`: a number parameter's value must be plain decimal,
+ * an integer one's digits only, as its own `tokenload simulate` flag's (util/plain-number.ts).
+ * @throws {ConfigError} for text that is not `name=value`, or such a number.
+ */
+function simulatorOption(text: string, previous?: Record<string, unknown>): Record<string, unknown> {
+  const next = collectSimulatorOption(text, previous);
+  const at = text.indexOf('=');
+  const field = SIMULATOR_FIELDS.find((f) => f.path[0] === camel(text.slice(0, at).trim()));
+  const raw = text.slice(at + 1).trim();
+  if (field?.kind === 'number' && looksNumeric(raw, field.integer))
+    throw new ConfigError(`${field.meta.flag}: ${plainNumberProblem(raw, field.integer)}`);
+  return next;
+}
 
 /** Output, simulator and client options. */
 export const outputFields = {
@@ -28,7 +48,7 @@ export const outputFields = {
     flag: 'simulator-option',
     unit: 'name=value',
     help: 'built-in simulator parameter (see `tokenload simulate --help`, camelCase or kebab-case); repeatable',
-    parse: (v, prev) => collectSimulatorOption(v, prev as Record<string, unknown> | undefined),
+    parse: (v, prev) => simulatorOption(v, prev as Record<string, unknown> | undefined),
     repeatable: true,
   }),
   /** `--timing-precision`: `timer` (a helper thread wakes the loop early) or `spin` (polls). */
@@ -49,7 +69,7 @@ export const outputFields = {
     {
       flag: 'prewarm-connections',
       unit: 'n|auto',
-      parse: (text) => (text.trim() === 'auto' ? 'auto' : text.trim() === '' ? text : Number(text)),
+      parse: (text) => (text === 'auto' ? 'auto' : (plainNumber(text, true) ?? text)),
       help: 'open this many keep-alive connections to --url before the first measured request, so the first seconds do not pay a handshake per request (no HTTP request is sent; 0 = off)',
       defaultText:
         "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",

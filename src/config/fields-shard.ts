@@ -7,23 +7,49 @@ import { z } from 'zod';
 import { option } from '../util/option-meta.js';
 
 /** `--start-at` as ISO 8601 text: a date, a time to the minute or finer, and an explicit zone. */
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_WITH_ZONE =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-](\d{2}):(\d{2}))$/;
 
 /** Epoch ms below this are refused as `--start-at` (2001-09-09): a value in seconds is a mistake. */
 const EPOCH_MS_FLOOR = 1e12;
 
+const MONTHS = 'January February March April May June July August September October November December'.split(
+  ' ',
+);
+
 /**
- * `--start-at` as typed (ISO 8601 with a zone, or epoch ms as a number or digits) → epoch ms; a value
- * that is neither becomes the issue. Numbers pass through, so a resolved configuration parses to itself.
+ * Why ISO text with a zone names no real time (`Date.parse` rolls February 30 over to March 2, and
+ * takes hour 24); null when it names one, or is not ISO text with a zone at all.
+ */
+function calendarProblem(text: string): string | null {
+  const m = ISO_WITH_ZONE.exec(text);
+  if (m === null) return null;
+  const n = (i: number): number => Number(m[i] ?? 0);
+  const [year, month, day] = [n(1), n(2), n(3)];
+  if (month < 1 || month > 12) return `there is no month ${m[2]}`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > days) return `${MONTHS[month - 1]} ${year} has no day ${m[3]} (it has ${days})`;
+  if (n(4) > 23 || n(5) > 59 || n(6) > 59)
+    return `${m[4]}:${m[5]}${m[6] === undefined ? '' : `:${m[6]}`} is not a time of day`;
+  if (n(8) > 23 || n(9) > 59) return `${m[7]} is not a zone offset`;
+  return null;
+}
+
+/**
+ * `--start-at` as typed (ISO 8601 with a zone naming a real date and time, or epoch ms as a number
+ * or digits) → epoch ms; a value that is neither becomes the issue. Numbers pass through, so a
+ * resolved configuration parses to itself.
  */
 const startAt = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const text = typeof v === 'string' ? v.trim() : '';
-  const ms = typeof v === 'number' ? v : /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  const iso = typeof v === 'number' || /^\d+$/.test(text) || ISO_WITH_ZONE.test(text);
-  if (iso && Number.isFinite(ms) && ms >= EPOCH_MS_FLOOR) return Math.round(ms);
+  const digits = typeof v === 'string' && /^\d+$/.test(v);
+  const iso = typeof v === 'string' && ISO_WITH_ZONE.test(v);
+  const problem = typeof v === 'string' && iso ? calendarProblem(v) : null;
+  const ms =
+    typeof v === 'number' ? v : digits ? Number(v) : iso && problem === null ? Date.parse(v) : Number.NaN;
+  if (Number.isFinite(ms) && ms >= EPOCH_MS_FLOOR) return Math.round(ms);
   ctx.addIssue({
     code: 'custom',
-    message: `expected an ISO 8601 time with a zone (2025-06-01T12:00:00Z) or epoch milliseconds, got ${JSON.stringify(v)}`,
+    message: `expected an ISO 8601 time with a zone (2025-06-01T12:00:00Z) or epoch milliseconds, got ${JSON.stringify(v)}${problem === null ? '' : `: ${problem}`}`,
   });
   return z.NEVER;
 });

@@ -5,6 +5,7 @@ import { z } from 'zod';
  */
 import { TokenloadError } from '../errors.js';
 import { option, parseOptions } from '../util/option-meta.js';
+import { plainNumber } from '../util/plain-number.js';
 
 /** Defaults (AIPerf `aiperf profile`). */
 export const SYNTHETIC_DEFAULTS = {
@@ -37,7 +38,7 @@ export const SyntheticOptionsSchema = z.strictObject({
   isl: option(atLeast(1), {
     flag: 'isl',
     unit: 'tokens',
-    help: 'synthetic: mean input length',
+    help: 'synthetic: mean input length (a prompt over 1048576 tokens, 2^20, is warned about; one over 16777216, 2^24, refused: no model reads it)',
     defaultText: shown(SYNTHETIC_DEFAULTS.isl),
   }),
   /** `--isl-stddev`, tokens. */
@@ -196,8 +197,8 @@ function intAtLeast(value: number, min: number, option: string): number {
 
 function parseLength(text: string, what: string, entry: string): { mean: number; stddev: number } {
   const [meanText, sdText, extra] = text.split('|').map((s) => s.trim());
-  const mean = Number(meanText);
-  const stddev = sdText === undefined ? 0 : Number(sdText);
+  const mean = plainNumber(meanText ?? '', false) ?? Number.NaN;
+  const stddev = sdText === undefined ? 0 : (plainNumber(sdText, false) ?? Number.NaN);
   const ok = extra === undefined && meanText !== '' && sdText !== '' && Number.isFinite(mean) && mean >= 1;
   check(
     ok && Number.isFinite(stddev) && stddev >= 0,
@@ -212,7 +213,7 @@ function parseSeqDistEntry(entry: string): SeqDistEntry {
   const colon = entry.lastIndexOf(':');
   const lengths = (colon === -1 ? '' : entry.slice(0, colon)).split(',');
   check(colon !== -1 && lengths.length === 2, '--seq-dist', 'entries like "ISL,OSL:percent"', entry);
-  const percent = Number(entry.slice(colon + 1).trim());
+  const percent = plainNumber(entry.slice(colon + 1).trim(), false) ?? Number.NaN;
   check(Number.isFinite(percent) && percent > 0, '--seq-dist', `a percent > 0 in "${entry}"`, percent);
   const isl = parseLength(lengths[0]!, 'an ISL', entry);
   const osl = parseLength(lengths[1]!, 'an OSL', entry);

@@ -12,17 +12,23 @@ import { once } from 'node:events';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { OutputError } from '../errors.js';
+import { fileSystemReason } from '../util/make-dir.js';
 
 /** Pending bytes that trigger an immediate flush. */
 const FLUSH_BYTES = 64 * 1024;
 /** Longest time a written piece waits in memory, ms. */
 const FLUSH_MS = 100;
 
-/** An artifact file that cannot be written, as the error the user reads: it names `--artifact-dir`. */
+/**
+ * An artifact file that cannot be written, as the error the user reads: it names `--artifact-dir`,
+ * the file, why in words when the code says it (read-only, full, …) and the code.
+ */
 function artifactError(path: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (typeof code !== 'string') return err as Error;
-  return new OutputError(`--artifact-dir: cannot write ${path} (${code})`, '--artifact-dir', err);
+  const reason = fileSystemReason(err);
+  const why = reason === null ? '' : `: ${reason}`;
+  return new OutputError(`--artifact-dir: cannot write ${path} (${code}${why})`, '--artifact-dir', err);
 }
 
 /** A file opened for sequential writes. */

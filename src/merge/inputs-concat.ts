@@ -1,8 +1,8 @@
 /**
  * The merged `inputs.json`: the shards' `data` entries one after another, in shard order, each
  * shard's in its own order (`{"data":[<shard 0's entries>,<shard 1's entries>,…]}`). Streamed byte
- * for byte: a body is never parsed or held in memory. A session's entries stay in its shard, since
- * a session is never split across shards.
+ * for byte: a body is never parsed or held in memory. A run writes one entry per session
+ * (export/inputs-json.ts) and a session is never split across shards, so each session appears once.
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';

@@ -5,7 +5,10 @@
 
 import { TokenloadError } from '../errors.js';
 import type { RecordMetrics } from '../record/types.js';
-import { metricByTag } from './registry.js';
+import { plainNumber } from '../util/plain-number.js';
+import { closestName } from '../util/suggest.js';
+import { METRICS, metricByTag } from './registry.js';
+import type { MetricDef } from './types.js';
 
 /** One service-level objective on a per-record metric. */
 export interface Slo {
@@ -24,21 +27,41 @@ export class GoodputParseError extends TokenloadError {
   }
 }
 
+/** Whether `def` is a scalar per-request metric an SLO can judge. */
+function judgeable(def: MetricDef | undefined): def is MetricDef {
+  return (
+    def !== undefined &&
+    def.kind === 'record' &&
+    def.flags.errorOnly !== true &&
+    def.tag !== 'inter_chunk_latency'
+  );
+}
+
+/** The tags `--goodput` takes, in registry order. */
+export function goodputTags(): string[] {
+  return Object.values(METRICS)
+    .filter((d: MetricDef) => judgeable(d))
+    .map((d: MetricDef) => d.tag);
+}
+
 function parseItem(item: string): Slo {
   const colon = item.lastIndexOf(':');
   const tag = item.slice(0, colon).trim();
-  const threshold = Number(item.slice(colon + 1));
-  if (colon <= 0 || item.slice(colon + 1).trim() === '' || !Number.isFinite(threshold) || threshold < 0) {
-    throw new GoodputParseError(`--goodput item "${item}": expected tag:value with a numeric value`);
+  const threshold = plainNumber(item.slice(colon + 1), false);
+  if (colon <= 0 || threshold === undefined || !Number.isFinite(threshold) || threshold < 0) {
+    throw new GoodputParseError(
+      `--goodput item "${item}": expected tag:value with a value >= 0 in plain decimal notation`,
+    );
   }
   const def = metricByTag(tag);
-  if (
-    def === undefined ||
-    def.kind !== 'record' ||
-    def.flags.errorOnly === true ||
-    tag === 'inter_chunk_latency'
-  ) {
-    throw new GoodputParseError(`--goodput item "${item}": "${tag}" is not a per-request metric`);
+  if (!judgeable(def)) {
+    const tags = goodputTags();
+    const guess = def === undefined ? closestName(tag, tags) : null;
+    const what = def === undefined ? 'is not a metric' : 'is not a per-request metric';
+    const hint = guess === null ? '' : ` (Did you mean ${guess}?)`;
+    throw new GoodputParseError(
+      `--goodput item "${item}": "${tag}" ${what}${hint}; a goodput SLO takes one of: ${tags.join(', ')}`,
+    );
   }
   return { tag, threshold, largerIsBetter: def.flags.largerIsBetter === true };
 }

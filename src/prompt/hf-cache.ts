@@ -14,9 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { makeDirs } from '../util/make-dir.js';
 import { TokenizerLoadError } from './tokenizer.js';
 
 /** The environment variables this module and the Hub download read (a subset of `process.env`). */
@@ -196,8 +197,8 @@ export async function writeCachedFile(cacheDir: string, w: CachedFileWrite): Pro
   const repoDir = repoCacheDir(cacheDir, w.repo);
   const blob = pathInside(join(repoDir, 'blobs'), `blob ${w.etag}`, w.etag);
   const pointer = pathInside(join(repoDir, 'snapshots'), `snapshot entry ${w.file}`, w.commit, w.file);
-  await mkdir(dirname(blob), { recursive: true });
-  await mkdir(dirname(pointer), { recursive: true });
+  await makeDirs(dirname(blob));
+  await makeDirs(dirname(pointer));
   if (!existsSync(blob)) await replaceWith(blob, (tmp) => writeFile(tmp, w.content, { flag: 'wx' }));
   await replaceWith(pointer, async (tmp) => {
     try {
@@ -226,7 +227,7 @@ export async function writeCachedRef(cacheDir: string, repo: string, revision: s
   if (isCommitHash(revision)) return;
   const refs = join(repoCacheDir(cacheDir, repo), 'refs');
   const ref = pathInside(refs, `--tokenizer-revision ${revision}`, revision);
-  await mkdir(dirname(ref), { recursive: true });
+  await makeDirs(dirname(ref));
   await replaceWith(ref, (tmp) => writeFile(tmp, commit, { flag: 'wx' }));
 }
 
@@ -236,6 +237,6 @@ export async function writeMissingMark(cacheDir: string, repo: string, commit: s
     throw new TokenizerLoadError(`commit ${JSON.stringify(commit)} is not a commit hash`);
   const marks = join(repoCacheDir(cacheDir, repo), '.no_exist');
   const mark = pathInside(marks, `missing-file mark ${file}`, commit, file);
-  await mkdir(dirname(mark), { recursive: true });
+  await makeDirs(dirname(mark));
   await writeFile(mark, '');
 }

@@ -3,8 +3,9 @@
  * renderer and rasterised by resvg, into `DIR/plots/<chart id>.png`. echarts and resvg are imported
  * on first use, so the other commands do not pay for loading them.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirs } from '../util/make-dir.js';
 import type { ChartSpec } from './chart-base.js';
 import { buildRunCharts } from './charts.js';
 import { loadRun } from './load-run.js';
@@ -77,7 +78,7 @@ export async function writePlots(
   const started = performance.now();
   const run = await loadRun(artifactDir);
   const dir = join(artifactDir, PLOTS_DIR_NAME);
-  await mkdir(dir, { recursive: true });
+  await makeDirs(dir);
   const files: WrittenPlot[] = [];
   for (const chart of buildRunCharts(run)) {
     const png = await svgToPng(await renderChartSvg(chart, size), size.widthPx * size.scale);

@@ -1,19 +1,20 @@
 /**
- * A run owns its artifact folder: at its start it removes every file an earlier run or sweep of
- * tokenload wrote there (by name; files it does not know are the user's and stay), so nothing from
- * an earlier run survives beside the new one; and a run that stops on an error after its start
- * leaves a summary that says it failed and why.
+ * A run owns its artifact folder once its inputs are checked: it then removes every file an earlier
+ * run or sweep of tokenload wrote there (by name; files it does not know are the user's and stay),
+ * so nothing from an earlier run survives beside the new one, and says so; a run that stops on an
+ * error after that leaves a summary that says it failed and why. A run that fails before (a bad
+ * tokenizer, input file or server) leaves an earlier run's artifacts as they are.
  */
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
-import { openTraceFile } from '../dataset/open-trace.js';
 import { InterruptedError, OutputError } from '../errors.js';
 import {
   EXPORTERS,
   INPUTS_FILE_NAME,
+  INPUTS_SPOOL_FILE_NAME,
   RECORDS_FILE_NAME,
   renderSummaryJson,
   SUMMARY_CSV_FILE_NAME,
@@ -26,15 +27,19 @@ import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
+import { DirError, makeWritableDir } from '../util/make-dir.js';
+import type { Logger } from '../util/run-env.js';
 import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
 
 /**
  * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
- * the server-metrics exports included.
+ * the server-metrics exports included, and the spool `inputs.json` is assembled from (left behind
+ * only by a run that was killed).
  */
 export const RUN_ARTIFACT_FILES: readonly string[] = [
   RECORDS_FILE_NAME,
   INPUTS_FILE_NAME,
+  INPUTS_SPOOL_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
   SUMMARY_CSV_FILE_NAME,
   EXPORTERS.console.fileName,
@@ -49,19 +54,18 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
  * run files and plots. A folder (`plots/`, a value folder) goes only when that leaves it empty. Any
  * other file stays, and so does a folder that has one of those file names (not something tokenload
  * wrote; the run's write to that name then fails naming `--artifact-dir`).
+ * @returns how many files were removed (0: nothing of an earlier run was there).
  * @throws {OutputError} naming `--artifact-dir` when a file cannot be removed.
  */
-export async function clearRunArtifacts(dir: string): Promise<void> {
+export async function clearRunArtifacts(dir: string): Promise<number> {
   try {
-    await clearRunFiles(dir);
-    for (const name of SWEEP_SUMMARY_FILE_NAMES) await removeFile(join(dir, name));
-    for (const name of await namesIn(dir)) {
-      if (!isSweepValueFolder(name)) continue;
-      const valueDir = join(dir, name);
-      if (!(await lstat(valueDir)).isDirectory()) continue;
-      await clearRunFiles(valueDir);
+    let removed = await clearRunFiles(dir);
+    for (const name of SWEEP_SUMMARY_FILE_NAMES) if (await removeFile(join(dir, name))) removed++;
+    for (const valueDir of await valueFolders(dir)) {
+      removed += await clearRunFiles(valueDir);
       if ((await namesIn(valueDir)).length === 0) await rmdir(valueDir);
     }
+    return removed;
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw new OutputError(
@@ -73,48 +77,65 @@ export async function clearRunArtifacts(dir: string): Promise<void> {
 }
 
 /**
- * Checks what can be checked cheaply before a run removes an earlier run's artifacts, so a typo
- * does not cost the user a good earlier result: that `--input-file` (when given) opens as a file.
- * @throws {DatasetError} naming the file, as the dataset loader would.
+ * Whether `dir` holds a file {@link clearRunArtifacts} would remove: an earlier run's or sweep's
+ * artifacts, which a run that fails before it claims the folder must leave as they are.
  */
-export async function checkInputsBeforeClearing(config: ProfileConfig): Promise<void> {
-  if (config.inputFile === undefined) return;
-  await (await openTraceFile(config.inputFile)).close();
+export async function holdsEarlierRun(dir: string): Promise<boolean> {
+  const names = [...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES];
+  for (const folder of [dir, ...(await valueFolders(dir).catch(() => []))]) {
+    const here = new Set(await namesIn(folder).catch(() => []));
+    if (names.some((n) => here.has(n)) || here.has(PLOTS_DIR_NAME)) return true;
+  }
+  return false;
 }
 
 /**
- * Makes a sweep's folder its own before its first run: creates it, checks the inputs
- * ({@link checkInputsBeforeClearing}) and removes what an earlier run or sweep left there
- * ({@link clearRunArtifacts}), including value folders this sweep will not write.
- * @throws {DatasetError} for an input file that cannot be opened; {OutputError} naming
- *   `--artifact-dir` for a folder that cannot be created or cleared.
+ * Makes `dir` this run's (or this sweep's) once its inputs have been checked: creates it (again:
+ * a sweep's claim may have removed an empty value folder), removes an earlier run's artifacts
+ * ({@link clearRunArtifacts}) and says so on `log`, naming the folder.
+ * @throws {OutputError} naming `--artifact-dir` for a folder that cannot be created or cleared.
  */
-export async function claimSweepFolder(dir: string, first: ProfileConfig): Promise<void> {
+export async function claimArtifactDir(dir: string, log: Logger): Promise<void> {
   await createArtifactDir(dir);
-  await checkInputsBeforeClearing(first);
-  await clearRunArtifacts(dir);
+  const removed = await clearRunArtifacts(dir);
+  if (removed > 0)
+    log.info(
+      `${dir}: replacing an earlier run's artifacts (${removed} ${removed === 1 ? 'file' : 'files'} removed)`,
+    );
 }
 
 /**
- * Creates a run's (or sweep's) artifact folder.
- * @throws {OutputError} naming `--artifact-dir` when it cannot be created (a file in the way, no permission).
+ * Creates a run's (or sweep's) artifact folder and checks that a file can be written in it, before
+ * anything in it is changed (util/make-dir.ts: never Node's recursive mkdir, which reports a
+ * read-only file system as ENOENT and spins forever under `/proc`).
+ * @throws {OutputError} naming `--artifact-dir` and why it cannot be created or written (read-only,
+ *   no permission, a file in the way, a virtual file system).
  */
 export async function createArtifactDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeWritableDir(dir);
   } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new OutputError(
-      `--artifact-dir ${dir}: cannot create the folder (${(err as Error).message})`,
-      '--artifact-dir',
-      err,
-    );
+    if (!(err instanceof DirError)) throw err;
+    throw new OutputError(`--artifact-dir ${dir}: ${err.describe(dir)}`, '--artifact-dir', err);
   }
 }
 
-async function clearRunFiles(dir: string): Promise<void> {
-  for (const name of RUN_ARTIFACT_FILES) await removeFile(join(dir, name));
-  await clearPlots(join(dir, PLOTS_DIR_NAME));
+/** Removes a run's files and plots from `dir`; returns how many were removed. */
+async function clearRunFiles(dir: string): Promise<number> {
+  let removed = 0;
+  for (const name of RUN_ARTIFACT_FILES) if (await removeFile(join(dir, name))) removed++;
+  return removed + (await clearPlots(join(dir, PLOTS_DIR_NAME)));
+}
+
+/** The sweep value folders in `dir` (folders only). */
+async function valueFolders(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of await namesIn(dir)) {
+    if (!isSweepValueFolder(name)) continue;
+    const valueDir = join(dir, name);
+    if ((await lstat(valueDir)).isDirectory()) out.push(valueDir);
+  }
+  return out;
 }
 
 /** The names in folder `dir`; none when it does not exist or is not a folder. */
@@ -130,14 +151,14 @@ async function namesIn(dir: string): Promise<string[]> {
 
 /**
  * Removes `path` when it is a file (or a link); a folder of that name is not ours and stays.
- * @returns whether `path` is gone.
+ * @returns whether a file was removed (false: there was none, or a folder of that name).
  */
 async function removeFile(path: string): Promise<boolean> {
   let stats: Stats;
   try {
     stats = await lstat(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
   if (stats.isDirectory()) return false;
@@ -145,14 +166,18 @@ async function removeFile(path: string): Promise<boolean> {
   return true;
 }
 
-/** Removes `tokenload plot`'s PNGs (`<chart id>.png`) from `plots`, and the folder if that empties it. */
-async function clearPlots(plots: string): Promise<void> {
+/**
+ * Removes `tokenload plot`'s PNGs (`<chart id>.png`) from `plots`, and the folder if that empties
+ * it; returns how many were removed.
+ */
+async function clearPlots(plots: string): Promise<number> {
   const names = await namesIn(plots);
-  if (names.length === 0) return;
+  if (names.length === 0) return 0;
   const ours = new Set(RUN_CHART_IDS.map((id) => `${id}.png`));
-  let left = names.length;
-  for (const name of names) if (ours.has(name) && (await removeFile(join(plots, name)))) left--;
-  if (left === 0) await rmdir(plots);
+  let removed = 0;
+  for (const name of names) if (ours.has(name) && (await removeFile(join(plots, name)))) removed++;
+  if (removed === names.length) await rmdir(plots);
+  return removed;
 }
 
 /**

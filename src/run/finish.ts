@@ -93,6 +93,11 @@ export interface FinishInput {
   askedConfig?: ProfileConfig;
   /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (shard/start-at.ts). */
   shard?: ShardReport | null;
+  /**
+   * Warnings about the run's input and options, already logged when found (`--streaming` on an
+   * endpoint that cannot stream, prompts beyond any context window); the summary keeps them too.
+   */
+  inputWarnings?: readonly string[];
 }
 
 /**
@@ -271,7 +276,7 @@ function connectionsLine(c: ConnectionsReport): string {
 const SHORTFALL_WARN_PCT = 0.1;
 
 function runWarnings(input: FinishInput): string[] {
-  const out: string[] = [...(input.shard?.warnings ?? [])];
+  const out: string[] = [...(input.inputWarnings ?? []), ...(input.shard?.warnings ?? [])];
   const unlinked = input.inputSkipped?.unlinkedRows;
   if (unlinked !== undefined) out.push(unlinkedRowsWarning(unlinked));
   const repeated = input.inputSkipped?.repeatedChatIds;

@@ -309,7 +309,7 @@ function phaseSender(
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),
-    onBody: (sessionId, _turn, body) => sinks.inputs?.add(sessionId, body),
+    onBody: (sessionId, turn, body) => sinks.inputs?.add(sessionId, turn, body),
     onSend: () => {
       sinks.tracker.started();
       sinks.progress.onSend();

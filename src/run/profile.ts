@@ -13,6 +13,7 @@ import { synthesisOf } from '../config/fields-synthesis.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
+import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { getDatasetLoader } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from '../dataset/types.js';
@@ -32,15 +33,11 @@ import { type ShardInputs, shardDescription, shardInputs, shareConfig } from '..
 import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
+import { earliestFirstTurnMs } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { FixedScheduleReport } from '../timing/types.js';
 import type { RunEnv } from '../util/run-env.js';
-import {
-  checkInputsBeforeClearing,
-  clearRunArtifacts,
-  createArtifactDir,
-  writeFailedSummary,
-} from './artifacts.js';
+import { claimArtifactDir, createArtifactDir, holdsEarlierRun, writeFailedSummary } from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
@@ -50,13 +47,16 @@ import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory
 import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 
 /**
- * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. Once the
- * configuration is valid the run owns `--artifact-dir`: it removes an earlier run's artifacts there
- * (run/artifacts.ts), and any error after that leaves a summary whose `run_status` says the run
- * failed and why. A run in which no request succeeded returns normally, its `status` saying so.
+ * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. The run first
+ * checks what it can without touching `--artifact-dir` beyond creating it: the tokenizer, the input
+ * (loaded, or its first row read), the schedule, the simulator and the servers' answer. Then it
+ * owns the folder: it removes an earlier run's artifacts there, saying so (run/artifacts.ts), and
+ * any error after that leaves a summary whose `run_status` says the run failed and why. An error
+ * before leaves an earlier run's artifacts as they are (a folder without any gets the failed
+ * summary). A run in which no request succeeded returns normally, its `status` saying so.
  * @throws {ConfigError} for a bad option; {DatasetError} / {TokenizerLoadError} / {ScheduleError} /
  *   {ServerUnreachableError} / {OutputError} for bad input, an unreachable server or an artifact
- *   folder that cannot be created, before anything is measured; {InterruptedError} when the stop
+ *   folder that cannot be created or written, before anything is measured; {InterruptedError} when the stop
  *   signal aborted a tokenizer download (the summary then says `interrupted`). All are
  *   {@link TokenloadError}s.
  */
@@ -74,14 +74,10 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   const scraper = spawnRunScraper(config, env);
   try {
     await createArtifactDir(config.artifactDir);
-    await checkInputsBeforeClearing(config);
-    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
-    await clearRunArtifacts(config.artifactDir);
-    ownsFolder = true;
     const source = await resolveRunTokenizer(config, env);
     // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
     starting = config.simulator ? startSimulator(config, source.path) : null;
-    const { autoZeroMs, ...inputs } = await prepareInputs(config, env, source);
+    const { autoZeroMs, notes, ...inputs } = await prepareInputs(config, env, source);
     const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
     const clock = new RealClock({ precision: config.timingPrecision });
     const shared = {
@@ -108,15 +104,18 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
         env.log.warn(w);
       }
     }
+    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
+    ownsFolder = await claimFolder(config, env);
     const clockOffset = await measureRunClock(config, targets, clock, env);
     const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
     return await runPhases(
       { ...shared, targets, serverMetrics },
-      { asked, autoZeroMs, clockOffset, served: servedModels(probes) },
+      { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes },
     );
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (ownsFolder) await writeFailedSummary(asked, startTime, err).catch(() => undefined);
+    if (ownsFolder || !(await keepsEarlierRun(config, env)))
+      await writeFailedSummary(asked, startTime, err).catch(() => undefined);
     throw err;
   } finally {
     await scraper?.close();
@@ -124,6 +123,22 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
     simulator ??= (await starting?.catch(() => null)) ?? null;
     await simulator?.close();
   }
+}
+
+/** Claims the artifact folder (and first a sweep's, `env.beforeClaim`); true once it is the run's. */
+async function claimFolder(config: ProfileConfig, env: RunEnv): Promise<true> {
+  await env.beforeClaim?.();
+  await claimArtifactDir(config.artifactDir, env.log);
+  return true;
+}
+
+/** A run that failed before it claimed its folder: whether an earlier run's artifacts are there (and kept). */
+async function keepsEarlierRun(config: ProfileConfig, env: RunEnv): Promise<boolean> {
+  if (!(await holdsEarlierRun(config.artifactDir))) return false;
+  env.log.info(
+    `${config.artifactDir}: the earlier run's artifacts are kept (this run stopped before touching them)`,
+  );
+  return true;
 }
 
 /** Runs `--client-warmup-ms` (when > 0 and not interrupted) and logs what it did. */
@@ -148,6 +163,15 @@ function startSimulator(config: ProfileConfig, tokenizerPath: string): Promise<S
   return starting;
 }
 
+/**
+ * What the run says about its input besides the summary's own warnings: warnings found at its start
+ * (logged then), and the prompt length check, which a streamed trace goes on feeding while it runs.
+ */
+interface InputNotes {
+  warnings: string[];
+  lengths: PromptLengthCheck;
+}
+
 /** Tokenizer (and chat template), dataset (or trace stream) and prompt synthesizer of a run. */
 async function prepareInputs(
   config: ProfileConfig,
@@ -158,17 +182,21 @@ async function prepareInputs(
     RunContext,
     'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
   > &
-    Pick<ShardInputs, 'autoZeroMs'>
+    Pick<ShardInputs, 'autoZeroMs'> & { notes: InputNotes }
 > {
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
   const whole = read?.stream ?? null;
-  const { dataset, stream, autoZeroMs } = shardInputs(
+  const sharded = shardInputs(
     config,
     whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
     whole,
   );
+  const { dataset, autoZeroMs } = sharded;
+  // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
+  if (config.fixedSchedule && sharded.stream === null) earliestFirstTurnMs(dataset.conversations);
+  const { stream, notes } = inputNotes(config, env, sharded, read?.first ?? null);
   const shardLine = shardDescription(config);
   if (shardLine !== null) env.log.info(shardLine);
   env.log.info(
@@ -186,8 +214,48 @@ async function prepareInputs(
     stream,
     synthesizer,
     firstRow: first,
+    notes,
     ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
   };
+}
+
+/**
+ * The warnings of a run's input, logged now: `--streaming` on an endpoint that cannot stream, and
+ * prompts over {@link PROMPT_TOKENS_WARN} tokens (dataset/prompt-length.ts: a dataset loaded whole
+ * is checked now; a streamed trace's rows as they are read, its first one now).
+ * @throws {DatasetError} / {ConfigError} for a prompt over the length a run refuses.
+ */
+function inputNotes(
+  config: ProfileConfig,
+  env: RunEnv,
+  input: ShardInputs,
+  first: StreamedTurn | null,
+): { stream: TraceStream | null; notes: InputNotes } {
+  const warnings: string[] = [];
+  if (config.streaming && !ENDPOINTS[config.endpointType].streamable)
+    warnings.push(
+      `--streaming is ignored: --endpoint-type ${config.endpointType} answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured`,
+    );
+  const streamed = input.stream;
+  const lengths = new PromptLengthCheck(
+    {
+      flag: config.synthetic?.seqDist === undefined ? '--isl' : '--seq-dist',
+      datasetType: config.customDatasetType,
+      scaled: (config.synthesisPromptLenMultiplier ?? 1) !== 1,
+    },
+    streamed === null ? undefined : (w) => env.log.warn(w),
+  );
+  if (streamed === null) lengths.checkAll(input.dataset);
+  else if (first !== null) lengths.refuse(first.turn);
+  const long = lengths.warning();
+  if (long !== null) warnings.push(long);
+  for (const w of warnings) env.log.warn(w);
+  const stream = streamed === null ? null : { ...streamed, turns: lengths.watch(streamed.turns) };
+  return { stream, notes: { warnings: warnings.filter((w) => w !== long), lengths } };
+}
+
+function nonNull<T>(value: T | null): T[] {
+  return value === null ? [] : [value];
 }
 
 /** Every model the servers' `/v1/models` lists name (once each); null when none gave a list. */
@@ -204,6 +272,7 @@ interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
   asked: ProfileConfig;
   clockOffset: ClockMeasurement | null;
   served: string[] | null;
+  notes: InputNotes;
 }
 
 async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcome> {
@@ -255,6 +324,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     ...tokenizerFacts(ctx, shortBefore),
     serverMetrics,
     servedModels: facts.served,
+    inputWarnings: [...facts.notes.warnings, ...nonNull(facts.notes.lengths.warning())],
   });
 }
 

@@ -63,6 +63,8 @@ export interface OptionField {
   kind: OptionKind;
   /** The schema's default (undefined when it has none). */
   defaultValue: unknown;
+  /** A number field that takes integers only (`z.number().int()`): typed text must be digits. */
+  integer: boolean;
   /** Allowed values of an enum field. */
   choices?: readonly string[];
   /** The field's own schema, to check one value alone. */
@@ -89,6 +91,12 @@ function kindOf(base: AnySchema): OptionKind {
   if (t === 'number' || t === 'boolean' || t === 'enum' || t === 'array' || t === 'record' || t === 'object')
     return t;
   return 'string';
+}
+
+/** Whether a number schema takes integers only (zod's `int()` sets a `safeint` or `int32` format). */
+function isIntegerNumber(base: AnySchema): boolean {
+  const format = (base as unknown as { format?: string | null }).format;
+  return typeof format === 'string' && format.includes('int');
 }
 
 /** The object shape behind `schema` (through refinements and pipes), or undefined. */
@@ -119,6 +127,7 @@ export function optionFields(schema: z.ZodType, prefix: readonly string[] = []):
       path,
       meta,
       kind,
+      integer: kind === 'number' && isIntegerNumber(base),
       defaultValue,
       schema: field,
       ...(choices === undefined ? {} : { choices }),

@@ -16,4 +16,10 @@ export interface RunEnv {
   stopSignal: AbortSignal;
   /** Aborting cancels in-flight requests at once (a second Ctrl-C). */
   forceSignal?: AbortSignal;
+  /**
+   * Called once the run's inputs are checked, right before it removes an earlier run's artifacts
+   * from its folder: a sweep's first run claims the sweep's folder here, so a bad input leaves an
+   * earlier sweep's files as they are.
+   */
+  beforeClaim?: () => Promise<void>;
 }

@@ -1,8 +1,11 @@
 /**
  * A run owns its artifact folder: a re-run into a folder that holds an earlier run's artifacts
- * leaves none of them beside its own (plots included), never touches a file tokenload did not
- * write, and a run that fails — every request failed, or an error after its start — leaves a
- * summary that says it failed and why. Through `runProfile` against the in-process simulator.
+ * leaves none of them beside its own (plots included) and says it replaced them, never touches a
+ * file tokenload did not write, and a run that fails — every request failed, or an error after its
+ * start — leaves a summary that says it failed and why. A re-run that fails on its input (the
+ * tokenizer, the input file, its dataset type, the schedule, the server) fails before it touches
+ * the folder: the earlier run's artifacts stay. Through `runProfile` and the CLI against the
+ * in-process simulator.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -125,11 +128,15 @@ test('a run in which every request failed: its own summary says so; nothing of t
   assert.match(status.reason ?? '', /\/wrong\/v1\/chat\/completions: check --url/);
 });
 
-test('an error after the start (a tokenizer that cannot load): a failed summary with the reason, no earlier artifact', async () => {
+test('a tokenizer that cannot load: an earlier run is kept; a folder without one gets a failed summary with the reason', async () => {
   const dir = folderOfEarlierRun(false);
   const missing = join(dir, 'no-such-tokenizer.json');
   await assert.rejects(run(dir, { tokenizer: missing }), { name: 'TokenizerLoadError' });
-  const status = runStatus(dir);
+  for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
+  const fresh = mkdtempSync(join(tmpdir(), 'tokenload-folder-'));
+  dirs.push(fresh);
+  await assert.rejects(run(fresh, { tokenizer: missing }), { name: 'TokenizerLoadError' });
+  const status = runStatus(fresh);
   assert.equal(status.status, 'failed');
   assert.equal(status.exit_code, 1);
   assert.ok(
@@ -137,8 +144,7 @@ test('an error after the start (a tokenizer that cannot load): a failed summary 
     status.reason ?? '',
   );
   assert.ok(status.reason?.includes('no-such-tokenizer.json'), status.reason ?? '');
-  const left = readdirSync(dir).sort();
-  assert.deepEqual(left, ['notes.txt', 'profile_export_aiperf.json']);
+  assert.deepEqual(readdirSync(fresh), ['profile_export_aiperf.json']);
 });
 
 const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
@@ -228,7 +234,8 @@ function tokenload(args: string[]): Promise<{ code: number | null; stderr: strin
 }
 
 test('report and plot on a run that failed at start-up say why it failed', async () => {
-  const dir = folderOfEarlierRun(false);
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-folder-'));
+  dirs.push(dir);
   await assert.rejects(run(dir, { tokenizer: join(dir, 'no-such-tokenizer.json') }), {
     name: 'TokenizerLoadError',
   });
@@ -241,6 +248,41 @@ test('report and plot on a run that failed at start-up say why it failed', async
       `${command}: ${r.stderr}`,
     );
   }
+});
+
+test('a re-run that fails on its input keeps the earlier run, and says so; one that runs says it replaced it', async () => {
+  const dir = folderOfEarlierRun(false);
+  const rows = join(dir, 'rows.jsonl');
+  writeFileSync(rows, '{"text":"hello"}\n{"text":"world"}\n');
+  const bailian = join(dir, 'bailian.jsonl');
+  writeFileSync(
+    bailian,
+    '{"chat_id":1,"parent_chat_id":-1,"timestamp":0,"input_length":9,"output_length":2}\n',
+  );
+  const failures: Array<[string[], RegExp]> = [
+    [['--tokenizer', join(dir, 'no-such-tokenizer.json')], /no-such-tokenizer\.json/],
+    [['--input-file', bailian, '--custom-dataset-type', 'single_turn'], /bailian\.jsonl:1: /],
+    [['--input-file', rows, '--custom-dataset-type', 'single_turn', '--fixed-schedule'], /no timestamp/],
+    [['--url', 'http://127.0.0.1:9'], /127\.0\.0\.1:9/],
+  ];
+  for (const [extra, why] of failures) {
+    const r = await cli(dir, extra);
+    assert.equal(r.code, 1, `${extra.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, why);
+    assert.match(r.stderr, /the earlier run's artifacts are kept \(this run stopped before touching them\)/);
+    for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${extra.join(' ')}: ${name}`);
+  }
+  // A sweep whose first run fails on its tokenizer keeps the earlier run in the sweep's folder too.
+  const sweep = await cli(dir, ['--concurrency', '1,2', '--tokenizer', join(dir, 'no-such-tokenizer.json')]);
+  assert.equal(sweep.code, 1, sweep.stderr);
+  for (const name of EARLIER) assert.equal(read(dir, name), STALE, `sweep: ${name}`);
+  const ok = await cli(dir, []);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(
+    ok.stderr,
+    new RegExp(`\\[tokenload\\] ${dir}: replacing an earlier run's artifacts \\(\\d+ files removed\\)`),
+  );
+  for (const name of EARLIER) assert.ok(!read(dir, name).includes('STALE'), `${name} is this run's`);
 });
 
 test('every PNG `tokenload plot` writes is one a later run removes as its own', async () => {

@@ -400,7 +400,7 @@ test('credentials in --url are refused (they would not be sent) without printing
   writeFileSync(file, `url: http://bob:s3cret@${origin.replace('http://', '')}\n`);
   const f = await runCli(['profile', '-f', file, '-m', 'm', '--tokenizer', 'builtin']);
   assert.equal(f.code, 2, f.stderr);
-  assert.match(f.stderr, /run\.yaml: key "url": a URL's user:password@ is not sent/);
+  assert.match(f.stderr, /run\.yaml:1: key "url": a URL's user:password@ is not sent/);
   assert.doesNotMatch(f.stderr, /s3cret/);
   assert.equal(authorizations.length, before, 'nothing was sent');
 });

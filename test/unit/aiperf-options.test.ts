@@ -175,7 +175,7 @@ test('-f config file: AIPerf names work as keys, and a refused one is refused na
     (err: unknown) =>
       err instanceof ConfigError &&
       err.message.startsWith(
-        `--config ${bad}: key "public-dataset": --public-dataset sharegpt is AIPerf's option`,
+        `--config ${bad}:1: key "public-dataset": --public-dataset sharegpt is AIPerf's option`,
       ),
   );
 });

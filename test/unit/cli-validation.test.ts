@@ -154,23 +154,23 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
   assert.match(config.commandLine, /--api-key <redacted> -H Authorization:<redacted>/);
 });
 
-test('-f names the file and key of a bad value or an unknown key, exit 2', async () => {
+test('-f names the file, line and key of a bad value or an unknown key, exit 2', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-cfg-'));
   const bad = join(dir, 'bad.yaml');
   writeFileSync(bad, 'request-rate: -3\n');
   const r = await exitCodeOf(['profile', '-f', bad, '-m', 'm']);
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /bad\.yaml: key "request-rate": expected a number > 0, got -3/);
+  assert.match(r.stderr, /bad\.yaml:1: key "request-rate": expected a number > 0, got -3/);
   const listItem = join(dir, 'list.yaml');
   writeFileSync(listItem, 'concurrency: ["2", "x"]\n');
   const l = await exitCodeOf(['profile', '-f', listItem, '-m', 'm']);
   assert.equal(l.code, 2);
-  assert.match(l.stderr, /list\.yaml: key "concurrency": expected a number, got "x"\./);
+  assert.match(l.stderr, /list\.yaml:1: key "concurrency": expected a number, got "x"\./);
   const unknown = join(dir, 'unknown.yaml');
   writeFileSync(unknown, 'reqest_rate: 3\n');
   const u = await exitCodeOf(['profile', '-f', unknown, '-m', 'm']);
   assert.equal(u.code, 2);
-  assert.match(u.stderr, /unknown\.yaml: unknown key "reqest_rate"/);
+  assert.match(u.stderr, /unknown\.yaml:1: unknown key "reqest_rate"/);
 });
 
 test('-f refuses one option under two keys (any spelling or AIPerf name), naming the file and both keys', async () => {
@@ -191,7 +191,7 @@ test('-f refuses one option under two keys (any spelling or AIPerf name), naming
     writeFileSync(file, text);
     const r = await exitCodeOf(['profile', '-f', file, '-m', 'm', '--tokenizer', 'builtin', '--simulator']);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, new RegExp(`twice-${i}\\.yaml: `));
+    assert.match(r.stderr, new RegExp(`twice-${i}\\.yaml:\\d+: `));
     assert.match(r.stderr, message);
   }
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -94,28 +94,33 @@ test('RecordWriter appends whole lines and survives backpressure', async () => {
   assert.equal(JSON.parse(lines[n - 1]!).metadata.x_request_id, `req-${n - 1}`);
 });
 
-test('InputsWriter streams sessions into valid inputs.json, from objects, JSON text or the UTF-8 bytes sent', async () => {
+test('InputsWriter writes one entry per session, turns in order, from objects, JSON text or the UTF-8 bytes sent', async () => {
   const path = join(dir, 'inputs.json');
   const writer = new InputsWriter(path);
-  await writer.add('s1', { messages: [{ role: 'user', content: 'a' }] });
-  await writer.add('s1', '{"pre":"serialized"}');
-  await writer.add('s2', { n: 3 });
+  await writer.add('s1', 0, { messages: [{ role: 'user', content: 'a' }] });
+  await writer.add('s2', 0, { n: 3 });
+  await writer.add('s1', 1, '{"pre":"serialized"}');
+  // A cycled conversation sends its turns again: each is listed once, as first sent.
+  await writer.add('s2', 0, { n: 4 });
+  await writer.add('s2', 1, { n: 5 });
   await writer.close();
   assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), {
     data: [
       { session_id: 's1', payloads: [{ messages: [{ role: 'user', content: 'a' }] }, { pre: 'serialized' }] },
-      { session_id: 's2', payloads: [{ n: 3 }] },
+      { session_id: 's2', payloads: [{ n: 3 }, { n: 5 }] },
     ],
   });
+  assert.equal(existsSync(`${path}.spool`), false);
   const mixedPath = join(dir, 'mixed-inputs.json');
   const mixed = new InputsWriter(mixedPath);
   const bytes = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: ' näive' }] }));
-  await mixed.add('s1', bytes);
-  await mixed.add('s1', { n: 1 });
-  // A large body flushes at once; the small pieces before and after it keep their order.
-  const large = Buffer.from(JSON.stringify({ text: ' word'.repeat(30_000) }));
-  await mixed.add('s2', large);
-  await mixed.add('s3', '{"k":2}');
+  await mixed.add('s1', 0, bytes);
+  // A body larger than the spool's read window, between small ones of other sessions.
+  const large = Buffer.from(JSON.stringify({ text: ' word'.repeat(300_000) }));
+  await mixed.add('s2', 0, large);
+  await mixed.add('s1', 1, { n: 1 });
+  await mixed.add('s3', 0, '{"k":2}');
+  await mixed.add('s2', 1, '{"k":3}');
   await mixed.close();
   assert.deepEqual(JSON.parse(readFileSync(mixedPath, 'utf8')), {
     data: [
@@ -123,7 +128,7 @@ test('InputsWriter streams sessions into valid inputs.json, from objects, JSON t
         session_id: 's1',
         payloads: [{ model: 'm', messages: [{ role: 'user', content: ' näive' }] }, { n: 1 }],
       },
-      { session_id: 's2', payloads: [{ text: ' word'.repeat(30_000) }] },
+      { session_id: 's2', payloads: [{ text: ' word'.repeat(300_000) }, { k: 3 }] },
       { session_id: 's3', payloads: [{ k: 2 }] },
     ],
   });
