@@ -48,9 +48,10 @@ export function cell(text: string): string {
     .replaceAll('|', '\\|');
 }
 
-/** `text` as one code span (a longer fence when it holds a backtick). */
+/** `text` as one code span in a table cell (a longer fence when it holds a backtick; `|` escaped). */
 function code(text: string): string {
-  return text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``;
+  const span = text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``;
+  return span.replaceAll('|', '\\|');
 }
 
 /**

@@ -158,3 +158,31 @@ export function markdownFiles(root: string, under = ''): string[] {
   }
   return out.sort();
 }
+
+/** The cells of a table row: split on `|` not escaped by a backslash, outer pipes dropped. */
+function cellsOf(row: string): string[] {
+  return row
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '')
+    .split(/(?<!\\)\|/);
+}
+
+/**
+ * The rows of `markdown`'s tables whose number of cells differs from their header's (an unescaped
+ * `|` in a cell, or a cell lost), each as `line N: M cells, the header has K`.
+ */
+export function raggedTableRows(markdown: string): string[] {
+  const out: string[] = [];
+  let header: number | undefined;
+  for (const { line, text } of proseLines(markdown)) {
+    if (!/^\s*\|/.test(text)) {
+      header = undefined;
+      continue;
+    }
+    const cells = cellsOf(text).length;
+    if (header === undefined) header = cells;
+    else if (cells !== header) out.push(`line ${line}: ${cells} cells, the header has ${header}`);
+  }
+  return out;
+}

@@ -1,14 +1,22 @@
 /**
  * Every relative link of the repository's Markdown (README.md, docs/, bench/ and test/ READMEs, …)
  * leads somewhere: the file or folder exists, and an anchor names a heading of the file it points
- * into, by GitHub's slug rule. The checker itself is tried on documents written to fail.
+ * into, by GitHub's slug rule; and every table row has its header's cells (an unescaped `|` in a
+ * cell splits it). The checkers themselves are tried on documents written to fail.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { anchorsOf, brokenLinks, githubSlug, linksOf, markdownFiles } from '../helpers/markdown-links.js';
+import {
+  anchorsOf,
+  brokenLinks,
+  githubSlug,
+  linksOf,
+  markdownFiles,
+  raggedTableRows,
+} from '../helpers/markdown-links.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -74,4 +82,23 @@ test('every relative link of the Markdown files in the repository leads to a fil
   for (const expected of ['README.md', 'docs/README.md', 'docs/flags.md', 'bench/README.md'])
     assert.ok(files.includes(expected), `${expected} is among the files checked`);
   assert.deepEqual(brokenLinks(ROOT, files), [], 'broken links (file:line: link: why)');
+});
+
+test('a table row with an unescaped | has more cells than its header', () => {
+  const table = [
+    '| flag | value |',
+    '|---|---|',
+    '| `--a` | `<n\\|auto>` |',
+    '| `--b` | `<n|auto>` |',
+    '',
+    'text',
+  ];
+  assert.deepEqual(raggedTableRows(table.join('\n')), ['line 4: 3 cells, the header has 2']);
+});
+
+test('every table row of the Markdown files in the repository has as many cells as its header', () => {
+  const ragged = markdownFiles(ROOT).flatMap((file) =>
+    raggedTableRows(readFileSync(join(ROOT, file), 'utf8')).map((row) => `${file}: ${row}`),
+  );
+  assert.deepEqual(ragged, []);
 });
