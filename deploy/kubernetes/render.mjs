@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Prints tokenload's Kubernetes manifests (multi-document YAML on stdout) for one step of a sharded
- * run; the README's "Running on Kubernetes" section is the walk-through. Dependency-free: Node ≥ 20
+ * run; docs/kubernetes.md is the walk-through. Dependency-free: Node ≥ 20
  * and this file are enough (no kubectl, no npm install).
  *
  *   volume     the shared ReadWriteMany volume for the artifact folders, and a helper pod on it
@@ -69,7 +69,7 @@ commands and their options (every command: --image IMAGE (required), --namespace
   merge      --name RUN --shard-count N [--allow-partial] [--memory 2Gi]
              the Job merging the shards' folders into ${RESULTS_DIR}/RUN/merged
 
-The README's "Running on Kubernetes" section is the walk-through.`;
+docs/kubernetes.md is the walk-through.`;
 
 /** Options of every command, for node:util parseArgs. */
 const OPTIONS = {
@@ -226,7 +226,7 @@ function traceSource(values) {
   }
   if (bytes.length > CONFIGMAP_TRACE_MAX_BYTES) {
     throw new UsageError(
-      `--trace ${file}: ${bytes.length} bytes, more than a ConfigMap holds (${CONFIGMAP_TRACE_MAX_BYTES}); copy it onto the volume and give --trace-on-volume (README: Running on Kubernetes)`,
+      `--trace ${file}: ${bytes.length} bytes, more than a ConfigMap holds (${CONFIGMAP_TRACE_MAX_BYTES}); copy it onto the volume and give --trace-on-volume (docs/kubernetes.md)`,
     );
   }
   let text;

@@ -3,7 +3,8 @@
  * names AIPerf's own CLI reference gives each) and how `tokenload profile` takes it: under the same
  * name, as AIPerf's name for one of ours (an alias), accepted with no effect where AIPerf's value is
  * the only thing tokenload does, or refused with the reason. The one source of the argv mapping
- * (./aiperf-args.ts), the `--help` alias notes, the config-file keys and the README table.
+ * (./aiperf-args.ts), the `--help` alias notes, the config-file keys and the table of docs/aiperf.md
+ * (`npm run docs:flags` writes it).
  */
 
 /** How tokenload takes one AIPerf option. */
@@ -296,7 +297,10 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   warmup('--warmup-request-rate-ramp-duration', refused(WARMUP_LOAD)),
   cancellation('--request-cancellation-rate', same()),
   cancellation('--request-cancellation-delay', same()),
-  output('--artifact-dir', same('an explicit folder is used as it is; the default is artifacts/<run name>')),
+  output(
+    '--artifact-dir',
+    same('an explicit folder is used as it is; the default is `artifacts/<run name>`'),
+  ),
   output('--output-artifact-dir', alias('--artifact-dir'), ['out-dir']),
   output(
     '--profile-export-prefix',

@@ -15,12 +15,20 @@ import { mapProfileArgs } from './profile-command.js';
 import { registerReportCommands } from './report-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
+/** The `tokenload` program of {@link createProgram}, and its `profile` command. */
+export interface TokenloadProgram {
+  /** The top-level command with every command registered. */
+  program: Command;
+  /** `tokenload profile`, whose arguments go through `mapProfileArgs` before commander parses them. */
+  profile: Command;
+}
+
 /**
- * Runs the CLI with `argv` (as `process.argv`) and returns the process exit code. Never throws and
- * never calls `process.exit` itself.
+ * The `tokenload` command line with every command and option registered, as `main` runs it (and as
+ * `npm run docs:flags` documents it). `setExit` receives a command's exit code; `args` are the
+ * arguments as typed after `tokenload` (recorded, secrets redacted, as a run's command line).
  */
-export async function main(argv: string[]): Promise<number> {
-  let exitCode = 0;
+export function createProgram(setExit: (code: number) => void, args: readonly string[]): TokenloadProgram {
   const program = new Command('tokenload')
     .description(
       'Benchmark LLM inference servers: trace replay on a fixed schedule, AIPerf-compatible metrics.',
@@ -28,16 +36,25 @@ export async function main(argv: string[]): Promise<number> {
     .version(packageVersion())
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
-  const setExit = (code: number): void => {
-    exitCode = code;
-  };
-  const profile = registerProfileCommand(program, setExit, argv.slice(2));
+  const profile = registerProfileCommand(program, setExit, args);
   registerSimulateCommand(program, setExit);
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
   registerProbeCommand(program, setExit);
-  registerMergeCommand(program, setExit, argv.slice(2));
+  registerMergeCommand(program, setExit, args);
+  return { program, profile };
+}
+
+/**
+ * Runs the CLI with `argv` (as `process.argv`) and returns the process exit code. Never throws and
+ * never calls `process.exit` itself.
+ */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const { program, profile } = createProgram((code) => {
+    exitCode = code;
+  }, argv.slice(2));
   try {
     // AIPerf's option names are mapped (or refused, with the reason) before commander sees them.
     const args =

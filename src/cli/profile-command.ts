@@ -64,7 +64,7 @@ export function defineProfileOptions(cmd: Command): SchemaFlags {
   const refused = AIPERF_OPTIONS.filter((o) => o.status.kind === 'refused').map((o) => o.flag);
   cmd.addHelpText(
     'after',
-    `\nAIPerf's option names work as well (listed beside each option above). AIPerf options tokenload refuses, each with its reason (README, "AIPerf's options"): ${refused.join(', ')}.`,
+    `\nAIPerf's option names work as well (listed beside each option above). AIPerf options tokenload refuses, each with its reason (docs/aiperf.md, "AIPerf's options"): ${refused.join(', ')}.`,
   );
   return flags;
 }

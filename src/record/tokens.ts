@@ -1,6 +1,6 @@
 /**
  * Token counting for one record. This is the single place that decides which count becomes ISL and
- * OSL; the README quotes the rule from {@link countTokens}.
+ * OSL; docs/metrics.md quotes the rule from {@link countTokens}.
  */
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { ContentChunk, IslSource, OslSource, RawRecord } from './types.js';
@@ -81,7 +81,7 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
 /**
  * Counts a record's tokens.
  *
- * Rule (quoted by the README):
+ * Rule (quoted by docs/metrics.md):
  * - **ISL** = `usage.prompt_tokens` when `--use-server-token-count` is on and the server sent it;
  *   otherwise the client-built prompt length (`RawRecord.inputTokens`); otherwise — the record holds no
  *   prompt text to tokenize — `usage.prompt_tokens` as a fallback; otherwise unknown.

@@ -22,7 +22,7 @@ export interface KnownSeries {
   combine: 'sum' | 'mean';
   /** Family names, first found wins. */
   names: readonly string[];
-  /** Shown in the report and the README. */
+  /** Shown in the report and in docs/server-metrics.md. */
   label: string;
 }
 

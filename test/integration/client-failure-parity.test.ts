@@ -3,7 +3,7 @@
  * `--workers 1`, the worker pool above). Both must record the same failure identically: for every
  * failure a server or the network can cause, and for our own timeout and cancellations, the failed
  * record is the same through both (identity, status, partial output, usage, error kind, code, type
- * and message), timestamps aside; and its code is the one the README's error-code table gives its kind.
+ * and message), timestamps aside; and its code is the one the error-code table of docs/artifacts.md gives its kind.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -147,7 +147,7 @@ async function sameThroughBoth(make: () => SendRequest, kind: ErrorKind): Promis
   return viaSingle;
 }
 
-/** Fixture, the kind it fails with, and the `error.code` the record must carry (the README's table). */
+/** Fixture, the kind it fails with, and the `error.code` the record must carry (the table of docs/artifacts.md). */
 const serverFailures: [string, ErrorKind, number][] = [
   ['p-429', 'http_status', 429],
   ['p-500-empty', 'http_status', 500],

@@ -3,7 +3,7 @@
  * the real CLI: `profile --help` lists each option tokenload takes under AIPerf's name, every alias
  * gives the configuration tokenload's own flag gives (the exported parse path the CLI uses), an
  * option accepted with no effect changes nothing and refuses any other value, every refused one
- * exits 2 with its reason, and the README table says the same as the table.
+ * exits 2 with its reason, and the table of docs/aiperf.md says the same as the table.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -117,7 +117,7 @@ test('every refused option exits 2 with AIPerf’s name and tokenload’s reason
   }
 });
 
-test('a refused option is not one tokenload defines (else the table is stale: update it and the README)', async () => {
+test('a refused option is not one tokenload defines (else the table is stale: update it and run npm run docs:flags)', async () => {
   const { text } = await captured(process.stdout, ['profile', '--help']);
   const options = text.split('\nAIPerf')[0] ?? '';
   for (const row of [...rowsOf('refused'), ...rowsOf('accepted'), ...rowsOf('alias')]) {
@@ -126,7 +126,7 @@ test('a refused option is not one tokenload defines (else the table is stale: up
     );
     assert.ok(
       !defined,
-      `${row.flag} is now an option of tokenload profile: mark it "same" in src/cli/aiperf-options.ts and the README`,
+      `${row.flag} is now an option of tokenload profile: mark it "same" in src/cli/aiperf-options.ts and run npm run docs:flags`,
     );
   }
 });
@@ -180,8 +180,8 @@ test('-f config file: AIPerf names work as keys, and a refused one is refused na
   );
 });
 
-/** The README row of one AIPerf option. */
-function readmeRow(o: AiperfOption): string {
+/** The docs/aiperf.md row of one AIPerf option. */
+function docsRow(o: AiperfOption): string {
   const s = o.status;
   const note = 'note' in s && s.note !== undefined ? `: ${s.note}` : '';
   let status: string;
@@ -193,10 +193,14 @@ function readmeRow(o: AiperfOption): string {
   return `| ${o.group} | \`${o.flag}\` | ${status} |`;
 }
 
-test('the README table lists every AIPerf option with the status the CLI applies', () => {
-  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-  const missing = AIPERF_OPTIONS.map(readmeRow).filter((line) => !readme.includes(`${line}\n`));
-  assert.deepEqual(missing, [], 'README rows out of date (expected lines shown)');
+test('the docs/aiperf.md table lists every AIPerf option with the status the CLI applies', () => {
+  const page = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'aiperf.md'), 'utf8');
+  const missing = AIPERF_OPTIONS.map(docsRow).filter((line) => !page.includes(`${line}\n`));
+  assert.deepEqual(
+    missing,
+    [],
+    'docs/aiperf.md rows out of date (run npm run docs:flags; expected lines shown)',
+  );
 });
 
 /** The reason or note a row shows the user. */
@@ -230,7 +234,7 @@ test('every command and flag a reason points the user to exists in tokenload', a
   assert.deepEqual(stale, [], 'reasons naming a command or flag tokenload does not have');
 });
 
-test('an AIPerf value tokenload does not take is refused with the hint the README row gives', async () => {
+test('an AIPerf value tokenload does not take is refused with the hint the docs/aiperf.md row gives', async () => {
   const { code, text } = await captured(process.stderr, [
     'profile',
     '-m',

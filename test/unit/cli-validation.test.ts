@@ -196,7 +196,7 @@ test('-f refuses one option under two keys (any spelling or AIPerf name), naming
   }
 });
 
-test('--help as a new user reads it: flags as the README writes them, defaults shown, no inverted help', async () => {
+test('--help as a new user reads it: flags as the docs write them, defaults shown, no inverted help', async () => {
   const simulate = await stdoutOf(['simulate', '--help']);
   assert.match(simulate, /--fault-rate-429 <fraction>\s+Share of requests answered 429/);
   assert.match(simulate, /--no-prefix-cache\s+turn off --prefix-cache\n/);
