@@ -14,6 +14,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import type { ProfileConfigInput } from '../config/fields.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { round3 } from '../health/client-floor.js';
@@ -119,7 +120,7 @@ interface CalibrateFlags {
  */
 async function rampAgainst(
   itlMs: number,
-  common: Partial<ProfileConfig> & Pick<ProfileConfig, 'models' | 'randomSeed'>,
+  common: ProfileConfigInput,
   max: number,
   seconds: number,
   at: (level: number) => Partial<ProfileConfig>,

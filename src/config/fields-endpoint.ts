@@ -33,14 +33,20 @@ const urlList = z.union([z.string(), z.array(z.string())]).transform((v, ctx) =>
 /** Endpoint, request and tokenizer options. */
 export const endpointFields = {
   /** `-m/--model`: one or more model names; requests round-robin over them. */
-  models: option(z.array(z.string().min(1)).min(1), {
-    flag: 'model',
-    short: '-m',
-    unit: 'names',
-    help: 'model name(s): a comma list or the flag repeated; requests round-robin',
-    parse: (v, prev) => [...((prev as string[] | undefined) ?? []), ...parseModels(v)],
-    repeatable: true,
-  }),
+  models: option(
+    z
+      .array(z.string().min(1))
+      .min(1)
+      .transform((names) => names as [string, ...string[]]),
+    {
+      flag: 'model',
+      short: '-m',
+      unit: 'names',
+      help: 'model name(s): a comma list or the flag repeated; requests round-robin',
+      parse: (v, prev) => [...((prev as string[] | undefined) ?? []), ...parseModels(v)],
+      repeatable: true,
+    },
+  ),
   /**
    * `-u/--url`: the servers, each an origin and optional base path (`http://` implied); several
    * (repeated or comma-separated) spread the sessions round-robin, every turn of a session on one.

@@ -53,7 +53,7 @@ export function resolve(f: ProfileFields): ProfileConfig {
     fixedSchedule,
     fixedScheduleAutoOffset: f.fixedScheduleStartOffsetMs === undefined ? f.fixedScheduleAutoOffset : false,
     randomSeed: randomSeed ?? Math.floor(Math.random() * 2 ** 31),
-    tokenizer: f.tokenizer ?? (f.models[0] as string),
+    tokenizer: f.tokenizer ?? f.models[0],
     ui: f.ui === 'dashboard' ? 'simple' : f.ui,
     artifactDir: f.artifactDir ?? '',
     ...(f.inputFile === undefined && synthetic !== undefined ? { synthetic } : {}),
@@ -62,7 +62,7 @@ export function resolve(f: ProfileFields): ProfileConfig {
       : { requestCancellationDelaySeconds: requestCancellationDelaySeconds ?? 0 }),
   };
   if (f.artifactDir === undefined) {
-    config.artifactDir = defaultArtifactDir(f.models[0] as string, f.endpointType, stimulusName(config));
+    config.artifactDir = defaultArtifactDir(f.models[0], f.endpointType, stimulusName(config));
   }
   return config;
 }

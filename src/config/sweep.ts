@@ -50,8 +50,7 @@ export function profileConfigs(input: SweepInput): ProfileConfig[] {
     for (const requestRate of rates) {
       const config = profileConfig({ ...input, concurrency, requestRate } as ProfileConfigInput);
       if (sweep) {
-        const root =
-          input.artifactDir ?? defaultArtifactDir(config.models[0] as string, config.endpointType, 'sweep');
+        const root = input.artifactDir ?? defaultArtifactDir(config.models[0], config.endpointType, 'sweep');
         config.artifactDir = join(root, stimulusName(config));
       }
       out.push(config);

@@ -12,8 +12,7 @@
  */
 
 import { request } from 'undici';
-import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from '../config/fields-server.js';
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan, WaitForModelSpec } from '../config/plan.js';
 import type { ChatMessage } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
@@ -46,11 +45,11 @@ function failure(err: unknown): string {
 }
 
 /** The path the run's requests go to (the wait polls derive their URLs as requests do). */
-function runEndpointPath(config: ProfileConfig): string {
+function runEndpointPath(config: RunPlan): string {
   return endpointPathFor(ENDPOINTS[config.endpointType], config.streaming, config.endpointPath);
 }
 
-async function modelsPoll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
+async function modelsPoll(config: RunPlan, target: string, timeoutMs: number): Promise<Poll> {
   const url = routeUrlFor(target, '/v1/models', runEndpointPath(config));
   const res = await request(url, {
     method: 'GET',
@@ -81,7 +80,7 @@ function pollInputs(extra: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-async function inferencePoll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
+async function inferencePoll(config: RunPlan, target: string, timeoutMs: number): Promise<Poll> {
   const adapter = ENDPOINTS[config.endpointType];
   const url = `${new URL(target).origin}${requestPathFor(target, endpointPathFor(adapter, false, config.endpointPath))}`;
   const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
@@ -112,8 +111,12 @@ async function inferencePoll(config: ProfileConfig, target: string, timeoutMs: n
   return { ready: true, reason: `${url} answered a 1-token request` };
 }
 
-async function poll(config: ProfileConfig, target: string, timeoutMs: number): Promise<Poll> {
-  const mode = config.waitForModelMode ?? DEFAULT_WAIT_FOR_MODEL_MODE;
+async function poll(
+  config: RunPlan,
+  mode: WaitForModelSpec['mode'],
+  target: string,
+  timeoutMs: number,
+): Promise<Poll> {
   try {
     if (mode !== 'inference') {
       const models = await modelsPoll(config, target, timeoutMs);
@@ -144,16 +147,22 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * @throws {ServerUnreachableError} when the timeout passes first (the message names the flag, the
  *   URL, the number of polls and the last answer).
  */
-async function waitForOne(config: ProfileConfig, target: string, env: RunEnv): Promise<void> {
-  const timeoutS = config.waitForModelTimeoutSeconds;
-  const intervalMs = (config.waitForModelIntervalSeconds ?? DEFAULT_WAIT_FOR_MODEL_INTERVAL_S) * 1000;
+async function waitForOne(
+  config: RunPlan,
+  wait: WaitForModelSpec,
+  target: string,
+  env: RunEnv,
+): Promise<void> {
+  const { timeoutS, mode } = wait;
+  const intervalMs = wait.intervalS * 1000;
   const started = performance.now();
   const deadline = started + timeoutS * 1000;
   let last: Poll = { ready: false, reason: '' };
   let lastLineAt = Number.NEGATIVE_INFINITY;
   for (let polls = 1; !env.stopSignal.aborted; polls++) {
     const previous = last.reason;
-    last = await poll(config, target, Math.max(1, Math.min(POLL_TIMEOUT_MS, deadline - performance.now())));
+    const timeoutMs = Math.max(1, Math.min(POLL_TIMEOUT_MS, deadline - performance.now()));
+    last = await poll(config, mode, target, timeoutMs);
     const elapsedS = ((performance.now() - started) / 1000).toFixed(1);
     if (last.ready) {
       if (polls > 1) env.log.info(`server ready after ${elapsedS} s (${polls} polls): ${last.reason}`);
@@ -183,12 +192,13 @@ async function waitForOne(config: ProfileConfig, target: string, env: RunEnv): P
  *   order, and how many more timed out), or nothing answers at all.
  */
 export async function waitForServer(
-  config: ProfileConfig,
+  config: RunPlan,
   targets: readonly string[],
   env: RunEnv,
 ): Promise<ProbeAnswer[]> {
-  if (config.waitForModelTimeoutSeconds > 0) {
-    throwFirstFailure(await Promise.allSettled(targets.map((t) => waitForOne(config, t, env))));
+  const wait = config.waitForModel;
+  if (wait !== null) {
+    throwFirstFailure(await Promise.allSettled(targets.map((t) => waitForOne(config, wait, t, env))));
     if (env.stopSignal.aborted) return [];
   }
   return preflight(targets, { headers: headersOf(config), endpointPath: runEndpointPath(config) });

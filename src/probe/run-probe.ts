@@ -57,7 +57,7 @@ function identity(options: ProbeSetup, name: string, maxTokens: number): Request
     sessionNum: 0,
     xRequestId: crypto.randomUUID(),
     xCorrelationId: `probe-${name}`,
-    model: options.models[0] as string,
+    model: options.models[0],
     scheduledNs: null,
     inputTokens: null,
     requestedOutputTokens: maxTokens,
@@ -79,7 +79,7 @@ function generationSpec(s: Sender, v: GenerationVariant): ExchangeSpec {
   const maxTokens = v.maxTokens ?? options.maxTokens;
   const stream = v.stream && adapter.streamable;
   const body = adapter.buildBody({
-    model: options.models[0] as string,
+    model: options.models[0],
     messages: v.messages ?? [{ role: 'user', content: PROBE_TEXT }],
     stream,
     maxTokens,
@@ -235,7 +235,7 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
       '--url',
     );
   const options: ProbeSetup = { ...parsed, url };
-  const spec = options.tokenizer ?? (options.models[0] as string);
+  const spec = options.tokenizer ?? options.models[0];
   const source = await resolveTokenizerSource(spec, {
     revision: options.tokenizerRevision,
     env: process.env,
@@ -258,7 +258,7 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
   const ex: ProbeExchanges = { ...routes, ...generation, idle: idle === null ? null : await idle };
   const ctx: ProbeContext = {
     adapter,
-    model: options.models[0] as string,
+    model: options.models[0],
     clientTokens: tokenizer.count(PROBE_TEXT),
     tokenizer: tokenizer.name,
     idleS: options.keepAliveIdleSeconds,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { ChatMessage, Turn } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
@@ -28,7 +28,7 @@ import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from 
 
 /** What the sender needs. */
 export interface SenderDeps {
-  config: ProfileConfig;
+  config: RunPlan;
   client: HttpClient;
   adapter: EndpointAdapter;
   /** The run's servers with their request paths, in `--url` order (request/servers.ts). */
@@ -89,12 +89,12 @@ export function createSender(deps: SenderDeps): Dispatch {
  * with probability rate/100 (seeded, reproducible), `delay` seconds after it was sent; the record is
  * then a cancellation (code 499), never a success. Returns the cancel delay in ms, or null.
  */
-function createCancellationPicker(config: ProfileConfig): () => number | null {
-  const pct = config.requestCancellationRatePct;
-  if (pct === undefined || pct <= 0) return () => null;
+function createCancellationPicker(config: Pick<RunPlan, 'cancellation' | 'randomSeed'>): () => number | null {
+  const { cancellation } = config;
+  if (cancellation === null) return () => null;
   const next = rngFromKey(`${config.randomSeed}:cancellation`);
-  const delayMs = (config.requestCancellationDelaySeconds ?? 0) * 1000;
-  return () => ((next() / 4294967296) * 100 < pct ? delayMs : null);
+  const { ratePct, delayMs } = cancellation;
+  return () => ((next() / 4294967296) * 100 < ratePct ? delayMs : null);
 }
 
 /**

@@ -10,7 +10,7 @@
  * (measured in bench/README.md). A few hundred requests beforehand remove most of it.
  */
 
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import type { Conversation, Dataset, StreamedTurn, Turn } from '../dataset/types.js';
 import { startSimulator } from '../simulator/server.js';
 import type { RunContext } from './context.js';
@@ -48,7 +48,7 @@ export interface ClientWarmupResult {
 export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null): Promise<ClientWarmupResult> {
   const t0 = performance.now();
   const sim = await startSimulator(
-    { models: ctx.config.models, mode: 'fixed', ttftMs: 0, itlMs: 0, tokenizer: ctx.config.tokenizer },
+    { models: [...ctx.config.models], mode: 'fixed', ttftMs: 0, itlMs: 0, tokenizer: ctx.config.tokenizer },
     { tokenizer: ctx.tokenizer },
   );
   try {
@@ -78,12 +78,12 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
  * comes from the phase limits): no rate, no fixed schedule, the simulator's own paths, no
  * cancellations, no progress output.
  */
-function warmupConfig(config: ProfileConfig): ProfileConfig {
-  const { requestRate: _rate, endpointPath: _path, requestCancellationRatePct: _cancel, ...rest } = config;
+function warmupConfig(plan: RunPlan): RunPlan {
+  const { endpointPath: _path, ...rest } = plan;
   return {
     ...rest,
-    fixedSchedule: false,
-    concurrency: CLIENT_WARMUP_CONCURRENCY,
+    load: { kind: 'concurrency', concurrency: CLIENT_WARMUP_CONCURRENCY },
+    cancellation: null,
     gracePeriodSeconds: 1,
     ui: 'none',
   };

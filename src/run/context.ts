@@ -4,7 +4,7 @@
  * `client-warmup`, `finish`) import it without importing each other in a cycle.
  */
 import type { ClientChoice, PhaseClient } from '../client/worker-factory.js';
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
@@ -19,7 +19,8 @@ import type { RunEnv } from '../util/run-env.js';
 
 /** What every phase shares. */
 export interface RunContext {
-  config: ProfileConfig;
+  /** The run's plan: its configuration resolved into typed parts. */
+  config: RunPlan;
   env: RunEnv;
   dataset: Dataset;
   tokenizer: TextTokenizer;

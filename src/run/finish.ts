@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputConfigOf } from '../config/input-config.js';
+import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
@@ -68,7 +69,7 @@ export interface RunOutcome {
 
 /** Inputs of {@link finishRun}. */
 export interface FinishInput {
-  config: ProfileConfig;
+  config: RunPlan;
   /** The profiling phase (it always runs; interrupted before start-up ended, it is empty). */
   profiling: PhaseResult;
   warmup: PhaseResult | null;
@@ -89,8 +90,8 @@ export interface FinishInput {
   serverMetrics?: ScrapeReport | null;
   /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
   servedModels?: readonly string[] | null;
-  /** The configuration as asked, written as `input_config` (a shard runs its share: shard/shard-run.ts); default `config`. */
-  askedConfig?: ProfileConfig;
+  /** The configuration as asked, written as `input_config` (a shard runs its share: shard/shard-run.ts). */
+  askedConfig: ProfileConfig;
   /** A sharded or `--start-at` run: the summary's `shard` section, its console line and warnings (shard/start-at.ts). */
   shard?: ShardReport | null;
   /**
@@ -123,7 +124,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
-    inputConfig: inputConfigOf(input.askedConfig ?? config),
+    inputConfig: inputConfigOf(input.askedConfig),
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled: profiling.interrupted,
@@ -303,15 +304,15 @@ function runWarnings(input: FinishInput): string[] {
 }
 
 /** A saturation warning when a request-rate run fell short of the rate asked for (at most one). */
-function pacingWarnings(config: ProfileConfig, load: RequestRateReport): string[] {
+function pacingWarnings(config: RunPlan, load: RequestRateReport): string[] {
   const { pacing, issued } = load;
-  const target = config.requestRate;
-  if (target === undefined || !(pacing.achievedRatePerS > 0)) return [];
+  if (config.load.kind !== 'request_rate' || !(pacing.achievedRatePerS > 0)) return [];
+  const target = config.load.rate.ratePerS;
   const shortPct = (100 * (target - pacing.achievedRatePerS)) / target;
   // Poisson and gamma arrivals are random: a short run's achieved rate differs from the target by
   // chance. Only constant arrivals are judged on the rate; all patterns on re-anchors (lateness).
   // A single re-anchor (one stall longer than the catch-up bound) is not saturation either.
-  const constant = config.arrivalPattern === 'constant';
+  const constant = config.load.rate.pattern === 'constant';
   const frequentReanchors = pacing.reanchors > Math.max(2, 0.001 * issued);
   // Skipped arrivals judge every pattern: a Poisson run that re-anchors a few times but skips a
   // sixth of its arrivals was saturated, whatever its random sample of gaps.

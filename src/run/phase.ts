@@ -80,7 +80,7 @@ export async function runPhase(
 ): Promise<PhaseResult> {
   const { config } = ctx;
   const writers = openWriters(config.artifactDir, phase);
-  const connections = config.concurrency ?? PHASE_CONNECTIONS;
+  const connections = config.load.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.

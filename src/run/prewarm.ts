@@ -14,7 +14,7 @@
  * ahead, so it gets {@link PREWARM_STREAMED}.
  */
 
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import type { Dataset } from '../dataset/types.js';
 
 /** Connections of a phase's pool without `--concurrency` (run/phase.ts). */
@@ -42,27 +42,36 @@ export interface PrewarmPlan {
 }
 
 /** The pre-open plan of the profiling phase (see the module comment). */
-export function prewarmPlan(config: ProfileConfig, dataset: Dataset, streamed: boolean): PrewarmPlan {
+export function prewarmPlan(
+  config: Pick<RunPlan, 'prewarmConnections' | 'load' | 'stop'>,
+  dataset: Dataset,
+  streamed: boolean,
+): PrewarmPlan {
   const plan = autoOrAsked(config, dataset, streamed);
   // Never more connections than the run's pool holds, nor than it has requests.
   const limit = Math.min(
-    config.concurrency ?? PHASE_CONNECTIONS,
-    config.requestCount ?? Number.POSITIVE_INFINITY,
+    config.load.concurrency ?? PHASE_CONNECTIONS,
+    config.stop.requestCount ?? Number.POSITIVE_INFINITY,
   );
   return plan.count > limit
     ? { count: limit, basis: `${plan.basis}, at most one per request and pooled connection (${limit})` }
     : plan;
 }
 
-function autoOrAsked(config: ProfileConfig, dataset: Dataset, streamed: boolean): PrewarmPlan {
+function autoOrAsked(
+  config: Pick<RunPlan, 'prewarmConnections' | 'load'>,
+  dataset: Dataset,
+  streamed: boolean,
+): PrewarmPlan {
   const asked = config.prewarmConnections;
   if (typeof asked === 'number') return { count: asked, basis: '--prewarm-connections' };
   const capped = (count: number, basis: string): PrewarmPlan =>
     count > PREWARM_CAP
       ? { count: PREWARM_CAP, basis: `${basis}, capped at ${PREWARM_CAP}` }
       : { count: Math.max(1, count), basis };
-  const concurrency = config.concurrency;
-  if (config.fixedSchedule === true) {
+  const { load } = config;
+  const concurrency = load.concurrency;
+  if (load.kind === 'fixed_schedule') {
     if (streamed)
       return { count: PREWARM_STREAMED, basis: `streamed trace, not read ahead: ${PREWARM_STREAMED}` };
     const busiest = busiestSecond(dataset);
@@ -71,12 +80,12 @@ function autoOrAsked(config: ProfileConfig, dataset: Dataset, streamed: boolean)
       ? capped(concurrency, '--concurrency')
       : plan;
   }
-  if (config.requestRate !== undefined) {
-    const expected = Math.ceil(config.requestRate * PREWARM_LIFE_S);
+  if (load.kind === 'request_rate') {
+    const expected = Math.ceil(load.rate.ratePerS * PREWARM_LIFE_S);
     if (concurrency !== undefined && concurrency < expected) return capped(concurrency, '--concurrency');
     return capped(expected, `--request-rate × ${PREWARM_LIFE_S} s`);
   }
-  return capped(concurrency ?? 1, '--concurrency');
+  return capped(load.concurrency, '--concurrency');
 }
 
 /** Most turns whose trace timestamps fall within one second, over the schedule's first seconds. */

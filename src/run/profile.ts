@@ -9,42 +9,34 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from '../client/worker-factory.js';
 import type { ProfileConfigInput } from '../config/fields.js';
-import { synthesisOf } from '../config/fields-synthesis.js';
+import { planRun, type RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
-import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
-import { getDatasetLoader } from '../dataset/registry.js';
-import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
-import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import type { EndpointAdapter } from '../endpoint/types.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { measureClientFloor } from '../health/client-floor.js';
 import type { ProbeAnswer } from '../preflight/preflight.js';
 import { urlPathWarnings } from '../preflight/url-path-check.js';
 import { waitForServer } from '../preflight/wait-for-model.js';
-import { PromptSynthesizer } from '../prompt/synthesizer.js';
-import type { TokenizerSource } from '../prompt/tokenizer-source.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from '../request/servers.js';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import type { ClockMeasurement } from '../shard/clock-offset.js';
-import { type ShardInputs, shardDescription, shardInputs, shareConfig } from '../shard/shard-run.js';
+import { type ShardInputs, shardDescription, sharePlan } from '../shard/shard-run.js';
 import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
-import { earliestFirstTurnMs } from '../timing/fixed-schedule.js';
 import { RealClock } from '../timing/real-clock.js';
-import type { FixedScheduleReport } from '../timing/types.js';
 import type { RunEnv } from '../util/run-env.js';
 import { claimArtifactDir, createArtifactDir, holdsEarlierRun, writeFailedSummary } from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
+import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
-import { loadRunTokenizer, resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
+import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 
 /**
  * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. The run first
@@ -64,76 +56,113 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   const asked = profileConfig(input);
   checkStartAt(asked, Date.now());
   // A shard runs its share of the load (shard/shard-run.ts); the summary keeps the values asked.
-  const config = shareConfig(asked);
+  const plan = sharePlan(planRun(asked));
   const startTime = new Date();
-  let starting: Promise<SpawnedSimulator> | null = null;
-  let simulator: SpawnedSimulator | null = null;
-  let warming: Promise<void> | null = null;
-  let ownsFolder = false;
   // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
-  const scraper = spawnRunScraper(config, env);
+  const held: Held = {
+    scraper: spawnRunScraper(plan, env),
+    starting: null,
+    warming: null,
+    ownsFolder: false,
+  };
   try {
-    await createArtifactDir(config.artifactDir);
-    const source = await resolveRunTokenizer(config, env);
-    // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
-    starting = config.simulator ? startSimulator(config, source.path) : null;
-    const { autoZeroMs, notes, ...inputs } = await prepareInputs(config, env, source);
-    const adapter: EndpointAdapter = ENDPOINTS[config.endpointType];
-    const clock = new RealClock({ precision: config.timingPrecision });
-    const shared = {
-      config,
-      env,
-      adapter,
-      clock,
-      openClient: createClient,
-      measureFloor: measureClientFloor,
-      ...inputs,
-    };
-    // The client warms up against its own in-process simulator while the simulator child (if any)
-    // finishes its own warm-up, so neither adds to the other's wait.
-    warming = warmUpClientLogged({ ...shared, targets: config.url });
-    simulator = await starting;
-    await warming;
-    const targets = simulator === null ? config.url : [simulator.url];
-    if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-    const probes = await waitForServer(config, targets, env);
-    for (const [i, server] of serverTargets({ config, adapter, targets }).entries()) {
-      const probe = probes[i];
-      if (probe === undefined) continue;
-      for (const w of urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe })) {
-        env.log.warn(w);
-      }
-    }
-    // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
-    ownsFolder = await claimFolder(config, env);
-    const clockOffset = await measureRunClock(config, targets, clock, env);
-    const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(scraper, config, targets);
-    return await runPhases(
-      { ...shared, targets, serverMetrics },
-      { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes },
-    );
+    const { ctx, facts } = await startUp(plan, asked, env, held);
+    return await runPhases(ctx, facts);
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (ownsFolder || !(await keepsEarlierRun(config, env)))
+    if (held.ownsFolder || !(await keepsEarlierRun(plan, env)))
       await writeFailedSummary(asked, startTime, err).catch(() => undefined);
     throw err;
   } finally {
-    await scraper?.close();
-    await warming?.catch(() => undefined);
-    simulator ??= (await starting?.catch(() => null)) ?? null;
+    await held.scraper?.close();
+    await held.warming?.catch(() => undefined);
+    const simulator = (await held.starting?.catch(() => null)) ?? null;
     await simulator?.close();
   }
 }
 
+/** What a run's start-up holds until the run ends, whatever happens. */
+interface Held {
+  scraper: ReturnType<typeof spawnRunScraper>;
+  /** The simulator child starting (`--simulator`). */
+  starting: Promise<SpawnedSimulator> | null;
+  /** The client's warm-up. */
+  warming: Promise<void> | null;
+  /** True once the run has claimed its folder (an earlier run's files are then gone). */
+  ownsFolder: boolean;
+}
+
+/**
+ * Everything before the first phase: tokenizer, simulator, inputs, client warm-up, the servers'
+ * answer, the folder claimed (only once all of that worked), the clock offset and the scraper.
+ */
+async function startUp(
+  plan: RunPlan,
+  asked: ProfileConfig,
+  env: RunEnv,
+  held: Held,
+): Promise<{ ctx: RunContext; facts: RunFacts }> {
+  await createArtifactDir(plan.artifactDir);
+  const source = await resolveRunTokenizer(plan, env);
+  // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.
+  held.starting = plan.simulator ? startSimulator(plan, source.path) : null;
+  const { autoZeroMs, notes, ...inputs } = await prepareInputs(plan, env, source);
+  const shardLine = shardDescription(plan, asked);
+  if (shardLine !== null) env.log.info(shardLine);
+  const shared = {
+    config: plan,
+    env,
+    adapter: ENDPOINTS[plan.endpointType],
+    clock: new RealClock({ precision: plan.timingPrecision }),
+    openClient: createClient,
+    measureFloor: measureClientFloor,
+    ...inputs,
+  };
+  // The client warms up against its own in-process simulator while the simulator child (if any)
+  // finishes its own warm-up, so neither adds to the other's wait.
+  held.warming = warmUpClientLogged({ ...shared, targets: plan.url });
+  const simulator = await held.starting;
+  await held.warming;
+  const targets = simulator === null ? plan.url : [simulator.url];
+  if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
+  const probes = await checkServers({ ...shared, targets });
+  // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
+  held.ownsFolder = await claimFolder(plan, env);
+  const clockOffset = await measureRunClock(plan, targets, shared.clock, env);
+  const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(held.scraper, plan, targets);
+  const facts = { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes };
+  return { ctx: { ...shared, targets, serverMetrics }, facts };
+}
+
+/**
+ * Waits for the servers (`--wait-for-model-*`) and warns of a `--url` path that does not fit the
+ * endpoint; returns each server's `/v1/models` answer.
+ * @throws {ServerUnreachableError} as `waitForServer`.
+ */
+async function checkServers(
+  ctx: Pick<RunContext, 'config' | 'env' | 'adapter' | 'targets'>,
+): Promise<ProbeAnswer[]> {
+  const { config, env, adapter, targets } = ctx;
+  const probes = await waitForServer(config, targets, env);
+  for (const [i, server] of serverTargets({ config, adapter, targets }).entries()) {
+    const probe = probes[i];
+    if (probe === undefined) continue;
+    for (const w of urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe })) {
+      env.log.warn(w);
+    }
+  }
+  return probes;
+}
+
 /** Claims the artifact folder (and first a sweep's, `env.beforeClaim`); true once it is the run's. */
-async function claimFolder(config: ProfileConfig, env: RunEnv): Promise<true> {
+async function claimFolder(config: Pick<RunPlan, 'artifactDir'>, env: RunEnv): Promise<true> {
   await env.beforeClaim?.();
   await claimArtifactDir(config.artifactDir, env.log);
   return true;
 }
 
 /** A run that failed before it claimed its folder: whether an earlier run's artifacts are there (and kept). */
-async function keepsEarlierRun(config: ProfileConfig, env: RunEnv): Promise<boolean> {
+async function keepsEarlierRun(config: Pick<RunPlan, 'artifactDir'>, env: RunEnv): Promise<boolean> {
   if (!(await holdsEarlierRun(config.artifactDir))) return false;
   env.log.info(
     `${config.artifactDir}: the earlier run's artifacts are kept (this run stopped before touching them)`,
@@ -150,108 +179,20 @@ async function warmUpClientLogged(ctx: RunContext): Promise<void> {
   );
 }
 
-function startSimulator(config: ProfileConfig, tokenizerPath: string): Promise<SpawnedSimulator> {
+function startSimulator(
+  config: Pick<RunPlan, 'models' | 'simulatorOptions'>,
+  tokenizerPath: string,
+): Promise<SpawnedSimulator> {
   const starting = spawnSimulator({
     tokenizer: tokenizerPath,
-    models: config.models,
+    models: [...config.models],
     // It warms up while this process loads its tokenizer, so the warm-up costs no wall time.
     warmupMs: CLI_SIMULATOR_WARMUP_MS,
-    ...(config.simulatorOptions ?? {}),
+    ...config.simulatorOptions,
   });
   // Awaited later; until then a failed start must not count as an unhandled rejection.
   starting.catch(() => undefined);
   return starting;
-}
-
-/**
- * What the run says about its input besides the summary's own warnings: warnings found at its start
- * (logged then), and the prompt length check, which a streamed trace goes on feeding while it runs.
- */
-interface InputNotes {
-  warnings: string[];
-  lengths: PromptLengthCheck;
-}
-
-/** Tokenizer (and chat template), dataset (or trace stream) and prompt synthesizer of a run. */
-async function prepareInputs(
-  config: ProfileConfig,
-  env: RunEnv,
-  source: TokenizerSource,
-): Promise<
-  Pick<
-    RunContext,
-    'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
-  > &
-    Pick<ShardInputs, 'autoZeroMs'> & { notes: InputNotes }
-> {
-  const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
-  const opened = openTraceStream(config);
-  const read = opened === null ? null : await firstRowRead(opened);
-  const whole = read?.stream ?? null;
-  const sharded = shardInputs(
-    config,
-    whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
-    whole,
-  );
-  const { dataset, autoZeroMs } = sharded;
-  // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
-  if (config.fixedSchedule && sharded.stream === null) earliestFirstTurnMs(dataset.conversations);
-  const { stream, notes } = inputNotes(config, env, sharded, read?.first ?? null);
-  const shardLine = shardDescription(config);
-  if (shardLine !== null) env.log.info(shardLine);
-  env.log.info(
-    stream === null
-      ? describeDataset(dataset)
-      : `streaming ${stream.file}: rows are read as the schedule reaches them`,
-  );
-  const synthesizer = PromptSynthesizer.create(tokenizer, config.randomSeed);
-  const first = read?.first ?? null;
-  return {
-    tokenizer,
-    tokenizerSource: source,
-    templateCounter,
-    dataset,
-    stream,
-    synthesizer,
-    firstRow: first,
-    notes,
-    ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
-  };
-}
-
-/**
- * The warnings of a run's input, logged now: `--streaming` on an endpoint that cannot stream, and
- * prompts over {@link PROMPT_TOKENS_WARN} tokens (dataset/prompt-length.ts: a dataset loaded whole
- * is checked now; a streamed trace's rows as they are read, its first one now).
- * @throws {DatasetError} / {ConfigError} for a prompt over the length a run refuses.
- */
-function inputNotes(
-  config: ProfileConfig,
-  env: RunEnv,
-  input: ShardInputs,
-  first: StreamedTurn | null,
-): { stream: TraceStream | null; notes: InputNotes } {
-  const warnings: string[] = [];
-  if (config.streaming && !ENDPOINTS[config.endpointType].streamable)
-    warnings.push(
-      `--streaming is ignored: --endpoint-type ${config.endpointType} answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured`,
-    );
-  const streamed = input.stream;
-  const lengths = new PromptLengthCheck(
-    {
-      flag: config.synthetic?.seqDist === undefined ? '--isl' : '--seq-dist',
-      datasetType: config.customDatasetType,
-      scaled: (config.synthesisPromptLenMultiplier ?? 1) !== 1,
-    },
-    streamed === null ? undefined : (w) => env.log.warn(w),
-  );
-  if (streamed === null) lengths.checkAll(input.dataset);
-  else if (first !== null) lengths.refuse(first.turn);
-  const long = lengths.warning();
-  if (long !== null) warnings.push(long);
-  for (const w of warnings) env.log.warn(w);
-  const stream = streamed === null ? null : { ...streamed, turns: lengths.watch(streamed.turns) };
-  return { stream, notes: { warnings: warnings.filter((w) => w !== long), lengths } };
 }
 
 function nonNull<T>(value: T | null): T[] {
@@ -309,7 +250,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     }
     if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
   }
-  const inputSkipped = config.inputFile === undefined ? null : (ctx.stream?.skipped ?? dataset.skipped);
+  const inputSkipped = config.input.kind === 'synthetic' ? null : (ctx.stream?.skipped ?? dataset.skipped);
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
     config,
@@ -344,134 +285,7 @@ function logServers(ctx: RunContext): void {
   }
 }
 
-/**
- * The trace stream of a run, or null when the dataset is loaded whole: streaming needs
- * `--trace-streaming` (default), a fixed schedule, a loader that can stream, no `--concurrency` cap
- * (a session slot is held until a session's last turn, which a stream cannot know) and no warmup
- * (which samples conversations from a loaded dataset).
- * @throws {DatasetError} for bad load options.
- */
-export function openTraceStream(config: ProfileConfig): TraceStream | null {
-  if (!config.traceStreaming || !config.fixedSchedule || config.inputFile === undefined) return null;
-  if (config.concurrency !== undefined || warmupLimits(config) !== null) return null;
-  const loader = getDatasetLoader(config.customDatasetType ?? '');
-  if (loader.stream === undefined) return null;
-  const stream = loader.stream(config.inputFile, loadOptions(config));
-  const mode = config.contextModeOverride;
-  return mode === undefined ? stream : { ...stream, turns: withContextMode(stream.turns, mode) };
-}
-
-/**
- * Reads the first row of a stream before the run starts, so a missing file, a folder, an empty file
- * or a bad first row fails before anything is started or written, as with a whole-file load.
- * @throws {DatasetError} for those.
- */
-async function firstRowRead(
-  stream: TraceStream,
-): Promise<{ stream: TraceStream; first: StreamedTurn | null }> {
-  const rows = stream.turns[Symbol.asyncIterator]();
-  const first = await rows.next();
-  async function* all(): AsyncGenerator<StreamedTurn> {
-    if (first.done === true) return;
-    yield first.value;
-    for (let next = await rows.next(); next.done !== true; next = await rows.next()) yield next.value;
-  }
-  return { stream: { ...stream, turns: all() }, first: first.done === true ? null : first.value };
-}
-
 async function removePhaseFiles(artifactDir: string): Promise<void> {
   for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
     await rm(join(artifactDir, name), { force: true });
-}
-
-async function* withContextMode(
-  turns: AsyncIterable<StreamedTurn>,
-  mode: NonNullable<ProfileConfig['contextModeOverride']>,
-): AsyncGenerator<StreamedTurn> {
-  for await (const t of turns) yield { ...t, contextMode: mode };
-}
-
-function streamedDataset(stream: TraceStream): Dataset {
-  return {
-    conversations: [],
-    turnCount: 0,
-    blockSize: stream.blockSize,
-    skipped: stream.skipped,
-    file: stream.file,
-  };
-}
-
-function describeStream(stream: TraceStream, load: FixedScheduleReport): string {
-  const { skipped } = stream;
-  const parts = [
-    `${stream.file}: rows read ${load.replay.rowsRead}, sessions ${load.replay.sessions}, requests sent ${load.issued}`,
-  ];
-  const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
-  if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);
-  if (skipped.unreadAfterLine !== undefined)
-    parts.push(`reading stopped at line ${skipped.unreadAfterLine}, the first row after the end offset`);
-  if (skipped.badLines > 0) parts.push(`malformed lines skipped ${skipped.badLines}`);
-  parts.push(...synthesisParts(skipped));
-  return parts.join('; ');
-}
-
-async function loadDataset(config: ProfileConfig): Promise<Dataset> {
-  if (config.inputFile === undefined) {
-    return generateSyntheticDataset({
-      ...config.synthetic,
-      randomSeed: config.randomSeed,
-      blockSize: config.islBlockSize,
-    });
-  }
-  const loader = getDatasetLoader(config.customDatasetType ?? '');
-  return loader.load(config.inputFile, loadOptions(config));
-}
-
-function loadOptions(config: ProfileConfig): LoadOptions {
-  const synthesis = synthesisOf(config);
-  return {
-    ...(config.fixedScheduleStartOffsetMs === undefined
-      ? {}
-      : { startOffsetMs: config.fixedScheduleStartOffsetMs }),
-    ...(config.fixedScheduleEndOffsetMs === undefined
-      ? {}
-      : { endOffsetMs: config.fixedScheduleEndOffsetMs }),
-    speedupRatio: config.synthesisSpeedupRatio,
-    ...(config.islBlockSize === undefined ? {} : { blockSize: config.islBlockSize }),
-    skipBadLines: config.skipBadLines,
-    ...(synthesis === undefined ? {} : { synthesis }),
-  };
-}
-
-/** What trace synthesis did to the rows read (console): rows dropped, outputs capped, prompts unscaled. */
-function synthesisParts(skipped: SkipCounts): string[] {
-  const parts: string[] = [];
-  if (skipped.overMaxIsl !== undefined)
-    parts.push(`rows over --synthesis-max-isl dropped ${skipped.overMaxIsl}`);
-  if (skipped.maxOslCapped !== undefined)
-    parts.push(`output lengths capped at --synthesis-max-osl ${skipped.maxOslCapped}`);
-  if ((skipped.promptUnscaled ?? 0) > 0)
-    parts.push(`rows without input_length left unscaled ${skipped.promptUnscaled}`);
-  return parts;
-}
-
-function applyContextOverride(dataset: Dataset, config: ProfileConfig): Dataset {
-  const mode = config.contextModeOverride;
-  if (mode === undefined) return dataset;
-  for (const c of dataset.conversations) c.contextMode = mode;
-  return dataset;
-}
-
-function describeDataset(d: Dataset): string {
-  const skipped = d.skipped.beforeStartOffset + d.skipped.afterEndOffset;
-  const parts =
-    d.file === SYNTHETIC_SOURCE
-      ? [
-          `synthetic dataset: ${d.conversations.length} conversations (${d.turnCount} turns), sampled until the stop condition`,
-        ]
-      : [`${d.turnCount} requests in ${d.conversations.length} sessions from ${d.file}`];
-  if (skipped > 0) parts.push(`${skipped} rows outside the offset window`);
-  if (d.skipped.badLines > 0) parts.push(`${d.skipped.badLines} bad lines skipped`);
-  parts.push(...synthesisParts(d.skipped));
-  return parts.join('; ');
 }

@@ -4,7 +4,7 @@
  * line. The scraping itself is `server-metrics/`.
  */
 import { join } from 'node:path';
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import type { RunTotals } from '../metrics/types.js';
 import { SERVER_METRICS_JSONL_FILE_NAME, writeServerMetricsExports } from '../server-metrics/exports.js';
 import {
@@ -24,7 +24,7 @@ import type { RunEnv } from '../util/run-env.js';
  * Headers of a scrape: the run's own (`-H`, `--api-key`) only for a URL on one of the servers'
  * origins, so credentials never go to another host.
  */
-function headersFor(url: string, targets: readonly string[], config: ProfileConfig): Record<string, string> {
+function headersFor(url: string, targets: readonly string[], config: RunPlan): Record<string, string> {
   const origin = new URL(url).origin;
   if (!targets.some((t) => new URL(t).origin === origin)) return {};
   return {
@@ -37,7 +37,7 @@ function headersFor(url: string, targets: readonly string[], config: ProfileConf
  * Starts the scraper thread when `--server-metrics` is on (the default), before the target is known;
  * null with `--no-server-metrics`.
  */
-export function spawnRunScraper(config: ProfileConfig, env: RunEnv): ScraperThread | null {
+export function spawnRunScraper(config: RunPlan, env: RunEnv): ScraperThread | null {
   return config.serverMetrics === false ? null : spawnServerMetrics(env.log);
 }
 
@@ -47,7 +47,7 @@ export function spawnRunScraper(config: ProfileConfig, env: RunEnv): ScraperThre
  */
 export async function beginRunScraper(
   thread: ScraperThread | null,
-  config: ProfileConfig,
+  config: RunPlan,
   targets: readonly string[],
 ): Promise<ServerMetricsScraper | null> {
   if (thread === null) return null;
@@ -85,7 +85,7 @@ function windowOf(totals: RunTotals, report: ScrapeReport): MetricsWindow {
  * @throws the file system error of a failed read or write.
  */
 export async function finishServerMetrics(
-  config: ProfileConfig,
+  config: RunPlan,
   report: ScrapeReport | null,
   totals: RunTotals,
 ): Promise<ServerMetricsSection | null> {

@@ -4,7 +4,7 @@
  * `--apply-chat-template`; and what the summary says about them.
  */
 
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunPlan } from '../config/plan.js';
 import { loadChatTemplate } from '../prompt/chat-template.js';
 import { TemplateCounter } from '../prompt/template-count.js';
 import { loadTokenizer, type TextTokenizer } from '../prompt/tokenizer.js';
@@ -24,7 +24,7 @@ import type { FinishInput } from './finish.js';
  * @throws {TokenizerLoadError} naming every path and URL tried, before anything is sent;
  *   {InterruptedError} when the run's stop signal aborted a download.
  */
-export async function resolveRunTokenizer(config: ProfileConfig, env: RunEnv): Promise<TokenizerSource> {
+export async function resolveRunTokenizer(config: RunPlan, env: RunEnv): Promise<TokenizerSource> {
   const defaulted = config.tokenizer === config.models[0];
   const source = await resolveTokenizerSource(config.tokenizer, {
     revision: config.tokenizerRevision,
@@ -52,7 +52,7 @@ const loadedTokenizers = new Map<string, TextTokenizer>();
  * @throws {TokenizerLoadError} for unreadable files, or a tokenizer without a chat template.
  */
 export function loadRunTokenizer(
-  config: ProfileConfig,
+  config: RunPlan,
   env: RunEnv,
   source: TokenizerSource,
 ): { tokenizer: TextTokenizer; templateCounter: TemplateCounter | null } {

@@ -11,8 +11,8 @@
  * The summary's `input_config` keeps the values as given (the whole run's); the load line says the share.
  */
 
+import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
-import { syntheticDefaultCount } from '../config/rules-shard.js';
 import { type ShardSpec, shardDataset, shardTraceStream } from '../dataset/shard.js';
 import type { Dataset, TraceStream } from '../dataset/types.js';
 import { earliestFirstTurnMs, type ScheduleZero } from '../timing/fixed-schedule.js';
@@ -30,20 +30,28 @@ export function splitCount(total: number, shard: ShardSpec): number {
 }
 
 /**
- * The configuration one shard runs: its share of `--concurrency`, `--request-rate` and
- * `--request-count` (a synthetic run's default count split too); the configuration itself when
- * the run is not sharded. The config rules (config-shard-fields.ts) leave every shard at least one.
+ * The plan one shard runs: its share of `--concurrency`, `--request-rate` and `--request-count` (a
+ * synthetic run's default count split too); the plan itself when the run is not sharded. The config
+ * rules (config/rules-shard.ts) leave every shard at least one.
  */
-export function shareConfig(config: ProfileConfig): ProfileConfig {
-  const shard = shardOf(config);
-  if (shard === null) return config;
-  const requestCount = config.requestCount ?? syntheticDefaultCount(config);
-  return {
-    ...config,
-    ...(config.concurrency === undefined ? {} : { concurrency: splitCount(config.concurrency, shard) }),
-    ...(config.requestRate === undefined ? {} : { requestRate: config.requestRate / shard.count }),
-    ...(requestCount === undefined ? {} : { requestCount: splitCount(requestCount, shard) }),
-  };
+export function sharePlan(plan: RunPlan): RunPlan {
+  const shard = shardOf(plan);
+  if (shard === null) return plan;
+  const split = (n: number | undefined) => (n === undefined ? {} : { concurrency: splitCount(n, shard) });
+  const { load, stop } = plan;
+  const shared: RunPlan['load'] =
+    load.kind === 'request_rate'
+      ? {
+          ...load,
+          rate: { ...load.rate, ratePerS: load.rate.ratePerS / shard.count },
+          ...split(load.concurrency),
+        }
+      : load.kind === 'concurrency'
+        ? { ...load, concurrency: splitCount(load.concurrency, shard) }
+        : { ...load, ...split(load.concurrency) };
+  const requestCount =
+    stop.requestCount === undefined ? {} : { requestCount: splitCount(stop.requestCount, shard) };
+  return { ...plan, load: shared, stop: { ...stop, ...requestCount } };
 }
 
 /**
@@ -51,10 +59,10 @@ export function shareConfig(config: ProfileConfig): ProfileConfig {
  * (R the whole rate), intervals from a random stream of its own; nothing for an unsharded run.
  */
 export function shardArrivals(
-  config: ProfileConfig,
+  plan: Pick<RunPlan, 'shardIndex' | 'shardCount'>,
   ratePerS: number,
 ): Pick<RatePlan, 'firstTickNs' | 'stream'> {
-  const shard = shardOf(config);
+  const shard = shardOf(plan);
   if (shard === null) return {};
   return {
     firstTickNs: (shard.index * 1e9) / (ratePerS * shard.count),
@@ -62,25 +70,30 @@ export function shardArrivals(
   };
 }
 
-/** How a configuration's sessions are assigned to shards: by entry for synthetic data, else by id hash. */
-export function sessionAssignment(config: Pick<ProfileConfig, 'inputFile'>): 'fnv1a64' | 'entry_index' {
-  return config.inputFile === undefined ? 'entry_index' : 'fnv1a64';
+/** How a run's sessions are assigned to shards: by entry for synthetic data, else by id hash. */
+export function sessionAssignment(plan: Pick<RunPlan, 'input'>): 'fnv1a64' | 'entry_index' {
+  return plan.input.kind === 'synthetic' ? 'entry_index' : 'fnv1a64';
 }
 
 /**
  * The log line of a shard: how its sessions are chosen and its share of the load; null unsharded.
+ * @param plan the shard's plan ({@link sharePlan}).
+ * @param asked the run's configuration as given: only the options given are named.
  */
-export function shardDescription(config: ProfileConfig): string | null {
-  const shard = shardOf(config);
+export function shardDescription(plan: RunPlan, asked: ProfileConfig): string | null {
+  const shard = shardOf(plan);
   if (shard === null) return null;
   const how =
-    sessionAssignment(config) === 'entry_index'
+    sessionAssignment(plan) === 'entry_index'
       ? `synthetic entries k with k mod ${shard.count} = ${shard.index}`
       : `sessions whose id's FNV-1a 64 mod ${shard.count} = ${shard.index}`;
+  const { load, stop } = plan;
   const share = [
-    config.concurrency === undefined ? null : `--concurrency ${config.concurrency}`,
-    config.requestRate === undefined ? null : `--request-rate ${config.requestRate}`,
-    config.requestCount === undefined ? null : `--request-count ${config.requestCount}`,
+    asked.concurrency === undefined ? null : `--concurrency ${load.concurrency}`,
+    load.kind === 'request_rate' ? `--request-rate ${load.rate.ratePerS}` : null,
+    stop.requestCount === undefined || (stop.defaulted && plan.input.kind === 'file')
+      ? null
+      : `--request-count ${stop.requestCount}`,
   ].filter((s) => s !== null);
   return `shard ${shard.index} of ${shard.count}: ${how}${share.length === 0 ? '' : `; its share: ${share.join(', ')}`}`;
 }
@@ -99,17 +112,17 @@ export interface ShardInputs {
  *   replay does.
  */
 export function shardInputs(
-  config: ProfileConfig,
+  plan: Pick<RunPlan, 'shardIndex' | 'shardCount' | 'load' | 'input'>,
   dataset: Dataset,
   stream: TraceStream | null,
 ): ShardInputs {
-  const shard = shardOf(config);
+  const shard = shardOf(plan);
   if (shard === null) return { dataset, stream };
-  const zero = config.fixedSchedule && config.fixedScheduleAutoOffset;
+  const zero = plan.load.kind === 'fixed_schedule' && plan.load.zero.kind === 'auto';
   if (stream !== null) {
     const sharded = shardTraceStream(stream, shard);
     return { dataset, stream: sharded.stream, ...(zero ? { autoZeroMs: sharded.earliestStartMs } : {}) };
   }
   const autoZero = zero ? { autoZeroMs: earliestFirstTurnMs(dataset.conversations) } : {};
-  return { dataset: shardDataset(dataset, shard, sessionAssignment(config)), stream: null, ...autoZero };
+  return { dataset: shardDataset(dataset, shard, sessionAssignment(plan)), stream: null, ...autoZero };
 }

@@ -7,6 +7,7 @@
  * gets a `shard` section ({@link ShardSection}) and the console a `Shard …` line.
  */
 
+import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
 import { headersOf } from '../request/headers.js';
@@ -54,7 +55,7 @@ export function checkStartAt(config: Pick<ProfileConfig, 'startAtMs'>, nowMs: nu
  * answers and logged; null for other runs, and when Ctrl-C came first.
  */
 export async function measureRunClock(
-  config: ProfileConfig,
+  config: RunPlan,
   targets: readonly string[],
   clock: Clock,
   env: RunEnv,
@@ -171,7 +172,7 @@ export interface ShardReport {
 
 /** The shard report of a profiling phase; null for a run neither sharded nor started at a set time. */
 export function shardReport(
-  config: ProfileConfig,
+  config: RunPlan,
   phase: { tally: SendTally; recordCount: number; load: StrategyReport; interrupted: boolean },
   measured: ClockMeasurement | null,
 ): ShardReport | null {

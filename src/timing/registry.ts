@@ -4,7 +4,6 @@
  * Each factory reads only its part of the plan.
  */
 import type { StreamedTurn } from '../dataset/types.js';
-import { ConfigError } from '../errors.js';
 import { type ArrivalPattern, createIntervals } from './arrivals.js';
 import { createConcurrency } from './concurrency.js';
 import { createFixedSchedule, type ScheduleZero } from './fixed-schedule.js';
@@ -48,28 +47,49 @@ export interface SchedulePlan {
   feed?: AsyncIterable<StreamedTurn>;
 }
 
-/** Everything any strategy may be built from; each factory reads its own part. */
-export interface LoadPlan {
-  /** Sessions in dataset sampling order (request rate and concurrency; a replay follows its timestamps). */
+/** What a strategy that issues sessions itself reads: their order and when to stop. */
+interface SessionPlan {
+  /** Sessions in dataset sampling order. */
   source: SessionSource;
-  /** When to stop issuing (request rate and concurrency; a replay ends with its rows). */
+  /** When to stop issuing. */
   stop: StopConditions;
-  /** `--concurrency`: session slots (concurrency, default 1), or a session cap (rate, replay). */
-  concurrency?: number;
-  /** Time over which concurrency slots open (`--concurrency-ramp-duration`), ns. */
-  concurrencyRampNs?: number;
-  /** Required by `request_rate`. */
-  rate?: RatePlan;
-  /** Required by `fixed_schedule`. */
-  schedule?: SchedulePlan;
 }
 
 /**
- * A strategy factory: every entry of {@link STRATEGIES} takes a {@link LoadPlan}; the strategy named
- * `K` reports with `kind: K`.
+ * What a strategy is built from, keyed by the strategy's name as {@link STRATEGIES} keys it: each
+ * kind carries exactly the parts its factory reads.
  */
-type StrategyFactory<K extends StrategyName = StrategyName> = (
-  plan: LoadPlan,
+export type LoadPlan =
+  | (SessionPlan & {
+      kind: 'concurrency';
+      /** `--concurrency`: session slots. */
+      concurrency: number;
+      /** Time over which the slots open (`--concurrency-ramp-duration`), ns. */
+      rampNs?: number;
+    })
+  | (SessionPlan & {
+      kind: 'request_rate';
+      rate: RatePlan;
+      /** `--concurrency`: a cap on sessions in flight. */
+      concurrency?: number;
+    })
+  | {
+      /** A replay follows its timestamps and ends with its rows. */
+      kind: 'fixed_schedule';
+      schedule: SchedulePlan;
+      /** `--concurrency`: a cap on sessions in flight. */
+      concurrency?: number;
+    };
+
+/** The plan of strategy `K`. */
+type PlanOf<K extends StrategyName> = Extract<LoadPlan, { kind: K }>;
+
+/**
+ * A strategy factory: the entry `K` of {@link STRATEGIES} takes the plan of kind `K` and its
+ * strategy reports with `kind: K`.
+ */
+type StrategyFactory<K extends StrategyName> = (
+  plan: PlanOf<K>,
 ) => LoadStrategy<Extract<StrategyReport, { kind: K }>>;
 
 /** The load strategies by name. */
@@ -80,18 +100,23 @@ const STRATEGIES: { readonly [K in StrategyName]: StrategyFactory<K> } = {
 };
 
 /**
- * Builds the strategy `name` from `plan`.
- * @throws {ConfigError} when the plan lacks the part that strategy needs (a rate, a schedule) or
- *   has a bad rate or arrival smoothness (naming `--request-rate` / `--arrival-smoothness`).
+ * Builds the strategy `plan.kind` from `plan`.
+ * @throws {ConfigError} for a bad rate or arrival smoothness (naming `--request-rate` /
+ *   `--arrival-smoothness`), which the configuration's rules exclude before a run.
  */
-export function createStrategy(name: StrategyName, plan: LoadPlan): LoadStrategy {
-  return STRATEGIES[name](plan);
+export function createStrategy(plan: LoadPlan): LoadStrategy {
+  switch (plan.kind) {
+    case 'fixed_schedule':
+      return STRATEGIES.fixed_schedule(plan);
+    case 'request_rate':
+      return STRATEGIES.request_rate(plan);
+    case 'concurrency':
+      return STRATEGIES.concurrency(plan);
+  }
 }
 
-function fixedScheduleFromPlan(plan: LoadPlan): LoadStrategy<FixedScheduleReport> {
-  const schedule = plan.schedule;
-  if (schedule === undefined)
-    throw new ConfigError('a fixed schedule needs its schedule settings (time zero)', '--fixed-schedule');
+function fixedScheduleFromPlan(plan: PlanOf<'fixed_schedule'>): LoadStrategy<FixedScheduleReport> {
+  const { schedule } = plan;
   return createFixedSchedule({
     zeroMs: schedule.zeroMs,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
@@ -99,9 +124,8 @@ function fixedScheduleFromPlan(plan: LoadPlan): LoadStrategy<FixedScheduleReport
   });
 }
 
-function requestRateFromPlan(plan: LoadPlan): LoadStrategy<RequestRateReport> {
-  const rate = plan.rate;
-  if (rate === undefined) throw new ConfigError('the request_rate strategy needs a rate', '--request-rate');
+function requestRateFromPlan(plan: PlanOf<'request_rate'>): LoadStrategy<RequestRateReport> {
+  const { rate } = plan;
   return createRequestRate({
     ratePerS: rate.ratePerS,
     intervals: createIntervals(rate.pattern, rate.ratePerS, rate.seed, rate.smoothness, rate.stream),
@@ -113,12 +137,12 @@ function requestRateFromPlan(plan: LoadPlan): LoadStrategy<RequestRateReport> {
   });
 }
 
-function concurrencyFromPlan(plan: LoadPlan): LoadStrategy<ConcurrencyReport> {
+function concurrencyFromPlan(plan: PlanOf<'concurrency'>): LoadStrategy<ConcurrencyReport> {
   return createConcurrency({
-    concurrency: plan.concurrency ?? 1,
+    concurrency: plan.concurrency,
     source: plan.source,
     stop: plan.stop,
-    ...(plan.concurrencyRampNs === undefined ? {} : { rampNs: plan.concurrencyRampNs }),
+    ...(plan.rampNs === undefined ? {} : { rampNs: plan.rampNs }),
   });
 }
 

@@ -3,7 +3,7 @@
  * text parser live on the field itself, so the CLI's options, `--help`, the `-f` config file, the
  * validation messages and the redacted `input_config` are all derived from one schema.
  */
-import type { core, z } from 'zod';
+import { z } from 'zod';
 
 /** What a schema field says about itself as an option. */
 export interface OptionMeta {
@@ -43,12 +43,12 @@ export interface OptionMeta {
   valueHint?: string;
 }
 
-/** Every option's {@link OptionMeta}, keyed by its (outermost) field schema. */
-const optionRegistry = new WeakMap<z.ZodType, OptionMeta>();
+/** Every option's {@link OptionMeta}, keyed by its (outermost) field schema: a zod registry. */
+const OPTION_REGISTRY = z.registry<OptionMeta>();
 
 /** Attaches `meta` to `schema` (the outermost wrapper, so defaults and optionals keep it) and returns it. */
 export function option<T extends z.ZodType>(schema: T, meta: OptionMeta): T {
-  optionRegistry.set(schema, meta);
+  OPTION_REGISTRY.add(schema, meta);
   return schema;
 }
 
@@ -71,38 +71,37 @@ export interface OptionField {
   schema: z.ZodType;
 }
 
-type AnySchema = z.ZodType & { def: core.$ZodTypeDef & Record<string, unknown> };
-
-/** Strips default, optional, nullable and pipe wrappers; returns the base schema and any default. */
-function unwrap(schema: AnySchema): { base: AnySchema; defaultValue: unknown } {
-  let s = schema;
+/**
+ * Strips default, prefault, optional, nullable and pipe (transform) wrappers with zod's own
+ * accessors; returns the base schema and the outermost default.
+ */
+function unwrap(schema: z.ZodType): { base: z.ZodType; defaultValue: unknown } {
+  let s: z.ZodType = schema;
   let defaultValue: unknown;
   for (;;) {
-    const def = s.def;
-    if (def.type === 'default' || def.type === 'prefault') defaultValue ??= def.defaultValue;
-    const inner = (def.innerType ?? (def.type === 'pipe' ? def.in : undefined)) as AnySchema | undefined;
-    if (inner === undefined) return { base: s, defaultValue };
-    s = inner;
+    if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault) {
+      defaultValue ??= s.def.defaultValue;
+      s = s.unwrap() as z.ZodType;
+    } else if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodPipe) s = s.in as z.ZodType;
+    else return { base: s, defaultValue };
   }
 }
 
-function kindOf(base: AnySchema): OptionKind {
-  const t = base.def.type;
-  if (t === 'number' || t === 'boolean' || t === 'enum' || t === 'array' || t === 'record' || t === 'object')
-    return t;
+function kindOf(base: z.ZodType): OptionKind {
+  if (base instanceof z.ZodNumber) return 'number';
+  if (base instanceof z.ZodBoolean) return 'boolean';
+  if (base instanceof z.ZodEnum) return 'enum';
+  if (base instanceof z.ZodArray) return 'array';
+  if (base instanceof z.ZodRecord) return 'record';
+  if (base instanceof z.ZodObject) return 'object';
   return 'string';
 }
 
-/** Whether a number schema takes integers only (zod's `int()` sets a `safeint` or `int32` format). */
-function isIntegerNumber(base: AnySchema): boolean {
-  const format = (base as unknown as { format?: string | null }).format;
-  return typeof format === 'string' && format.includes('int');
-}
-
-/** The object shape behind `schema` (through refinements and pipes), or undefined. */
+/** The object shape behind `schema` (through defaults, optionals and pipes), or undefined. */
 export function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  const { base } = unwrap(schema as AnySchema);
-  return base.def.type === 'object' ? (base.def.shape as Record<string, z.ZodType>) : undefined;
+  const { base } = unwrap(schema);
+  return base instanceof z.ZodObject ? (base.shape as Record<string, z.ZodType>) : undefined;
 }
 
 /**
@@ -115,19 +114,19 @@ export function optionFields(schema: z.ZodType, prefix: readonly string[] = []):
   const out: OptionField[] = [];
   for (const [key, field] of Object.entries(shape)) {
     const path = [...prefix, key];
-    const meta = optionRegistry.get(field);
+    const meta = OPTION_REGISTRY.get(field);
     if (meta === undefined) {
       out.push(...optionFields(field, path));
       continue;
     }
-    const { base, defaultValue } = unwrap(field as AnySchema);
+    const { base, defaultValue } = unwrap(field);
     const kind = kindOf(base);
-    const choices = kind === 'enum' ? ((base as unknown as { options: string[] }).options ?? []) : undefined;
+    const choices = base instanceof z.ZodEnum ? base.options.map(String) : undefined;
     out.push({
       path,
       meta,
       kind,
-      integer: kind === 'number' && isIntegerNumber(base),
+      integer: base instanceof z.ZodNumber && base.isInt,
       defaultValue,
       schema: field,
       ...(choices === undefined ? {} : { choices }),

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PhaseClient } from '../../src/client/worker-factory.js';
+import { planRun } from '../../src/config/plan.js';
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { profileConfig } from '../../src/config/schema.js';
 import type { Conversation } from '../../src/dataset/types.js';
@@ -20,7 +21,7 @@ import type { RawRecord } from '../../src/record/types.js';
 import type { RunContext } from '../../src/run/context.js';
 import { type PhaseResult, runPhase } from '../../src/run/phase.js';
 import { buildStrategy, profilingLimits } from '../../src/run/strategy-factory.js';
-import { shareConfig } from '../../src/shard/shard-run.js';
+import { sharePlan } from '../../src/shard/shard-run.js';
 import { TimeBase } from '../../src/timing/clock.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
@@ -87,15 +88,17 @@ export async function virtualPhase(
 
 function context(options: VirtualPhaseOptions, clock: VirtualClock): RunContext {
   // A shard runs its share of the load, as runProfile gives it (shard/shard-run.ts).
-  const config = shareConfig(
-    profileConfig({
-      models: ['virtual-model'],
-      randomSeed: 5,
-      url: 'http://127.0.0.1:9',
-      artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-virtual-phase-')),
-      datasetSamplingStrategy: 'sequential',
-      ...options.config,
-    }),
+  const config = sharePlan(
+    planRun(
+      profileConfig({
+        models: ['virtual-model'],
+        randomSeed: 5,
+        url: 'http://127.0.0.1:9',
+        artifactDir: mkdtempSync(join(tmpdir(), 'tokenload-virtual-phase-')),
+        datasetSamplingStrategy: 'sequential',
+        ...options.config,
+      }),
+    ),
   );
   tokenizer ??= loadTokenizer();
   const turnCount = options.conversations.reduce((n, c) => n + c.turns.length, 0);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpClient } from '../../src/client/types.js';
+import { planRun } from '../../src/config/plan.js';
 import { profileConfig } from '../../src/config/schema.js';
 import type { Conversation, Turn } from '../../src/dataset/types.js';
 import { ENDPOINTS } from '../../src/endpoint/registry.js';
@@ -40,7 +41,7 @@ test('a request that cannot be built is recorded as a client_error and never sen
     close: () => Promise.resolve(),
   };
   const dispatch = createSender({
-    config: profileConfig({ models: ['m'], randomSeed: 1 }),
+    config: planRun(profileConfig({ models: ['m'], randomSeed: 1 })),
     client,
     adapter: ENDPOINTS.chat,
     servers: [{ url: 'http://localhost:8000', path: '/v1/chat/completions' }],

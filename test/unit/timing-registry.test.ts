@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { planRun } from '../../src/config/plan.js';
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { profileConfig } from '../../src/config/schema.js';
 import type { Conversation, Dataset } from '../../src/dataset/types.js';
@@ -44,7 +45,8 @@ function config(overrides: Partial<ProfileConfig>): ProfileConfig {
 }
 
 /** Runs the phase's strategy on a virtual clock with instant requests; returns its report and the sends. */
-async function runPhaseStrategy(cfg: ProfileConfig, phase: 'warmup' | 'profiling') {
+async function runPhaseStrategy(asked: ProfileConfig, phase: 'warmup' | 'profiling') {
+  const cfg = planRun(asked);
   const data = dataset();
   const limits = phase === 'warmup' ? warmupLimits(cfg) : profilingLimits(cfg, data);
   assert.ok(limits !== null);
@@ -89,10 +91,10 @@ test('a request rate or gamma smoothness that is not > 0 is a ConfigError naming
     // The configuration schema refuses it first ...
     assert.throws(() => config(overrides), isNamed, JSON.stringify(overrides));
     // ... and a hand-built configuration that skips the schema is still refused by the strategy.
-    const cfg: ProfileConfig = {
+    const cfg = planRun({
       ...config({ requestRate: 10, arrivalPattern: 'gamma', arrivalSmoothness: 1 }),
       ...overrides,
-    };
+    });
     assert.throws(
       () => buildStrategy(cfg, data, profilingLimits(cfg, data), 'profiling'),
       isNamed,

@@ -1,0 +1,244 @@
+/**
+ * What a run does, resolved once from its configuration into typed parts: the input is a file or
+ * synthetic data, the load is one strategy's settings keyed by `kind` (the strategy registry's
+ * names), and every default a stage would otherwise re-apply where it reads an option is applied
+ * here. The stages of a run read a {@link RunPlan}; the flat {@link ProfileConfig} stays what the
+ * user asked for, as the summary's `input_config` records it.
+ */
+import type { DatasetTypeName } from '../dataset/registry.js';
+import { defaultSamplingStrategy, type SamplingStrategy } from '../dataset/sampling.js';
+import type { SyntheticOptions } from '../dataset/synthetic-options.js';
+import type { ArrivalPattern } from '../timing/arrivals.js';
+import { strategyName } from '../timing/registry.js';
+import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './fields-server.js';
+import type { ProfileConfig } from './resolve.js';
+import { syntheticDefaultCount } from './rules-shard.js';
+
+/** A list with at least one element. */
+export type NonEmpty<T> = readonly [T, ...T[]];
+
+/** What the run replays or generates. */
+export type RunInput =
+  | {
+      kind: 'file';
+      /** `--input-file`. */
+      file: string;
+      /** `--custom-dataset-type`. */
+      datasetType: DatasetTypeName;
+      /** `--dataset-sampling-strategy`, resolved: the dataset type's default when not given. */
+      sampling: SamplingStrategy;
+      /** `--fixed-schedule-start-offset` / `-end-offset`, trace ms: the rows read; absent: all. */
+      window: { startOffsetMs?: number; endOffsetMs?: number };
+    }
+  | {
+      kind: 'synthetic';
+      /** The synthetic dataset's options (`--synthetic-input-tokens-mean`, …). */
+      options: SyntheticOptions;
+      /** `--dataset-sampling-strategy`, resolved: `shuffle` when not given. */
+      sampling: SamplingStrategy;
+    };
+
+/** `--request-rate` and its arrival settings, defaults applied. */
+export interface RateSpec {
+  /** `--request-rate`, requests/s (> 0). */
+  ratePerS: number;
+  /** `--arrival-pattern` (default `poisson`). */
+  pattern: ArrivalPattern;
+  /** `--arrival-smoothness`, the gamma shape (default 1). */
+  smoothness: number;
+  /** `--request-rate-ramp-duration`, ns; absent: no ramp. */
+  rampNs?: number;
+}
+
+/** Where a fixed schedule's time zero comes from. */
+export type ScheduleZeroSpec =
+  /** `--fixed-schedule-start-offset` (default 0) over the speed-up ratio, trace ms. */
+  | { kind: 'offset'; ms: number }
+  /** `--fixed-schedule-auto-offset`: the earliest first turn replayed (or the run's, when sharded). */
+  | { kind: 'auto' };
+
+/** How the profiling phase drives load: one strategy's settings, keyed by its registry name. */
+export type LoadSpec =
+  | {
+      kind: 'concurrency';
+      /** `--concurrency` (default 1, AIPerf's): session slots. */
+      concurrency: number;
+      /** `--concurrency-ramp-duration`, ns; absent: every slot opens at once. */
+      rampNs?: number;
+    }
+  | {
+      kind: 'request_rate';
+      rate: RateSpec;
+      /** `--concurrency`: a cap on sessions in flight; absent: none. */
+      concurrency?: number;
+    }
+  | {
+      kind: 'fixed_schedule';
+      zero: ScheduleZeroSpec;
+      /** `--concurrency`: a cap on sessions in flight; absent: none. */
+      concurrency?: number;
+    };
+
+/** When the profiling phase stops issuing. */
+export interface StopSpec {
+  /** `--request-count`, or a synthetic run's default (AIPerf's max(10, 2 × concurrency)); absent: none. */
+  requestCount?: number;
+  /** `--benchmark-duration`, ns; absent: none. */
+  durationNs?: number;
+  /** True when neither was given: a trace is replayed once, a synthetic run stops at its default count. */
+  defaulted: boolean;
+}
+
+/** The warmup phase (`--warmup-request-count` and/or `--warmup-duration`; at least one). */
+export interface WarmupSpec {
+  requestCount?: number;
+  /** ns. */
+  durationNs?: number;
+}
+
+/** `--wait-for-model-*`, defaults applied; present only with a timeout > 0. */
+export interface WaitForModelSpec {
+  timeoutS: number;
+  mode: 'models' | 'inference' | 'both';
+  intervalS: number;
+}
+
+/** `--request-cancellation-rate` and `-delay`, present only with a rate > 0. */
+export interface CancellationSpec {
+  /** Percent of requests cancelled (0–100]. */
+  ratePct: number;
+  /** After the send, ms (default 0). */
+  delayMs: number;
+}
+
+/** The flat options a plan replaces with typed parts. */
+const PLANNED_KEYS = [
+  'models',
+  'inputFile',
+  'customDatasetType',
+  'synthetic',
+  'datasetSamplingStrategy',
+  'fixedSchedule',
+  'fixedScheduleStartOffsetMs',
+  'fixedScheduleEndOffsetMs',
+  'fixedScheduleAutoOffset',
+  'requestRate',
+  'concurrency',
+  'arrivalPattern',
+  'arrivalSmoothness',
+  'requestRateRampSeconds',
+  'concurrencyRampSeconds',
+  'requestCount',
+  'benchmarkDurationSeconds',
+  'warmupRequestCount',
+  'warmupDurationSeconds',
+  'waitForModelTimeoutSeconds',
+  'waitForModelMode',
+  'waitForModelIntervalSeconds',
+  'requestCancellationRatePct',
+  'requestCancellationDelaySeconds',
+] as const satisfies ReadonlyArray<keyof ProfileConfig>;
+
+type PlannedKey = (typeof PLANNED_KEYS)[number];
+
+/**
+ * A run's resolved plan: the configuration's other options as they are, and the typed parts in place
+ * of the flat options they were resolved from (which a stage can then not read by mistake).
+ */
+export interface RunPlan extends Omit<ProfileConfig, PlannedKey> {
+  /** `--model`: at least one. */
+  models: NonEmpty<string>;
+  input: RunInput;
+  load: LoadSpec;
+  stop: StopSpec;
+  warmup: WarmupSpec | null;
+  waitForModel: WaitForModelSpec | null;
+  cancellation: CancellationSpec | null;
+}
+
+const nsOf = (seconds: number | undefined): number | undefined =>
+  seconds === undefined ? undefined : seconds * 1e9;
+
+/** Drops the keys whose value is undefined, so optional parts are absent rather than undefined. */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The input of `config`: its file and dataset type, or its synthetic options. */
+function inputOf(config: ProfileConfig): RunInput {
+  const sampling = config.datasetSamplingStrategy ?? defaultSamplingStrategy(config.customDatasetType);
+  if (config.inputFile === undefined || config.customDatasetType === undefined)
+    return { kind: 'synthetic', options: config.synthetic ?? {}, sampling };
+  const window = defined({
+    startOffsetMs: config.fixedScheduleStartOffsetMs,
+    endOffsetMs: config.fixedScheduleEndOffsetMs,
+  });
+  return { kind: 'file', file: config.inputFile, datasetType: config.customDatasetType, sampling, window };
+}
+
+/** The load of `config`, by the strategy it selects (timing/registry.ts `strategyName`). */
+function loadOf(config: ProfileConfig): LoadSpec {
+  const cap = config.concurrency;
+  const name = strategyName(config);
+  if (name === 'fixed_schedule') {
+    const zero: ScheduleZeroSpec = config.fixedScheduleAutoOffset
+      ? { kind: 'auto' }
+      : { kind: 'offset', ms: (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio };
+    return defined({ kind: name, zero, concurrency: cap });
+  }
+  if (name === 'request_rate' && config.requestRate !== undefined) {
+    const rate: RateSpec = defined({
+      ratePerS: config.requestRate,
+      pattern: config.arrivalPattern ?? 'poisson',
+      smoothness: config.arrivalSmoothness ?? 1,
+      rampNs: nsOf(config.requestRateRampSeconds),
+    });
+    return defined({ kind: name, rate, concurrency: cap });
+  }
+  return defined({ kind: 'concurrency', concurrency: cap ?? 1, rampNs: nsOf(config.concurrencyRampSeconds) });
+}
+
+function stopOf(config: ProfileConfig): StopSpec {
+  const given = config.requestCount !== undefined || config.benchmarkDurationSeconds !== undefined;
+  const requestCount = config.requestCount ?? syntheticDefaultCount(config);
+  return defined({ requestCount, durationNs: nsOf(config.benchmarkDurationSeconds), defaulted: !given });
+}
+
+function warmupOf(config: ProfileConfig): WarmupSpec | null {
+  if (config.warmupRequestCount === undefined && config.warmupDurationSeconds === undefined) return null;
+  return defined({ requestCount: config.warmupRequestCount, durationNs: nsOf(config.warmupDurationSeconds) });
+}
+
+function waitForModelOf(config: ProfileConfig): WaitForModelSpec | null {
+  if (!(config.waitForModelTimeoutSeconds > 0)) return null;
+  return {
+    timeoutS: config.waitForModelTimeoutSeconds,
+    mode: config.waitForModelMode ?? DEFAULT_WAIT_FOR_MODEL_MODE,
+    intervalS: config.waitForModelIntervalSeconds ?? DEFAULT_WAIT_FOR_MODEL_INTERVAL_S,
+  };
+}
+
+function cancellationOf(config: ProfileConfig): CancellationSpec | null {
+  const ratePct = config.requestCancellationRatePct;
+  if (ratePct === undefined || ratePct <= 0) return null;
+  return { ratePct, delayMs: (config.requestCancellationDelaySeconds ?? 0) * 1000 };
+}
+
+/**
+ * The plan of a validated configuration. The schema's rules (./rules.ts) have excluded the states a
+ * plan cannot express (a file without its dataset type, a rate of 0), so this never throws.
+ */
+export function planRun(config: ProfileConfig): RunPlan {
+  const rest: Partial<ProfileConfig> = { ...config };
+  for (const key of PLANNED_KEYS) delete rest[key];
+  return {
+    ...(rest as Omit<ProfileConfig, PlannedKey>),
+    models: config.models,
+    input: inputOf(config),
+    load: loadOf(config),
+    stop: stopOf(config),
+    warmup: warmupOf(config),
+    waitForModel: waitForModelOf(config),
+    cancellation: cancellationOf(config),
+  };
+}
