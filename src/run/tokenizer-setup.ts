@@ -16,7 +16,7 @@ import {
 } from '../prompt/tokenizer-source.js';
 import type { RunEnv } from '../util/run-env.js';
 import type { RunContext } from './context.js';
-import type { FinishInput } from './finish.js';
+import type { FinishInput } from './finish-input.js';
 
 /**
  * Resolves the run's tokenizer to local files, downloading it into the Hugging Face cache if need

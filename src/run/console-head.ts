@@ -1,0 +1,63 @@
+/**
+ * The console's first lines of a run, before its table: the command, the load, the shard, the
+ * tokenizer, the duration cut-off, client health, connections, the start-up split, per-server
+ * lines, an interrupt and what the input lost.
+ */
+import { EXIT_NO_SUCCESS } from '../errors.js';
+import { interruptedLine, type RunStatus, statusLeadLine } from '../export/run-status.js';
+import { clientHealthLine } from '../health/monitor.js';
+import { serverLine } from '../metrics/servers.js';
+import { startUpLine } from '../metrics/start-up.js';
+import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
+import { loadLine } from '../report/lead.js';
+import { type FinishInput, feedErrorOf, sentCount } from './finish-input.js';
+import type { ConnectionsReport } from './phase.js';
+
+/** The lines the console shows before its table, as one text ending in a newline. */
+export function header(input: FinishInput, status: RunStatus): string {
+  const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
+  if (input.shard) lines.push(input.shard.line);
+  if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
+  // A run that measured nothing says so before anything else (client health included).
+  const lead = statusLeadLine(status);
+  if (status.exit_code === EXIT_NO_SUCCESS && lead !== null) lines.unshift(lead);
+  const cut = input.profiling.cutoff;
+  if (cut !== null && cut !== undefined) {
+    lines.push(
+      `Duration cut-off: ${cut.inFlightAtCutoff} requests in flight; ${cut.completedInGrace} completed in the grace period, ${cut.cancelledAfterGrace} cancelled after it`,
+    );
+  }
+  const health = input.profiling.clientHealth;
+  if (health !== undefined) lines.push(clientHealthLine(health));
+  const connections = input.profiling.connections;
+  if (connections !== undefined) lines.push(connectionsLine(connections));
+  const startUp = input.profiling.startUp;
+  if (startUp !== undefined) lines.push(startUpLine(startUp));
+  for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
+  if (input.profiling.interrupted) lines.push(interruptedLine(sentCount(input)));
+  const bad = input.inputSkipped?.badLines ?? 0;
+  if (bad > 0)
+    lines.push(`Input: ${bad} malformed ${bad === 1 ? 'line' : 'lines'} skipped (--skip-bad-lines)`);
+  const inputError = feedErrorOf(input.profiling.load);
+  if (inputError !== null)
+    lines.push(
+      `Stopped by a bad trace row: ${inputError.message}; the rows read before it were sent on their schedule, and the summary covers them`,
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+/** The console line of the tokenizer, e.g. `Tokenizer: org/name from the Hugging Face cache /…; chat template applied: /…`. */
+function tokenizerLine(t: TokenizerSection): string {
+  const template = t.chat_template === null ? '' : `; chat template applied: ${t.chat_template}`;
+  return `Tokenizer: ${describeTokenizer(t)}${template}`;
+}
+
+/** The console line of the run's connections, e.g. `Connections: 120 pre-opened (…); 3 requests waited for a new one`. */
+function connectionsLine(c: ConnectionsReport): string {
+  const opened = `${c.prewarm.opened} pre-opened (${c.prewarm.basis})`;
+  const failed = c.prewarm.failed > 0 ? `, ${c.prewarm.failed} failed to open` : '';
+  const waited = c.requests_on_new_connections;
+  return `Connections: ${opened}${failed}; ${waited} ${waited === 1 ? 'request' : 'requests'} waited for a new connection, ${c.requests_on_open_connections} reused an open one`;
+}
+
+/** A constant-rate run this far short of its target (%) is reported as client-saturated. */

@@ -1,0 +1,73 @@
+/** The summary's sections beyond the metrics: warmup, pacing, replay, cut-off, client health, connections, ... */
+import type { SkipCounts } from '../dataset/types.js';
+import type { Summary } from '../metrics/summary.js';
+import type { StrategyReport } from '../timing/types.js';
+import { type FinishInput, replayError } from './finish-input.js';
+
+/** The sections of the summary JSON besides its metrics, each present only when it applies. */
+export function extraSections(input: FinishInput, warmupSummary: Summary | null): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  if (warmupSummary !== null) extra.warmup_metrics = warmupSummary.metrics;
+  const cut = input.profiling.cutoff;
+  if (cut !== null && cut !== undefined) {
+    extra.duration_cutoff = {
+      in_flight_at_cutoff: cut.inFlightAtCutoff,
+      completed_in_grace: cut.completedInGrace,
+      cancelled_after_grace: cut.cancelledAfterGrace,
+    };
+  }
+  if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
+  if (input.shard) extra.shard = input.shard.section;
+  extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
+  if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
+  if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
+  if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
+  if (input.profiling.servers !== undefined) extra.servers = input.profiling.servers;
+  const skipped = input.inputSkipped;
+  if (skipped !== undefined && skipped !== null) {
+    extra.input_rows_skipped = {
+      before_start_offset: skipped.beforeStartOffset,
+      after_end_offset: skipped.afterEndOffset,
+      bad_lines: skipped.badLines,
+      ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
+      unread_after_line: skipped.unreadAfterLine ?? null,
+      ...synthesisCounts(skipped),
+    };
+  }
+  return { ...extra, ...loadSection(input.profiling.load) };
+}
+
+/** The trace synthesis counts of `input_rows_skipped`, each present when its option is set. */
+function synthesisCounts(skipped: SkipCounts): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (skipped.overMaxIsl !== undefined) out.over_max_isl = skipped.overMaxIsl;
+  if (skipped.maxOslCapped !== undefined) out.max_osl_capped = skipped.maxOslCapped;
+  if (skipped.promptUnscaled !== undefined) out.prompt_unscaled = skipped.promptUnscaled;
+  return out;
+}
+
+/** The summary section of the strategy's own facts: `replay` for a fixed schedule, `pacing` for a rate. */
+function loadSection(load: StrategyReport): Record<string, unknown> {
+  switch (load.kind) {
+    case 'fixed_schedule':
+      return {
+        replay: {
+          rows_read: load.replay.rowsRead,
+          sessions: load.replay.sessions,
+          zero_trace_ms: load.replay.zeroMs,
+          out_of_order_sessions: load.replay.outOfOrderSessions,
+          input_error: replayError(load.replay)?.message ?? null,
+        },
+      };
+    case 'request_rate':
+      return {
+        pacing: {
+          achieved_request_rate: load.pacing.achievedRatePerS,
+          schedule_reanchors: load.pacing.reanchors,
+          skipped_arrivals: Math.round(load.pacing.skippedArrivals),
+        },
+      };
+    case 'concurrency':
+      return {};
+  }
+}
