@@ -102,7 +102,9 @@ interface Downloaded {
  *   cannot be written.
  */
 export async function downloadTokenizer(d: HubDownload): Promise<HubResult> {
-  const agent = new EnvHttpProxyAgent();
+  // One connection per file (a handful per download): a kept-alive connection the server has just
+  // closed would fail the next file's GET with "other side closed", which a download must not risk.
+  const agent = new EnvHttpProxyAgent({ pipelining: 0 });
   try {
     const got = await downloadAll(agent, d);
     if (!got.ok) return got;
