@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { main } from '../../src/cli/main.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { runCliProcess } from '../helpers/cli-process.js';
 
 const dirs: string[] = [];
@@ -24,20 +24,7 @@ function freshDir(): string {
 }
 
 /** Runs `tokenload <args>` in this process; resolves with its exit code and what it wrote to stderr. */
-async function tokenload(args: string[]): Promise<{ code: number; stderr: string }> {
-  const chunks: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((c: string | Uint8Array) => {
-    chunks.push(String(c));
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    const code = await main(['node', 'tokenload', ...args]);
-    return { code, stderr: chunks.join('') };
-  } finally {
-    process.stderr.write = write;
-  }
-}
+const tokenload = runCliInProcess;
 
 /** A profile command line that is valid up to `extra`; nothing runs before the flags are read. */
 const PROFILE = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin'];

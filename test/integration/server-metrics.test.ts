@@ -17,6 +17,7 @@ import type { ProfileConfigInput } from '../../src/config/fields.js';
 import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 
@@ -297,20 +298,7 @@ test('--no-server-metrics: no scraping, no section, no files', async () => {
 });
 
 /** Runs the CLI in this process; what it wrote to stderr. */
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  const { main } = await import('../../src/cli/main.js');
-  const chunks: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((c: string | Uint8Array) => {
-    chunks.push(String(c));
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'tokenload', ...args]), stderr: chunks.join('') };
-  } finally {
-    process.stderr.write = write;
-  }
-}
+const cli = runCliInProcess;
 
 test('the CLI: --server-metrics takes URLs until the next flag (http:// and /metrics implied), a bad one is a usage error', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-metrics-cli-'));

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { aiperfRow } from '../../scripts/docs-flags.js';
 import { AIPERF_OPTIONS, type AiperfOption } from '../../src/cli/aiperf-options.js';
 import { main } from '../../src/cli/main.js';
 import { parseProfileArgs } from '../../src/cli/profile-command.js';
@@ -180,22 +181,9 @@ test('-f config file: AIPerf names work as keys, and a refused one is refused na
   );
 });
 
-/** The docs/aiperf.md row of one AIPerf option. */
-function docsRow(o: AiperfOption): string {
-  const s = o.status;
-  const note = 'note' in s && s.note !== undefined ? `: ${s.note}` : '';
-  let status: string;
-  if (s.kind === 'same') status = `same${note}`;
-  else if (s.kind === 'alias') status = `alias of \`${s.ours}\`${note}`;
-  else if (s.kind === 'accepted')
-    status = `accepted, no effect${s.value === undefined ? '' : ` (only \`${s.value}\`)`}: ${s.why}`;
-  else status = `refused: ${s.why}`;
-  return `| ${o.group} | \`${o.flag}\` | ${status} |`;
-}
-
 test('the docs/aiperf.md table lists every AIPerf option with the status the CLI applies', () => {
   const page = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'aiperf.md'), 'utf8');
-  const missing = AIPERF_OPTIONS.map(docsRow).filter((line) => !page.includes(`${line}\n`));
+  const missing = AIPERF_OPTIONS.map(aiperfRow).filter((line) => !page.includes(`${line}\n`));
   assert.deepEqual(
     missing,
     [],
