@@ -83,7 +83,12 @@ function loadPlan(
   switch (load.kind) {
     case 'fixed_schedule':
       if (phase === 'warmup') return { kind: 'concurrency', ...sessions, concurrency: load.concurrency ?? 1 };
-      return { kind: 'fixed_schedule', schedule: schedulePlan(load.zero, dataset, replay), ...cap };
+      return {
+        kind: 'fixed_schedule',
+        schedule: schedulePlan(load.zero, dataset, replay),
+        stop: limits.stop,
+        ...cap,
+      };
     case 'request_rate':
       return { kind: 'request_rate', ...sessions, rate: ratePlan(plan, load.rate), ...cap };
     case 'concurrency':

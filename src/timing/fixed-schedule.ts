@@ -18,6 +18,7 @@ import { BuildAhead } from './build-ahead.js';
 import type { Clock } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
 import { Semaphore } from './semaphore.js';
+import type { StopConditions } from './session-source.js';
 import { StartQueue } from './start-queue.js';
 import type {
   DispatchItem,
@@ -52,6 +53,11 @@ export interface FixedScheduleOptions {
   readAheadNs?: number;
   /** The rows to replay; default: `StrategyInput.conversations`, loaded whole. Iterated once. */
   feed?: AsyncIterable<StreamedTurn>;
+  /**
+   * When to stop issuing before the rows end (`--request-count`, `--benchmark-duration`, AIPerf's
+   * stop conditions of a fixed schedule): nothing is sent once reached; what is in flight finishes.
+   */
+  stop?: StopConditions;
 }
 
 /**
@@ -128,6 +134,7 @@ class Replay {
   private readonly sessions = new Map<string, Session>();
   private readonly starts = new StartQueue<Session>();
   private readonly slots: Semaphore | null;
+  private readonly stop: StopConditions;
   private zeroMs = 0;
   private startNs = 0;
   private primed = false;
@@ -154,6 +161,7 @@ class Replay {
     this.maxPreparedAhead = options.maxPreparedAhead ?? DEFAULT_MAX_PREPARED_AHEAD;
     this.readAheadNs = Math.max(options.readAheadNs ?? DEFAULT_READ_AHEAD_NS, this.lookaheadNs);
     this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+    this.stop = options.stop ?? {};
     this.builder = new BuildAhead(input.dispatch, input.clock);
   }
 
@@ -194,7 +202,7 @@ class Replay {
     let firstTsMs: number | undefined;
     try {
       for await (const row of feed) {
-        if (this.signal.aborted) break;
+        if (this.halted()) break;
         const startedSession = this.accept(row);
         if (startedSession === undefined) continue;
         firstTsMs ??= startedSession;
@@ -203,7 +211,8 @@ class Replay {
           this.prime();
         }
         const aheadNs = this.targetNs(startedSession) - this.readAheadNs;
-        if (aheadNs > this.clock.nowNs()) await this.clock.sleepUntil(aheadNs, this.signal);
+        if (aheadNs > this.clock.nowNs())
+          await this.clock.sleepUntil(Math.min(aheadNs, this.stopNs()), this.signal);
       }
     } catch (err) {
       this.feedError = err;
@@ -309,7 +318,15 @@ class Replay {
    * stops reading: the rows read before it are still sent on their schedule.
    */
   private halted(): boolean {
-    return this.signal.aborted;
+    if (this.signal.aborted) return true;
+    const { requestCount } = this.stop;
+    return (requestCount !== undefined && this.issued >= requestCount) || this.clock.nowNs() >= this.stopNs();
+  }
+
+  /** Monotonic ns at which `--benchmark-duration` ends issuing; +∞ without one or before the start. */
+  private stopNs(): number {
+    const { durationNs } = this.stop;
+    return durationNs === undefined || !this.primed ? Number.POSITIVE_INFINITY : this.startNs + durationNs;
   }
 
   private notify(): void {
@@ -365,6 +382,11 @@ class Replay {
    */
   private async sleepUntilDue(dueNs: number): Promise<boolean> {
     if (dueNs <= this.clock.nowNs()) return true;
+    // Past the duration nothing more is sent: wake then, to stop, rather than at the start's time.
+    if (dueNs > this.stopNs()) {
+      await this.clock.sleepUntil(this.stopNs(), this.signal);
+      return false;
+    }
     let moved = false;
     const headMoved = new Promise<void>((resolve) => {
       this.headMoved = () => {
@@ -450,7 +472,11 @@ class Replay {
         ? this.targetNs(turn.timestampMs as number)
         : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
     prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
-    if (k > 0) await this.clock.sleepUntil(scheduledNs, this.signal);
+    if (k > 0) {
+      // Woken by the end of --benchmark-duration before its time, the turn is not sent.
+      await this.clock.sleepUntil(Math.min(scheduledNs, this.stopNs()), this.signal);
+      if (!this.halted()) await this.clock.sleepUntil(scheduledNs, this.signal);
+    }
     if (this.halted()) return this.stopSession(session);
     session.next = k + 1;
     session.orders[k] = Number.NEGATIVE_INFINITY;

@@ -74,9 +74,11 @@ export type LoadPlan =
       concurrency?: number;
     })
   | {
-      /** A replay follows its timestamps and ends with its rows. */
+      /** A replay follows its timestamps and ends with its rows, or its stop conditions. */
       kind: 'fixed_schedule';
       schedule: SchedulePlan;
+      /** `--request-count`, `--benchmark-duration`: stop issuing before the rows end. */
+      stop: StopConditions;
       /** `--concurrency`: a cap on sessions in flight. */
       concurrency?: number;
     };
@@ -119,6 +121,7 @@ function fixedScheduleFromPlan(plan: PlanOf<'fixed_schedule'>): LoadStrategy<Fix
   const { schedule } = plan;
   return createFixedSchedule({
     zeroMs: schedule.zeroMs,
+    stop: plan.stop,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
     ...(schedule.feed === undefined ? {} : { feed: schedule.feed }),
   });
