@@ -73,6 +73,7 @@ export const chat: EndpointAdapter = {
   name: 'chat',
   defaultPath: '/v1/chat/completions',
   streamable: true,
+  generatesTokens: true,
   chatTemplated: true,
   buildBody: buildChatBody,
   parse: (json) => parseChat(json),

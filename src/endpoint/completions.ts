@@ -50,6 +50,7 @@ export const completions: EndpointAdapter = {
   name: 'completions',
   defaultPath: '/v1/completions',
   streamable: true,
+  generatesTokens: true,
   chatTemplated: false,
   buildBody: buildCompletionsBody,
   parse: (json) => parseCompletions(json),

@@ -50,6 +50,7 @@ export const embeddings: EndpointAdapter = {
   name: 'embeddings',
   defaultPath: '/v1/embeddings',
   streamable: false,
+  generatesTokens: false,
   chatTemplated: false,
   buildBody: buildEmbeddingsBody,
   parse: (json) => parseEmbeddings(json),

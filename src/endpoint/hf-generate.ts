@@ -78,6 +78,7 @@ export const huggingfaceGenerate: EndpointAdapter = {
   defaultPath: '/generate',
   streamingPath: '/generate_stream',
   streamable: true,
+  generatesTokens: true,
   chatTemplated: false,
   buildBody: buildGenerateBody,
   parse: parseGenerate,

@@ -163,6 +163,7 @@ export const responses: EndpointAdapter = {
   name: 'responses',
   defaultPath: '/v1/responses',
   streamable: true,
+  generatesTokens: true,
   chatTemplated: true,
   buildBody: buildResponsesBody,
   parse: parseResponses,

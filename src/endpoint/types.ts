@@ -69,6 +69,11 @@ export interface EndpointAdapter {
   /** Whether the endpoint can stream. */
   readonly streamable: boolean;
   /**
+   * Whether the endpoint generates output tokens, so a request's output length is sent and its OSL
+   * measured against it; false for embeddings (no output length is sent, none comes back).
+   */
+  readonly generatesTokens: boolean;
+  /**
    * Whether the server applies its chat template to the messages sent (chat, responses); false for a
    * plain prompt (completions, TGI generate, embeddings). Names what the usage check learns.
    */

@@ -117,6 +117,7 @@ function identityOf(
   { conversation, turn, sessionNum, scheduledNs }: DispatchItem,
   model: string,
   serverUrl: string,
+  adapter: EndpointAdapter,
 ): RequestIdentity {
   return {
     conversationId: conversation.id,
@@ -128,7 +129,8 @@ function identityOf(
     ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
     scheduledNs,
     inputTokens: null,
-    requestedOutputTokens: turn.maxTokens ?? null,
+    // An endpoint that generates no tokens is sent no output length (embeddings), and none is expected.
+    requestedOutputTokens: adapter.generatesTokens ? (turn.maxTokens ?? null) : null,
     serverUrl,
   };
 }
@@ -183,7 +185,7 @@ function* prepareOne(
 ): Steps<{ send(scheduledNs?: number): Promise<RawRecord> }> {
   const server = serverOfSession(item.sessionNum, deps.servers.length);
   const target = deps.servers[server] as ServerTarget;
-  const identity = identityOf(item, model, target.url);
+  const identity = identityOf(item, model, target.url, deps.adapter);
   let request: BuiltRequest;
   try {
     const built = yield* buildRequest(deps, context, item, model, identity);

@@ -22,6 +22,8 @@ interface Outcome {
   bodies: Record<string, unknown>[];
   records: Array<{ metrics: Record<string, { value: number }>; error: unknown }>;
   serverPromptTokens: number[];
+  /** The summary's warnings. */
+  warnings: string[];
 }
 
 async function profileEndpoint(endpointType: EndpointTypeName, streaming: boolean): Promise<Outcome> {
@@ -63,6 +65,11 @@ async function profileEndpoint(endpointType: EndpointTypeName, streaming: boolea
     serverPromptTokens: lines(truthPath).map(
       (l) => (JSON.parse(l) as { prompt_tokens: number }).prompt_tokens,
     ),
+    warnings: (
+      JSON.parse(readFileSync(join(dir, 'run', 'profile_export_aiperf.json'), 'utf8')) as {
+        warnings: string[];
+      }
+    ).warnings,
   };
 }
 
@@ -76,6 +83,11 @@ function checkMeasured(out: Outcome, osl: number, streamed: boolean): void {
     assert.ok((r.metrics.request_latency?.value ?? 0) > 0);
     assert.equal(r.metrics.time_to_first_token !== undefined, streamed);
   }
+  // Every answer had the output length asked (none for embeddings): no warning about output lengths.
+  assert.deepEqual(
+    out.warnings.filter((w) => /output tokens/.test(w)),
+    [],
+  );
 }
 
 const CASES: Array<{ type: EndpointTypeName; streaming: boolean; path: string; osl: number }> = [
