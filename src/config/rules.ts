@@ -55,6 +55,12 @@ const scheduleRules: ConfigRule[] = [
         `--fixed-schedule-end-offset (${end}) must be >= --fixed-schedule-start-offset (${start}).`,
       ),
   ),
+  rule('--synthesis-speedup-ratio', (c) =>
+    when(
+      c.synthesisSpeedupRatio !== 1 && !resolvesToFixedSchedule(c),
+      '--synthesis-speedup-ratio divides trace timestamps, so it needs a replay on them: --fixed-schedule (implied by a timestamped --custom-dataset-type unless --no-fixed-schedule).',
+    ),
+  ),
   rule('--fixed-schedule', (c) =>
     when(
       resolvesToFixedSchedule(c) && c.inputFile === undefined,

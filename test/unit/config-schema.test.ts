@@ -113,6 +113,24 @@ const RULES: Array<[string, ProfileConfigInput, string, RegExp]> = [
     /time_to_frist_token/,
   ],
   [
+    'a speedup ratio without a replay on timestamps (synthetic data) would change nothing',
+    { ...base, synthesisSpeedupRatio: 2 },
+    '--synthesis-speedup-ratio',
+    /divides trace timestamps, so it needs a replay on them/,
+  ],
+  [
+    'a speedup ratio on a trace replayed without its timestamps',
+    {
+      ...base,
+      inputFile: 'trace.jsonl',
+      customDatasetType: 'bailian_trace',
+      fixedSchedule: false,
+      synthesisSpeedupRatio: 2,
+    },
+    '--synthesis-speedup-ratio',
+    /--no-fixed-schedule/,
+  ],
+  [
     'a goodput SLO on TTFT in a run that does not stream (it would read 0)',
     { ...base, goodput: 'request_latency:900 time_to_first_token:300' },
     '--goodput',
