@@ -10,6 +10,7 @@
  */
 import { createInterface } from 'node:readline';
 import { type JsonlReadOptions, type JsonlRow, LFS_POINTER_PREFIX } from './jsonl-reader.js';
+import { guardLines } from './line-guard.js';
 import { openTraceFile } from './open-trace.js';
 import type { RowReader } from './trace-rows.js';
 import { DatasetError } from './types.js';
@@ -140,7 +141,10 @@ async function* readCsvRows(
   options: JsonlReadOptions,
 ): AsyncGenerator<JsonlRow> {
   const handle = await openTraceFile(file);
-  const lines = createInterface({ input: handle.createReadStream(), crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({
+    input: guardLines(handle.createReadStream(), file),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   let line = 0;
   let width = 0;
   let wanted: number[] | undefined;

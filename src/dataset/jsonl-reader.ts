@@ -9,6 +9,7 @@
  */
 import { createInterface } from 'node:readline';
 import { hasInexactId, readIdsExactly } from './exact-ids.js';
+import { guardLines } from './line-guard.js';
 import { openTraceFile } from './open-trace.js';
 import { DatasetError } from './types.js';
 
@@ -59,7 +60,10 @@ function badJsonError(file: string, line: number, text: string, cause: unknown):
  */
 export async function* readJsonl(file: string, options: JsonlReadOptions = {}): AsyncGenerator<JsonlRow> {
   const handle = await openTraceFile(file);
-  const lines = createInterface({ input: handle.createReadStream(), crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({
+    input: guardLines(handle.createReadStream(), file),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   let line = 0;
   try {
     for await (const raw of lines) {
