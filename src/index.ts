@@ -108,6 +108,7 @@ export {
   type RunData,
   RunLoadError,
   type RunSummary,
+  renderReportHtml,
   writePlots,
   writeReport,
 } from './report/index.js';

@@ -4,13 +4,14 @@
  * bad value fails before any work, with a message naming the expectation.
  */
 import { InvalidArgumentError } from 'commander';
-import { plainNumber } from '../util/plain-number.js';
+import { plainNumber, plainNumberProblem } from '../util/plain-number.js';
 
-/** Parses a finite number ≥ `min` (and ≤ `max`), in plain decimal (util/plain-number.ts). */
+/** Parses a finite number ≥ `min` (and ≤ `max`), a decimal number (util/plain-number.ts). */
 export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: string) => number {
   return (value) => {
     const n = plainNumber(value, false);
-    if (n === undefined || !Number.isFinite(n) || n < min || n > max) {
+    if (n === undefined) throw new InvalidArgumentError(`${plainNumberProblem(value, false)}.`);
+    if (!Number.isFinite(n) || n < min || n > max) {
       throw new InvalidArgumentError(
         `expected a number${max === Number.POSITIVE_INFINITY ? ` >= ${min}` : ` in [${min}, ${max}]`}, got "${value}".`,
       );
@@ -19,11 +20,12 @@ export function numberIn(min: number, max = Number.POSITIVE_INFINITY): (value: s
   };
 }
 
-/** Parses an integer ≥ `min`, in plain decimal digits (no spaces, `0x`, exponent). */
+/** Parses an integer ≥ `min`, digits only (no spaces, `0x`, exponent: util/plain-number.ts). */
 export function integerAtLeast(min: number): (value: string) => number {
   return (value) => {
     const n = plainNumber(value, true);
-    if (n === undefined || !Number.isSafeInteger(n) || n < min) {
+    if (n === undefined) throw new InvalidArgumentError(`${plainNumberProblem(value, true)}.`);
+    if (!Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected an integer >= ${min}, got "${value}".`);
     }
     return n;

@@ -34,8 +34,8 @@ export const SyntheticOptionsSchema = z.strictObject({
     help: 'synthetic: conversations to generate',
     defaultText: shown(SYNTHETIC_DEFAULTS.numDatasetEntries),
   }),
-  /** `--isl`: mean prompt tokens per turn. */
-  isl: option(atLeast(1), {
+  /** `--isl`: mean prompt tokens per turn, an integer (AIPerf's `int`). */
+  isl: option(count(1), {
     flag: 'isl',
     unit: 'tokens',
     help: 'synthetic: mean input length (a prompt over 1048576 tokens, 2^20, is warned about; one over 16777216, 2^24, refused: no model reads it)',
@@ -48,8 +48,8 @@ export const SyntheticOptionsSchema = z.strictObject({
     help: 'synthetic: input length stddev',
     defaultText: '0',
   }),
-  /** `--osl`: mean output tokens; undefined = no `maxTokens` on the turns. */
-  osl: option(atLeast(1), {
+  /** `--osl`: mean output tokens, an integer (AIPerf's `int`); undefined = no `maxTokens` on the turns. */
+  osl: option(count(1), {
     flag: 'osl',
     unit: 'tokens',
     help: 'synthetic: mean output length',
@@ -197,7 +197,8 @@ function intAtLeast(value: number, min: number, option: string): number {
 
 function parseLength(text: string, what: string, entry: string): { mean: number; stddev: number } {
   const [meanText, sdText, extra] = text.split('|').map((s) => s.trim());
-  const mean = plainNumber(meanText ?? '', false) ?? Number.NaN;
+  // A length is a token count: digits only, as --isl and --osl (util/plain-number.ts); its stddev any decimal.
+  const mean = plainNumber(meanText ?? '', true) ?? Number.NaN;
   const stddev = sdText === undefined ? 0 : (plainNumber(sdText, false) ?? Number.NaN);
   const ok = extra === undefined && meanText !== '' && sdText !== '' && Number.isFinite(mean) && mean >= 1;
   check(

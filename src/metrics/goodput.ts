@@ -5,7 +5,7 @@
 
 import { TokenloadError } from '../errors.js';
 import type { RecordMetrics } from '../record/types.js';
-import { plainNumber } from '../util/plain-number.js';
+import { numberRule, plainNumber } from '../util/plain-number.js';
 import { closestName } from '../util/suggest.js';
 import { METRICS, metricByTag } from './registry.js';
 import type { MetricDef } from './types.js';
@@ -50,7 +50,7 @@ function parseItem(item: string): Slo {
   const threshold = plainNumber(item.slice(colon + 1), false);
   if (colon <= 0 || threshold === undefined || !Number.isFinite(threshold) || threshold < 0) {
     throw new GoodputParseError(
-      `--goodput item "${item}": expected tag:value with a value >= 0 in plain decimal notation`,
+      `--goodput item "${item}": expected tag:value with a value >= 0, ${numberRule(false)}`,
     );
   }
   const def = metricByTag(tag);

@@ -72,6 +72,10 @@ test('a tiny profile through the package entry against its simulator', async () 
       assert.equal(record.error, null);
       assert.equal(record.metrics.output_sequence_length.value, 4);
     }
+    // The report page as a string, written nowhere (docs/report.md: renderReportHtml(await loadRun(dir))).
+    const html = pkg.renderReportHtml(await pkg.loadRun(dir));
+    assert.match(html, /^<!doctype html>/i);
+    assert.match(html, /id="summary"/);
   } finally {
     await sim.close();
     rmSync(dir, { recursive: true, force: true });

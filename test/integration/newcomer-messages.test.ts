@@ -1,0 +1,59 @@
+/**
+ * What a new user met in a fresh-eyes pass and read badly: each case is the command line (or the
+ * library call) as typed and the message it now gives. Through the CLI's `main` in this process
+ * (usage errors, nothing runs) or the package's exported API.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseProfileArgs } from '../../src/index.js';
+import { runCliInProcess as tokenload } from '../helpers/cli-in-process.js';
+
+/** A profile command line that is valid up to what a case adds; nothing runs before the flags are read. */
+const PROFILE = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin'];
+
+test('numbers, one rule: a decimal number (2.5, 1000, 1e3) for a number, digits only for an integer (--isl, --osl)', async () => {
+  // Exponent notation is a number: --request-rate 1e3 is 1000 requests/s.
+  const [config] = parseProfileArgs(['-m', 'm', '--request-rate', '1e3', '--isl', '32']);
+  assert.equal(config?.requestRate, 1000);
+  assert.equal(config?.synthetic?.isl, 32);
+  const refused: Array<[string[], string]> = [
+    [
+      ['--isl', '3.2e1'],
+      `'--isl <tokens>' argument '3.2e1' is invalid. expected an integer, digits only (1000), got "3.2e1"`,
+    ],
+    [
+      ['--isl', '32.0'],
+      `'--isl <tokens>' argument '32.0' is invalid. expected an integer, digits only (1000), got "32.0"`,
+    ],
+    [
+      ['--osl', '1e2'],
+      `'--osl <tokens>' argument '1e2' is invalid. expected an integer, digits only (1000), got "1e2"`,
+    ],
+    [
+      ['--request-rate', ' 5'],
+      `'--request-rate <r[,r…]>' argument ' 5' is invalid. expected a decimal number (2.5, 1000, 1e3), got " 5"`,
+    ],
+    [
+      ['--request-rate', 'Infinity'],
+      `'--request-rate <r[,r…]>' argument 'Infinity' is invalid. expected a decimal number (2.5, 1000, 1e3), got "Infinity"`,
+    ],
+    [
+      ['--seq-dist', '512.5,16:100'],
+      '--seq-dist: expected an ISL like 512 or 512|50 in "512.5,16:100", got 512.5',
+    ],
+  ];
+  for (const [extra, message] of refused) {
+    const r = await tokenload([...PROFILE, ...extra]);
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(message), `${extra.join(' ')}: ${r.stderr}`);
+  }
+  // Commands whose options are not schema-derived state the same rule.
+  const plot = await tokenload(['plot', '.', '--scale', '0x2']);
+  assert.equal(plot.code, 2, plot.stderr);
+  assert.ok(
+    plot.stderr.includes(
+      `'--scale <n>' argument '0x2' is invalid. expected a decimal number (2.5, 1000, 1e3), got "0x2".`,
+    ),
+    plot.stderr,
+  );
+});
