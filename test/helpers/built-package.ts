@@ -9,8 +9,8 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureCached, PROJECT_ROOT } from './test-cache.js';
 
-/** What every test that runs the built CLI passes to `node` (relative to the project root). */
-const BIN = 'bin/tokenload.js';
+/** The built CLI, as a user runs it: `node bin/tokenload.js …`. */
+const BIN = join(PROJECT_ROOT, 'bin', 'tokenload.js');
 /** The build's configuration files: a change to one makes the build out of date. */
 const CONFIGS = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
@@ -65,10 +65,7 @@ export function ensureBuilt(): void {
   ensureCached('build', buildIsCurrent, build);
 }
 
-/**
- * The built CLI's path for `node` (relative to the project root, the tests' working directory),
- * after {@link ensureBuilt}.
- */
+/** The absolute path of the built CLI (`bin/tokenload.js`) for `node`, after {@link ensureBuilt}. */
 export function builtCli(): string {
   ensureBuilt();
   return BIN;
