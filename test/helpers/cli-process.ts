@@ -1,11 +1,10 @@
 /**
- * Runs the `tokenload` CLI in a child process, as a user runs it — from source
- * (`test/helpers/cli-entry.ts`) or any Node command line (the built `bin/tokenload.js`) — and
- * returns its exit code and what it wrote to stdout and stderr.
+ * Runs the `tokenload` CLI in a child process, as a user runs it — the built `bin/tokenload.js`
+ * (built first when `dist/` is not current: test/helpers/built-package.ts) or any Node command
+ * line — and returns its exit code and what it wrote to stdout and stderr.
  */
 import { spawn } from 'node:child_process';
-
-const ENTRY = 'test/helpers/cli-entry.ts';
+import { builtCli } from './built-package.js';
 
 /** How a process ended and what it printed. */
 export interface ProcessExit {
@@ -15,11 +14,11 @@ export interface ProcessExit {
 }
 
 /**
- * Runs `tokenload <args>` from source and resolves once the process has exited and closed its output.
+ * Runs `tokenload <args>` (the built CLI) and resolves once the process has exited and closed its output.
  * @param env the child's whole environment (default: this process's).
  */
 export function runCliProcess(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ProcessExit> {
-  return runNodeProcess(['--import', 'tsx', ENTRY, ...args], env);
+  return runNodeProcess([builtCli(), ...args], env);
 }
 
 /**

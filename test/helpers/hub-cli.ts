@@ -1,6 +1,6 @@
 /**
- * The CLI as a Hugging Face user runs it, for the tokenizer tests: a `tokenload` child process from
- * source with its own `HF_*` variables (the caller's, and any proxy, are dropped) and its own home,
+ * The CLI as a Hugging Face user runs it, for the tokenizer tests: a `tokenload` child process (the
+ * built CLI) with its own `HF_*` variables (the caller's, and any proxy, are dropped) and its own home,
  * and a fake Hub cache laid out as `huggingface_hub` writes it. No test using these touches the
  * network or the caller's cache.
  */
@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { packageRoot } from '../../src/util/package-root.js';
+import { builtCli } from './built-package.js';
 import { gitBlobHash } from './mock-hub.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
+const ENTRY = builtCli();
 
 const assets = join(packageRoot(), 'assets', 'tokenizers', 'qwen3');
 /** The bundled Qwen3 `tokenizer.json`, unzipped. */
@@ -70,7 +71,7 @@ export interface CliRun {
 
 /** Starts `tokenload <args…>` with `env` added to a clean environment; `dir` is reported back. */
 export function startCli(args: string[], env: Record<string, string>, dir = ''): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const child = spawn(process.execPath, [ENTRY, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...cleanEnv(), HOME: tempDir(), ...env },
   });

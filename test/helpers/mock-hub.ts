@@ -59,6 +59,11 @@ export function sha256(content: Uint8Array): string {
 
 function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
   const server = createServer(handler);
+  // Idle connections stay open until the Hub is closed, as a real Hub's outlive a download. Node's
+  // default (closed after 5 s idle) raced the CLI on a loaded machine: its event loop busy checking
+  // the 11 MB tokenizer.json for longer than that, it sent the next request on a connection the
+  // server had closed meanwhile (UND_ERR_SOCKET "other side closed").
+  server.keepAliveTimeout = 0;
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 

@@ -25,6 +25,7 @@ import type { ProfileConfigInput } from '../../src/config/fields.js';
 import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
 
 const SILENT = { info: () => undefined, warn: () => undefined };
 const STALE = 'STALE: written by an earlier run';
@@ -147,7 +148,7 @@ test('a tokenizer that cannot load: an earlier run is kept; a folder without one
   assert.deepEqual(readdirSync(fresh), ['profile_export_aiperf.json']);
 });
 
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
+const ENTRY = builtCli();
 
 /** `tokenload profile` against the simulator into `dir`; resolves with the exit code and stderr. */
 function cli(dir: string, extra: string[]): Promise<{ code: number | null; stderr: string }> {
@@ -164,13 +165,9 @@ function cli(dir: string, extra: string[]): Promise<{ code: number | null; stder
     '--streaming',
   ];
   args.push('--isl', '16', '--osl', '3', '--request-count', '2', '--ui', 'none', '--client-warmup-ms', '0');
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ENTRY, ...args, '--artifact-dir', dir, ...extra],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [ENTRY, ...args, '--artifact-dir', dir, ...extra], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => {
     stderr += b.toString('utf8');
@@ -221,9 +218,9 @@ test('a typo in --input-file fails before the earlier run’s artifacts are touc
   for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
 });
 
-/** `tokenload <args>` (from source); resolves with the exit code and stderr. */
+/** `tokenload <args>` (the built CLI); resolves with the exit code and stderr. */
 function tokenload(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const child = spawn(process.execPath, [ENTRY, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

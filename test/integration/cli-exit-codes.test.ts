@@ -10,8 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { builtCli } from '../helpers/built-package.js';
 
-const BIN = 'bin/tokenload.js';
+const BIN = builtCli();
 const BOUND_MS = 90_000;
 const dirs: string[] = [];
 after(() => {

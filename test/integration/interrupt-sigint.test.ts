@@ -1,5 +1,5 @@
 /**
- * Interrupting `tokenload profile --simulator` (a real CLI process from source): SIGINT, SIGTERM and
+ * Interrupting `tokenload profile --simulator` (a real CLI process, the built one): SIGINT, SIGTERM and
  * a double Ctrl-C. The run must exit with 130 within a bound, leave a parseable
  * `profile_export.jsonl` and a summary with `was_cancelled: true` whose request_count matches the
  * successful lines, record requests cut at the end of the grace period as cancelled (499), and
@@ -12,8 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { builtCli } from '../helpers/built-package.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
+const ENTRY = builtCli();
 /** Upper bound on every wait in this file (a stuck process fails the test instead of hanging it). */
 const BOUND_MS = 90_000;
 const POLL_MS = 100;
@@ -39,8 +40,6 @@ function startRun(graceSeconds: number): Run {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-interrupt-'));
   dirs.push(dir);
   const args = [
-    '--import',
-    'tsx',
     ENTRY,
     'profile',
     '--simulator',

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
 import { freePort } from '../helpers/free-port.js';
 
 const TRACE = 'examples/traces/bailian_traceA_stratified_head24.jsonl';
@@ -91,9 +92,7 @@ test('Ctrl-C while waiting for a model that never comes up: exit 130, nothing op
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'test/helpers/cli-entry.ts',
+      builtCli(),
       'profile',
       '-m',
       'm',

@@ -25,13 +25,14 @@ import { parseGoodput } from '../../src/metrics/goodput.js';
 import { RUN_METRICS } from '../../src/metrics/registry.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
+import { builtCli } from '../helpers/built-package.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 import { runNode } from '../helpers/run-node.js';
 import { patchShard, splitRunIntoShards } from '../helpers/shard-folders.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const GOODPUT = 'time_to_first_token:40 inter_token_latency:8';
-const ENTRY = join(import.meta.dirname, '..', 'helpers', 'cli-entry.ts');
+const ENTRY = builtCli();
 const SILENT = { info: () => undefined, warn: () => undefined };
 
 let root: string;
@@ -62,7 +63,7 @@ const linesOf = (file: string): string[] =>
     .filter((l) => l !== '');
 
 function cli(args: string[]) {
-  return runNode(['--import', 'tsx', ENTRY, 'merge', ...args]);
+  return runNode([ENTRY, 'merge', ...args]);
 }
 
 function freshDir(name: string): string {

@@ -71,7 +71,7 @@ function readSummary(dir: string): { servers?: ServerEntry[]; request_count?: { 
   return JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
 }
 
-/** Runs `tokenload profile args` as a process (the CLI from source), capturing its output. */
+/** Runs `tokenload profile args` as a process (the built CLI), capturing its output. */
 function cli(args: string[]): Promise<ProcessExit> {
   return runCliProcess(['profile', ...args]);
 }

@@ -8,10 +8,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { ensureBuilt } from '../helpers/built-package.js';
 
 type Package = typeof import('../../src/index.js');
 /** Through a variable, so the type checker does not resolve the package before it is built. */
 const PACKAGE_NAME = 'tokenload';
+ensureBuilt();
 const load = (): Promise<Package> => import(PACKAGE_NAME) as Promise<Package>;
 
 const ERROR_CLASSES = [

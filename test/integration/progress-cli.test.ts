@@ -1,5 +1,5 @@
 /**
- * The live progress of a streamed trace replay through the real CLI (from source) against the
+ * The live progress of a streamed trace replay through the real CLI (the built one) against the
  * built-in simulator with injected 500s: the frames show rows read, sessions, done, in flight and
  * errors (never a made-up `0/1` total), and the final frame's counts are the summary's
  * (`request_count`, `error_request_count`, `replay.rows_read`, `replay.sessions`). Once with stderr
@@ -12,8 +12,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { builtCli } from '../helpers/built-package.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
+const ENTRY = builtCli();
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const dirs: string[] = [];
 after(() => {
@@ -108,7 +109,7 @@ function freshDir(): string {
 
 test('stderr piped: the final progress line agrees with the summary', { timeout: 180_000 }, async () => {
   const out = freshDir();
-  const { code, out: text } = await run(process.execPath, ['--import', 'tsx', ENTRY, ...profileArgs(out)]);
+  const { code, out: text } = await run(process.execPath, [ENTRY, ...profileArgs(out)]);
   assert.equal(code, 0, text);
   const frame = finalFrame(text);
   assert.deepEqual(frame, summaryFrame(out));
@@ -126,7 +127,7 @@ test('on a terminal: the bar shows rows read and sessions, not 0/1 (open), and e
   timeout: 180_000,
 }, async () => {
   const out = freshDir();
-  const cli = [process.execPath, '--import', 'tsx', ENTRY, ...profileArgs(out)].join(' ');
+  const cli = [process.execPath, ENTRY, ...profileArgs(out)].join(' ');
   // script runs the command on a pseudo-terminal; the report (stdout) is dropped, the bar is on stderr.
   const { code, out: text } = await run('script', ['-qec', `${cli} > /dev/null`, '/dev/null']);
   assert.equal(code, 0, text);

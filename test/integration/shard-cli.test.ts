@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
 import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 
-const BIN = 'bin/tokenload.js';
+const BIN = builtCli();
 let sim: RunningSimulator;
 
 before(async () => {

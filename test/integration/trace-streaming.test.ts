@@ -1,5 +1,5 @@
 /**
- * A streamed trace replay through the real CLI (from source) against the built-in simulator: a bad
+ * A streamed trace replay through the real CLI (the built one) against the built-in simulator: a bad
  * row stops reading, the rows read before it are still sent on their schedule, every record and the
  * summary are kept, the file and line are named, and the run exits 1 — also when the bad row is among
  * the rows read before the first send; only a bad first row fails before anything is sent.

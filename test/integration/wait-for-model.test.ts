@@ -17,6 +17,7 @@ import { profileConfig } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
 import { freePort } from '../helpers/free-port.js';
 
 const dirs: string[] = [];
@@ -161,7 +162,7 @@ test('a server that never comes up: the binary exits 1 naming the flag, the URL 
   const child = spawn(
     process.execPath,
     [
-      'bin/tokenload.js',
+      builtCli(),
       'profile',
       '-m',
       'm',

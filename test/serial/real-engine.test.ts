@@ -20,10 +20,12 @@ import { loadBailianTrace } from '../../src/dataset/bailian.js';
 import { PromptSynthesizer } from '../../src/prompt/synthesizer.js';
 import { loadTokenizer } from '../../src/prompt/tokenizer.js';
 import { type EngineServer, engineBinary, startEngineServer } from '../engine/engine-server.js';
-import { type TinyModelFile, writeTinyQwen3 } from '../engine/tiny-qwen3.js';
+import { cachedTinyQwen3, ENGINE_TEST_SEED } from '../engine/tiny-model-cache.js';
+import type { TinyModelFile } from '../engine/tiny-qwen3.js';
+import { builtCli } from '../helpers/built-package.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
-const BIN = 'bin/tokenload.js';
+const BIN = builtCli();
 const MODEL_NAME = 'tiny-qwen3-random';
 /** KV cells per sequence: the trace's longest request (9,843 + 701 tokens) plus the template, rounded up. */
 const CONTEXT_TOKENS = 12_288;
@@ -93,7 +95,7 @@ before(() => {
   if (skip !== false) return;
   work = mkdtempSync(join(tmpdir(), 'tokenload-real-engine-'));
   const start = performance.now();
-  model = writeTinyQwen3(join(work, 'tiny-qwen3.gguf'), 1);
+  model = cachedTinyQwen3(ENGINE_TEST_SEED);
   writeMs = performance.now() - start;
 });
 
@@ -185,7 +187,7 @@ test('the tiny Qwen3 GGUF loads in llama.cpp and tokenizes exactly like tokenloa
   const server: EngineServer = await startEngineServer(engineOptions());
   try {
     t.diagnostic(
-      `model ${(model.bytes / 1e6).toFixed(1)} MB written in ${writeMs.toFixed(0)} ms, vocabulary ${model.vocabSize}, load ${server.loadMs.toFixed(0)} ms`,
+      `model ${(model.bytes / 1e6).toFixed(1)} MB ready in ${writeMs.toFixed(0)} ms (written or found in the test cache), vocabulary ${model.vocabSize}, load ${server.loadMs.toFixed(0)} ms`,
     );
     const ours = loadTokenizer();
     const synthesizer = PromptSynthesizer.create(ours, 1);

@@ -1,6 +1,6 @@
 /**
- * The client-health verdict and the calibration as a user meets them, through the real CLI (from
- * source) against the built-in simulator: a bursty trace's summary carries the floor the run measured
+ * The client-health verdict and the calibration as a user meets them, through the real CLI (the
+ * built one) against the built-in simulator: a bursty trace's summary carries the floor the run measured
  * and its bursts, with a verdict from the defined set; a calibration whose lowest step failed does not
  * make `profile` warn "exceeds 0 req/s"; `calibrate` writes floor-judged steps and no 0 ceiling.
  * Nothing here depends on how late this machine's sends are.

@@ -21,13 +21,14 @@ import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
 import type { ShardSection } from '../../src/shard/start-at.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
 import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const SHARDS = 4;
 const MODEL = 'Qwen/Qwen3-0.6B';
 const SPEEDUP = 60;
-const BIN = 'bin/tokenload.js';
+const BIN = builtCli();
 /** Time for five runs to start up together on a small machine before their start, ms. */
 const START_AHEAD_MS = 15_000;
 /** What a shard that was not ready by `--start-at` logs. */
