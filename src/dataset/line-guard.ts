@@ -34,13 +34,19 @@ export function guardLines(source: Readable, file: string, maxLineBytes = MAX_LI
     transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
       let from = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
-        if (pending + nl - from > maxLineBytes) return done(tooLong(file, line, maxLineBytes));
+        if (pending + nl - from > maxLineBytes) {
+          done(tooLong(file, line, maxLineBytes));
+          return;
+        }
         line++;
         pending = 0;
         from = nl + 1;
       }
       pending += chunk.length - from;
-      if (pending > maxLineBytes) return done(tooLong(file, line, maxLineBytes));
+      if (pending > maxLineBytes) {
+        done(tooLong(file, line, maxLineBytes));
+        return;
+      }
       done(null, chunk);
     },
   });

@@ -1,7 +1,8 @@
 /**
  * What `npm pack` puts in the package a user installs: the built library (`dist/src`), the CLI
  * (`bin/`), the bundled tokenizer (`assets/`), the sample traces (`examples/`, every one the README
- * names), README.md, LICENSE, NOTICE.md and package.json, and every entry point package.json names;
+ * names), the documentation (`docs/`, every page the README links to), README.md, LICENSE, NOTICE.md and
+ * package.json, and every entry point package.json names;
  * nothing of `test/` or `bench/` (sources, compiled files or source maps) and no TypeScript source.
  */
 import assert from 'node:assert/strict';
@@ -60,13 +61,19 @@ test('the package holds the built library, the CLI, the bundled tokenizer, the e
     'assets',
     'bin',
     'dist',
+    'docs',
     'examples',
     'package.json',
   ]);
   const entries = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports['.'] ?? {})];
   for (const entry of entries) assert.ok(files.has(entry.replace(/^\.\//, '')), `entry point ${entry}`);
   for (const built of filesUnder('dist/src')) assert.ok(files.has(built), built);
-  for (const data of [...filesUnder('bin'), ...filesUnder('assets'), ...filesUnder('examples')]) {
+  for (const data of [
+    ...filesUnder('bin'),
+    ...filesUnder('assets'),
+    ...filesUnder('examples'),
+    ...filesUnder('docs'),
+  ]) {
     assert.ok(files.has(data), data);
   }
   assert.ok(files.has('assets/tokenizers/qwen3/tokenizer.json.gz'), 'the bundled tokenizer');
@@ -77,6 +84,13 @@ test('every sample file the README names is in the package', () => {
   const named = new Set([...readme.matchAll(/\bexamples\/[\w./-]*\w\.\w+/g)].map((m) => m[0]));
   assert.ok(named.size > 0, 'the README names a sample trace');
   for (const path of named) assert.ok(files.has(path), `${path} (named in README.md)`);
+});
+
+test('every documentation page the README links to is in the package', () => {
+  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const linked = new Set([...readme.matchAll(/\]\((docs\/[\w./-]+\.md)/g)].map((m) => m[1] ?? ''));
+  assert.ok(linked.size > 0, 'the README links to docs/');
+  for (const path of linked) assert.ok(files.has(path), `${path} (linked from README.md)`);
 });
 
 test('no test or bench file, compiled or not, and no TypeScript source is in the package', () => {
