@@ -176,9 +176,11 @@ function specialTokenString(value: unknown): string | null {
 }
 
 /**
- * Loads a tokenizer synchronously (about 0.3–0.7 s for Qwen3). Encoding uses the exact cached fast
- * path (fast-encoder.ts) when the tokenizer has the Qwen2/Qwen3/Llama 3 pipeline shape, unless
- * `options.engine` is `library`.
+ * Loads a tokenizer synchronously (about 1 s for Qwen3 the first time). Encoding uses the exact cached
+ * fast path (fast-encoder.ts) when the tokenizer has the Qwen2/Qwen3/Llama 3 pipeline shape, unless
+ * `options.engine` is `library`. A process loads the same files once: a later call with the same
+ * spec, engine and unchanged files (size and modification time) returns the same tokenizer (a run
+ * with `--simulator` counts with the one its simulator uses; see {@link LOADED_TOKENIZER_LIMIT}).
  * @param spec `builtin:qwen3` (default), a model folder, or a tokenizer.json(.gz) path.
  * @throws {TokenizerLoadError} naming the file that is missing, unreadable or not a tokenizer file.
  */
@@ -187,6 +189,35 @@ export function loadTokenizer(
   options: { engine?: 'auto' | 'library' } = {},
 ): TextTokenizer {
   const files = resolveFiles(spec);
+  const key = loadedKey(files, options.engine ?? 'auto');
+  const known = loaded.get(key);
+  if (known !== undefined) return known;
+  const tokenizer = buildTokenizer(spec, files, options);
+  if (loaded.size >= LOADED_TOKENIZER_LIMIT) loaded.delete(loaded.keys().next().value ?? '');
+  loaded.set(key, tokenizer);
+  return tokenizer;
+}
+
+/** How many loaded tokenizers a process keeps for reuse (the oldest is let go first). */
+export const LOADED_TOKENIZER_LIMIT = 4;
+
+const loaded = new Map<string, TextTokenizer>();
+
+/** Files, their size and modification time, and the engine: what a loaded tokenizer depends on. */
+function loadedKey(files: TokenizerFiles, engine: string): string {
+  const stamp = (path: string | null): string => {
+    if (path === null) return '-';
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined ? `${path}:missing` : `${path}:${st.size}:${st.mtimeMs}`;
+  };
+  return [engine, files.name, stamp(files.tokenizerJson), stamp(files.configJson)].join('\0');
+}
+
+function buildTokenizer(
+  spec: string,
+  files: TokenizerFiles,
+  options: { engine?: 'auto' | 'library' },
+): TextTokenizer {
   const label = `--tokenizer ${spec}`;
   const json = readTokenizerJson(files.tokenizerJson, 'tokenizer', label);
   const config = files.configJson === null ? {} : readTokenizerJson(files.configJson, 'config', label);
