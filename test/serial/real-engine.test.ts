@@ -4,8 +4,10 @@
  * bundled tokenizer (test/engine/tiny-qwen3.ts) behind a minimal OpenAI-compatible server
  * (test/engine/engine-server.ts). The built CLI (`bin/tokenload.js`) replays the Bailian multi-turn
  * head40 trace against it streamed at concurrency 1 and 4, then its first three requests unstreamed,
+ * with every answer capped at {@link MAX_OSL} tokens (`--synthesis-max-osl`: the trace asks for 16,196
+ * output tokens, which a single-threaded random 151,669-token output layer takes minutes to generate),
  * each run on a fresh engine, and the test reads what a user reads: profile_export.jsonl,
- * profile_export_aiperf.json and the console. About 3 minutes on 2 busy cores.
+ * profile_export_aiperf.json and the console. About 1 minute on 2 cores.
  *
  * Without a prebuilt binary for this platform the tests are skipped locally (with the reason) and
  * fail on CI (CI=true), where the binary is expected.
@@ -27,11 +29,13 @@ import { builtCli } from '../helpers/built-package.js';
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const BIN = builtCli();
 const MODEL_NAME = 'tiny-qwen3-random';
+/** `--synthesis-max-osl` of every replay: the rows' output_length capped at this many tokens. */
+const MAX_OSL = 64;
 /** KV cells per sequence: the trace's longest request (9,843 + 701 tokens) plus the template, rounded up. */
 const CONTEXT_TOKENS = 12_288;
 /** Sequences of the engine: requests in parallel, and its prefix cache (one prompt per sequence). */
 const SEQUENCES = 16;
-/** Hang guard for the replays (they take about 3 minutes on 2 shared cores). */
+/** Hang guard for the replays (they take under a minute on 2 cores). */
 const JOB_BOUND_MS = 600_000;
 
 const onCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
@@ -145,6 +149,7 @@ async function replay(label: string, requests: number, args: string[]): Promise<
       ...['--model', MODEL_NAME, '--tokenizer', 'builtin', '--url', server.url, '--endpoint-type', 'chat'],
       ...args,
       ...['--input-file', TRACE, '--custom-dataset-type', 'bailian_trace', '--no-fixed-schedule'],
+      ...['--synthesis-max-osl', String(MAX_OSL)],
       ...['--random-seed', '1', '--ui', 'none', '--artifact-dir', dir],
     ]);
     const records = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8')
@@ -171,7 +176,7 @@ function metric(record: ExportRecord, tag: string): number {
 
 /** The trace's rows by (session id, turn index), as tokenload's own Bailian loader forms sessions. */
 async function traceTurns(): Promise<Map<string, { inputLength: number; maxTokens: number }>> {
-  const dataset = await loadBailianTrace(TRACE);
+  const dataset = await loadBailianTrace(TRACE, { synthesis: { maxOsl: MAX_OSL } });
   const turns = new Map<string, { inputLength: number; maxTokens: number }>();
   for (const c of dataset.conversations) {
     for (const t of c.turns) {
