@@ -89,9 +89,13 @@ function warmupConfig(plan: RunPlan): RunPlan {
   };
 }
 
-/** The run's conversations, or copies of a streamed trace's first row. */
+/** The run's conversations without their schedule, or copies of a streamed trace's first row. */
 function warmupDataset(dataset: Dataset, first: StreamedTurn | null): Dataset {
-  if (dataset.conversations.length > 0 || first === null) return dataset;
+  if (dataset.conversations.length > 0 || first === null) {
+    // No delays between turns: the warm-up is a closed loop, and a long delay would hold it past its length.
+    const conversations = dataset.conversations.map((c) => ({ ...c, turns: c.turns.map(withoutSchedule) }));
+    return { ...dataset, conversations };
+  }
   const conversations: Conversation[] = [];
   for (let k = 0; k < STREAMED_WARMUP_CONVERSATIONS; k++) {
     conversations.push({

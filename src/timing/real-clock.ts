@@ -33,6 +33,12 @@ export interface RealClockOptions {
 const TIMER_GRANULARITY_NS = 1_000_000;
 
 /**
+ * The longest delay one Node timer takes, ms (2^31 − 1, about 24.8 days; Node turns a longer one into
+ * 1 ms with a warning). A longer wait is several timers in a row.
+ */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
  * `timer` precision with the wake thread: it wakes the loop this long before a target, and the main
  * thread polls the rest, ns. A thread woken from a futex runs tens to a few hundred microseconds
  * late; polling the last stretch keeps sends on time at the cost of at most this much busy loop.
@@ -63,7 +69,12 @@ export class RealClock implements Clock, WakeClient {
 
   /** An ordinary `setTimeout`: these timers need ms, not the send schedule's precision machinery. */
   callAt(targetNs: number, fire: () => void): () => void {
-    const timer = setTimeout(fire, Math.max(0, (targetNs - this.nowNs()) / 1e6));
+    let timer: NodeJS.Timeout;
+    const set = (): void => {
+      const delayMs = Math.max(0, (targetNs - this.nowNs()) / 1e6);
+      timer = delayMs > MAX_TIMER_DELAY_MS ? setTimeout(set, MAX_TIMER_DELAY_MS) : setTimeout(fire, delayMs);
+    };
+    set();
     return () => clearTimeout(timer);
   }
 
@@ -147,8 +158,10 @@ export class RealClock implements Clock, WakeClient {
   private armTimer(forNs: number, delayMs: number): void {
     if (this.timer !== null && forNs >= this.armedForNs) return;
     this.disarmTimer();
-    this.armedForNs = forNs;
-    this.timer = setTimeout(() => this.onTimer(), delayMs);
+    // A wait longer than one timer takes wakes early, finds nothing due and arms the next stretch.
+    const clamped = Math.min(delayMs, MAX_TIMER_DELAY_MS);
+    this.armedForNs = clamped < delayMs ? this.nowNs() + clamped * 1e6 : forNs;
+    this.timer = setTimeout(() => this.onTimer(), clamped);
   }
 
   private disarmTimer(): void {

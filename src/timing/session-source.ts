@@ -45,6 +45,8 @@ export interface StopConditions {
 /** Counts issued requests against {@link StopConditions}. */
 export class IssueBudget {
   issued = 0;
+  /** Aborted once the request count is reached: a wait for a later turn ends there. */
+  readonly countReached = new AbortController();
 
   constructor(
     private readonly stop: StopConditions,
@@ -55,6 +57,8 @@ export class IssueBudget {
   tryIssue(nowNs: number): boolean {
     if (this.exhausted(nowNs)) return false;
     this.issued++;
+    if (this.stop.requestCount !== undefined && this.issued >= this.stop.requestCount)
+      this.countReached.abort();
     return true;
   }
 
