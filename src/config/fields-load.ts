@@ -9,13 +9,22 @@ import { option } from '../util/option-meta.js';
 import { int, positive } from './field-kinds.js';
 import { shardFields } from './fields-shard.js';
 
+/**
+ * The most concurrent sessions one client process takes: more connections than one source address
+ * has ports for to one server (about 64k); a larger load is split over shards (`--shard-count`).
+ */
+export const MAX_CONCURRENCY = 65_536;
+
+const MAX_CONCURRENCY_REASON =
+  'one client process cannot hold more connections to one server (its ports run out); split a larger load with --shard-count';
+
 /** Load generator, stop condition, warmup, cancellation and goodput options. */
 export const loadFields = {
   /** `--concurrency`: session-slot ceiling (with a fixed schedule: an optional cap); a list is a sweep. */
-  concurrency: option(int(1).optional(), {
+  concurrency: option(int(1).max(MAX_CONCURRENCY, { error: MAX_CONCURRENCY_REASON }).optional(), {
     flag: 'concurrency',
     unit: 'n[,n…]',
-    help: 'concurrent sessions; a list runs a sweep',
+    help: 'concurrent sessions (at most 65,536 in one process: use --shard-count beyond); a list runs a sweep',
     defaultText: '1 without --request-rate',
     list: true,
   }),

@@ -29,6 +29,15 @@ function simulatorOption(text: string, previous?: Record<string, unknown>): Reco
   return next;
 }
 
+/**
+ * The most client worker threads: each is a Node event loop with its own connection pool (tens of MB);
+ * far more threads than cores only share the cores, so this bounds a typo, not a real client.
+ */
+export const MAX_WORKERS = 256;
+
+const MAX_WORKERS_REASON =
+  "worker threads share this machine's cores; more than a few per core only adds memory";
+
 /** Output, simulator and client options. */
 export const outputFields = {
   /** `--artifact-dir`: output folder (default `artifacts/<model>-openai-<endpoint>-<stimulus>`). */
@@ -76,10 +85,10 @@ export const outputFields = {
     },
   ),
   /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
-  workers: option(int(1).optional(), {
+  workers: option(int(1).max(MAX_WORKERS, { error: MAX_WORKERS_REASON }).optional(), {
     flag: 'workers',
     unit: 'n',
-    help: 'client worker threads, each with its own connection pool',
+    help: 'client worker threads, each with its own connection pool (at most 256)',
     defaultText: '1 (single-process)',
   }),
   /** `--ui`: progress output; `dashboard` is the live bar, as `simple`. */

@@ -151,7 +151,9 @@ export function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
       const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
       if (issue.origin === 'array') return `expected ${op} ${bound} values, ${got}`;
       if (issue.origin === 'string') return `expected ${op} ${bound} characters, ${got}`;
-      return `expected a number ${op} ${bound}, ${got}`;
+      // A bound the schema gives a reason for (its own message, not zod's "Too big: …") says it.
+      const why = /^Too (big|small)\b/.test(issue.message) ? '' : `: ${issue.message}`;
+      return `expected a number ${op} ${bound}, ${got}${why}`;
     }
     case 'invalid_type':
       return `expected ${issue.expected === 'int' ? 'an integer' : withArticle(issue.expected)}, ${got}`;

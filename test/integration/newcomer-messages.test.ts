@@ -57,3 +57,28 @@ test('numbers, one rule: a decimal number (2.5, 1000, 1e3) for a number, digits 
     plot.stderr,
   );
 });
+
+test('--concurrency and --workers beyond what one client process can use: exit 2 with the limit and the reason', async () => {
+  // Found by a new user: --concurrency 99999999999 crashed (exit 70), 50000000 and --workers 100000
+  // grew to gigabytes and ignored Ctrl-C.
+  const refused: Array<[string[], string]> = [
+    [
+      ['--concurrency', '99999999999'],
+      `argument '99999999999' is invalid. expected a number <= 65536, got 99999999999: one client process cannot hold more connections to one server (its ports run out); split a larger load with --shard-count.`,
+    ],
+    [['--concurrency', '1,70000'], 'expected a number <= 65536, got 70000: one client process'],
+    [
+      ['--workers', '100000'],
+      `argument '100000' is invalid. expected a number <= 256, got 100000: worker threads share this machine's cores`,
+    ],
+  ];
+  for (const [extra, message] of refused) {
+    const r = await tokenload([...PROFILE, '--request-count', '3', ...extra]);
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(message), `${extra.join(' ')}: ${r.stderr}`);
+  }
+  // The largest accepted values are accepted.
+  const [config] = parseProfileArgs(['-m', 'm', '--concurrency', '65536', '--workers', '256']);
+  assert.equal(config?.concurrency, 65536);
+  assert.equal(config?.workers, 256);
+});
