@@ -31,6 +31,9 @@ const urlList = z.union([z.string(), z.array(z.string())]).transform((v, ctx) =>
 });
 
 /** Endpoint, request and tokenizer options. */
+/** `--url` when none is given. */
+export const DEFAULT_URL = 'http://localhost:8000';
+
 export const endpointFields = {
   /** `-m/--model`: one or more model names; requests round-robin over them. */
   models: option(
@@ -51,12 +54,12 @@ export const endpointFields = {
    * `-u/--url`: the servers, each an origin and optional base path (`http://` implied); several
    * (repeated or comma-separated) spread the sessions round-robin, every turn of a session on one.
    */
-  url: option(urlList.default(['http://localhost:8000']), {
+  url: option(urlList.default([DEFAULT_URL]), {
     flag: 'url',
     short: '-u',
     unit: 'url',
     help: 'server URL, http:// implied, a /v1 base understood; repeat or comma-separate for several replicas (sessions round-robin, each session on one server)',
-    defaultText: 'http://localhost:8000',
+    defaultText: DEFAULT_URL,
     parse: (v, prev) => collectUrls(v, prev as string[] | undefined),
     repeatable: true,
   }),

@@ -10,6 +10,7 @@ import { metricByTag } from '../metrics/registry.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
+import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
@@ -177,6 +178,12 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...scheduleRules,
   ...loadRules,
   rule('--simulator-option', simulatorOptionProblem),
+  rule('--url', (c) =>
+    when(
+      c.simulator && c.url.join(',') !== DEFAULT_URL,
+      `--url ${c.url.join(',')} with --simulator: the run would measure the built-in simulator, not that server; drop --simulator to profile the server, or --url to use the simulator.`,
+    ),
+  ),
   rule('--apply-chat-template', (c) =>
     when(
       c.applyChatTemplate === true && !TEMPLATED_ENDPOINTS.includes(c.endpointType ?? 'chat'),

@@ -82,3 +82,26 @@ test('--concurrency and --workers beyond what one client process can use: exit 2
   assert.equal(config?.concurrency, 65536);
   assert.equal(config?.workers, 256);
 });
+
+test('--simulator with a --url: refused, since the run would measure the simulator instead of that server', async () => {
+  const r = await tokenload([
+    'profile',
+    '--simulator',
+    '-m',
+    'm',
+    '--url',
+    'localhost:9',
+    '--request-count',
+    '1',
+  ]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.ok(
+    r.stderr.includes(
+      '--url http://localhost:9 with --simulator: the run would measure the built-in simulator, not that server',
+    ),
+    r.stderr,
+  );
+  // The default --url (none given) is what --simulator replaces.
+  const [config] = parseProfileArgs(['-m', 'm', '--simulator']);
+  assert.equal(config?.simulator, true);
+});
