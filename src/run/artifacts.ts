@@ -7,10 +7,10 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
-import { InterruptedError, OutputError } from '../errors.js';
+import { ConfigError, InterruptedError, OutputError } from '../errors.js';
 import {
   EXPORTERS,
   INPUTS_FILE_NAME,
@@ -74,6 +74,29 @@ export async function clearRunArtifacts(dir: string): Promise<number> {
       err,
     );
   }
+}
+
+/**
+ * Refuses an input file that is one of the files this run (or the sweep it belongs to) removes and
+ * writes in its artifact folder, e.g. an earlier run's `inputs.json` given as `--input-file` with the
+ * same `--artifact-dir`: the run would delete its own input before reading it.
+ * @throws {ConfigError} naming `--input-file` and the folder.
+ */
+export function refuseInputAmongArtifacts(inputFile: string | null, dir: string): void {
+  if (inputFile === null) return;
+  const input = resolve(inputFile);
+  const names = new Set([...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES]);
+  if (!names.has(basename(input))) return;
+  const runDir = resolve(dir);
+  // The run's folder, or the sweep folder above a value folder: each is cleared with its value folders.
+  const cleared = isSweepValueFolder(basename(runDir)) ? [runDir, dirname(runDir)] : [runDir];
+  const at = dirname(input);
+  const inCleared = cleared.some((d) => at === d || (isSweepValueFolder(basename(at)) && dirname(at) === d));
+  if (inCleared)
+    throw new ConfigError(
+      `--input-file ${inputFile} is one of the files this run replaces in --artifact-dir ${dir}: it would be removed before it is read; copy it out of the folder, or choose another --artifact-dir.`,
+      '--input-file',
+    );
 }
 
 /**

@@ -28,7 +28,13 @@ import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
 import type { RunEnv } from '../util/run-env.js';
-import { claimArtifactDir, createArtifactDir, holdsEarlierRun, writeFailedSummary } from './artifacts.js';
+import {
+  claimArtifactDir,
+  createArtifactDir,
+  holdsEarlierRun,
+  refuseInputAmongArtifacts,
+  writeFailedSummary,
+} from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
@@ -102,6 +108,7 @@ async function startUp(
   env: RunEnv,
   held: Held,
 ): Promise<{ ctx: RunContext; facts: RunFacts }> {
+  refuseInputAmongArtifacts(plan.input.kind === 'file' ? plan.input.file : null, plan.artifactDir);
   await createArtifactDir(plan.artifactDir);
   const source = await resolveRunTokenizer(plan, env);
   // The simulator child boots (and loads its tokenizer) on another core while this process loads its own.

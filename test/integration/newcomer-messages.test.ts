@@ -4,6 +4,9 @@
  * (usage errors, nothing runs) or the package's exported API.
  */
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseProfileArgs } from '../../src/index.js';
 import { runCliInProcess as tokenload } from '../helpers/cli-in-process.js';
@@ -104,4 +107,23 @@ test('--simulator with a --url: refused, since the run would measure the simulat
   // The default --url (none given) is what --simulator replaces.
   const [config] = parseProfileArgs(['-m', 'm', '--simulator']);
   assert.equal(config?.simulator, true);
+});
+
+test('an --input-file among the files the run replaces in its --artifact-dir: refused, the file kept', async () => {
+  // Found by a new user: an earlier run's inputs.json given back with the same folder was removed
+  // by the run's claim of the folder and replaced by the new run's inputs.json.
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-input-in-dir-'));
+  const input = join(dir, 'inputs.json');
+  copyFileSync('examples/traces/bailian_traceA_stratified_head24.jsonl', input);
+  const before = readFileSync(input, 'utf8');
+  const trace = ['--input-file', input, '--custom-dataset-type', 'bailian_trace'];
+  for (const load of [[], ['--no-fixed-schedule', '--concurrency', '1,2']]) {
+    const r = await tokenload([...PROFILE, ...trace, ...load, '--artifact-dir', dir]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /--input-file .*inputs\.json is one of the files this run replaces in --artifact-dir/,
+    );
+    assert.equal(readFileSync(input, 'utf8'), before);
+  }
 });
