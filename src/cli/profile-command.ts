@@ -4,7 +4,7 @@
  * config-file values first, flags typed on the command line over them, then the schema's defaults
  * and cross-field rules.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { ProfileFieldsSchema } from '../config/fields.js';
 import { endpointFields } from '../config/fields-endpoint.js';
 import { inputFields } from '../config/fields-input.js';
@@ -14,6 +14,7 @@ import { scheduleFields } from '../config/fields-schedule.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { SweepInput } from '../config/sweep.js';
 import { profileConfigs } from '../config/sweep.js';
+import { ConfigError } from '../errors.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
 import { mapAiperfArgs, type OwnOptionLookup } from './aiperf-args.js';
@@ -103,13 +104,25 @@ export function mapProfileArgs(cmd: Command, args: readonly string[]): string[] 
  * exactly as the CLI builds them: AIPerf names mapped, flags parsed, `-f` files read, rules checked.
  * Nothing is run.
  * @param args - the arguments after `profile`, e.g. `['-m', 'm', '--synthetic-input-tokens-mean', '128']`.
- * @throws {ConfigError} naming the flag (a refused AIPerf option: with its reason); commander's
- *   `CommanderError` for an unknown option or a value outside an option's choices.
+ * @throws {ConfigError} naming the flag, with the message the CLI prints: a refused AIPerf option
+ *   (with its reason), an unknown option, a value the option does not take, or `--help`/`--version`
+ *   (which ask for text, not a run).
  */
 export function parseProfileArgs(args: readonly string[]): ProfileConfig[] {
-  const cmd = new Command('profile').exitOverride().configureOutput({ writeErr: () => undefined });
+  const cmd = new Command('profile')
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   const flags = defineProfileOptions(cmd);
-  cmd.parse(mapProfileArgs(cmd, args), { from: 'user' });
+  try {
+    cmd.parse(mapProfileArgs(cmd, args), { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    const asked = err.code === 'commander.helpDisplayed' || err.code === 'commander.version';
+    const message = asked
+      ? 'profile arguments: --help asks for the help text (tokenload profile --help), not a run'
+      : err.message.replace(/^error: /, '');
+    throw new ConfigError(message);
+  }
   return resolveProfileConfigs(cmd, flags, ['profile', ...args]);
 }
 

@@ -4,6 +4,7 @@
  * validation messages and the redacted `input_config` are all derived from one schema.
  */
 import { z } from 'zod';
+import { closestName } from './suggest.js';
 
 /** What a schema field says about itself as an option. */
 export interface OptionMeta {
@@ -218,7 +219,8 @@ export function parseOptions<S extends z.ZodType>(
     const at = issue.code === 'unrecognized_keys' ? [...path, ...issue.keys].join('.') : path.join('.');
     const text =
       issue.code === 'custom' ? issue.message : `${at}: ${describeIssue(issue, valueAt(input, path))}`;
-    throw fail(text, String((issue as { params?: { option?: string } }).params?.option ?? at));
+    const hint = issue.code === 'unrecognized_keys' ? keyHint(schema, path, issue.keys) : '';
+    throw fail(`${text}${hint}`, String((issue as { params?: { option?: string } }).params?.option ?? at));
   }
   const name = flagName(field);
   throw fail(`${name}: ${valueMessage(field, issue, valueAt(input, issue.path))}`, name);
@@ -232,4 +234,16 @@ export function valueMessage(field: OptionField, issue: z.core.$ZodIssue, value:
   const problem = describeIssue(issue, value);
   const hint = issue.code === 'invalid_type' ? field.meta.valueHint : undefined;
   return hint === undefined ? problem : `${problem.replace(/\.?$/, '.')} ${hint}`;
+}
+
+/** " (Did you mean requestCount?)" for the first unknown key close to a field at `path`, or ''. */
+function keyHint(schema: z.ZodType, path: readonly string[], keys: readonly string[]): string {
+  const siblings = optionFields(schema)
+    .filter((f) => f.path.length > path.length && path.every((p, i) => f.path[i] === p))
+    .map((f) => f.path[path.length] as string);
+  for (const key of keys) {
+    const guess = closestName(key, new Set(siblings));
+    if (guess !== null) return ` (Did you mean ${guess}?)`;
+  }
+  return '';
 }

@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseProfileArgs } from '../../src/index.js';
+import { ConfigError, parseProfileArgs, profileConfig } from '../../src/index.js';
 import { runCliInProcess as tokenload } from '../helpers/cli-in-process.js';
 
 /** A profile command line that is valid up to what a case adds; nothing runs before the flags are read. */
@@ -126,4 +126,32 @@ test('an --input-file among the files the run replaces in its --artifact-dir: re
     );
     assert.equal(readFileSync(input, 'utf8'), before);
   }
+});
+
+test('the library: parseProfileArgs throws ConfigError for every bad command line; profileConfig suggests a near key', () => {
+  // Found by a new user: an unknown option or a bad value threw commander's own error (exit code 1,
+  // code commander.*), --help printed to stdout, and a mistyped key got no suggestion.
+  const cases: Array<[string[], string]> = [
+    [['-m', 'm', '--bogus'], "unknown option '--bogus'"],
+    [['-m', 'm', '--request-count', 'x'], `option '--request-count <n>' argument 'x' is invalid.`],
+    [['-m', 'm', '--endpoint-type', 'nope'], 'Allowed choices are chat,'],
+    [['--help'], '--help asks for the help text (tokenload profile --help), not a run'],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(
+      () => parseProfileArgs(args),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.code === 'E_CONFIG' &&
+        err.exitCode === 2 &&
+        err.message.includes(message),
+      args.join(' '),
+    );
+  }
+  assert.throws(() => profileConfig({ models: ['m'], requestCnt: 5 } as never), {
+    message: 'requestCnt: unknown option requestCnt (Did you mean requestCount?)',
+  });
+  assert.throws(() => profileConfig({ models: ['m'], synthetic: { isll: 3 } } as never), {
+    message: 'synthetic.isll: unknown option isll (Did you mean isl?)',
+  });
 });
