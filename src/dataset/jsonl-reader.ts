@@ -8,6 +8,7 @@
  * count them), a last line without a newline, and a UTF-8 byte-order mark on the first line.
  */
 import { createInterface } from 'node:readline';
+import { compressedHint } from '../util/printable.js';
 import { hasInexactId, readIdsExactly } from './exact-ids.js';
 import { guardLines } from './line-guard.js';
 import { openTraceFile } from './open-trace.js';
@@ -48,7 +49,8 @@ function lfsPointerError(file: string): DatasetError {
 function badJsonError(file: string, line: number, text: string, cause: unknown): DatasetError {
   const preview = text.length > 60 ? `${text.slice(0, 60)}…` : text;
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new DatasetError(`${file}:${line}: not valid JSON (${reason}): ${preview}`, file, line);
+  const hint = line === 1 ? compressedHint(text) : '';
+  return new DatasetError(`${file}:${line}: not valid JSON${hint} (${reason}): ${preview}`, file, line);
 }
 
 /**

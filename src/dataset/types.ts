@@ -4,6 +4,7 @@
  * timing stage schedules turns by `timestampMs` / `delayMs`.
  */
 import { TokenloadError } from '../errors.js';
+import { printable } from '../util/printable.js';
 
 /**
  * How earlier turns of a conversation are carried into a later request.
@@ -259,7 +260,10 @@ export interface DatasetLoader {
   stream?(file: string, options: LoadOptions): TraceStream;
 }
 
-/** A bad input file: message names the file, the 1-based line and the field. */
+/**
+ * A bad input file: message names the file, the 1-based line and the field. Whatever the message
+ * quotes of the file is shown with its control characters escaped (util/printable.ts).
+ */
 export class DatasetError extends TokenloadError {
   override readonly name = 'DatasetError';
   constructor(
@@ -268,7 +272,7 @@ export class DatasetError extends TokenloadError {
     readonly line?: number,
     readonly field?: string,
   ) {
-    super('E_DATASET', message);
+    super('E_DATASET', printable(message));
   }
 }
 

@@ -4,10 +4,11 @@
  * (usage errors, nothing runs) or the package's exported API.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { ConfigError, parseProfileArgs, profileConfig } from '../../src/index.js';
 import { runCliInProcess as tokenload } from '../helpers/cli-in-process.js';
 
@@ -154,4 +155,28 @@ test('the library: parseProfileArgs throws ConfigError for every bad command lin
   assert.throws(() => profileConfig({ models: ['m'], synthetic: { isll: 3 } } as never), {
     message: 'synthetic.isll: unknown option isll (Did you mean isl?)',
   });
+});
+
+test('a binary or gzip-compressed trace: the error quotes it with control characters escaped, and says gzip', async () => {
+  // Found by a new user: the message echoed the file's raw bytes (gzip header, NUL, control codes) to the terminal.
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-binary-'));
+  const gz = join(dir, 'trace.jsonl.gz');
+  writeFileSync(gz, gzipSync(readFileSync('examples/traces/bailian_traceA_stratified_head24.jsonl')));
+  const raw = join(dir, 'raw.jsonl');
+  writeFileSync(raw, Buffer.from([0x7b, 0x01, 0x02, 0x1b, 0x5b, 0x32, 0x4a, 0x00, 0x0a]));
+  for (const [file, hint] of [
+    [gz, true],
+    [raw, false],
+  ] as const) {
+    const r = await tokenload(['analyze-trace', file, '--custom-dataset-type', 'bailian_trace']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: not valid JSON`));
+    const controls = [...r.stderr].filter((c) => c !== '\n' && (c < ' ' || c === '\u007f' || c === '\ufffd'));
+    assert.deepEqual(controls, [], r.stderr);
+    assert.equal(r.stderr.includes('looks gzip-compressed: decompress it first'), hint, r.stderr);
+  }
+  assert.match(
+    (await tokenload(['analyze-trace', raw, '--custom-dataset-type', 'bailian_trace'])).stderr,
+    /\\x01\\x02\\x1b\[2J\\x00/,
+  );
 });
