@@ -189,6 +189,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   summary.warnings.push(
     ...responseWarnings(summary.responses, usageContext(config)),
     ...clockWarnings(shards),
+    ...apartWarnings(p),
   );
   const ctx = {
     summary,
@@ -200,6 +201,23 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     extra: extraSections(p.set, fold, shards, summary),
   };
   return { ctx, shards, recordCount };
+}
+
+/**
+ * A warning when the shards did not all run at once (no common `--start-at`, and one shard started
+ * after another had ended): the merged benchmark window spans them all, so its throughputs are not
+ * the load a server saw at any moment.
+ */
+function apartWarnings(p: Plan): string[] {
+  if (p.first.shard.start_at_ms !== null || p.folders.length < 2) return [];
+  const windows = p.folders.map((f) => [Date.parse(f.summary.start_time), Date.parse(f.summary.end_time)]);
+  const lastStart = Math.max(...windows.map(([start]) => start ?? 0));
+  const firstEnd = Math.min(...windows.map(([, end]) => end ?? 0));
+  if (lastStart < firstEnd) return [];
+  const gapS = ((lastStart - firstEnd) / 1000).toFixed(1);
+  return [
+    `the shards did not run at the same time (no --start-at; one started ${gapS} s after another ended): the merged benchmark duration spans them all, so its throughputs understate the load of a run with every shard at once; start the shards with one --start-at`,
+  ];
 }
 
 /**

@@ -154,6 +154,30 @@ test('the merge of the shards is the run: every metric, check and count as the s
   assert.match(outcome.consoleText, /^CLI Command: .*\nMerged: 3 folders of 3 shards, 40 requests\nShard 0 /);
 });
 
+test('shards that ran one after the other without --start-at: merged, with a warning that says so', async () => {
+  // Found by a new user: two shards run 36 s apart merged into one run of twice the duration and half
+  // the throughput, with no word.
+  const apart = join(freshDir('apart-shards'), 'shards');
+  const dirs = shards.map((d, i) => {
+    const copy = join(apart, String(i));
+    cpSync(d, copy, { recursive: true });
+    return copy;
+  });
+  const later = join(dirs[2] as string, 'profile_export_aiperf.json');
+  const summary = readJson(later);
+  const hourMs = 3_600_000;
+  for (const key of ['start_time', 'end_time'] as const)
+    summary[key] = new Date(Date.parse(summary[key] as string) + hourMs).toISOString();
+  writeFileSync(later, `${JSON.stringify(summary, null, 2)}\n`);
+  const out = freshDir('merged-apart');
+  const r = await cli([...dirs, '--artifact-dir', out]);
+  assert.equal(r.code, 0, r.stderr);
+  const warnings = readJson(join(out, 'profile_export_aiperf.json')).warnings as string[];
+  const apartWarning = warnings.find((w) => w.startsWith('the shards did not run at the same time'));
+  assert.ok(apartWarning !== undefined, JSON.stringify(warnings));
+  assert.match(apartWarning, /start the shards with one --start-at/);
+});
+
 test('a missing shard: refused by name, nothing written; --allow-partial merges the rest and says partial first', async () => {
   const out = freshDir('partial');
   const refused = await cli([shards[0] as string, shards[2] as string, '--artifact-dir', out]);
