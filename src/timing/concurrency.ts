@@ -60,7 +60,7 @@ async function runClosedSession(
     if (turn.index > 0 && turn.delayMs !== undefined) {
       // The wait ends early when the run does: at the duration's end, or once the count is reached.
       const wakeNs = Math.min(clock.nowNs() + turn.delayMs * 1e6, budget.endNs());
-      await clock.sleepUntil(wakeNs, AbortSignal.any([signal, budget.countReached.signal]));
+      await clock.sleepUntil(wakeNs, budget.waitSignal(signal));
     }
     if (signal.aborted || !budget.tryIssue(clock.nowNs())) return false;
     await input.dispatch.prepare({ conversation, turn, sessionNum, scheduledNs: null }).send();

@@ -68,6 +68,18 @@ export class IssueBudget {
     return this.stop.durationNs !== undefined && nowNs - this.startNs >= this.stop.durationNs;
   }
 
+  private combined: { run: AbortSignal; signal: AbortSignal } | null = null;
+
+  /**
+   * `run` or the count being reached, whichever comes first: what a wait between turns ends on. One
+   * signal per budget and run signal (made once, not per wait).
+   */
+  waitSignal(run: AbortSignal): AbortSignal {
+    if (this.combined?.run !== run)
+      this.combined = { run, signal: AbortSignal.any([run, this.countReached.signal]) };
+    return this.combined.signal;
+  }
+
   /** Monotonic ns at which the duration ends, or Infinity. */
   endNs(): number {
     return this.stop.durationNs === undefined
