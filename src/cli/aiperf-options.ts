@@ -157,29 +157,18 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   row('Goodput')('--goodput', same()),
   conversation(
     '--conversation-num',
-    alias(
-      '--num-dataset-entries',
-      'conversations generated; the run still stops at --request-count or --benchmark-duration',
+    same(
+      'sessions run; the run ends when they complete unless --request-count or --benchmark-duration stops it first',
     ),
-    ['20'],
   ),
+  conversation('--num-conversations', alias('--conversation-num'), ['20']),
+  conversation('--num-sessions', alias('--conversation-num'), ['20']),
   conversation(
-    '--num-conversations',
-    alias(
-      '--num-dataset-entries',
-      'conversations generated; the run still stops at --request-count or --benchmark-duration',
+    '--num-dataset-entries',
+    same(
+      'tokenload generates this many conversations (AIPerf: unique user turns); --conversation-num sets it too',
     ),
-    ['20'],
   ),
-  conversation(
-    '--num-sessions',
-    alias(
-      '--num-dataset-entries',
-      'conversations generated; the run still stops at --request-count or --benchmark-duration',
-    ),
-    ['20'],
-  ),
-  conversation('--num-dataset-entries', same('tokenload generates this many conversations')),
   conversation('--num-prompts', alias('--num-dataset-entries'), ['20']),
   conversation('--session-turns-mean', same()),
   conversation('--conversation-turn-mean', alias('--session-turns-mean'), ['3']),

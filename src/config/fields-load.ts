@@ -55,6 +55,19 @@ export const loadFields = {
     help: 'stop after this many requests',
     defaultText: 'the trace once; synthetic max(10, 2 × concurrency)',
   }),
+  /**
+   * `--conversation-num` (AIPerf's name; also `--num-conversations`, `--num-sessions`): sessions to
+   * run. The run starts this many sessions and ends when they have completed (with `--request-count`
+   * or `--benchmark-duration` too, at whichever comes first). A synthetic run also generates this
+   * many conversations unless `--num-dataset-entries` says otherwise (AIPerf, CLI reference,
+   * "Conversation Input").
+   */
+  conversationNum: option(int(1).optional(), {
+    flag: 'conversation-num',
+    unit: 'n',
+    help: 'sessions to run; the run ends when they complete (synthetic: also the conversations generated)',
+    defaultText: 'unset (random_pool: 100)',
+  }),
   /** `--benchmark-duration`, s: stop issuing after this long. */
   benchmarkDurationSeconds: option(positive.optional(), {
     flag: 'benchmark-duration',

@@ -85,7 +85,12 @@ export interface StopSpec {
   requestCount?: number;
   /** `--benchmark-duration`, ns; absent: none. */
   durationNs?: number;
-  /** True when neither was given: a trace is replayed once, a synthetic run stops at its default count. */
+  /**
+   * `--conversation-num` (random_pool: 100 by default, as AIPerf): start this many sessions, then end
+   * when they complete; absent: none.
+   */
+  sessionCount?: number;
+  /** True when none was given: a trace is replayed once, a synthetic run stops at its default count. */
   defaulted: boolean;
 }
 
@@ -130,6 +135,7 @@ const PLANNED_KEYS = [
   'concurrencyRampSeconds',
   'requestCount',
   'benchmarkDurationSeconds',
+  'conversationNum',
   'warmupRequestCount',
   'warmupDurationSeconds',
   'waitForModelTimeoutSeconds',
@@ -168,12 +174,19 @@ function defined<T extends object>(o: T): T {
 function inputOf(config: ProfileConfig): RunInput {
   const sampling = config.datasetSamplingStrategy ?? defaultSamplingStrategy(config.customDatasetType);
   if (config.inputFile === undefined || config.customDatasetType === undefined)
-    return { kind: 'synthetic', options: config.synthetic ?? {}, sampling };
+    return { kind: 'synthetic', options: syntheticOf(config), sampling };
   const window = defined({
     startOffsetMs: config.fixedScheduleStartOffsetMs,
     endOffsetMs: config.fixedScheduleEndOffsetMs,
   });
   return { kind: 'file', file: config.inputFile, datasetType: config.customDatasetType, sampling, window };
+}
+
+/** The synthetic options, generating `--conversation-num` conversations unless `--num-dataset-entries` is given. */
+function syntheticOf(config: ProfileConfig): SyntheticOptions {
+  const options = config.synthetic ?? {};
+  if (config.conversationNum === undefined || options.numDatasetEntries !== undefined) return options;
+  return { ...options, numDatasetEntries: config.conversationNum };
 }
 
 /** The load of `config`, by the strategy it selects (timing/registry.ts `strategyName`). */
@@ -198,10 +211,21 @@ function loadOf(config: ProfileConfig): LoadSpec {
   return defined({ kind: 'concurrency', concurrency: cap ?? 1, rampNs: nsOf(config.concurrencyRampSeconds) });
 }
 
+/** AIPerf's `--conversation-num` default for a `random_pool` file with no other stop condition. */
+const RANDOM_POOL_DEFAULT_SESSIONS = 100;
+
 function stopOf(config: ProfileConfig): StopSpec {
-  const given = config.requestCount !== undefined || config.benchmarkDurationSeconds !== undefined;
+  const counted = config.requestCount !== undefined || config.benchmarkDurationSeconds !== undefined;
+  const pool = config.inputFile !== undefined && config.customDatasetType === 'random_pool';
+  const sessionCount =
+    config.conversationNum ?? (pool && !counted ? RANDOM_POOL_DEFAULT_SESSIONS : undefined);
   const requestCount = config.requestCount ?? syntheticDefaultCount(config);
-  return defined({ requestCount, durationNs: nsOf(config.benchmarkDurationSeconds), defaulted: !given });
+  return defined({
+    requestCount,
+    durationNs: nsOf(config.benchmarkDurationSeconds),
+    sessionCount,
+    defaulted: !counted && sessionCount === undefined,
+  });
 }
 
 function warmupOf(config: ProfileConfig): WarmupSpec | null {

@@ -35,9 +35,11 @@ export function syntheticDefaultCount(c: {
   inputFile?: string | undefined;
   requestCount?: number | undefined;
   benchmarkDurationSeconds?: number | undefined;
+  conversationNum?: number | undefined;
   concurrency?: number | undefined;
 }): number | undefined {
   if (c.inputFile !== undefined || c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined)
     return undefined;
+  if (c.conversationNum !== undefined) return undefined;
   return Math.max(10, 2 * (c.concurrency ?? 1));
 }

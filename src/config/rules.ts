@@ -107,10 +107,10 @@ const loadRules: ConfigRule[] = [
       '--request-rate-ramp-duration requires --request-rate.',
     ),
   ),
-  rule('--request-count', (c) =>
+  rule('--conversation-num', (c) =>
     when(
-      c.requestCount !== undefined && c.benchmarkDurationSeconds !== undefined,
-      '--request-count and --benchmark-duration cannot be combined.',
+      c.conversationNum !== undefined && resolvesToFixedSchedule(c),
+      '--conversation-num cannot be combined with a fixed schedule: a trace replays its own sessions; stop it with --request-count, --benchmark-duration or --fixed-schedule-end-offset, or give --no-fixed-schedule.',
     ),
   ),
   rule('--request-cancellation-delay', (c) =>

@@ -21,6 +21,7 @@ import {
   outputSequenceLength,
   outputTokenCount,
   reasoningTokenCount,
+  turnInputSequenceLength,
 } from './metric-defs/tokens.js';
 import {
   idealCachedTokens,
@@ -45,6 +46,7 @@ export const RECORD_METRIC_DEFS = {
   inter_chunk_latency: interChunkLatency,
   output_token_throughput_per_user: outputTokenThroughputPerUser,
   input_sequence_length: inputSequenceLength,
+  turn_input_sequence_length: turnInputSequenceLength,
   input_text_tokens: inputTextTokens,
   input_templated_tokens: inputTemplatedTokens,
   output_sequence_length: outputSequenceLength,

@@ -43,10 +43,20 @@ function joinOutput(chunks: readonly ContentChunk[]): { text: string; reasoning:
   return { text, reasoning };
 }
 
+/**
+ * The client's count of the whole request: every message sent, history included
+ * (`sentPromptTokens`), else the turn's own prompt (`inputTokens`); null when tokenload did not
+ * build the prompt.
+ */
+function clientRequestTokens(raw: RawRecord): number | null {
+  return raw.sentPromptTokens ?? raw.inputTokens;
+}
+
 function pickIsl(raw: RawRecord, useServer: boolean): Pick<TokenCounts, 'isl' | 'islSource'> {
   const server = raw.usage?.prompt_tokens;
   if (useServer && server !== undefined) return { isl: server, islSource: 'server_usage' };
-  if (raw.inputTokens !== null) return { isl: raw.inputTokens, islSource: 'client_prompt' };
+  const client = clientRequestTokens(raw);
+  if (client !== null) return { isl: client, islSource: 'client_prompt' };
   return server === undefined ? {} : { isl: server, islSource: 'server_usage' };
 }
 
@@ -83,7 +93,9 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
  *
  * Rule (quoted by docs/metrics.md):
  * - **ISL** = `usage.prompt_tokens` when `--use-server-token-count` is on and the server sent it;
- *   otherwise the client-built prompt length (`RawRecord.inputTokens`); otherwise — the record holds no
+ *   otherwise the client's count of the whole request it built: every message sent, the history a
+ *   multi-turn context mode re-sends included (`RawRecord.sentPromptTokens`, AIPerf's count since
+ *   2026), else the turn's own prompt (`RawRecord.inputTokens`); otherwise — the record holds no
  *   prompt text to tokenize — `usage.prompt_tokens` as a fallback; otherwise unknown.
  * - **OSL** = `usage.completion_tokens` when the server sent usage (it already includes reasoning, and
  *   reasoning = `completion_tokens_details.reasoning_tokens`); otherwise the client tokenizer count of
@@ -95,19 +107,20 @@ function clientOutput(chunks: readonly ContentChunk[], tokenizer: TextTokenizer 
  */
 export function countTokens(raw: RawRecord, ctx: TokenContext): TokenCounts {
   const counts: TokenCounts = { ...pickIsl(raw, ctx.useServerTokenCount), oslSource: 'server_usage' };
-  if (raw.inputTokens !== null) counts.clientIsl = raw.inputTokens;
-  const client = clientOutput(raw.chunks, ctx.tokenizer);
-  if (ctx.tokenizer !== null) counts.clientOsl = client.text + client.reasoning;
+  const client = clientRequestTokens(raw);
+  if (client !== null) counts.clientIsl = client;
+  const output = clientOutput(raw.chunks, ctx.tokenizer);
+  if (ctx.tokenizer !== null) counts.clientOsl = output.text + output.reasoning;
   const serverOsl = raw.usage?.completion_tokens;
   if (serverOsl !== undefined) {
     counts.osl = serverOsl;
     const serverReasoning = raw.usage?.completion_tokens_details?.reasoning_tokens ?? undefined;
-    const reasoning = serverReasoning ?? (client.hasReasoning ? client.reasoning : undefined);
+    const reasoning = serverReasoning ?? (output.hasReasoning ? output.reasoning : undefined);
     if (reasoning !== undefined) counts.reasoning = Math.min(reasoning, serverOsl);
     return counts;
   }
-  counts.osl = client.text + client.reasoning;
+  counts.osl = output.text + output.reasoning;
   counts.oslSource = ctx.tokenizer === null ? 'content_chunks' : 'client_tokenizer';
-  if (client.hasReasoning) counts.reasoning = client.reasoning;
+  if (output.hasReasoning) counts.reasoning = output.reasoning;
   return counts;
 }

@@ -249,6 +249,22 @@ function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseW
   };
 }
 
+/**
+ * The requests the progress bar counts to: the request count; else every turn of a dataset played
+ * once, either as a one-pass replay or as `--conversation-num` sessions covering the dataset once
+ * (the synthetic default); else unknown (null).
+ */
+function progressTotal(limits: PhaseLimits, ctx: RunContext): number | null {
+  const wholeDataset = ctx.dataset.turnCount;
+  const once =
+    (limits.onePass && ctx.stream === null) ||
+    (limits.sessions !== undefined && limits.sessions === ctx.dataset.conversations.length);
+  const dataset = once ? wholeDataset : null;
+  const count = limits.stop.requestCount;
+  if (count === undefined) return dataset;
+  return dataset === null ? count : Math.min(count, dataset);
+}
+
 /** @throws {GoodputParseError} for a bad `--goodput`. */
 function startSinks(
   ctx: RunContext,
@@ -264,7 +280,7 @@ function startSinks(
   });
   const replay = strategy.replayProgress?.bind(strategy);
   const progress = startProgress(config.ui, ctx.env.log, {
-    total: limits.stop.requestCount ?? (limits.onePass && ctx.stream === null ? ctx.dataset.turnCount : null),
+    total: progressTotal(limits, ctx),
     ...(replay === undefined ? {} : { replay }),
   });
   const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };

@@ -19,11 +19,13 @@ export interface PhaseLimits {
   stop: StopConditions;
   /** True when the dataset is replayed once (trace files without count/duration). */
   onePass: boolean;
+  /** Sessions to start, then end when they complete (`--conversation-num`); absent: no such limit. */
+  sessions?: number;
 }
 
 /** Stop conditions of the profiling phase (the plan's stop; a synthetic default count stops too). */
 export function profilingLimits(plan: Pick<RunPlan, 'stop' | 'input'>, dataset: Dataset): PhaseLimits {
-  const { requestCount, durationNs, defaulted } = plan.stop;
+  const { requestCount, durationNs, sessionCount, defaulted } = plan.stop;
   if (defaulted && plan.input.kind === 'file') return { stop: {}, onePass: true };
   return {
     stop: {
@@ -33,6 +35,7 @@ export function profilingLimits(plan: Pick<RunPlan, 'stop' | 'input'>, dataset: 
       ...(durationNs === undefined ? {} : { durationNs }),
     },
     onePass: defaulted && dataset.conversations.length === 0,
+    ...(sessionCount === undefined ? {} : { sessions: sessionCount }),
   };
 }
 
@@ -114,7 +117,7 @@ function sessionSource(
   return samplerSource(
     dataset.conversations,
     () => sampler.next(),
-    limits.onePass ? n : Number.POSITIVE_INFINITY,
+    limits.sessions ?? (limits.onePass ? n : Number.POSITIVE_INFINITY),
   );
 }
 

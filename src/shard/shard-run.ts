@@ -51,7 +51,9 @@ export function sharePlan(plan: RunPlan): RunPlan {
         : { ...load, ...split(load.concurrency) };
   const requestCount =
     stop.requestCount === undefined ? {} : { requestCount: splitCount(stop.requestCount, shard) };
-  return { ...plan, load: shared, stop: { ...stop, ...requestCount } };
+  const sessionCount =
+    stop.sessionCount === undefined ? {} : { sessionCount: splitCount(stop.sessionCount, shard) };
+  return { ...plan, load: shared, stop: { ...stop, ...requestCount, ...sessionCount } };
 }
 
 /**
@@ -94,6 +96,7 @@ export function shardDescription(plan: RunPlan, asked: ProfileConfig): string | 
     stop.requestCount === undefined || (stop.defaulted && plan.input.kind === 'file')
       ? null
       : `--request-count ${stop.requestCount}`,
+    stop.sessionCount === undefined ? null : `--conversation-num ${stop.sessionCount}`,
   ].filter((s) => s !== null);
   return `shard ${shard.index} of ${shard.count}: ${how}${share.length === 0 ? '' : `; its share: ${share.join(', ')}`}`;
 }

@@ -166,11 +166,20 @@ test('multi-turn history through the template: every message layout learns an ov
     assert.equal(l.max_overhead_tokens, 0, l.layout);
   }
   assert.equal(check.discrepant, 0);
-  // --isl is the templated length of each turn's own prompt; later turns also carry their history.
-  for (const r of run.records) assert.equal(value(r, 'input_sequence_length'), 50);
-  for (const r of run.records.filter((x) => x.metadata.turn_index === 0))
-    assert.equal(value(r, 'usage_prompt_tokens'), 50);
-  assert.ok(run.records.some((r) => value(r, 'usage_prompt_tokens') > 50));
+  // ISL counts the whole request rendered through the template, history included (as AIPerf), so it
+  // is the server's prompt_tokens on every turn; --isl is each turn's own templated prompt.
+  for (const r of run.records)
+    assert.equal(value(r, 'input_sequence_length'), value(r, 'usage_prompt_tokens'));
+  for (const r of run.records.filter((x) => x.metadata.turn_index === 0)) {
+    assert.equal(value(r, 'input_sequence_length'), 50);
+    assert.equal(r.metrics.turn_input_sequence_length, undefined);
+  }
+  const later = run.records.filter((x) => x.metadata.turn_index > 0);
+  assert.ok(later.length > 0);
+  for (const r of later) {
+    assert.equal(value(r, 'turn_input_sequence_length'), 50);
+    assert.ok(value(r, 'input_sequence_length') > 50);
+  }
 });
 
 test('--apply-chat-template needs an endpoint whose server applies one', () => {

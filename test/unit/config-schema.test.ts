@@ -95,10 +95,10 @@ const RULES: Array<[string, ProfileConfigInput, string, RegExp]> = [
     /requires --request-rate/,
   ],
   [
-    'count and duration exclude each other',
-    { ...base, requestCount: 3, benchmarkDurationSeconds: 1 },
-    '--request-count',
-    /cannot be combined/,
+    'a session count does not fit a trace replay',
+    { ...base, inputFile: 't.jsonl', customDatasetType: 'mooncake_trace', conversationNum: 3 },
+    '--conversation-num',
+    /cannot be combined with a fixed schedule/,
   ],
   [
     'a cancellation delay needs a rate',

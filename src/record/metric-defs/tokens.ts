@@ -16,6 +16,24 @@ export const inputSequenceLength: RecordMetricDef = {
 };
 
 /**
+ * Turn Input Sequence Length, tokens (ours): the turn's own prompt, without the history a multi-turn
+ * context mode re-sends in front of it. Present only when history was sent, so ISL (the whole
+ * request, as AIPerf counts it since 2026) and the turn's own share can be told apart.
+ */
+export const turnInputSequenceLength: RecordMetricDef = {
+  tag: 'turn_input_sequence_length',
+  header: 'Turn Input Sequence Length',
+  unit: 'tokens',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 702,
+  compute: ({ raw }) =>
+    raw.sentPromptTokens === undefined || raw.inputTokens === null || raw.sentPromptTokens === raw.inputTokens
+      ? undefined
+      : raw.inputTokens,
+};
+
+/**
  * Input Text Tokens, tokens (ours; only with `--apply-chat-template`): the client tokenizer's count
  * of the turn's own message texts, without the chat template (ISL without the flag).
  */
