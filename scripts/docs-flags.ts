@@ -164,7 +164,7 @@ export function aiperfRow(o: AiperfOption): string {
   if (s.kind === 'same') status = `same${note}`;
   else if (s.kind === 'alias') status = `alias of \`${s.ours}\`${note}`;
   else if (s.kind === 'accepted')
-    status = `accepted, no effect${s.value === undefined ? '' : ` (only \`${s.value}\`)`}: ${s.why}`;
+    status = `accepted, no effect${s.value === undefined ? (s.anyValue === true ? ' (any value)' : '') : ` (only \`${s.value}\`)`}: ${s.why}`;
   else status = `refused: ${s.why}`;
   return `| ${o.group} | \`${o.flag}\` | ${status} |`;
 }

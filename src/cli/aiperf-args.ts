@@ -96,6 +96,7 @@ function mapFlag(args: readonly string[], i: number, state: MapState): number {
 function checkUnused(row: AiperfOption, inline: string | undefined, next: string | undefined): number {
   const status = row.status;
   if (status.kind !== 'accepted') throw new ConfigError(refusalMessage(row), row.flag);
+  if (status.anyValue === true) return inline !== undefined || next === undefined || isFlag(next) ? 0 : 1;
   if (status.value === undefined) {
     if (inline !== undefined) throw new ConfigError(refusalMessage(row, inline), row.flag);
     return 0;

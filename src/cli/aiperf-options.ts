@@ -17,7 +17,7 @@ export type AiperfStatus =
    * Accepted and dropped: AIPerf's `value` (or the flag itself, for a flag without a value) asks for
    * what tokenload always does (`why`); any other value is refused with `why`.
    */
-  | { kind: 'accepted'; value?: string; why: string }
+  | { kind: 'accepted'; value?: string; why: string; anyValue?: true }
   /** Refused before anything runs, with `why` (exit code 2). */
   | { kind: 'refused'; why: string };
 
@@ -50,12 +50,23 @@ const alias = (ours: string, note?: string): AiperfStatus =>
 const refused = (why: string): AiperfStatus => ({ kind: 'refused', why });
 const accepted = (why: string, value?: string): AiperfStatus =>
   value === undefined ? { kind: 'accepted', why } : { kind: 'accepted', value, why };
+/** Accepted with whatever value it is given, which changes nothing (`--log-level DEBUG`). */
+const ignored = (why: string): AiperfStatus => ({ kind: 'accepted', why, anyValue: true });
 
 const ONE_RUN =
   'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload compare`';
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
+const ONE_LEVEL =
+  'tokenload has one log level: progress and warnings on stderr, every failed request in profile_export.jsonl with its cause';
+const TEXT_ONLY =
+  'tokenload synthesizes text prompts only: no images, audio or video (planned: images first); give multimodal requests verbatim with --custom-dataset-type raw_payload';
+const NO_SIGV4 =
+  'tokenload does not sign requests with AWS SigV4: run a signing proxy on loopback (e.g. aws-sigv4-proxy) and point --url at it';
+const NO_LIVE_EXPORT =
+  'tokenload streams no telemetry to OpenTelemetry or MLflow (not planned): upload the artifact files after the run (profile_export.jsonl grows as requests complete)';
+const NO_ACCURACY = 'tokenload measures serving performance, not answer accuracy (not planned)';
 
 const endpoint = row('Endpoint');
 const tokenizer = row('Tokenizer');
@@ -72,6 +83,10 @@ const telemetry = row('Telemetry');
 const ui = row('UI');
 const multiRun = row('Multi-run');
 const service = row('Workers / service');
+const multimodal = row('Multimodal input');
+const auth = row('Authentication');
+const liveExport = row('Live telemetry export');
+const accuracy = row('Accuracy');
 
 /** Every `aiperf profile` option, grouped as AIPerf groups them. */
 export const AIPERF_OPTIONS: readonly AiperfOption[] = [
@@ -361,11 +376,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--record-processor-service-count',
     refused('tokenload processes records as they complete, on the main thread'),
   ),
-  service('--log-level', refused('tokenload has one log level (progress and warnings on stderr)')),
-  service('-v', refused('tokenload has one log level (progress and warnings on stderr)')),
-  service('--verbose', refused('tokenload has one log level (progress and warnings on stderr)')),
-  service('-vv', refused('tokenload has one log level (progress and warnings on stderr)')),
-  service('--extra-verbose', refused('tokenload has one log level (progress and warnings on stderr)')),
+  service('--log-level', ignored(ONE_LEVEL)),
+  service('-v', accepted(ONE_LEVEL)),
+  service('--verbose', accepted(ONE_LEVEL)),
+  service('-vv', accepted(ONE_LEVEL)),
+  service('--extra-verbose', accepted(ONE_LEVEL)),
   service(
     '--zmq-host',
     refused('tokenload runs in one process (worker threads talk over in-process channels)'),
@@ -374,6 +389,60 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--zmq-ipc-path',
     refused('tokenload runs in one process (worker threads talk over in-process channels)'),
   ),
+  ...[
+    '--image-width-mean',
+    '--image-width-stddev',
+    '--image-height-mean',
+    '--image-height-stddev',
+    '--image-batch-size',
+    '--batch-size-image',
+    '--image-format',
+    '--audio-batch-size',
+    '--batch-size-audio',
+    '--audio-length-mean',
+    '--audio-length-stddev',
+    '--audio-format',
+    '--audio-depths',
+    '--audio-sample-rates',
+    '--audio-num-channels',
+    '--video-batch-size',
+    '--batch-size-video',
+    '--video-duration',
+    '--video-fps',
+    '--video-width',
+    '--video-height',
+    '--video-synth-type',
+    '--video-format',
+    '--video-codec',
+    '--video-audio-sample-rate',
+    '--video-audio-num-channels',
+    '--video-audio-codec',
+    '--video-audio-depth',
+    '--download-video-content',
+    '--request-content-type',
+  ].map((flag) => multimodal(flag, refused(TEXT_ONLY))),
+  ...['--auth-type', '--aws-region', '--aws-service', '--aws-profile'].map((flag) =>
+    auth(flag, refused(NO_SIGV4)),
+  ),
+  ...[
+    '--otel-url',
+    '--mlflow-tracking-uri',
+    '--mlflow-experiment',
+    '--mlflow-parent-run-id',
+    '--stream',
+    '--gen-ai-provider',
+  ].map((flag) => liveExport(flag, refused(NO_LIVE_EXPORT))),
+  ...[
+    '--accuracy-benchmark',
+    '--accuracy-tasks',
+    '--accuracy-n-shots',
+    '--accuracy-enable-cot',
+    '--accuracy-grader',
+    '--accuracy-system-prompt',
+    '--accuracy-verbose',
+  ].map((flag) => accuracy(flag, refused(NO_ACCURACY))),
+  service('--api-port', refused('tokenload serves no API while it runs: read the artifact files')),
+  service('--api-host', refused('tokenload serves no API while it runs: read the artifact files')),
 ];
 
 /** The row of AIPerf's `flag` (exactly as typed), or undefined. */

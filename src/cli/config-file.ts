@@ -73,7 +73,8 @@ function ownFlag(where: string, key: string, value: unknown, fields: readonly Op
   const status = row.status;
   if (status.kind === 'alias') return status.ours.slice(2);
   if (status.kind === 'same') return flag;
-  if (status.kind === 'accepted' && value === (status.value ?? true)) return null;
+  if (status.kind === 'accepted' && (status.anyValue === true || value === (status.value ?? true)))
+    return null;
   const shown = typeof value === 'string' ? value : undefined;
   throw new ConfigError(`${where}: key "${key}": ${refusalMessage(row, shown)}`, `--${flag}`);
 }
