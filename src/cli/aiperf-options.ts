@@ -91,7 +91,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       'round_robin',
     ),
   ),
-  endpoint('--endpoint-type', same('types: chat, completions, embeddings, responses, huggingface_generate')),
+  endpoint(
+    '--endpoint-type',
+    same(
+      'types: chat, completions, embeddings, responses, huggingface_generate, messages (docs/endpoints.md)',
+    ),
+  ),
   endpoint('--custom-endpoint', alias('--endpoint'), ['/v1/custom/chat']),
   endpoint('--endpoint', same()),
   endpoint('--streaming', same()),

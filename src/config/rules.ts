@@ -170,7 +170,7 @@ function simulatorOptionProblem(c: RuleInput): string | null {
 }
 
 /** Endpoints whose server renders a chat template around the messages. */
-const TEMPLATED_ENDPOINTS = ['chat', 'responses'];
+const TEMPLATED_ENDPOINTS = ['chat', 'responses', 'messages'];
 
 /** Every cross-field rule, in the order they are checked. */
 export const CONFIG_RULES: readonly ConfigRule[] = [
@@ -187,7 +187,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   rule('--apply-chat-template', (c) =>
     when(
       c.applyChatTemplate === true && !TEMPLATED_ENDPOINTS.includes(c.endpointType ?? 'chat'),
-      `--apply-chat-template needs --endpoint-type chat or responses: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
+      `--apply-chat-template needs --endpoint-type chat, responses or messages: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
     ),
   ),
   waitForModelRule,

@@ -6,6 +6,7 @@ import { chat } from './chat.js';
 import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
+import { messages } from './messages.js';
 import { responses } from './responses.js';
 
 /** Every endpoint adapter, keyed by its `--endpoint-type` value. */
@@ -15,6 +16,7 @@ export const ENDPOINTS = {
   embeddings,
   responses,
   huggingface_generate: huggingfaceGenerate,
+  messages,
 } as const;
 
 /** An `--endpoint-type` value. */

@@ -53,6 +53,12 @@ export interface ParsedResponse {
    * counts as answered (latency only, OSL 0). Optional: text-producing adapters omit it.
    */
   nonTokenContent?: boolean;
+  /**
+   * True when {@link ParsedResponse.usage} holds only some of the response's counts, to be merged
+   * into those seen before (Anthropic: input tokens in `message_start`, output tokens in
+   * `message_delta`). Absent: a usage object replaces the earlier one.
+   */
+  usageMerges?: boolean;
 }
 
 /** One endpoint type. */
@@ -78,6 +84,15 @@ export interface EndpointAdapter {
    * plain prompt (completions, TGI generate, embeddings). Names what the usage check learns.
    */
   readonly chatTemplated: boolean;
+  /**
+   * Headers the API expects on every request (Anthropic's `anthropic-version`); a `-H` header of the
+   * same name (any case) replaces one. Absent: none.
+   */
+  readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The headers that carry `--api-key` (Anthropic's `x-api-key`). Absent: `Authorization: Bearer <key>`.
+   */
+  authHeaders?(apiKey: string): Record<string, string>;
   /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */

@@ -17,6 +17,7 @@ import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInpu
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
 import { type GenerateRoute, handleRoute } from './routes-generate.js';
+import { MESSAGES_ROUTE } from './routes-messages.js';
 import { CHAT_ROUTE, COMPLETIONS_ROUTE } from './routes-openai.js';
 import { RESPONSES_ROUTE } from './routes-responses.js';
 import { TGI_GENERATE_ROUTE, TGI_STREAM_ROUTE } from './routes-tgi.js';
@@ -94,6 +95,7 @@ const GENERATE_ROUTES: ReadonlyMap<string, GenerateRoute> = new Map<string, Gene
   ['POST /v1/chat/completions', CHAT_ROUTE],
   ['POST /v1/completions', COMPLETIONS_ROUTE],
   ['POST /v1/responses', RESPONSES_ROUTE],
+  ['POST /v1/messages', MESSAGES_ROUTE],
   ['POST /generate', TGI_GENERATE_ROUTE],
   ['POST /generate_stream', TGI_STREAM_ROUTE],
 ]);
