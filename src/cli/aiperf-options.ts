@@ -56,6 +56,7 @@ const ONE_RUN =
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
+const RANKINGS_SYNTHETIC = `${NOT_YET}: synthetic rankings inputs; give each query and its passages in --input-file (single_turn, texts named query and passages; docs/endpoints.md)`;
 
 const endpoint = row('Endpoint');
 const tokenizer = row('Tokenizer');
@@ -64,6 +65,7 @@ const schedule = row('Fixed schedule');
 const conversation = row('Conversation');
 const prompt = row('Prompt / ISL / OSL');
 const synthesis = row('Synthesis');
+const rankings = row('Rankings');
 const load = row('Load generator');
 const warmup = row('Warmup');
 const cancellation = row('Request cancellation');
@@ -94,7 +96,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   endpoint(
     '--endpoint-type',
     same(
-      'types: chat, completions, embeddings, responses, huggingface_generate, messages (docs/endpoints.md)',
+      'types: chat, completions, embeddings, responses, huggingface_generate, messages, hf_tei_rankings, cohere_rankings, nim_rankings (docs/endpoints.md)',
     ),
   ),
   endpoint('--custom-endpoint', alias('--endpoint'), ['/v1/custom/chat']),
@@ -239,6 +241,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
     ),
   ),
+  rankings('--rankings-passages-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-stddev', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-prompt-token-stddev', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-query-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-query-prompt-token-stddev', refused(RANKINGS_SYNTHETIC)),
   synthesis('--synthesis-speedup-ratio', same()),
   synthesis(
     '--synthesis-prefix-len-multiplier',

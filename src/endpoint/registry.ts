@@ -7,6 +7,7 @@ import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
 import { messages } from './messages.js';
+import { cohereRankings, hfTeiRankings, nimRankings } from './rankings.js';
 import { responses } from './responses.js';
 
 /** Every endpoint adapter, keyed by its `--endpoint-type` value. */
@@ -17,6 +18,9 @@ export const ENDPOINTS = {
   responses,
   huggingface_generate: huggingfaceGenerate,
   messages,
+  hf_tei_rankings: hfTeiRankings,
+  cohere_rankings: cohereRankings,
+  nim_rankings: nimRankings,
 } as const;
 
 /** An `--endpoint-type` value. */

@@ -3,7 +3,7 @@
  * one response JSON object (an SSE event's data or a whole non-streamed body). Chosen from the typed
  * registry in `endpoint/registry.ts`.
  */
-import type { ChatMessage } from '../dataset/types.js';
+import type { ChatMessage, NamedText } from '../dataset/types.js';
 import type { Usage } from '../record/types.js';
 
 /** Everything needed to build one request body. */
@@ -22,6 +22,8 @@ export interface BodyInput {
   extraInputs: Record<string, unknown>;
   /** Per-turn `extra`, shallow-merged after `extraInputs`. */
   turnExtra?: Record<string, unknown>;
+  /** The turn's named `texts` (`query`, `passages`), when its input file named them. */
+  namedTexts?: readonly NamedText[];
 }
 
 /** What one response object contributes. Strings are '' when absent. */

@@ -61,7 +61,8 @@ async function runDocCommand(command: string, files: Record<string, string> = {}
     if (all[i - 1] === '--url') return sim.url;
     return w.startsWith('$') ? 'test-key' : w;
   });
-  const model = args[args.indexOf('--model') + 1] as string;
+  const modelAt = Math.max(args.indexOf('--model'), args.indexOf('-m'));
+  const model = args[modelAt + 1] as string;
   const cache = fakeCache(model, COMMIT, TOKENIZER_JSON);
   const seen = sim.capturedRequests().length;
   const env = { ...process.env, HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1' };
@@ -231,4 +232,78 @@ test('messages with --use-server-token-count --tokenizer builtin: token counts a
     --api-key $ANTHROPIC_API_KEY`);
   assertCompleted(run, 10);
   assert.deepEqual(new Set(metric(run, 'output_sequence_length')), new Set([1024]));
+});
+
+// ---- rankings (docs/tutorials/rankings.md) ----
+
+const RANKINGS_JSONL = [0, 1, 2, 3, 4]
+  .map(
+    (i) =>
+      `{"texts":[{"name":"query","contents":["What is AI topic ${i}?"]},{"name":"passages","contents":["AI passage ${i}"]}]}`,
+  )
+  .join('\n');
+
+test('hf_tei_rankings with custom inputs: 10 requests to /rerank with query and texts, latency only', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+    -m BAAI/bge-reranker-base \\
+    --endpoint-type hf_tei_rankings \\
+    --url localhost:8080 \\
+    --input-file ./rankings.jsonl \\
+    --custom-dataset-type single_turn \\
+    --request-count 10`,
+    { 'rankings.jsonl': `${RANKINGS_JSONL}\n` },
+  );
+  assertCompleted(run, 10);
+  const sent = bodies(run);
+  assert.ok(run.requests.every((r) => r.path === '/rerank'));
+  assert.deepEqual(sent[0], { query: 'What is AI topic 0?', texts: ['AI passage 0'] });
+  assert.deepEqual(metric(run, 'time_to_first_token'), new Array(10).fill(undefined));
+  assert.deepEqual(metric(run, 'output_sequence_length'), new Array(10).fill(0)); // no output tokens, as embeddings
+  assert.ok(metric(run, 'request_latency').every((v) => typeof v === 'number' && v > 0));
+  assert.ok((run.summary.request_throughput as { avg: number }).avg > 0);
+});
+
+test('cohere_rankings with custom inputs: 10 requests to /v1/rerank with model, query and documents', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+    -m BAAI/bge-reranker-v2-m3 \\
+    --endpoint-type cohere_rankings \\
+    --url localhost:8080 \\
+    --input-file ./rankings.jsonl \\
+    --custom-dataset-type single_turn \\
+    --request-count 10`,
+    { 'rankings.jsonl': `${RANKINGS_JSONL}\n` },
+  );
+  assertCompleted(run, 10);
+  assert.ok(run.requests.every((r) => r.path === '/v1/rerank'));
+  assert.deepEqual(bodies(run)[1], {
+    model: 'BAAI/bge-reranker-v2-m3',
+    query: 'What is AI topic 1?',
+    documents: ['AI passage 1'],
+  });
+});
+
+test('rankings with synthetic inputs: refused before anything runs, naming the file way', async () => {
+  const synthetic = await runDocCommand(`aiperf profile \\
+    -m BAAI/bge-reranker-v2-m3 \\
+    --endpoint-type cohere_rankings \\
+    --url localhost:8080 \\
+    --request-count 10`);
+  assert.equal(synthetic.code, 2);
+  assert.match(synthetic.stderr, /synthetic rankings inputs .* not implemented .*--input-file/);
+  const flags = await runDocCommand(`aiperf profile \\
+    -m BAAI/bge-reranker-base \\
+    --endpoint-type hf_tei_rankings \\
+    --url localhost:8080 \\
+    --request-count 10 \\
+    --rankings-passages-mean 5 \\
+    --rankings-passages-stddev 1 \\
+    --rankings-passages-prompt-token-mean 32 \\
+    --rankings-passages-prompt-token-stddev 8 \\
+    --rankings-query-prompt-token-mean 16 \\
+    --rankings-query-prompt-token-stddev 4`);
+  assert.equal(flags.code, 2);
+  assert.match(flags.stderr, /--rankings-passages-mean is AIPerf's option; tokenload does not take it/);
+  assert.equal(flags.requests.length + synthetic.requests.length, 0);
 });
