@@ -67,6 +67,7 @@ const NO_SIGV4 =
 const NO_LIVE_EXPORT =
   'tokenload streams no telemetry to OpenTelemetry or MLflow (not planned): upload the artifact files after the run (profile_export.jsonl grows as requests complete)';
 const NO_ACCURACY = 'tokenload measures serving performance, not answer accuracy (not planned)';
+const RANKINGS_SYNTHETIC = `${NOT_YET}: synthetic rankings inputs; give each query and its passages in --input-file (single_turn, texts named query and passages; docs/endpoints.md)`;
 
 const endpoint = row('Endpoint');
 const tokenizer = row('Tokenizer');
@@ -75,6 +76,7 @@ const schedule = row('Fixed schedule');
 const conversation = row('Conversation');
 const prompt = row('Prompt / ISL / OSL');
 const synthesis = row('Synthesis');
+const rankings = row('Rankings');
 const load = row('Load generator');
 const warmup = row('Warmup');
 const cancellation = row('Request cancellation');
@@ -106,7 +108,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       'round_robin',
     ),
   ),
-  endpoint('--endpoint-type', same('types: chat, completions, embeddings, responses, huggingface_generate')),
+  endpoint(
+    '--endpoint-type',
+    same(
+      'types: chat, completions, embeddings, responses, huggingface_generate, messages, hf_tei_rankings, cohere_rankings, nim_rankings (docs/endpoints.md)',
+    ),
+  ),
   endpoint('--custom-endpoint', alias('--endpoint'), ['/v1/custom/chat']),
   endpoint('--endpoint', same()),
   endpoint('--streaming', same()),
@@ -238,6 +245,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
     ),
   ),
+  rankings('--rankings-passages-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-stddev', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-passages-prompt-token-stddev', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-query-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),
+  rankings('--rankings-query-prompt-token-stddev', refused(RANKINGS_SYNTHETIC)),
   synthesis('--synthesis-speedup-ratio', same()),
   synthesis(
     '--synthesis-prefix-len-multiplier',

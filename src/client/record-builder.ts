@@ -325,7 +325,8 @@ export class RecordBuilder implements SseSink {
       this.doneSeen = true;
       this.raw.streamEndNs ??= atNs;
     }
-    if (parsed.usage !== null) this.raw.usage = parsed.usage;
+    if (parsed.usage !== null)
+      this.raw.usage = parsed.usageMerges === true ? { ...this.raw.usage, ...parsed.usage } : parsed.usage;
     if (parsed.finishReason !== null) this.raw.finishReason = parsed.finishReason;
     const choices = parsed.choices;
     if (choices !== undefined) {

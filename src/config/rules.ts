@@ -170,7 +170,10 @@ function simulatorOptionProblem(c: RuleInput): string | null {
 }
 
 /** Endpoints whose server renders a chat template around the messages. */
-const TEMPLATED_ENDPOINTS = ['chat', 'responses'];
+const TEMPLATED_ENDPOINTS = ['chat', 'responses', 'messages'];
+
+/** The rerank endpoint types: a query and passages per request, read from named texts. */
+const RANKINGS_ENDPOINTS: readonly string[] = ['hf_tei_rankings', 'cohere_rankings', 'nim_rankings'];
 
 /** Every cross-field rule, in the order they are checked. */
 export const CONFIG_RULES: readonly ConfigRule[] = [
@@ -187,7 +190,13 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   rule('--apply-chat-template', (c) =>
     when(
       c.applyChatTemplate === true && !TEMPLATED_ENDPOINTS.includes(c.endpointType ?? 'chat'),
-      `--apply-chat-template needs --endpoint-type chat or responses: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
+      `--apply-chat-template needs --endpoint-type chat, responses or messages: a ${c.endpointType} server counts the prompt text as sent, with no chat template.`,
+    ),
+  ),
+  rule('--endpoint-type', (c) =>
+    when(
+      RANKINGS_ENDPOINTS.includes(c.endpointType) && c.inputFile === undefined,
+      `--endpoint-type ${c.endpointType} without --input-file: synthetic rankings inputs (AIPerf's --rankings-* options, a synthetic query with synthetic passages) are not implemented in tokenload yet; give the queries and passages in a file: --input-file rankings.jsonl --custom-dataset-type single_turn, each line {"texts":[{"name":"query","contents":["…"]},{"name":"passages","contents":["…","…"]}]}.`,
     ),
   ),
   waitForModelRule,

@@ -10,7 +10,7 @@
  * - `image(s)`, `audio(s)`, `video(s)` are rejected: tokenload sends text only.
  * Errors name the field with the caller's prefix, e.g. `turns[2].text`.
  */
-import type { PromptSpec, SourceRef, Turn } from './types.js';
+import type { NamedText, PromptSpec, SourceRef, Turn } from './types.js';
 import { asObject, fieldError, type JsonObject, sessionIdString } from './validate.js';
 
 /** Separator placed between the entries of `texts` in the one message they form. */
@@ -69,6 +69,22 @@ function parseContent(row: JsonObject, prefix: string, at: SourceRef): string {
     throw fieldError(at, `${prefix}${hasTexts ? 'texts' : 'text'}`, 'text or a non-empty texts array', texts);
   }
   return texts.map((entry, i) => textsEntry(entry, `${prefix}texts[${i}]`, at)).join(TEXTS_SEPARATOR);
+}
+
+/** The entries of `texts` by name, when at least one entry is `{name, contents}` with a string name. */
+function namedTextsOf(row: JsonObject): NamedText[] | undefined {
+  const texts = row.texts;
+  if (!Array.isArray(texts)) return undefined;
+  const named = texts.some((t) => typeof (t as JsonObject | null)?.name === 'string');
+  if (!named) return undefined;
+  return texts.map((t) =>
+    typeof t === 'string'
+      ? { name: '', contents: [t] }
+      : {
+          name: typeof (t as JsonObject).name === 'string' ? ((t as JsonObject).name as string) : '',
+          contents: (t as JsonObject).contents as string[],
+        },
+  );
 }
 
 function optionalMs(row: JsonObject, field: string, prefix: string, at: SourceRef): number | undefined {
@@ -156,6 +172,7 @@ export function parseTextTurn(value: unknown, prefix: string, rules: TextTurnRul
   const { timestampMs, delayMs } = parseTiming(row, prefix, rules, at);
   const maxTokens = parseOutputLength(row, prefix, at);
   const extra = parseExtra(row, prefix, at);
+  const namedTexts = namedTextsOf(row);
   const turn: Turn = {
     index: 0,
     prompt: messagePrompt(role, content),
@@ -164,6 +181,7 @@ export function parseTextTurn(value: unknown, prefix: string, rules: TextTurnRul
     ...(delayMs === undefined ? {} : { delayMs }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(extra === undefined ? {} : { extra }),
+    ...(namedTexts === undefined ? {} : { namedTexts }),
   };
   return { turn, content, role, sessionId: parseSessionId(row, prefix, rules, at) };
 }

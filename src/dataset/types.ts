@@ -47,6 +47,12 @@ export type PromptSpec =
   | { kind: 'messages'; messages: ChatMessage[] }
   | { kind: 'payload'; payload: Record<string, unknown> };
 
+/** One named entry of a turn's `texts` (`name` '' when the entry had none). */
+export interface NamedText {
+  name: string;
+  contents: string[];
+}
+
 /** Where a turn came from, for error messages and records: file path and 1-based line number. */
 export interface SourceRef {
   file: string;
@@ -72,6 +78,12 @@ export interface Turn {
   requestType?: string;
   /** Body fields merged last, after `--extra-inputs` (Mooncake `extra`). Shallow merge. */
   extra?: Record<string, unknown>;
+  /**
+   * The `texts` entries of a JSONL turn, by name, when at least one is named (`{name, contents}`,
+   * AIPerf's named texts): the rankings endpoints read their `query` and `passages` from them. The
+   * prompt still holds every text joined, as the other endpoints send it.
+   */
+  namedTexts?: NamedText[];
   source: SourceRef;
 }
 

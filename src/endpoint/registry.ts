@@ -6,6 +6,8 @@ import { chat } from './chat.js';
 import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
+import { messages } from './messages.js';
+import { cohereRankings, hfTeiRankings, nimRankings } from './rankings.js';
 import { responses } from './responses.js';
 
 /** Every endpoint adapter, keyed by its `--endpoint-type` value. */
@@ -15,6 +17,10 @@ export const ENDPOINTS = {
   embeddings,
   responses,
   huggingface_generate: huggingfaceGenerate,
+  messages,
+  hf_tei_rankings: hfTeiRankings,
+  cohere_rankings: cohereRankings,
+  nim_rankings: nimRankings,
 } as const;
 
 /** An `--endpoint-type` value. */

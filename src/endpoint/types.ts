@@ -3,7 +3,7 @@
  * one response JSON object (an SSE event's data or a whole non-streamed body). Chosen from the typed
  * registry in `endpoint/registry.ts`.
  */
-import type { ChatMessage } from '../dataset/types.js';
+import type { ChatMessage, NamedText } from '../dataset/types.js';
 import type { Usage } from '../record/types.js';
 
 /** Everything needed to build one request body. */
@@ -22,6 +22,8 @@ export interface BodyInput {
   extraInputs: Record<string, unknown>;
   /** Per-turn `extra`, shallow-merged after `extraInputs`. */
   turnExtra?: Record<string, unknown>;
+  /** The turn's named `texts` (`query`, `passages`), when its input file named them. */
+  namedTexts?: readonly NamedText[];
 }
 
 /** What one response object contributes. Strings are '' when absent. */
@@ -53,6 +55,12 @@ export interface ParsedResponse {
    * counts as answered (latency only, OSL 0). Optional: text-producing adapters omit it.
    */
   nonTokenContent?: boolean;
+  /**
+   * True when {@link ParsedResponse.usage} holds only some of the response's counts, to be merged
+   * into those seen before (Anthropic: input tokens in `message_start`, output tokens in
+   * `message_delta`). Absent: a usage object replaces the earlier one.
+   */
+  usageMerges?: boolean;
 }
 
 /** One endpoint type. */
@@ -78,6 +86,15 @@ export interface EndpointAdapter {
    * plain prompt (completions, TGI generate, embeddings). Names what the usage check learns.
    */
   readonly chatTemplated: boolean;
+  /**
+   * Headers the API expects on every request (Anthropic's `anthropic-version`); a `-H` header of the
+   * same name (any case) replaces one. Absent: none.
+   */
+  readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The headers that carry `--api-key` (Anthropic's `x-api-key`). Absent: `Authorization: Bearer <key>`.
+   */
+  authHeaders?(apiKey: string): Record<string, string>;
   /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */

@@ -1,20 +1,37 @@
 /**
- * The HTTP headers a run sends: the user's `-H` values and `--api-key` on every request to the
- * target, and AIPerf's request and session ids on the measured ones.
+ * The HTTP headers a run sends: the endpoint type's own headers, the user's `-H` values and
+ * `--api-key` on every request to the target, and AIPerf's request and session ids on the measured
+ * ones.
  */
 import type { ProfileConfig } from '../config/resolve.js';
+import { ENDPOINTS } from '../endpoint/registry.js';
 
-/** The headers of a request of the run's own (not a measured one): `-H` values and `--api-key`. */
-export function headersOf(config: Pick<ProfileConfig, 'headers' | 'apiKey'>): Record<string, string> {
-  return {
-    ...config.headers,
-    ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),
-  };
+/**
+ * The headers of a request of the run's own (not a measured one): the endpoint type's default
+ * headers (Anthropic's `anthropic-version`) unless `-H` names them (any case), the `-H` values, then
+ * `--api-key` as the endpoint carries it (`Authorization: Bearer <key>`, Anthropic's `x-api-key`).
+ */
+export function headersOf(
+  config: Pick<ProfileConfig, 'headers' | 'apiKey'> & Partial<Pick<ProfileConfig, 'endpointType'>>,
+): Record<string, string> {
+  const adapter = ENDPOINTS[config.endpointType ?? 'chat'];
+  const given = new Set(Object.keys(config.headers).map((name) => name.toLowerCase()));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(adapter.defaultHeaders ?? {}))
+    if (!given.has(name)) headers[name] = value;
+  Object.assign(headers, config.headers);
+  if (config.apiKey !== undefined) {
+    Object.assign(
+      headers,
+      adapter.authHeaders?.(config.apiKey) ?? { authorization: `Bearer ${config.apiKey}` },
+    );
+  }
+  return headers;
 }
 
 /** The headers of one measured request: {@link headersOf} plus `x-request-id` and `x-correlation-id`. */
 export function requestHeaders(
-  config: Pick<ProfileConfig, 'headers' | 'apiKey'>,
+  config: Pick<ProfileConfig, 'headers' | 'apiKey'> & Partial<Pick<ProfileConfig, 'endpointType'>>,
   requestId: string,
   correlationId: string,
 ): Record<string, string> {

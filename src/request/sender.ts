@@ -283,10 +283,10 @@ function encodeBody(
   if (prompt.payload !== undefined || messages === null) {
     return Buffer.from(JSON.stringify(prompt.payload), 'utf8');
   }
-  const body = buildBody(deps, model, messages, turn.maxTokens, turn.extra);
+  const body = buildBody(deps, model, messages, turn);
   if (prompt.pieces === undefined) return Buffer.from(JSON.stringify(body), 'utf8');
   return bodyWithPromptBytes(body, prompt.pieces, (text) =>
-    buildBody(deps, model, withPromptText(messages, text), turn.maxTokens, turn.extra),
+    buildBody(deps, model, withPromptText(messages, text), turn),
   );
 }
 
@@ -294,9 +294,9 @@ function buildBody(
   deps: SenderDeps,
   model: string,
   messages: ChatMessage[],
-  maxTokens: number | undefined,
-  turnExtra: Record<string, unknown> | undefined,
+  turn: Pick<Turn, 'maxTokens' | 'extra' | 'namedTexts'>,
 ): Record<string, unknown> {
+  const { maxTokens, extra: turnExtra, namedTexts } = turn;
   return deps.adapter.buildBody({
     model,
     messages,
@@ -306,6 +306,7 @@ function buildBody(
     perChunkUsage: deps.config.perChunkUsage,
     extraInputs: deps.config.extraInputs,
     ...(turnExtra === undefined ? {} : { turnExtra }),
+    ...(namedTexts === undefined ? {} : { namedTexts }),
   });
 }
 

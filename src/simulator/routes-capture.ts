@@ -3,7 +3,7 @@
  * test can assert exactly what a client put on the wire. Off unless `startSimulator` is asked for
  * it (bodies can be large; a long run would keep them all).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 /** One received request. */
 export interface CapturedRequest {
@@ -11,6 +11,8 @@ export interface CapturedRequest {
   path: string;
   /** The body as UTF-8 text (complete once the request ended). */
   body: string;
+  /** The request's headers (names lower-cased). */
+  headers: IncomingHttpHeaders;
 }
 
 /** Keeps every captured request. */
@@ -22,7 +24,7 @@ export class RequestCapture {
    * the handler reads the body (both listeners then see every chunk).
    */
   capture(req: IncomingMessage, path: string): void {
-    const entry: CapturedRequest = { path, body: '' };
+    const entry: CapturedRequest = { path, body: '', headers: req.headers };
     this.list.push(entry);
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));

@@ -38,7 +38,8 @@ export interface OpenAiRequest extends RouteRequest {
   continuousUsage: boolean;
 }
 
-function messageText(content: unknown): string {
+/** A message `content` as text: a string, or the `text` of its content parts joined with one space. */
+export function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const parts: string[] = [];

@@ -17,7 +17,9 @@ import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInpu
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
 import { type GenerateRoute, handleRoute } from './routes-generate.js';
+import { MESSAGES_ROUTE } from './routes-messages.js';
 import { CHAT_ROUTE, COMPLETIONS_ROUTE } from './routes-openai.js';
+import { handleRankings, type RankingsApi } from './routes-rankings.js';
 import { RESPONSES_ROUTE } from './routes-responses.js';
 import { TGI_GENERATE_ROUTE, TGI_STREAM_ROUTE } from './routes-tgi.js';
 import type { Scheduler } from './sequence.js';
@@ -89,11 +91,19 @@ function serveMetrics(ctx: HandlerContext, steps: number, res: ServerResponse): 
   sendJson(res, 200, renderMetrics(snapshot(ctx, steps), name), 'text/plain; version=0.0.4');
 }
 
+/** The rerank routes, by `METHOD path`. */
+const RANKINGS_ROUTES: ReadonlyMap<string, RankingsApi> = new Map<string, RankingsApi>([
+  ['POST /rerank', 'tei'],
+  ['POST /v1/rerank', 'cohere'],
+  ['POST /v1/ranking', 'nim'],
+]);
+
 /** The generation routes, by `METHOD path`. */
 const GENERATE_ROUTES: ReadonlyMap<string, GenerateRoute> = new Map<string, GenerateRoute>([
   ['POST /v1/chat/completions', CHAT_ROUTE],
   ['POST /v1/completions', COMPLETIONS_ROUTE],
   ['POST /v1/responses', RESPONSES_ROUTE],
+  ['POST /v1/messages', MESSAGES_ROUTE],
   ['POST /generate', TGI_GENERATE_ROUTE],
   ['POST /generate_stream', TGI_STREAM_ROUTE],
 ]);
@@ -111,6 +121,8 @@ function route(
   const generate = GENERATE_ROUTES.get(key);
   if (generate !== undefined) void handleRoute(ctx, generate, req, res);
   else if (key === 'POST /v1/embeddings') void handleEmbeddings(ctx, req, res);
+  else if (RANKINGS_ROUTES.has(key))
+    void handleRankings(ctx, RANKINGS_ROUTES.get(key) as RankingsApi, req, res);
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
   else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
   else if (key === 'GET /metrics') serveMetrics(ctx, steps(), res);

@@ -1,0 +1,309 @@
+/**
+ * AIPerf's documented `aiperf profile` commands for the endpoint types of its tutorials (messages,
+ * rankings, template, image generation), run through the built CLI with only `aiperf` replaced by
+ * `tokenload` and the `--url` pointed at the simulator, in a fresh working folder (so the artifacts
+ * land in `artifacts/<name>/` as they would for the user). Each checks what a user checks: the
+ * request count the doc states, no errors, the metrics that make sense for the endpoint (stream
+ * metrics only when streamed), and what the simulator received. The model names of the docs are
+ * not on a Hub here: a Hugging Face cache holding the bundled tokenizer under each name stands in
+ * for the user's own cache.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { CapturedRequest } from '../../src/simulator/routes-capture.js';
+import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { builtCli } from '../helpers/built-package.js';
+import { fakeCache, removeTempDirs, TOKENIZER_JSON } from '../helpers/hub-cli.js';
+
+const COMMIT = 'a'.repeat(40);
+
+let sim: RunningSimulator;
+const dirs: string[] = [];
+
+before(async () => {
+  sim = await startSimulator(
+    { mode: 'fixed', ttftMs: 1, itlMs: 0, tokensPerChunk: 8 },
+    { captureRequests: true },
+  );
+});
+
+after(async () => {
+  await sim.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removeTempDirs();
+});
+
+interface DocRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  records: Array<{ metrics: Record<string, { value: unknown }>; error: unknown }>;
+  summary: Record<string, { avg?: number } | unknown>;
+  /** What the simulator received during this run. */
+  requests: CapturedRequest[];
+}
+
+/**
+ * Runs a doc's command: `aiperf` → the built CLI, `--url <doc url>` → the simulator, `$VAR` → a
+ * literal; `files` are written into the working folder first.
+ */
+async function runDocCommand(command: string, files: Record<string, string> = {}): Promise<DocRun> {
+  const cwd = mkdtempSync(join(tmpdir(), 'tokenload-docs-'));
+  dirs.push(cwd);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(cwd, name), text);
+  const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/);
+  assert.equal(words[0], 'aiperf');
+  const args = words.slice(1).map((w, i, all) => {
+    if (all[i - 1] === '--url') return sim.url;
+    return w.startsWith('$') ? 'test-key' : w;
+  });
+  const modelAt = Math.max(args.indexOf('--model'), args.indexOf('-m'));
+  const model = args[modelAt + 1] as string;
+  const cache = fakeCache(model, COMMIT, TOKENIZER_JSON);
+  const seen = sim.capturedRequests().length;
+  const env = { ...process.env, HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1' };
+  const child = spawn(process.execPath, [builtCli(), ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const out: DocRun = { code, stdout, stderr, records: [], summary: {}, requests: [] };
+  if (code !== 0) return out;
+  const [run] = readdirSync(join(cwd, 'artifacts'));
+  const folder = join(cwd, 'artifacts', run as string);
+  out.records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  out.summary = JSON.parse(readFileSync(join(folder, 'profile_export_aiperf.json'), 'utf8'));
+  out.requests = sim
+    .capturedRequests()
+    .slice(seen)
+    .filter((r) => r.path !== '/v1/models');
+  return out;
+}
+
+/** The run ended 0 with `count` records and requests, none failed. */
+function assertCompleted(run: DocRun, count: number): void {
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.records.length, count);
+  for (const r of run.records) assert.equal(r.error, null);
+  const measured = run.requests.filter((r) => r.headers['x-request-id'] !== undefined);
+  assert.equal(measured.length, count);
+  assert.equal((run.summary.request_count as { avg: number }).avg, count);
+}
+
+function bodies(run: DocRun): Record<string, unknown>[] {
+  return run.requests.filter((r) => r.headers['x-request-id'] !== undefined).map((r) => JSON.parse(r.body));
+}
+
+const metric = (run: DocRun, name: string): unknown[] => run.records.map((r) => r.metrics[name]?.value);
+
+// ---- messages (docs/tutorials/anthropic-messages-endpoint.md) ----
+
+test('messages, non-streaming: 20 requests to /v1/messages with x-api-key, latency but no TTFT', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY \\
+    --request-count 20 \\
+    --concurrency 4`);
+  assertCompleted(run, 20);
+  for (const r of run.requests) {
+    assert.equal(r.path, '/v1/messages');
+    assert.equal(r.headers['x-api-key'], 'test-key');
+    assert.equal(r.headers['anthropic-version'], '2023-06-01');
+    assert.equal(r.headers.authorization, undefined);
+  }
+  for (const body of bodies(run)) {
+    assert.equal(body.stream, false);
+    assert.equal(body.max_tokens, 1024);
+  }
+  assert.deepEqual(new Set(metric(run, 'output_sequence_length')), new Set([1024]));
+  assert.deepEqual(metric(run, 'time_to_first_token'), new Array(20).fill(undefined));
+  assert.ok(metric(run, 'request_latency').every((v) => typeof v === 'number' && v > 0));
+});
+
+test('messages, streaming with synthetic lengths: 50 requests, TTFT and ITL, usage from the events', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --streaming \\
+    --synthetic-input-tokens-mean 500 \\
+    --synthetic-input-tokens-stddev 50 \\
+    --output-tokens-mean 200 \\
+    --output-tokens-stddev 20 \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY \\
+    --request-count 50 \\
+    --concurrency 8`);
+  assertCompleted(run, 50);
+  const sent = bodies(run);
+  for (const [i, r] of run.records.entries()) {
+    const body = sent.find((b) => b.max_tokens === r.metrics.output_sequence_length?.value);
+    assert.ok(body !== undefined, `record ${i}: an OSL equal to a max_tokens sent`);
+    assert.equal(typeof r.metrics.time_to_first_token?.value, 'number');
+    assert.equal(typeof r.metrics.inter_token_latency?.value, 'number');
+    assert.equal(r.metrics.usage_prompt_tokens?.value, r.metrics.input_sequence_length?.value);
+    assert.equal(r.metrics.usage_completion_tokens?.value, r.metrics.output_sequence_length?.value);
+  }
+  assert.ok(sent.every((b) => b.stream === true && typeof b.max_tokens === 'number'));
+});
+
+test('messages with a shared system prompt: 20 requests, no system-role message', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --shared-system-prompt-length 100 \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY \\
+    --request-count 20`);
+  assertCompleted(run, 20);
+  // tokenload's synthetic shared system prompt starts the first user message (docs/aiperf.md), so
+  // there is no system message to move to the top-level `system` field.
+  for (const body of bodies(run)) {
+    assert.ok((body.messages as Array<{ role: string }>).every((m) => m.role !== 'system'));
+  }
+});
+
+test('messages with --header and --extra-inputs: the header beside the defaults, the inputs in the body', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --extra-inputs temperature:0.7 \\
+    --extra-inputs top_p:0.9 \\
+    --header anthropic-beta:extended-thinking-2025-04-11 \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY`);
+  assertCompleted(run, 10); // no --request-count: max(10, 2 × concurrency 1)
+  for (const r of run.requests) assert.equal(r.headers['anthropic-beta'], 'extended-thinking-2025-04-11');
+  for (const body of bodies(run)) assert.deepEqual([body.temperature, body.top_p], [0.7, 0.9]);
+});
+
+test('messages multi-turn file: 2 sessions of 2 turns, the second turn carrying the first answer', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --input-file conversations.jsonl \\
+    --custom-dataset-type multi_turn \\
+    --streaming \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY \\
+    --concurrency 2`,
+    {
+      'conversations.jsonl':
+        '{"session_id": "s1", "turns": [{"text": "What is Rust?"}, {"text": "Compare it to C++."}]}\n' +
+        '{"session_id": "s2", "turns": [{"text": "Explain async/await."}, {"text": "Show a Python example."}]}\n',
+    },
+  );
+  assertCompleted(run, 4);
+  const second = bodies(run).filter((b) => (b.messages as unknown[]).length === 3);
+  assert.equal(second.length, 2);
+  for (const body of second) {
+    const [, answer] = body.messages as Array<{ role: string; content: string }>;
+    assert.equal(answer?.role, 'assistant');
+    assert.notEqual(answer?.content, '');
+  }
+});
+
+test('messages with --use-server-token-count --tokenizer builtin: token counts are the server usage', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+    --model claude-sonnet-4-20250514 \\
+    --endpoint-type messages \\
+    --use-server-token-count \\
+    --tokenizer builtin \\
+    --streaming \\
+    --url https://api.anthropic.com \\
+    --api-key $ANTHROPIC_API_KEY`);
+  assertCompleted(run, 10);
+  assert.deepEqual(new Set(metric(run, 'output_sequence_length')), new Set([1024]));
+});
+
+// ---- rankings (docs/tutorials/rankings.md) ----
+
+const RANKINGS_JSONL = [0, 1, 2, 3, 4]
+  .map(
+    (i) =>
+      `{"texts":[{"name":"query","contents":["What is AI topic ${i}?"]},{"name":"passages","contents":["AI passage ${i}"]}]}`,
+  )
+  .join('\n');
+
+test('hf_tei_rankings with custom inputs: 10 requests to /rerank with query and texts, latency only', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+    -m BAAI/bge-reranker-base \\
+    --endpoint-type hf_tei_rankings \\
+    --url localhost:8080 \\
+    --input-file ./rankings.jsonl \\
+    --custom-dataset-type single_turn \\
+    --request-count 10`,
+    { 'rankings.jsonl': `${RANKINGS_JSONL}\n` },
+  );
+  assertCompleted(run, 10);
+  const sent = bodies(run);
+  assert.ok(run.requests.every((r) => r.path === '/rerank'));
+  assert.deepEqual(sent[0], { query: 'What is AI topic 0?', texts: ['AI passage 0'] });
+  assert.deepEqual(metric(run, 'time_to_first_token'), new Array(10).fill(undefined));
+  assert.deepEqual(metric(run, 'output_sequence_length'), new Array(10).fill(0)); // no output tokens, as embeddings
+  assert.ok(metric(run, 'request_latency').every((v) => typeof v === 'number' && v > 0));
+  assert.ok((run.summary.request_throughput as { avg: number }).avg > 0);
+});
+
+test('cohere_rankings with custom inputs: 10 requests to /v1/rerank with model, query and documents', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+    -m BAAI/bge-reranker-v2-m3 \\
+    --endpoint-type cohere_rankings \\
+    --url localhost:8080 \\
+    --input-file ./rankings.jsonl \\
+    --custom-dataset-type single_turn \\
+    --request-count 10`,
+    { 'rankings.jsonl': `${RANKINGS_JSONL}\n` },
+  );
+  assertCompleted(run, 10);
+  assert.ok(run.requests.every((r) => r.path === '/v1/rerank'));
+  assert.deepEqual(bodies(run)[1], {
+    model: 'BAAI/bge-reranker-v2-m3',
+    query: 'What is AI topic 1?',
+    documents: ['AI passage 1'],
+  });
+});
+
+test('rankings with synthetic inputs: refused before anything runs, naming the file way', async () => {
+  const synthetic = await runDocCommand(`aiperf profile \\
+    -m BAAI/bge-reranker-v2-m3 \\
+    --endpoint-type cohere_rankings \\
+    --url localhost:8080 \\
+    --request-count 10`);
+  assert.equal(synthetic.code, 2);
+  assert.match(synthetic.stderr, /synthetic rankings inputs .* not implemented .*--input-file/);
+  const flags = await runDocCommand(`aiperf profile \\
+    -m BAAI/bge-reranker-base \\
+    --endpoint-type hf_tei_rankings \\
+    --url localhost:8080 \\
+    --request-count 10 \\
+    --rankings-passages-mean 5 \\
+    --rankings-passages-stddev 1 \\
+    --rankings-passages-prompt-token-mean 32 \\
+    --rankings-passages-prompt-token-stddev 8 \\
+    --rankings-query-prompt-token-mean 16 \\
+    --rankings-query-prompt-token-stddev 4`);
+  assert.equal(flags.code, 2);
+  assert.match(flags.stderr, /--rankings-passages-mean is AIPerf's option; tokenload does not take it/);
+  assert.equal(flags.requests.length + synthetic.requests.length, 0);
+});
