@@ -107,7 +107,7 @@ function pageCommands(page: string, commit: string, text: string): CommandRow[] 
 function namedFiles(files: readonly Heredoc[], line: number, command: string): [string, string][] {
   const chosen = new Map<string, string>();
   for (const f of files) {
-    if (!new RegExp(`(^|[\\s/'"=])${escape(f.name)}\\b`).test(command)) continue;
+    if (!new RegExp(`(^|[\\s/'"=])${escapeRegExp(f.name)}\\b`).test(command)) continue;
     if (f.line < line || !chosen.has(f.name)) chosen.set(f.name, f.content);
   }
   return [...chosen.entries()];
@@ -127,7 +127,7 @@ function openQuote(text: string): boolean {
   return quote !== '';
 }
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function main(): void {
   const [dir, commitArg] = process.argv.slice(2);
@@ -139,7 +139,8 @@ function main(): void {
     .sort();
   const previous = new Map<string, CommandRow>();
   if (existsSync(OUT)) {
-    for (const row of JSON.parse(readFileSync(OUT, 'utf8')) as CommandRow[]) previous.set(`${row.page}\n${row.command}`, row);
+    for (const row of JSON.parse(readFileSync(OUT, 'utf8')) as CommandRow[])
+      previous.set(`${row.page}\n${row.command}`, row);
   }
   const rows = pages.flatMap((page) => pageCommands(page, commit, git(dir, ['show', `${commit}:${page}`])));
   for (const row of rows) {
