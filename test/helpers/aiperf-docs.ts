@@ -73,7 +73,8 @@ export interface ShellCommand {
  * (to the end of their line), and a pipe or `;`/`&&` ending the command.
  */
 export function shellWords(command: string): ShellCommand {
-  return splitEnv(new ShellLexer(command.replace(/\\\n/g, ' ')).run());
+  // A continuation with nothing after it (the docs' last line before a closing fence) ends the command.
+  return splitEnv(new ShellLexer(command.replace(/\\\n/g, ' ').replace(/\\\s*$/, '')).run());
 }
 
 /** The shell word splitter of {@link shellWords}: one character a step. */
