@@ -286,3 +286,51 @@ test('raw_payload folder: each *.jsonl file one conversation (by name), its line
   );
   assert.ok(records.every((r) => r.error === null && r.metadata.response_streamed === true));
 });
+
+test('raw_payload detected without --custom-dataset-type (the doc second command); the log names it', async () => {
+  const dir = freshDir('raw-detected');
+  const file = join(dir, 'payloads.jsonl');
+  writeFileSync(file, `${RAW_LINES.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const from = simA.capturedRequests().length;
+  const out = join(dir, 'run');
+  const stderr = await profile([
+    '--input-file',
+    file,
+    '--model',
+    MODEL,
+    '--streaming',
+    '--url',
+    simA.url,
+    '--concurrency',
+    '2',
+    '--artifact-dir',
+    out,
+  ]);
+  assert.match(stderr, /dataset type raw_payload \(detected; --custom-dataset-type not given\)/);
+  assert.equal(received(simA, from).length, 3);
+  assert.equal(readRunArtifacts(out).records.length, 3);
+});
+
+test('a file whose rows fit two types is refused before anything is sent (exit 2), naming file and line', async () => {
+  const dir = freshDir('ambiguous');
+  const file = join(dir, 'messages.jsonl');
+  writeFileSync(file, `${JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })}\n`);
+  const from = simA.capturedRequests().length;
+  const r = await runCliInProcess([
+    'profile',
+    '--input-file',
+    file,
+    '-m',
+    MODEL,
+    '--url',
+    simA.url,
+    '--ui',
+    'none',
+    '--artifact-dir',
+    join(dir, 'run'),
+  ]);
+  assert.equal(r.code, 2);
+  assert.ok(r.stderr.includes(`${file}:1: cannot tell the dataset type`), r.stderr);
+  assert.match(r.stderr, /mooncake_trace and raw_payload/);
+  assert.equal(simA.capturedRequests().length, from);
+});
