@@ -37,7 +37,9 @@ export function registerProfileCommand(
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
   const flags = defineProfileOptions(cmd);
   cmd.action(async () => {
-    const configs = resolveProfileConfigs(cmd, flags, args);
+    const configs = resolveProfileConfigs(cmd, flags, args, (d) =>
+      stderrLogger.info(`dataset type ${d.type} (detected; --custom-dataset-type not given): ${d.reason}`),
+    );
     setExit(await runAll(configs));
   });
   return cmd;

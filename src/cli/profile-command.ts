@@ -14,6 +14,7 @@ import { scheduleFields } from '../config/fields-schedule.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { SweepInput } from '../config/sweep.js';
 import { profileConfigs } from '../config/sweep.js';
+import { type DetectedType, detectDatasetType } from '../dataset/detect.js';
 import { ConfigError } from '../errors.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
@@ -107,6 +108,8 @@ export function mapProfileArgs(cmd: Command, args: readonly string[]): string[] 
  * @throws {ConfigError} naming the flag, with the message the CLI prints: a refused AIPerf option
  *   (with its reason), an unknown option, a value the option does not take, or `--help`/`--version`
  *   (which ask for text, not a run).
+ * @throws {ConfigError} when `--input-file` is given without `--custom-dataset-type` and its type
+ *   cannot be detected; {DatasetError} when that file cannot be read.
  */
 export function parseProfileArgs(args: readonly string[]): ProfileConfig[] {
   const cmd = new Command('profile')
@@ -184,9 +187,27 @@ export function resolveProfileConfigs(
   cmd: Command,
   flags: SchemaFlags,
   args: readonly string[],
+  onDetected?: (detected: DetectedType) => void,
 ): ProfileConfig[] {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
-  return profileConfigs(input as SweepInput);
+  return profileConfigs(withDatasetType(input, onDetected) as SweepInput);
+}
+
+/**
+ * `input` with the dataset type of its `--input-file` detected when `--custom-dataset-type` is not
+ * given (dataset/detect.ts, AIPerf's auto-detection); `onDetected` hears what was found and why.
+ * @throws {ConfigError} naming file, line and why when the type cannot be told; {DatasetError} when
+ *   the file cannot be read.
+ */
+function withDatasetType(
+  input: Record<string, unknown>,
+  onDetected: ((detected: DetectedType) => void) | undefined,
+): Record<string, unknown> {
+  const file = input.inputFile;
+  if (typeof file !== 'string' || input.customDatasetType !== undefined) return input;
+  const detected = detectDatasetType(file);
+  onDetected?.(detected);
+  return { ...input, customDatasetType: detected.type };
 }

@@ -29,6 +29,8 @@ export type RunInput =
       sampling: SamplingStrategy;
       /** `--fixed-schedule-start-offset` / `-end-offset`, trace ms: the rows read; absent: all. */
       window: { startOffsetMs?: number; endOffsetMs?: number };
+      /** `--osl` / `--osl-stddev`: the output length of rows without their own; absent: none. */
+      osl?: { mean: number; stddev: number };
     }
   | {
       kind: 'synthetic';
@@ -179,7 +181,17 @@ function inputOf(config: ProfileConfig): RunInput {
     startOffsetMs: config.fixedScheduleStartOffsetMs,
     endOffsetMs: config.fixedScheduleEndOffsetMs,
   });
-  return { kind: 'file', file: config.inputFile, datasetType: config.customDatasetType, sampling, window };
+  const file = config.inputFile;
+  const given = config.synthetic?.osl;
+  const osl = given === undefined ? undefined : { mean: given, stddev: config.synthetic?.oslStddev ?? 0 };
+  return {
+    kind: 'file',
+    file,
+    datasetType: config.customDatasetType,
+    sampling,
+    window,
+    ...(osl ? { osl } : {}),
+  };
 }
 
 /** The synthetic options, generating `--conversation-num` conversations unless `--num-dataset-entries` is given. */

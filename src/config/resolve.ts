@@ -33,7 +33,10 @@ export type ProfileConfig = Omit<
   artifactDir: string;
   /** `--ui`, resolved: `dashboard` is `simple`. */
   ui: 'none' | 'simple';
-  /** Synthetic dataset options; absent with an `--input-file`. */
+  /**
+   * Synthetic dataset options. With an `--input-file`, only `osl` / `oslStddev` are kept (when `--osl`
+   * is given): the output length of the rows that state none, AIPerf's fallback.
+   */
   synthetic?: ProfileFields['synthetic'];
   /** `--request-cancellation-delay`, s; present (default 0) only with a cancellation rate. */
   requestCancellationDelaySeconds?: number;
@@ -42,6 +45,18 @@ export type ProfileConfig = Omit<
 /** AIPerf-style run folder name: `artifacts/<model>-openai-<endpoint>-<stimulus>`, `/` → `_`. */
 export function defaultArtifactDir(model: string, endpointType: string, stimulus: string): string {
   return join('artifacts', `${model.replaceAll('/', '_')}-openai-${endpointType}-${stimulus}`);
+}
+
+/** The synthetic options a run keeps: all of them without an input file, else `--osl` and its stddev. */
+function syntheticOf(
+  inputFile: string | undefined,
+  synthetic: ProfileFields['synthetic'],
+): Pick<ProfileConfig, 'synthetic'> {
+  if (synthetic === undefined) return {};
+  if (inputFile === undefined) return { synthetic };
+  const { osl, oslStddev } = synthetic;
+  if (osl === undefined) return {};
+  return { synthetic: oslStddev === undefined ? { osl } : { osl, oslStddev } };
 }
 
 /** The resolved configuration of fields that passed every cross-field rule. */
@@ -56,7 +71,7 @@ export function resolve(f: ProfileFields): ProfileConfig {
     tokenizer: f.tokenizer ?? f.models[0],
     ui: f.ui === 'dashboard' ? 'simple' : f.ui,
     artifactDir: f.artifactDir ?? '',
-    ...(f.inputFile === undefined && synthetic !== undefined ? { synthetic } : {}),
+    ...syntheticOf(f.inputFile, synthetic),
     ...(f.requestCancellationRatePct === undefined
       ? {}
       : { requestCancellationDelaySeconds: requestCancellationDelaySeconds ?? 0 }),

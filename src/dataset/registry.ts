@@ -4,9 +4,11 @@
 import { azureLoader } from './azure.js';
 import { bailianLoader } from './bailian.js';
 import { burstGptLoader } from './burstgpt.js';
+import { inputsJsonLoader } from './inputs-json.js';
 import { mooncakeLoader } from './mooncake.js';
 import { multiTurnLoader } from './multi-turn.js';
 import { randomPoolLoader } from './random-pool.js';
+import { rawPayloadLoader } from './raw-payload.js';
 import { singleTurnLoader } from './single-turn.js';
 import type { DatasetLoader } from './types.js';
 
@@ -19,10 +21,18 @@ export const DATASET_LOADERS = {
   single_turn: singleTurnLoader,
   multi_turn: multiTurnLoader,
   random_pool: randomPoolLoader,
+  inputs_json: inputsJsonLoader,
+  raw_payload: rawPayloadLoader,
 } as const satisfies Record<string, DatasetLoader>;
 
 /** A valid `--custom-dataset-type` name. */
 export type DatasetTypeName = keyof typeof DATASET_LOADERS;
+
+/** The dataset types whose rows are whole request bodies, sent as written (AIPerf's verbatim replay). */
+export const VERBATIM_DATASET_TYPES: ReadonlySet<string> = new Set<DatasetTypeName>([
+  'inputs_json',
+  'raw_payload',
+]);
 
 /** The valid names, in registry order. */
 export const DATASET_TYPE_NAMES = Object.keys(DATASET_LOADERS) as DatasetTypeName[];

@@ -48,18 +48,21 @@ export const SyntheticOptionsSchema = z.strictObject({
     help: 'synthetic: input length stddev',
     defaultText: '0',
   }),
-  /** `--osl`: mean output tokens, an integer (AIPerf's `int`); undefined = no `maxTokens` on the turns. */
+  /**
+   * `--osl`: mean output tokens, an integer (AIPerf's `int`); undefined = no `maxTokens` on the turns.
+   * With `--input-file`, the output length of rows without their own `output_length` (osl-fallback.ts).
+   */
   osl: option(count(1), {
     flag: 'osl',
     unit: 'tokens',
-    help: 'synthetic: mean output length',
+    help: 'mean output length (synthetic; with --input-file: rows without output_length)',
     defaultText: 'unset: no max tokens',
   }),
   /** `--osl-stddev`, tokens. */
   oslStddev: option(atLeast(0), {
     flag: 'osl-stddev',
     unit: 'tokens',
-    help: 'synthetic: output length stddev',
+    help: 'output length stddev (as --osl)',
     defaultText: '0',
   }),
   /** `--seq-dist "ISL,OSL:pct;ISL|sd,OSL|sd:pct"`: per-turn (ISL, OSL) mixture; overrides isl/osl. */

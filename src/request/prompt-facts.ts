@@ -14,7 +14,7 @@ import { type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** The prompt facts of one request (record fields `promptLayout`, `sentPromptTokens`). */
 export interface PromptFacts {
-  /** {@link layoutOf} the messages sent; absent for a verbatim payload. */
+  /** {@link layoutOf} the messages sent (a verbatim body's own message array); absent when there are none. */
   layout?: string;
   /** Client tokens of every message sent, history included; absent when unknown. */
   sentTokens?: number;
@@ -47,7 +47,7 @@ export function promptFacts(
   tailKey: string,
   counter: TemplateCounter | null = null,
 ): PromptFacts {
-  if (messages === null) return { cacheBlocks: null };
+  if (messages === null) return payloadFacts(prompt);
   const facts: PromptFacts = { layout: layoutOf(messages), cacheBlocks: null };
   const sent = sentTokens(prompt, messages, history, counter);
   if (sent !== null) facts.sentTokens = sent;
@@ -57,6 +57,16 @@ export function promptFacts(
   if (spec.kind === 'synthetic' && messages.length === prompt.messages.length) {
     facts.cacheBlocks = promptBlocks(spec.hashIds, spec.inputLength, spec.blockSize, tailKey);
   }
+  return facts;
+}
+
+/** A verbatim body's facts: its own message layout, and its client count (the whole body is sent). */
+function payloadFacts(prompt: TurnPrompt): PromptFacts {
+  const facts: PromptFacts = { cacheBlocks: null };
+  const sent = prompt.payloadMessages;
+  if (sent === undefined || sent === null || sent.length === 0) return facts;
+  facts.layout = layoutOf(sent);
+  if (prompt.inputTokens !== null) facts.sentTokens = prompt.inputTokens;
   return facts;
 }
 

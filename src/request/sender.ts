@@ -22,6 +22,7 @@ import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
 import { ConversationContext } from './conversation-context.js';
 import { requestHeaders } from './headers.js';
+import { payloadMaxTokens } from './payload-input.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { type ServerTarget, serverOfSession } from './servers.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
@@ -135,6 +136,29 @@ function identityOf(
   };
 }
 
+/**
+ * A verbatim body is sent as written, so its record names what it asks for: its own `model` (not
+ * `--model`) and its own max tokens (not the turn's), as the server sees them.
+ */
+function verbatimIdentity(
+  identity: RequestIdentity,
+  body: Record<string, unknown>,
+  adapter: EndpointAdapter,
+): void {
+  if (typeof body.model === 'string') identity.model = body.model;
+  identity.requestedOutputTokens = adapter.generatesTokens ? payloadMaxTokens(body) : null;
+}
+
+/**
+ * Whether the request asks for an event stream: a verbatim body's own `stream: true` (`--streaming`
+ * does not change a body sent as written), else `--streaming` on an endpoint that can stream. The
+ * answer's content type decides how it is read either way (client/record-builder.ts).
+ */
+function streamsAnswer(deps: SenderDeps, payload: Record<string, unknown> | undefined): boolean {
+  if (payload !== undefined) return payload.stream === true;
+  return deps.config.streaming && deps.adapter.streamable;
+}
+
 /** A request built and waiting for its send: who it is, where it goes, and its body. */
 interface BuiltRequest {
   identity: RequestIdentity;
@@ -168,6 +192,7 @@ function* buildRequest(
   const prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
   identity.inputTokens = prompt.inputTokens;
   if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
+  if (prompt.payload !== undefined) verbatimIdentity(identity, prompt.payload, deps.adapter);
   const messages =
     prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
   const facts = promptFacts(turn, prompt, messages, context.historyOf(conversation.id, mode), key, counter);
@@ -222,7 +247,7 @@ async function sendBuilt(
     server,
     headers: request.headers,
     body: bytes,
-    stream: deps.config.streaming && deps.adapter.streamable,
+    stream: streamsAnswer(deps, request.prompt.payload),
     adapter: deps.adapter,
     timeoutMs: deps.config.requestTimeoutSeconds * 1000,
     signal: cancel.signal,

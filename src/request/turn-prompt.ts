@@ -8,9 +8,10 @@ import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { Steps } from '../util/steps.js';
 import { PROMPT_PLACEHOLDER } from './body-bytes.js';
+import { payloadInput, payloadTokens } from './payload-input.js';
 
 /**
- * A turn's own messages and their token counts (null when not computable, e.g. raw payloads).
+ * A turn's own messages and their token counts (null when not computable, e.g. a body without text).
  * Without a chat template, `inputTokens` = `textTokens`.
  */
 export interface TurnPrompt {
@@ -30,8 +31,10 @@ export interface TurnPrompt {
   textTokens: number | null;
   /** Tokens of each own message's text, in `messages` order (null: not a string). */
   messageTokens: (number | null)[];
-  /** A verbatim request body (Mooncake `payload`), sent instead of a built one. */
+  /** A verbatim request body (`inputs_json`, `raw_payload`, Mooncake `payload`), sent instead of a built one. */
   payload?: Record<string, unknown>;
+  /** The verbatim body's message array as role and text (payload-input.ts); null when it has none. */
+  payloadMessages?: ChatMessage[] | null;
 }
 
 /**
@@ -78,8 +81,30 @@ export function* resolveTurnPrompt(
     case 'messages':
       return counted(p.messages, tokenizer, counter);
     case 'payload':
-      return { messages: [], inputTokens: null, textTokens: null, messageTokens: [], payload: p.payload };
+      return payloadPrompt(p.payload, tokenizer, counter);
   }
+}
+
+/**
+ * The prompt of a verbatim body: no own messages (nothing joins a history), its whole text counted
+ * as AIPerf counts it (payload-input.ts), since the body is the whole request.
+ */
+function payloadPrompt(
+  payload: Record<string, unknown>,
+  tokenizer: TextTokenizer,
+  counter: TemplateCounter | null,
+): TurnPrompt {
+  const input = payloadInput(payload);
+  const inputTokens = payloadTokens(input, tokenizer, counter);
+  const textTokens = input.texts.length === 0 ? null : tokenizer.count(input.texts.join(' '));
+  return {
+    messages: [],
+    inputTokens,
+    textTokens,
+    messageTokens: [],
+    payload,
+    payloadMessages: input.messages,
+  };
 }
 
 /** The prompt of literal `messages`: each text counted, and the whole through the template when there is one. */

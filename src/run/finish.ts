@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputConfigOf } from '../config/input-config.js';
+import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
+import { VERBATIM_DATASET_TYPES } from '../dataset/registry.js';
 import type { ArtifactPaths } from '../export/console-table.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
 import { type RunStatus, runStatusOf } from '../export/run-status.js';
@@ -58,7 +60,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const { config, profiling } = input;
   const summary = profiling.summary.build();
   const warmupSummary = input.warmup === null ? null : input.warmup.summary.build();
-  summary.warnings.push(...runWarnings(input), ...responseWarnings(summary.responses, usageContext(config)));
+  summary.warnings.push(
+    ...runWarnings(input),
+    ...responseWarnings(summary.responses, usageContext(config, sendsVerbatimBodies(config))),
+  );
   const inputError = feedErrorOf(profiling.load);
   const status = runStatusOf({
     summary,
@@ -138,17 +143,25 @@ function serverMetricsPaths(dir: string): ArtifactPaths {
   };
 }
 
+/** Whether every request of the run is a body read from its input file (`inputs_json`, `raw_payload`). */
+function sendsVerbatimBodies(config: RunPlan): boolean {
+  return config.input.kind === 'file' && VERBATIM_DATASET_TYPES.has(config.input.datasetType);
+}
+
 /**
  * How the run asked the server for `usage`, for the warning about answers without it: streamed chat
  * and completions ask with `stream_options.include_usage`, TGI with `parameters.details`; the others
- * (non-streamed OpenAI answers, the Responses API) carry it unasked.
+ * (non-streamed OpenAI answers, the Responses API) carry it unasked. Verbatim bodies (`verbatim`:
+ * `inputs_json`, `raw_payload`) ask for whatever they hold, which tokenload does not change.
  */
 export function usageContext(
   config: Pick<ProfileConfig, 'endpointType' | 'streaming' | 'useServerTokenCount'>,
+  verbatim = false,
 ): ResponseWarningContext {
   const type = config.endpointType;
   let asked: string | null = null;
-  if (type === 'huggingface_generate') asked = 'parameters.details';
+  if (verbatim) asked = null;
+  else if (type === 'huggingface_generate') asked = 'parameters.details';
   else if ((type === 'chat' || type === 'completions') && config.streaming)
     asked = 'stream_options.include_usage';
   return { useServerTokenCount: config.useServerTokenCount, usageAskedWith: asked };

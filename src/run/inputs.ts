@@ -5,6 +5,7 @@
  */
 import { synthesisOf } from '../config/fields-synthesis.js';
 import type { RunInput, RunPlan } from '../config/plan.js';
+import { fillDatasetOsl, fillStreamOsl } from '../dataset/osl-fallback.js';
 import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { DATASET_LOADERS } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
@@ -130,7 +131,11 @@ function openTraceStream(config: RunPlan): TraceStream | null {
   if (load.concurrency !== undefined || config.warmup !== null) return null;
   const loader = DATASET_LOADERS[input.datasetType];
   if (loader.stream === undefined) return null;
-  const stream = loader.stream(input.file, loadOptions(config, input));
+  const opened = loader.stream(input.file, loadOptions(config, input));
+  const stream =
+    input.osl === undefined
+      ? opened
+      : { ...opened, turns: fillStreamOsl(opened.turns, input.osl, config.randomSeed) };
   const mode = config.contextModeOverride;
   return mode === undefined ? stream : { ...stream, turns: withContextMode(stream.turns, mode) };
 }
@@ -194,7 +199,8 @@ async function loadDataset(config: RunPlan): Promise<Dataset> {
       blockSize: config.islBlockSize,
     });
   }
-  return DATASET_LOADERS[input.datasetType].load(input.file, loadOptions(config, input));
+  const dataset = await DATASET_LOADERS[input.datasetType].load(input.file, loadOptions(config, input));
+  return input.osl === undefined ? dataset : fillDatasetOsl(dataset, input.osl, config.randomSeed);
 }
 
 function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>): LoadOptions {
