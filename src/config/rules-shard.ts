@@ -30,16 +30,33 @@ function splitProblem(c: RuleInput, count: number, fixed: boolean): string | nul
   return null;
 }
 
-/** The request count a synthetic run stops at without --request-count or --benchmark-duration (AIPerf's). */
+/**
+ * Dataset types AIPerf sends by request count rather than once through: its default count
+ * (max(10, 2 × concurrency)) also stops a `single_turn` or `multi_turn` file, cycling through its
+ * entries (AIPerf's custom-dataset tutorial: 5 prompts at concurrency 2 send 10 requests).
+ */
+const COUNTED_FILE_TYPES: ReadonlySet<string> = new Set(['single_turn', 'multi_turn']);
+
+/**
+ * The request count a run stops at without --request-count, --benchmark-duration or
+ * --conversation-num (AIPerf's max(10, 2 × concurrency)): a synthetic run, or a `single_turn` /
+ * `multi_turn` file not replayed on a fixed schedule; undefined for anything else (a trace is
+ * replayed once).
+ */
 export function syntheticDefaultCount(c: {
   inputFile?: string | undefined;
+  customDatasetType?: string | undefined;
+  fixedSchedule?: boolean | undefined;
   requestCount?: number | undefined;
   benchmarkDurationSeconds?: number | undefined;
   conversationNum?: number | undefined;
   concurrency?: number | undefined;
 }): number | undefined {
-  if (c.inputFile !== undefined || c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined)
-    return undefined;
+  if (c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined) return undefined;
   if (c.conversationNum !== undefined) return undefined;
+  if (c.inputFile !== undefined) {
+    const counted = c.customDatasetType !== undefined && COUNTED_FILE_TYPES.has(c.customDatasetType);
+    if (!counted || c.fixedSchedule === true) return undefined;
+  }
   return Math.max(10, 2 * (c.concurrency ?? 1));
 }

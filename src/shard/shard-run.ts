@@ -93,7 +93,7 @@ export function shardDescription(plan: RunPlan, asked: ProfileConfig): string | 
   const share = [
     asked.concurrency === undefined ? null : `--concurrency ${load.concurrency}`,
     load.kind === 'request_rate' ? `--request-rate ${load.rate.ratePerS}` : null,
-    stop.requestCount === undefined || (stop.defaulted && plan.input.kind === 'file')
+    stop.requestCount === undefined
       ? null
       : `--request-count ${stop.requestCount}`,
     stop.sessionCount === undefined ? null : `--conversation-num ${stop.sessionCount}`,

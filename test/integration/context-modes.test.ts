@@ -32,6 +32,8 @@ function config(dir: string, url: string, inputFile: string, mode: ContextMode):
     streaming: true,
     inputFile,
     customDatasetType: 'multi_turn',
+    // The file's one session, once (AIPerf's default would cycle it to 10 requests).
+    conversationNum: 1,
     contextModeOverride: mode,
     concurrency: 1,
     fixedScheduleAutoOffset: false,

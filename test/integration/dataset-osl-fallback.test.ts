@@ -74,6 +74,8 @@ test('single_turn: rows without output_length get --osl, a row with one keeps it
     input,
     '--custom-dataset-type',
     'single_turn',
+    '--conversation-num',
+    '3',
     '--osl',
     '5',
     '--concurrency',
@@ -89,7 +91,14 @@ test('single_turn: rows without output_length get --osl, a row with one keeps it
 
 test('without --osl a row without output_length is sent with no max tokens', async () => {
   const input = file('plain.jsonl', [{ text: 'hello there' }]);
-  const records = await profile('plain', ['--input-file', input, '--custom-dataset-type', 'single_turn']);
+  const records = await profile('plain', [
+    '--input-file',
+    input,
+    '--custom-dataset-type',
+    'single_turn',
+    '--conversation-num',
+    '1',
+  ]);
   assert.equal(records[0]?.metadata.requested_output_tokens, null);
   const body = JSON.parse(sim.capturedRequests().at(-1)?.body ?? '{}');
   assert.equal('max_completion_tokens' in body, false);
@@ -103,6 +112,8 @@ test('--osl-stddev: drawn lengths are seeded (the same seed gives the same reque
     input,
     '--custom-dataset-type',
     'single_turn',
+    '--conversation-num',
+    '9',
     '--osl',
     '20',
     '--osl-stddev',

@@ -81,7 +81,11 @@ test('single_turn: one request per line, literal text, output_length honoured', 
     { text: 'alpha beta gamma', output_length: 2 },
     { text: 'delta', output_length: 3 },
   ];
-  const got = await replay('single.jsonl', jsonl(rows), { customDatasetType: 'single_turn', concurrency: 1 });
+  const got = await replay('single.jsonl', jsonl(rows), {
+    customDatasetType: 'single_turn',
+    conversationNum: rows.length,
+    concurrency: 1,
+  });
   assert.deepEqual(
     got.map((g) => g.osl),
     [2, 3],
@@ -100,7 +104,11 @@ test('multi_turn: every turn of every session is sent, ISL grows with the carrie
     },
     { session_id: 'b', turns: [{ text: 'three', output_length: 1 }] },
   ];
-  const got = await replay('multi.jsonl', jsonl(rows), { customDatasetType: 'multi_turn', concurrency: 1 });
+  const got = await replay('multi.jsonl', jsonl(rows), {
+    customDatasetType: 'multi_turn',
+    conversationNum: rows.length,
+    concurrency: 1,
+  });
   assert.equal(got.length, 3);
   assert.deepEqual(sorted(got.map((g) => g.osl)), [1, 2, 2]);
   for (const g of got) assert.ok(g.serverPromptTokens !== undefined && g.serverPromptTokens >= g.isl);

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ENDPOINT_TYPES } from '../../src/endpoint/registry.js';
+import { ENDPOINT_TYPES, ENDPOINTS } from '../../src/endpoint/registry.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
@@ -139,6 +139,8 @@ test('two --url: sessions round-robin, every turn of a session on one server, ea
     dataset,
     '--custom-dataset-type',
     'multi_turn',
+    '--conversation-num',
+    String(SESSIONS),
     '--concurrency',
     '2',
     '--streaming',
@@ -184,6 +186,8 @@ test('a comma list in one --url, with worker threads: the same spread', async ()
     dataset,
     '--custom-dataset-type',
     'multi_turn',
+    '--conversation-num',
+    String(SESSIONS),
     '--concurrency',
     '3',
     '--workers',
@@ -289,15 +293,19 @@ test('--url ending in /v1 on every server of a list, for every endpoint type: on
         clientWarmupMs: 0,
         ui: 'none',
         artifactDir: dir,
-        synthetic: { isl: 8, osl: 2 },
+        // The rankings types take their query and passages from a file only.
+        ...(type.endsWith('_rankings')
+          ? { inputFile: rankingsFile(), customDatasetType: 'single_turn' as const }
+          : { synthetic: { isl: 8, osl: 2 } }),
       },
       { log: SILENT, stopSignal: new AbortController().signal },
     );
     const paths = [...simA.capturedRequests().slice(fromA), ...simB.capturedRequests().slice(fromB)].map(
       (c) => c.path,
     );
-    const expected =
-      type === 'huggingface_generate' ? '/generate' : `/v1/${type === 'chat' ? 'chat/completions' : type}`;
+    // The adapter's own path, /v1 not doubled by the base URL's (huggingface_generate and TEI's
+    // /rerank live outside /v1).
+    const expected = ENDPOINTS[type].defaultPath;
     assert.deepEqual(paths, Array(4).fill(expected), type);
     assert.equal(simA.capturedRequests().length - fromA, 2, type);
     const lines = readLines(dir);
@@ -307,6 +315,17 @@ test('--url ending in /v1 on every server of a list, for every endpoint type: on
     );
   }
 });
+
+/** A one-line rankings file: a query and two passages. */
+function rankingsFile(): string {
+  const file = join(tempDir(), 'rankings.jsonl');
+  const texts = [
+    { name: 'query', contents: ['what is a KV cache'] },
+    { name: 'passages', contents: ['a cache of attention keys and values', 'a kind of bird'] },
+  ];
+  writeFileSync(file, `${JSON.stringify({ texts })}\n`);
+  return file;
+}
 
 /** A loopback port with nothing listening. */
 async function closedPort(): Promise<number> {
