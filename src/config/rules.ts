@@ -4,9 +4,7 @@
  * null. The schema in `./schema.ts` runs them all; the CLI and library callers get the same checks.
  */
 import { DATASET_LOADERS, DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import { ENDPOINTS } from '../endpoint/registry.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
-import { metricByTag } from '../metrics/registry.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
@@ -120,25 +118,7 @@ const loadRules: ConfigRule[] = [
     ),
   ),
   rule('--goodput', (c) => goodputProblem(c.goodput)),
-  rule('--goodput', streamedGoodputProblem),
 ];
-
-/**
- * A goodput SLO on a metric only streamed responses have (TTFT, ITL, …) in a run that does not stream:
- * every request would fail it and goodput would read 0.
- */
-function streamedGoodputProblem(c: RuleInput): string | null {
-  if (c.goodput === undefined || goodputProblem(c.goodput) !== null) return null;
-  const tags = parseGoodput(c.goodput)
-    .filter((slo) => metricByTag(slo.tag)?.flags.streamingOnly === true)
-    .map((slo) => slo.tag);
-  const streamable = ENDPOINTS[c.endpointType].streamable;
-  if (tags.length === 0 || (c.streaming && streamable)) return null;
-  const how = streamable
-    ? 'add --streaming'
-    : `--endpoint-type ${c.endpointType} never streams, so give an SLO on request_latency instead`;
-  return `--goodput ${tags.join(', ')}: measured on streamed responses only, so every request would miss the SLO and goodput would read 0; ${how}.`;
-}
 
 function goodputProblem(goodput: string | undefined): string | null {
   if (goodput === undefined) return null;

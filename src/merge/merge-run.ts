@@ -16,7 +16,7 @@ import { LineSink } from '../export/line-sink.js';
 import { EpochBase } from '../export/record-reader.js';
 import type { RequestTarget } from '../export/run-status.js';
 import type { RunStatus, SummaryExportContext } from '../export/summary-json.js';
-import { parseGoodput } from '../metrics/goodput.js';
+import { runSlos } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
 import type { Summary } from '../metrics/summary.js';
 import { writeReport } from '../report/html.js';
@@ -95,7 +95,7 @@ function startEpochNs(p: Plan): bigint {
 function foldOf(p: Plan, sources: number): RecordFold {
   const c = p.first.summary.input_config;
   return new RecordFold({
-    slos: c.goodput === undefined ? [] : parseGoodput(c.goodput),
+    slos: runSlos(c.goodput, c.streaming && ENDPOINTS[c.endpointType].streamable).slos ?? [],
     overheadOf: ENDPOINTS[c.endpointType].chatTemplated ? 'chat_template' : 'prompt_joiners',
     // The records' time base is the start itself.
     startNs: 0,

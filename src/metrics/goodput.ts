@@ -77,6 +77,47 @@ export function parseGoodput(spec: string): Slo[] {
   return items.map(parseItem);
 }
 
+/** A run's SLOs split by whether the run measures their metric. */
+export interface ApplicableSlos {
+  /** The SLOs goodput is judged on. */
+  kept: Slo[];
+  /** SLOs on a metric only streamed responses have (TTFT, ITL, …), in a run that does not stream. */
+  dropped: Slo[];
+}
+
+/**
+ * Splits `slos` by whether the run measures their metric. AIPerf's `--goodput` reference: "Only
+ * metrics applicable to the current endpoint/config are considered", so an SLO on a streamed-only
+ * metric in a run that does not stream is left out of goodput (not failed by every request); the
+ * run warns about it ({@link droppedSlosWarning}).
+ * @param streamed the run's responses are streamed (`--streaming` on an endpoint that streams).
+ */
+export function applicableSlos(slos: readonly Slo[], streamed: boolean): ApplicableSlos {
+  const streamedOnly = (slo: Slo) => metricByTag(slo.tag)?.flags.streamingOnly === true;
+  if (streamed) return { kept: [...slos], dropped: [] };
+  return { kept: slos.filter((s) => !streamedOnly(s)), dropped: slos.filter(streamedOnly) };
+}
+
+/** The warning about SLOs {@link applicableSlos} left out, or null when none was. */
+export function droppedSlosWarning(dropped: readonly Slo[], keptCount: number): string | null {
+  if (dropped.length === 0) return null;
+  const tags = dropped.map((s) => s.tag).join(', ');
+  const rest =
+    keptCount === 0 ? 'no SLO is left, so no goodput is reported' : 'goodput is judged on the other SLOs';
+  return `--goodput ${tags}: measured on streamed responses only, and this run does not stream, so the SLO is left out (as AIPerf does: only metrics the run measures count); ${rest}; add --streaming to count it`;
+}
+
+/**
+ * The SLOs a run judges goodput on, as the summary builder takes them: `{ slos }` with the
+ * applicable ones of `spec`, or `{}` (no goodput) without `--goodput` or with none applicable.
+ * @throws {GoodputParseError} for a bad `spec`.
+ */
+export function runSlos(spec: string | undefined, streamed: boolean): { slos?: Slo[] } {
+  if (spec === undefined) return {};
+  const { kept } = applicableSlos(parseGoodput(spec), streamed);
+  return kept.length === 0 ? {} : { slos: kept };
+}
+
 /** Whether a record meets every SLO. A missing (or list) value fails its SLO. */
 export function meetsSlos(metrics: RecordMetrics, slos: readonly Slo[]): boolean {
   return slos.every((slo) => {

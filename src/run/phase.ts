@@ -14,7 +14,7 @@ import type { ClientFloor } from '../health/client-floor.js';
 import { startClientMonitor } from '../health/monitor.js';
 import { SendLog } from '../health/send-log.js';
 import type { ClientHealth } from '../health/types.js';
-import { parseGoodput } from '../metrics/goodput.js';
+import { runSlos } from '../metrics/goodput.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
@@ -276,7 +276,7 @@ function startSinks(
   const { config } = ctx;
   const summary = new SummaryBuilder({
     overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
-    ...(config.goodput === undefined ? {} : { slos: parseGoodput(config.goodput) }),
+    ...runSlos(config.goodput, config.streaming && ctx.adapter.streamable),
   });
   const replay = strategy.replayProgress?.bind(strategy);
   const progress = startProgress(config.ui, ctx.env.log, {

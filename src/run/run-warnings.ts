@@ -2,6 +2,8 @@
 import type { RunPlan } from '../config/plan.js';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
+import { ENDPOINTS } from '../endpoint/registry.js';
+import { applicableSlos, droppedSlosWarning, parseGoodput } from '../metrics/goodput.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type { ReplayReport, RequestRateReport } from '../timing/types.js';
 import { type FinishInput, replayError } from './finish-input.js';
@@ -20,6 +22,8 @@ export function runWarnings(input: FinishInput): string[] {
     out.push(
       `${short} prompts asked for fewer tokens than the chat template's own (--apply-chat-template): they were sent with an empty text, and their ISL is the template's`,
     );
+  const goodput = goodputWarning(input.config);
+  if (goodput !== null) out.push(goodput);
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0) out.push(blockSizeWarning(conflicts));
   const load = input.profiling.load;
@@ -34,6 +38,14 @@ export function runWarnings(input: FinishInput): string[] {
       break;
   }
   return out;
+}
+
+/** The warning about `--goodput` SLOs the run cannot measure (not streamed), or null. */
+function goodputWarning(config: RunPlan): string | null {
+  if (config.goodput === undefined) return null;
+  const streamed = config.streaming && ENDPOINTS[config.endpointType].streamable;
+  const { kept, dropped } = applicableSlos(parseGoodput(config.goodput), streamed);
+  return droppedSlosWarning(dropped, kept.length);
 }
 
 /** A saturation warning when a request-rate run fell short of the rate asked for (at most one). */

@@ -131,18 +131,6 @@ const RULES: Array<[string, ProfileConfigInput, string, RegExp]> = [
     /--no-fixed-schedule/,
   ],
   [
-    'a goodput SLO on TTFT in a run that does not stream (it would read 0)',
-    { ...base, goodput: 'request_latency:900 time_to_first_token:300' },
-    '--goodput',
-    /time_to_first_token: measured on streamed responses only.*add --streaming/,
-  ],
-  [
-    'a goodput SLO on ITL with an endpoint that never streams',
-    { ...base, streaming: true, endpointType: 'embeddings', goodput: 'inter_token_latency:5' },
-    '--goodput',
-    /--endpoint-type embeddings never streams/,
-  ],
-  [
     'simulator options need --simulator',
     { ...base, simulatorOptions: { ttftMs: 5 } },
     '--simulator-option',

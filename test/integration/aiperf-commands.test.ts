@@ -1,9 +1,9 @@
 /**
- * AIPerf's multi-turn and random-pool commands as its docs print them (docs/tutorials/multi-turn.md,
- * docs/tutorials/custom-dataset.md), with only `aiperf` replaced and `--url` pointed at the simulator,
- * through the CLI: `--conversation-num` is the number of sessions, each runs all its turns, and the
- * run ends when they complete ("10 conversations × 3 turns = 30 requests"); a later turn's ISL counts
- * the history it re-sends, as AIPerf counts it.
+ * AIPerf's commands as its docs print them (docs/tutorials/multi-turn.md, custom-dataset.md,
+ * docs/cli-options.md), with only `aiperf` replaced and `--url` pointed at the simulator, through the
+ * CLI: `--conversation-num` is the number of sessions, each runs all its turns, and the run ends
+ * when they complete ("10 conversations × 3 turns = 30 requests"); a later turn's ISL counts the
+ * history it re-sends, as AIPerf counts it; files and goodput SLOs as AIPerf takes them.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,8 @@ after(async () => {
 
 interface Summary {
   request_count: { avg: number };
+  good_request_count?: { avg: number };
+  warnings: string[];
 }
 
 /** Runs an AIPerf doc command (its flags after `aiperf profile`) against the simulator. */
@@ -164,4 +166,45 @@ test('custom-dataset.md random pool: --num-conversations 50 sends 50 requests dr
     '4',
   ]);
   assert.equal(byDefault.records.length, 100);
+});
+
+test('custom-dataset.md single_turn and multi_turn files: AIPerf default count, max(10, 2 × concurrency)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-aiperf-files-'));
+  const prompts = join(dir, 'prompts.jsonl');
+  writeFileSync(
+    prompts,
+    `${['a', 'b', 'c', 'd', 'e'].map((t) => JSON.stringify({ text: `What is ${t}?` })).join('\n')}\n`,
+  );
+  const conversations = join(dir, 'conversations.jsonl');
+  const sessions = [
+    { session_id: 'chat_1', turns: [{ text: 'one' }, { text: 'two' }] },
+    { session_id: 'chat_2', turns: [{ text: 'three' }, { text: 'four' }, { text: 'five' }] },
+  ];
+  writeFileSync(conversations, `${sessions.map((s) => JSON.stringify(s)).join('\n')}\n`);
+  for (const [file, type] of [
+    [prompts, 'single_turn'],
+    [conversations, 'multi_turn'],
+  ] as const) {
+    const run = await aiperfCommand([
+      ...['--model', 'Qwen/Qwen3-0.6B', '--endpoint-type', 'chat', '--input-file', file],
+      ...['--custom-dataset-type', type, '--streaming', '--concurrency', '2'],
+    ]);
+    assert.equal(run.records.length, 10, type);
+  }
+});
+
+test('cli-options.md goodput without --streaming: the ITL SLO is left out with a warning, goodput judged on latency', async () => {
+  const run = await aiperfCommand([
+    ...['--model', 'Qwen/Qwen3-0.6B', '--goodput', 'request_latency:250 inter_token_latency:10'],
+  ]);
+  assert.equal(run.records.length, 10);
+  // Every request of the 1 ms simulator meets request_latency:250; none could have met an ITL SLO it
+  // does not measure, so a goodput of 10 shows the ITL SLO was left out, not failed.
+  assert.equal(run.summary.good_request_count?.avg, 10);
+  assert.ok(
+    run.summary.warnings.some((w) =>
+      w.startsWith('--goodput inter_token_latency: measured on streamed responses only'),
+    ),
+    run.summary.warnings.join('\n'),
+  );
 });
