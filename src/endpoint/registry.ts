@@ -4,7 +4,7 @@
  */
 import { chat } from './chat.js';
 import { completions } from './completions.js';
-import { embeddings } from './embeddings.js';
+import { chatEmbeddings, embeddings, nimEmbeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
 import { messages } from './messages.js';
 import { cohereRankings, hfTeiRankings, nimRankings } from './rankings.js';
@@ -21,6 +21,8 @@ export const ENDPOINTS = {
   hf_tei_rankings: hfTeiRankings,
   cohere_rankings: cohereRankings,
   nim_rankings: nimRankings,
+  chat_embeddings: chatEmbeddings,
+  nim_embeddings: nimEmbeddings,
 } as const;
 
 /** An `--endpoint-type` value. */
