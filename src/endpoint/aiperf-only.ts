@@ -48,10 +48,6 @@ export const AIPERF_ONLY_ENDPOINT_TYPES: Readonly<Record<string, MissingEndpoint
     why: 'not implemented in tokenload yet',
     instead: 'replay ready-made bodies with --input-file bodies.jsonl --custom-dataset-type raw_payload',
   },
-  image_generation: {
-    why: 'not implemented in tokenload yet',
-    instead: 'no tokenload way yet',
-  },
   echo: {
     why: "it is the example plugin of AIPerf's plugin guide, and tokenload loads no plugins: an endpoint type is a file of src/endpoint/ registered in src/endpoint/registry.ts",
     instead: "for a custom body use --endpoint-type template --extra-inputs payload_template:'…'",

@@ -6,6 +6,7 @@ import { chat } from './chat.js';
 import { completions } from './completions.js';
 import { chatEmbeddings, embeddings, nimEmbeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
+import { imageGeneration } from './image-generation.js';
 import { messages } from './messages.js';
 import { cohereRankings, hfTeiRankings, nimRankings } from './rankings.js';
 import { responses } from './responses.js';
@@ -23,6 +24,7 @@ export const ENDPOINTS = {
   nim_rankings: nimRankings,
   chat_embeddings: chatEmbeddings,
   nim_embeddings: nimEmbeddings,
+  image_generation: imageGeneration,
 } as const;
 
 /** An `--endpoint-type` value. */
