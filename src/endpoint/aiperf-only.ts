@@ -33,24 +33,25 @@ export const AIPERF_ONLY_ENDPOINT_TYPES: Readonly<Record<string, MissingEndpoint
   solido_rag: {
     why: "it speaks the Solido RAG pipeline's own API (/rag/api/prompt), which has no public specification",
     instead:
-      "write that API's body as a Jinja template: --endpoint-type template --extra-inputs payload_template:'…' --endpoint /rag/api/prompt",
+      "write that API's bodies to a file and replay them: --input-file bodies.jsonl --custom-dataset-type raw_payload --endpoint /rag/api/prompt",
   },
   raw: {
     why: 'tokenload has no endpoint type that sends bodies unformatted',
     instead:
-      'replay the bodies as written with --input-file bodies.jsonl --custom-dataset-type raw_payload (and --endpoint for the path), or shape them with --endpoint-type template',
+      'replay the bodies as written with --input-file bodies.jsonl --custom-dataset-type raw_payload (and --endpoint for the path)',
   },
   image_retrieval: {
     why: `it sends images (URLs, files or data URLs) to a NIM /v1/infer service, and ${NO_MEDIA}`,
     instead: 'no tokenload way yet (planned with image inputs)',
   },
   template: {
-    why: 'not implemented in tokenload yet',
-    instead: 'replay ready-made bodies with --input-file bodies.jsonl --custom-dataset-type raw_payload',
+    why: 'not implemented in tokenload yet (a Jinja body template with a JMESPath answer field)',
+    instead:
+      'write the bodies to a file and replay them as written: --input-file bodies.jsonl --custom-dataset-type raw_payload --endpoint <path>',
   },
   echo: {
     why: "it is the example plugin of AIPerf's plugin guide, and tokenload loads no plugins: an endpoint type is a file of src/endpoint/ registered in src/endpoint/registry.ts",
-    instead: "for a custom body use --endpoint-type template --extra-inputs payload_template:'…'",
+    instead: 'for a custom body, replay it as written with --custom-dataset-type raw_payload',
   },
 };
 
