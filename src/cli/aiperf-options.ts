@@ -7,6 +7,9 @@
  * (`npm run docs:flags` writes it).
  */
 
+import { AIPERF_ONLY_ENDPOINT_TYPES } from '../endpoint/aiperf-only.js';
+import { ENDPOINT_TYPES } from '../endpoint/registry.js';
+
 /** How tokenload takes one AIPerf option. */
 export type AiperfStatus =
   /** The same flag with AIPerf's meaning; `note` says where it differs in detail. */
@@ -111,7 +114,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   endpoint(
     '--endpoint-type',
     same(
-      'types: chat, completions, embeddings, responses, huggingface_generate, messages, hf_tei_rankings, cohere_rankings, nim_rankings (docs/endpoints.md)',
+      `types: ${ENDPOINT_TYPES.join(', ')} (docs/endpoints.md); AIPerf's ${Object.keys(AIPERF_ONLY_ENDPOINT_TYPES).join(', ')} are refused, each with its reason and the nearest tokenload way`,
     ),
   ),
   endpoint('--custom-endpoint', alias('--endpoint'), ['/v1/custom/chat']),

@@ -91,6 +91,9 @@ function badValue(field: OptionField, text: string, problem: string): Error {
 
 function argParser(field: OptionField): (text: string, previous: unknown) => unknown {
   return (text, previous) => {
+    const refusal = field.meta.refuse?.(text.trim());
+    if (refusal !== undefined)
+      throw new ConfigError(`--${field.meta.flag} ${refusal}`, `--${field.meta.flag}`);
     let value: unknown;
     try {
       value = valueFromText(field, text, previous);
@@ -125,8 +128,10 @@ function optionsOf(field: OptionField, defaultOverride: unknown, group?: string)
       flags(`--${meta.flag}`, ` <${meta.unit ?? 'value'}>`),
       helpOf(field, defaultOverride),
     );
+    // Choices are listed in --help; a field that refuses some values with a reason checks them itself.
     if (field.choices !== undefined && field.meta.parse === undefined) opt.choices(field.choices);
-    else opt.argParser(argParser(field));
+    if (field.choices === undefined || field.meta.parse !== undefined || field.meta.refuse !== undefined)
+      opt.argParser(argParser(field));
     out.push(opt);
   }
   if (group !== undefined) for (const o of out) o.helpGroup(group);

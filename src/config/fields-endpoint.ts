@@ -4,6 +4,7 @@
  * follow the flags with units in the names.
  */
 import { z } from 'zod';
+import { missingEndpointTypeMessage } from '../endpoint/aiperf-only.js';
 import { ENDPOINT_TYPES } from '../endpoint/registry.js';
 import { revisionProblem } from '../prompt/hf-cache.js';
 import { option } from '../util/option-meta.js';
@@ -63,11 +64,15 @@ export const endpointFields = {
     parse: (v, prev) => collectUrls(v, prev as string[] | undefined),
     repeatable: true,
   }),
-  /** `--endpoint-type`: which API the requests use. */
+  /**
+   * `--endpoint-type`: which API the requests use. AIPerf's types tokenload lacks are refused with
+   * the reason (endpoint/aiperf-only.ts).
+   */
   endpointType: option(z.enum(ENDPOINT_TYPES).default('chat'), {
     flag: 'endpoint-type',
     unit: 'type',
-    help: 'endpoint API',
+    help: 'endpoint API (docs/endpoints.md)',
+    refuse: missingEndpointTypeMessage,
   }),
   /** `--endpoint`: URL path override (a leading `/` is added). */
   endpointPath: option(

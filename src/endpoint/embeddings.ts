@@ -45,6 +45,17 @@ function parseEmbeddings(json: unknown): ParsedResponse {
   return parsed;
 }
 
+/**
+ * Builds `{model, messages}` (the turn's messages, no `stream`, no output length), then shallow-merges
+ * `extraInputs`, then `turnExtra`: the chat-style embeddings body vLLM takes on `/v1/embeddings`.
+ */
+function buildChatEmbeddingsBody(input: BodyInput): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: input.model, messages: input.messages };
+  Object.assign(body, input.extraInputs);
+  if (input.turnExtra !== undefined) Object.assign(body, input.turnExtra);
+  return body;
+}
+
 /** The `embeddings` endpoint adapter. */
 export const embeddings: EndpointAdapter = {
   name: 'embeddings',
@@ -54,4 +65,23 @@ export const embeddings: EndpointAdapter = {
   chatTemplated: false,
   buildBody: buildEmbeddingsBody,
   parse: (json) => parseEmbeddings(json),
+};
+
+/**
+ * `nim_embeddings`: NVIDIA NIM embeddings, `POST /v1/embeddings`. For text inputs (the only ones
+ * tokenload sends) AIPerf's NIM type builds the OpenAI body, so this is {@link embeddings} under
+ * AIPerf's name (NIM's image inputs are not sent).
+ */
+export const nimEmbeddings: EndpointAdapter = { ...embeddings, name: 'nim_embeddings' };
+
+/**
+ * `chat_embeddings`: AIPerf's chat-style embeddings for vLLM (`POST /v1/embeddings` with `messages`
+ * instead of `input`, the way vLLM takes multimodal embedding requests); the answer is read as
+ * {@link embeddings} reads it. System messages are sent as they are (the server templates them).
+ */
+export const chatEmbeddings: EndpointAdapter = {
+  ...embeddings,
+  name: 'chat_embeddings',
+  chatTemplated: true,
+  buildBody: buildChatEmbeddingsBody,
 };

@@ -4,8 +4,9 @@
  */
 import { chat } from './chat.js';
 import { completions } from './completions.js';
-import { embeddings } from './embeddings.js';
+import { chatEmbeddings, embeddings, nimEmbeddings } from './embeddings.js';
 import { huggingfaceGenerate } from './hf-generate.js';
+import { imageGeneration } from './image-generation.js';
 import { messages } from './messages.js';
 import { cohereRankings, hfTeiRankings, nimRankings } from './rankings.js';
 import { responses } from './responses.js';
@@ -21,6 +22,9 @@ export const ENDPOINTS = {
   hf_tei_rankings: hfTeiRankings,
   cohere_rankings: cohereRankings,
   nim_rankings: nimRankings,
+  chat_embeddings: chatEmbeddings,
+  nim_embeddings: nimEmbeddings,
+  image_generation: imageGeneration,
 } as const;
 
 /** An `--endpoint-type` value. */

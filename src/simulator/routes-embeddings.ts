@@ -1,6 +1,7 @@
 /**
  * Simulator route `POST /v1/embeddings` (OpenAI API reference, "Create embeddings"):
- * `{model, input}` with `input` a string, strings, token ids or lists of token ids. Answered after
+ * `{model, input}` with `input` a string, strings, token ids or lists of token ids, or (vLLM's
+ * chat-style form) `{model, messages}`, embedded as one input. Answered after
  * `ttftMs` (+ `ttftPerUncachedTokenMs` per prompt token) with
  * `{object:"list", data:[{object:"embedding", index, embedding}], model, usage:{prompt_tokens, total_tokens}}`.
  * Vectors are deterministic: {@link EMBEDDING_DIMENSIONS} floats in [-1, 1) seeded by the input's
@@ -26,7 +27,24 @@ interface EmbeddingsRequest {
   inputs: EmbeddingInput[];
 }
 
+/**
+ * The one input of a chat-style body (`messages`, as vLLM takes it on `/v1/embeddings` and AIPerf's
+ * `chat_embeddings` sends it): the string contents joined by newlines; null when there is no
+ * `messages` array.
+ */
+function messagesInput(body: Record<string, unknown>): EmbeddingInput | null {
+  if (!Array.isArray(body.messages)) return null;
+  const texts: string[] = [];
+  for (const m of body.messages) {
+    const content = (m as { content?: unknown } | null)?.content;
+    if (typeof content === 'string') texts.push(content);
+  }
+  return { text: texts.join('\n') };
+}
+
 function inputsOf(body: Record<string, unknown>): EmbeddingInput[] {
+  const chatStyle = body.input === undefined ? messagesInput(body) : null;
+  if (chatStyle !== null) return [chatStyle];
   const input = body.input;
   if (typeof input === 'string') return [{ text: input }];
   if (isTokenIds(input)) return [{ ids: input }];
@@ -39,7 +57,7 @@ function inputsOf(body: Record<string, unknown>): EmbeddingInput[] {
   }
   throw new RequestError(
     400,
-    "'input' must be a string, strings, or token ids",
+    "'input' must be a string, strings, or token ids (or give 'messages')",
     'input',
     'invalid_request_error',
   );

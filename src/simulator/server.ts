@@ -1,7 +1,8 @@
 /**
  * The simulator's HTTP server (plain `node:http`): OpenAI-compatible `POST /v1/chat/completions`,
  * `POST /v1/completions`, `POST /v1/responses` and `POST /v1/embeddings`, TGI `POST /generate` and
- * `POST /generate_stream`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
+ * `POST /generate_stream`, Anthropic `POST /v1/messages`, the rerank routes, OpenAI
+ * `POST /v1/images/generations`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,7 @@ import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInpu
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
 import { type GenerateRoute, handleRoute } from './routes-generate.js';
+import { handleImageGeneration } from './routes-images.js';
 import { MESSAGES_ROUTE } from './routes-messages.js';
 import { CHAT_ROUTE, COMPLETIONS_ROUTE } from './routes-openai.js';
 import { handleRankings, type RankingsApi } from './routes-rankings.js';
@@ -121,6 +123,7 @@ function route(
   const generate = GENERATE_ROUTES.get(key);
   if (generate !== undefined) void handleRoute(ctx, generate, req, res);
   else if (key === 'POST /v1/embeddings') void handleEmbeddings(ctx, req, res);
+  else if (key === 'POST /v1/images/generations') void handleImageGeneration(ctx, req, res);
   else if (RANKINGS_ROUTES.has(key))
     void handleRankings(ctx, RANKINGS_ROUTES.get(key) as RankingsApi, req, res);
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });

@@ -42,6 +42,12 @@ export interface OptionMeta {
    * e.g. how to give what AIPerf's spelling of it meant (`--benchmark-grace-period inf`).
    */
   valueHint?: string;
+  /**
+   * For a value another tool takes that this option refuses (AIPerf's endpoint types tokenload
+   * lacks): the whole sentence saying why and what to use instead, without the flag; undefined for
+   * any other value, which the schema then checks as usual.
+   */
+  refuse?: (value: string) => string | undefined;
 }
 
 /** Every option's {@link OptionMeta}, keyed by its (outermost) field schema: a zod registry. */
@@ -228,9 +234,12 @@ export function parseOptions<S extends z.ZodType>(
 
 /**
  * What a user reads of `value` rejected by `field` ({@link describeIssue}), with the field's
- * {@link OptionMeta.valueHint} after it for a value of the wrong type.
+ * {@link OptionMeta.valueHint} after it for a value of the wrong type; the field's
+ * {@link OptionMeta.refuse} sentence instead, for a value it refuses.
  */
 export function valueMessage(field: OptionField, issue: z.core.$ZodIssue, value: unknown): string {
+  const refusal = typeof value === 'string' ? field.meta.refuse?.(value) : undefined;
+  if (refusal !== undefined) return refusal;
   const problem = describeIssue(issue, value);
   const hint = issue.code === 'invalid_type' ? field.meta.valueHint : undefined;
   return hint === undefined ? problem : `${problem.replace(/\.?$/, '.')} ${hint}`;

@@ -247,7 +247,7 @@ export interface Classified {
   requestCount?: number;
 }
 
-const REFUSAL = /(\S+) is AIPerf's option; tokenload does not take it[^:]*: (.*)/;
+const REFUSAL = /(\S+) is AIPerf's (?:option|endpoint type); tokenload does not take it[^:]*: (.*)/;
 
 /** Classifies a run of `row` (see docs in scripts/aiperf-conformance.ts for the classes). */
 export function classify(row: DocCommand, run: RunOutcome): Classified {

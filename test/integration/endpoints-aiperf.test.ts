@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { CapturedRequest } from '../../src/simulator/routes-capture.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { shellWords } from '../helpers/aiperf-docs.js';
 import { builtCli } from '../helpers/built-package.js';
 import { fakeCache, removeTempDirs, TOKENIZER_JSON } from '../helpers/hub-cli.js';
 
@@ -48,18 +49,20 @@ interface DocRun {
 }
 
 /**
- * Runs a doc's command: `aiperf` → the built CLI, `--url <doc url>` → the simulator, `$VAR` → a
- * literal; `files` are written into the working folder first.
+ * Runs a doc's command (split as a shell splits it, quotes and continuations included): `aiperf` →
+ * the built CLI, the host of `--url <doc url>` → the simulator's (its path kept), `$VAR` →
+ * `test-key`; `files` are written into the working folder first.
  */
 async function runDocCommand(command: string, files: Record<string, string> = {}): Promise<DocRun> {
   const cwd = mkdtempSync(join(tmpdir(), 'tokenload-docs-'));
   dirs.push(cwd);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(cwd, name), text);
-  const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/);
+  const words = shellWords(command.replace(/\$[A-Z_]+/g, 'test-key')).words;
   assert.equal(words[0], 'aiperf');
   const args = words.slice(1).map((w, i, all) => {
-    if (all[i - 1] === '--url') return sim.url;
-    return w.startsWith('$') ? 'test-key' : w;
+    // The doc's host and port become the simulator's; a path after them (template URLs) stays.
+    if (all[i - 1] === '--url') return `${sim.url}${/^(?:https?:\/\/)?[^/]+(\/.*)?$/.exec(w)?.[1] ?? ''}`;
+    return w;
   });
   const modelAt = Math.max(args.indexOf('--model'), args.indexOf('-m'));
   const model = args[modelAt + 1] as string;
@@ -194,7 +197,7 @@ test('messages with --header and --extra-inputs: the header beside the defaults,
   for (const body of bodies(run)) assert.deepEqual([body.temperature, body.top_p], [0.7, 0.9]);
 });
 
-test('messages multi-turn file: 2 sessions of 2 turns, the second turn carrying the first answer', async () => {
+test('messages multi-turn file: the 2 sessions of 2 turns cycled to 10 requests, each second turn carrying the first answer', async () => {
   const run = await runDocCommand(
     `aiperf profile \\
     --model claude-sonnet-4-20250514 \\
@@ -211,9 +214,12 @@ test('messages multi-turn file: 2 sessions of 2 turns, the second turn carrying 
         '{"session_id": "s2", "turns": [{"text": "Explain async/await."}, {"text": "Show a Python example."}]}\n',
     },
   );
-  assertCompleted(run, 4);
+  // No --request-count: AIPerf's default, max(10, 2 × concurrency 2) = 10 requests, the file's
+  // sessions cycled; where the count cuts the last sessions depends on which turns finish first.
+  assertCompleted(run, 10);
+  const sizes = bodies(run).map((b) => (b.messages as unknown[]).length);
+  assert.deepEqual(new Set(sizes), new Set([1, 3]));
   const second = bodies(run).filter((b) => (b.messages as unknown[]).length === 3);
-  assert.equal(second.length, 2);
   for (const body of second) {
     const [, answer] = body.messages as Array<{ role: string; content: string }>;
     assert.equal(answer?.role, 'assistant');
@@ -306,4 +312,101 @@ test('rankings with synthetic inputs: refused before anything runs, naming the f
   assert.equal(flags.code, 2);
   assert.match(flags.stderr, /--rankings-passages-mean is AIPerf's option; tokenload does not take it/);
   assert.equal(flags.requests.length + synthetic.requests.length, 0);
+});
+
+// ---- image generation (docs/tutorials/image-generation.md) ----
+
+const IMAGE_PROMPTS =
+  '{"text": "A serene mountain landscape at sunset"}\n' +
+  '{"text": "A futuristic city with flying cars"}\n' +
+  '{"text": "A cute robot playing with a kitten"}\n';
+
+test('image_generation from a file: sends 3 requests to /v1/images/generations, latency and ISL, no TTFT', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+  --model black-forest-labs/FLUX.1-dev \\
+  --tokenizer builtin \\
+  --url http://localhost:30000 \\
+  --endpoint-type image_generation \\
+  --input-file image_prompts.jsonl \\
+  --custom-dataset-type single_turn \\
+  --extra-inputs size:512x512 \\
+  --extra-inputs quality:standard \\
+  --concurrency 1 \\
+  --request-count 3`,
+    { 'image_prompts.jsonl': IMAGE_PROMPTS },
+  );
+  assertCompleted(run, 3);
+  assert.ok(run.requests.every((r) => r.path === '/v1/images/generations'));
+  assert.deepEqual(bodies(run)[0], {
+    prompt: 'A serene mountain landscape at sunset',
+    model: 'black-forest-labs/FLUX.1-dev',
+    response_format: 'b64_json',
+    n: 1,
+    size: '512x512',
+    quality: 'standard',
+  });
+  assert.deepEqual(
+    new Set(bodies(run).map((b) => b.prompt)),
+    new Set(
+      IMAGE_PROMPTS.trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).text),
+    ),
+  );
+  assert.ok(metric(run, 'request_latency').every((v) => typeof v === 'number' && v > 0));
+  assert.ok(metric(run, 'input_sequence_length').every((v) => typeof v === 'number' && v > 0));
+  assert.deepEqual(metric(run, 'time_to_first_token'), [undefined, undefined, undefined]);
+  assert.match(run.stdout, /Request Latency \(ms\)/);
+});
+
+test('image_generation with synthetic prompts: sends 3 requests, ISL near the asked 150', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+  --model black-forest-labs/FLUX.1-dev \\
+  --tokenizer builtin \\
+  --url http://localhost:30000 \\
+  --endpoint-type image_generation \\
+  --extra-inputs size:512x512 \\
+  --extra-inputs quality:standard \\
+  --synthetic-input-tokens-mean 150 \\
+  --synthetic-input-tokens-stddev 30 \\
+  --concurrency 1 \\
+  --request-count 3`);
+  assertCompleted(run, 3);
+  for (const body of bodies(run)) assert.ok(typeof body.prompt === 'string' && body.prompt.length > 0);
+  assert.ok(metric(run, 'input_sequence_length').every((v) => typeof v === 'number' && v > 0));
+});
+
+test('image_generation with --export-level raw: refused, the raw export is not implemented', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+  --model black-forest-labs/FLUX.1-dev \\
+  --tokenizer builtin \\
+  --url http://localhost:30000 \\
+  --endpoint-type image_generation \\
+  --input-file image_prompts.jsonl \\
+  --custom-dataset-type single_turn \\
+  --concurrency 1 \\
+  --request-count 3 \\
+  --export-level raw`,
+    { 'image_prompts.jsonl': IMAGE_PROMPTS },
+  );
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /--export-level raw is AIPerf's option; tokenload does not take it/);
+});
+
+test('chat_embeddings: the messages body to /v1/embeddings, latency only', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+  --model TIGER-Lab/VLM2Vec-Full \\
+  --endpoint-type chat_embeddings \\
+  --url localhost:8000 \\
+  --synthetic-input-tokens-mean 50 \\
+  --request-count 4`);
+  assertCompleted(run, 4);
+  assert.ok(run.requests.every((r) => r.path === '/v1/embeddings'));
+  for (const body of bodies(run)) {
+    assert.equal(body.input, undefined);
+    assert.equal((body.messages as Array<{ role: string }>)[0]?.role, 'user');
+  }
+  assert.deepEqual(metric(run, 'output_sequence_length'), [0, 0, 0, 0]);
 });

@@ -93,3 +93,41 @@ test('registry: embeddings is not streamable and keeps its path when streaming i
   assert.equal(endpointPathFor(embeddings, true), '/v1/embeddings');
   assert.equal(endpointPathFor(embeddings, true, '/custom'), '/custom');
 });
+
+test('chat_embeddings: {model, messages} to /v1/embeddings (no input, stream or length), answers read as embeddings', () => {
+  const adapter = ENDPOINTS.chat_embeddings;
+  const messages = [
+    { role: 'system' as const, content: 'be brief' },
+    { role: 'user' as const, content: 'embed me' },
+  ];
+  const body = adapter.buildBody({
+    model: 'vlm2vec',
+    messages,
+    stream: false,
+    maxTokens: 5,
+    useLegacyMaxTokens: false,
+    perChunkUsage: false,
+    extraInputs: { encoding_format: 'float' },
+  });
+  assert.deepEqual(body, { model: 'vlm2vec', messages, encoding_format: 'float' });
+  assert.equal(endpointPathFor(adapter, false), '/v1/embeddings');
+  assert.equal(adapter.streamable, false);
+  assert.equal(adapter.generatesTokens, false);
+  assert.equal(adapter.parse(BODY, false).nonTokenContent, true);
+  assert.equal(adapter.parse({ object: 'list', data: [] }, false).nonTokenContent, undefined);
+});
+
+test('nim_embeddings: the OpenAI embeddings body and answer under AIPerf name', () => {
+  const adapter = ENDPOINTS.nim_embeddings;
+  const body = adapter.buildBody({
+    model: 'nv-embedqa',
+    messages: [{ role: 'user', content: 'q' }],
+    stream: false,
+    useLegacyMaxTokens: false,
+    perChunkUsage: false,
+    extraInputs: { input_type: 'query' },
+  });
+  assert.deepEqual(body, { model: 'nv-embedqa', input: ['q'], input_type: 'query' });
+  assert.equal(endpointPathFor(adapter, false), '/v1/embeddings');
+  assert.equal(adapter.parse(BODY, false).usage?.prompt_tokens, 7);
+});
