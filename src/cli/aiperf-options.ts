@@ -235,16 +235,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   prompt('--cache-bust', refused(NOT_YET)),
   prompt(
     '--system-prompt',
-    refused(
-      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
+    same(
+      'chat, responses (`instructions`) and messages (`system`); prepended to a dataset’s own system message; not with --shared-system-prompt-length or a prefix pool',
     ),
   ),
-  prompt(
-    '--system-prompt-file',
-    refused(
-      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
-    ),
-  ),
+  prompt('--system-prompt-file', same('as --system-prompt; the file is read once at start-up')),
   rankings('--rankings-passages-mean', refused(RANKINGS_SYNTHETIC)),
   rankings('--rankings-passages-stddev', refused(RANKINGS_SYNTHETIC)),
   rankings('--rankings-passages-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),

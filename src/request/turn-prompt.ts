@@ -35,6 +35,8 @@ export interface TurnPrompt {
   payload?: Record<string, unknown>;
   /** The verbatim body's message array as role and text (payload-input.ts); null when it has none. */
   payloadMessages?: ChatMessage[] | null;
+  /** True when `messages` carry the run's `--system-prompt` (request/system-prompt.ts). */
+  systemPrompt?: true;
 }
 
 /**
@@ -123,7 +125,9 @@ function counted(
 
 /** The turn's own messages with their text (a synthesized prompt's pieces joined). */
 export function ownMessages(prompt: TurnPrompt): ChatMessage[] {
-  return prompt.pieces === undefined ? prompt.messages : [{ role: 'user', content: prompt.pieces.join('') }];
+  return prompt.pieces === undefined
+    ? prompt.messages
+    : withPromptText(prompt.messages, prompt.pieces.join(''));
 }
 
 /** `messages` with the synthesized prompt's text in place of {@link PROMPT_PLACEHOLDER}. */

@@ -26,7 +26,8 @@ export interface PhaseLimits {
 /** Stop conditions of the profiling phase (the plan's stop; a synthetic default count stops too). */
 export function profilingLimits(plan: Pick<RunPlan, 'stop' | 'input'>, dataset: Dataset): PhaseLimits {
   const { requestCount, durationNs, sessionCount, defaulted } = plan.stop;
-  if (defaulted && plan.input.kind === 'file' && requestCount === undefined) return { stop: {}, onePass: true };
+  if (defaulted && plan.input.kind === 'file' && requestCount === undefined)
+    return { stop: {}, onePass: true };
   return {
     stop: {
       ...(requestCount === undefined

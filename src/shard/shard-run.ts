@@ -93,9 +93,7 @@ export function shardDescription(plan: RunPlan, asked: ProfileConfig): string | 
   const share = [
     asked.concurrency === undefined ? null : `--concurrency ${load.concurrency}`,
     load.kind === 'request_rate' ? `--request-rate ${load.rate.ratePerS}` : null,
-    stop.requestCount === undefined
-      ? null
-      : `--request-count ${stop.requestCount}`,
+    stop.requestCount === undefined ? null : `--request-count ${stop.requestCount}`,
     stop.sessionCount === undefined ? null : `--conversation-num ${stop.sessionCount}`,
   ].filter((s) => s !== null);
   return `shard ${shard.index} of ${shard.count}: ${how}${share.length === 0 ? '' : `; its share: ${share.join(', ')}`}`;
