@@ -23,15 +23,23 @@ import type { Usage } from '../record/types.js';
 import { asObject, asText, emptyParse, httpLikeCode, inBandError } from './parse-common.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
 
-/** One Responses input message (`EasyInputMessage`): role plus string content. */
+/**
+ * One Responses input message (`EasyInputMessage`): role plus string content, or `input_text` parts
+ * for a message whose content is an array of text parts.
+ */
 export interface ResponsesInputMessage {
   role: string;
-  content: string;
+  content: string | Array<{ type: 'input_text'; text: string }>;
 }
 
-/** The `input` list: each message's role and string content (null content becomes ''). */
+/** The `input` list: each message's role and content (null content becomes ''; text parts become `input_text`). */
 export function responsesInput(messages: readonly ChatMessage[]): ResponsesInputMessage[] {
-  return messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+  return messages.map((m) => ({
+    role: m.role,
+    content: Array.isArray(m.content)
+      ? m.content.map((p) => ({ type: 'input_text' as const, text: p.text }))
+      : (m.content ?? ''),
+  }));
 }
 
 /**

@@ -2,7 +2,7 @@
  * Resolves a turn's {@link PromptSpec} into the messages it contributes and its exact prompt token
  * count, lazily at send time (prompts can be 100k+ tokens; they are never all built up front).
  */
-import type { ChatMessage, Turn } from '../dataset/types.js';
+import { type ChatMessage, contentText, type Turn } from '../dataset/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
@@ -115,9 +115,10 @@ function counted(
   tokenizer: TextTokenizer,
   counter: TemplateCounter | null,
 ): TurnPrompt {
-  const messageTokens = messages.map((m) =>
-    typeof m.content === 'string' ? tokenizer.count(m.content) : null,
-  );
+  const messageTokens = messages.map((m) => {
+    const text = contentText(m.content);
+    return text === null ? null : tokenizer.count(text);
+  });
   const textTokens = messageTokens.reduce<number>((sum, t) => sum + (t ?? 0), 0);
   const inputTokens = counter === null ? textTokens : counter.count(messages, messageTokens);
   return { messages, inputTokens, textTokens, messageTokens };

@@ -280,6 +280,8 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     ...(config.islBlockSize === undefined ? {} : { blockSize: config.islBlockSize }),
     skipBadLines: config.skipBadLines,
     ...(synthesis === undefined ? {} : { synthesis }),
+    randomSeed: config.randomSeed,
+    ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
   };
 }
 
