@@ -159,7 +159,9 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   input('--custom-dataset-type', same()),
   input(
     '--public-dataset',
-    refused('tokenload downloads no datasets: download the file and pass it with --input-file'),
+    refused(
+      'tokenload downloads no datasets and does not read a public dataset’s own format yet (planned: sharegpt from a local copy of ShareGPT_V3_unfiltered_cleaned_split.json, https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json); give the prompts as an --input-file with --custom-dataset-type multi_turn or single_turn',
+    ),
   ),
   input('--extra-inputs', same('repeat the flag, or list several values after it')),
   input('--header', same('repeat the flag, or list several values after it')),
@@ -238,16 +240,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   prompt('--cache-bust', refused(NOT_YET)),
   prompt(
     '--system-prompt',
-    refused(
-      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
+    same(
+      'chat, responses (`instructions`) and messages (`system`); prepended to a dataset’s own system message; not with --shared-system-prompt-length or a prefix pool',
     ),
   ),
-  prompt(
-    '--system-prompt-file',
-    refused(
-      `${NOT_YET}: --shared-system-prompt-length adds a synthetic system prompt shared by all sessions`,
-    ),
-  ),
+  prompt('--system-prompt-file', same('as --system-prompt; the file is read once at start-up')),
   rankings('--rankings-passages-mean', refused(RANKINGS_SYNTHETIC)),
   rankings('--rankings-passages-stddev', refused(RANKINGS_SYNTHETIC)),
   rankings('--rankings-passages-prompt-token-mean', refused(RANKINGS_SYNTHETIC)),

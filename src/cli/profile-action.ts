@@ -37,8 +37,13 @@ export function registerProfileCommand(
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
   const flags = defineProfileOptions(cmd);
   cmd.action(async () => {
-    const configs = resolveProfileConfigs(cmd, flags, args, (d) =>
-      stderrLogger.info(`dataset type ${d.type} (detected; --custom-dataset-type not given): ${d.reason}`),
+    const configs = resolveProfileConfigs(
+      cmd,
+      flags,
+      args,
+      (d) =>
+        stderrLogger.info(`dataset type ${d.type} (detected; --custom-dataset-type not given): ${d.reason}`),
+      (line) => stderrLogger.info(line),
     );
     setExit(await runAll(configs));
   });

@@ -15,6 +15,7 @@ import type { ProfileConfig } from '../config/resolve.js';
 import type { SweepInput } from '../config/sweep.js';
 import { profileConfigs } from '../config/sweep.js';
 import { type DetectedType, detectDatasetType } from '../dataset/detect.js';
+import { anyRowTimestamped } from '../dataset/timestamp-scan.js';
 import { ConfigError } from '../errors.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
@@ -180,6 +181,8 @@ export function recordedCommandLine(args: readonly string[]): string {
 
 /**
  * The validated configurations of a parsed `profile` command: one, or one per sweep value.
+ * `onDetected` hears a detected dataset type; `onNote` one line on any other decision taken from the
+ * input file (a `mooncake_trace` without timestamps sent without a fixed schedule).
  * @param args - the arguments as typed (after `tokenload`), recorded with secrets redacted.
  * @throws {ConfigError} naming the flag (or the config file and key).
  */
@@ -188,11 +191,33 @@ export function resolveProfileConfigs(
   flags: SchemaFlags,
   args: readonly string[],
   onDetected?: (detected: DetectedType) => void,
+  onNote?: (line: string) => void,
 ): ProfileConfig[] {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
-  return profileConfigs(withDatasetType(input, onDetected) as SweepInput);
+  const typed = withDatasetType(input, onDetected);
+  return profileConfigs(withImpliedSchedule(typed, onNote) as SweepInput);
+}
+
+/**
+ * `input` with the fixed schedule a `mooncake_trace` implies turned off when none of its rows has a
+ * timestamp and `--fixed-schedule` / `--no-fixed-schedule` was not given: the rows are then sent
+ * by `--concurrency` or `--request-rate`, as AIPerf sends them (dataset/timestamp-scan.ts); `note`
+ * hears the one line saying so. An explicit `--fixed-schedule` is kept (the replay then stops at the
+ * first row without a timestamp, naming the file and line).
+ */
+function withImpliedSchedule(
+  input: Record<string, unknown>,
+  note: ((line: string) => void) | undefined,
+): Record<string, unknown> {
+  const file = input.inputFile;
+  if (typeof file !== 'string' || input.customDatasetType !== 'mooncake_trace') return input;
+  if (input.fixedSchedule !== undefined || anyRowTimestamped(file)) return input;
+  note?.(
+    `${file}: no row has a timestamp, so the mooncake_trace is not replayed on a fixed schedule: its rows are sent by ${input.requestRate === undefined ? '--concurrency' : '--request-rate'}, each once in file order (as AIPerf does; --fixed-schedule asks for the schedule)`,
+  );
+  return { ...input, fixedSchedule: false };
 }
 
 /**

@@ -66,6 +66,21 @@ export const inputFields = {
     help: 'tokens per hash_id block',
     defaultText: '16 Bailian and synthetic, 512 Mooncake',
   }),
+  /**
+   * `--system-prompt`: the exact text of one system message put on every conversation, whatever the
+   * dataset (request/system-prompt.ts); its tokens add to the prompt's.
+   */
+  systemPrompt: option(z.string().min(1).optional(), {
+    flag: 'system-prompt',
+    unit: 'text',
+    help: 'exact text of a system message on every conversation (prepended to a dataset’s own system message, separated by a blank line)',
+  }),
+  /** `--system-prompt-file`: as `--system-prompt`, the text read from this file once at start-up. */
+  systemPromptFile: option(z.string().min(1).optional(), {
+    flag: 'system-prompt-file',
+    unit: 'path',
+    help: 'as --system-prompt, the text read from this file (once, at start-up)',
+  }),
   /** Synthetic dataset options (`--isl`, `--osl`, …), used when there is no input file. */
   synthetic: SyntheticOptionsSchema.optional(),
 };

@@ -10,6 +10,7 @@ import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
+import { systemPromptRule } from './rules-prompt.js';
 import { waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
 import { synthesisRule } from './rules-synthesis.js';
@@ -182,4 +183,5 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   waitForModelRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),
   synthesisRule,
+  systemPromptRule,
 ];

@@ -18,11 +18,29 @@ export type ContextMode =
   | 'deltas_without_responses'
   | 'deltas_with_responses';
 
-/** One OpenAI chat message as it goes on the wire. */
+/** One text part of a message whose content is an array (OpenAI chat `{"type": "text", "text": …}`). */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/**
+ * One OpenAI chat message as it goes on the wire: its content a string, or an array of text parts
+ * (a `random_pool` folder's request, one part per pool text, as AIPerf renders several texts).
+ */
 export interface ChatMessage {
   role: string;
-  content: string | null;
+  content: string | null | TextPart[];
   [key: string]: unknown;
+}
+
+/**
+ * A message content as one text: the string itself, or the parts' texts joined with one space (as
+ * AIPerf and the simulator count a content array); null for no content.
+ */
+export function contentText(content: ChatMessage['content']): string | null {
+  if (content === null || typeof content === 'string') return content;
+  return content.map((p) => p.text).join(' ');
 }
 
 /**
@@ -216,6 +234,13 @@ export interface LoadOptions {
    * rewrite of the trace (`tokenload synthesize-trace`). Off for a replay (memory).
    */
   keepRows?: boolean;
+  /**
+   * `random_pool` from a folder: how many conversations to draw (one entry from each pool each;
+   * `--conversation-num`, default 100) and the seed of the draws (`--random-seed`, default 0).
+   * Other loaders ignore them.
+   */
+  poolDraws?: number;
+  randomSeed?: number;
 }
 
 /**

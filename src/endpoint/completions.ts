@@ -2,7 +2,7 @@
  * OpenAI legacy Completions (`POST /v1/completions`), per AIPerf's completions endpoint (AIPerf
  * reference, "Endpoint types and wire formats"): text sits in `choices[*].text`, streamed or not.
  */
-import type { ChatMessage } from '../dataset/types.js';
+import { type ChatMessage, contentText } from '../dataset/types.js';
 import { scanChoices } from './choices-scan.js';
 import { asObject, asText, choicesOf, emptyParse, inBandError, noteChoice, usageOf } from './parse-common.js';
 import { streamOptionsFor } from './stream-options.js';
@@ -10,8 +10,8 @@ import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
 
 /** The prompt string: the single message's content, or all contents joined with a blank line. */
 export function promptOf(messages: readonly ChatMessage[]): string {
-  if (messages.length === 1) return messages[0]?.content ?? '';
-  return messages.map((message) => message.content ?? '').join('\n\n');
+  if (messages.length === 1) return contentText(messages[0]?.content ?? null) ?? '';
+  return messages.map((message) => contentText(message.content) ?? '').join('\n\n');
 }
 
 /**

@@ -23,27 +23,50 @@ import type { Usage } from '../record/types.js';
 import { asObject, asText, emptyParse, httpLikeCode, inBandError } from './parse-common.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
 
-/** One Responses input message (`EasyInputMessage`): role plus string content. */
+/**
+ * One Responses input message (`EasyInputMessage`): role plus string content, or `input_text` parts
+ * for a message whose content is an array of text parts.
+ */
 export interface ResponsesInputMessage {
   role: string;
-  content: string;
+  content: string | Array<{ type: 'input_text'; text: string }>;
 }
 
-/** The `input` list: each message's role and string content (null content becomes ''). */
+/** The `input` list: each message's role and content (null content becomes ''; text parts become `input_text`). */
 export function responsesInput(messages: readonly ChatMessage[]): ResponsesInputMessage[] {
-  return messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+  return messages.map((m) => ({
+    role: m.role,
+    content: Array.isArray(m.content)
+      ? m.content.map((p) => ({ type: 'input_text' as const, text: p.text }))
+      : (m.content ?? ''),
+  }));
 }
 
 /**
- * Builds `{model, input, stream, max_output_tokens}`, then shallow-merges `extraInputs`, then
- * `turnExtra`. No `stream_options`: the Responses API reports usage on `response.completed` anyway.
+ * The run's system prompt (`--system-prompt`) as the Responses API's top-level `instructions`, as
+ * AIPerf sends it: taken out of the messages when it is their leading system message as it is; left
+ * in place (null) when it was prepended to a dataset's own system message, which stays an input item.
+ */
+function instructionsOf(input: BodyInput): { instructions: string | null; messages: readonly ChatMessage[] } {
+  const first = input.messages[0];
+  if (input.systemPrompt === undefined || first?.role !== 'system' || first.content !== input.systemPrompt)
+    return { instructions: null, messages: input.messages };
+  return { instructions: input.systemPrompt, messages: input.messages.slice(1) };
+}
+
+/**
+ * Builds `{model, input, stream, instructions?, max_output_tokens?}`, then shallow-merges
+ * `extraInputs`, then `turnExtra`. No `stream_options`: the Responses API reports usage on
+ * `response.completed` anyway.
  */
 function buildResponsesBody(input: BodyInput): Record<string, unknown> {
+  const { instructions, messages } = instructionsOf(input);
   const body: Record<string, unknown> = {
     model: input.model,
-    input: responsesInput(input.messages),
+    input: responsesInput(messages),
     stream: input.stream,
   };
+  if (instructions !== null) body.instructions = instructions;
   if (input.maxTokens !== undefined) body.max_output_tokens = input.maxTokens;
   Object.assign(body, input.extraInputs);
   if (input.turnExtra !== undefined) Object.assign(body, input.turnExtra);

@@ -24,6 +24,13 @@ export interface BodyInput {
   turnExtra?: Record<string, unknown>;
   /** The turn's named `texts` (`query`, `passages`), when its input file named them. */
   namedTexts?: readonly NamedText[];
+  /**
+   * The run's `--system-prompt` text, when it has one. `messages` already carry it (request/system-prompt.ts):
+   * as their leading system message when that message is exactly this text, else prepended to the
+   * dataset's own. An adapter whose API keeps the system prompt outside the messages (Responses'
+   * `instructions`) moves it there in the first case.
+   */
+  systemPrompt?: string;
 }
 
 /** What one response object contributes. Strings are '' when absent. */

@@ -10,7 +10,7 @@
  * With a chat template (`--apply-chat-template`), a body with a message array is counted as those
  * messages rendered through the template, plus its tool texts counted bare.
  */
-import type { ChatMessage } from '../dataset/types.js';
+import { type ChatMessage, contentText } from '../dataset/types.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
 
@@ -110,7 +110,7 @@ export function payloadTokens(
   counter: TemplateCounter | null,
 ): number | null {
   if (counter !== null && input.messages !== null && input.messages.length > 0) {
-    const tokens = input.messages.map((m) => tokenizer.count(m.content ?? ''));
+    const tokens = input.messages.map((m) => tokenizer.count(contentText(m.content) ?? ''));
     const tools = input.toolTexts.length === 0 ? 0 : tokenizer.count(input.toolTexts.join(' '));
     return counter.count(input.messages, tokens) + tools;
   }

@@ -52,9 +52,13 @@ export function promptFacts(
   const sent = sentTokens(prompt, messages, history, counter);
   if (sent !== null) facts.sentTokens = sent;
   const spec = turn.prompt;
-  // Only a prompt that is the whole request: with history in front, the server's cache also holds the
-  // earlier turns and replies, which no trace block names.
-  if (spec.kind === 'synthetic' && messages.length === prompt.messages.length) {
+  // Only a prompt that is the whole request: with history (or a system prompt) in front, the server's
+  // cache also holds the earlier turns and replies, which no trace block names.
+  if (
+    spec.kind === 'synthetic' &&
+    messages.length === prompt.messages.length &&
+    prompt.systemPrompt !== true
+  ) {
     facts.cacheBlocks = promptBlocks(spec.hashIds, spec.inputLength, spec.blockSize, tailKey);
   }
   return facts;

@@ -25,6 +25,7 @@ import { requestHeaders } from './headers.js';
 import { payloadMaxTokens } from './payload-input.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
 import { type ServerTarget, serverOfSession } from './servers.js';
+import { carriesSystemPrompt, promptWithSystem } from './system-prompt.js';
 import { ownMessages, resolveTurnPrompt, type TurnPrompt, withPromptText } from './turn-prompt.js';
 
 /** What the sender needs. */
@@ -38,6 +39,8 @@ export interface SenderDeps {
   tokenizer: TextTokenizer;
   /** `--apply-chat-template`: counts prompts through the chat template; null or absent without. */
   templateCounter?: TemplateCounter | null;
+  /** `--system-prompt` (or the text of `--system-prompt-file`): put on every request; null or absent: none. */
+  systemPrompt?: string | null;
   /** The run's clock; `--request-cancellation-delay` is timed on it. */
   clock: Clock;
   /** Aborts in-flight requests (recorded as cancelled). */
@@ -189,7 +192,12 @@ function* buildRequest(
   const mode = conversation.contextMode;
   const key = `${conversation.id}:${turn.index}`;
   const counter = deps.templateCounter ?? null;
-  const prompt = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
+  const resolved = yield* resolveTurnPrompt(turn, key, deps.synthesizer, deps.tokenizer, counter);
+  const system = deps.systemPrompt ?? null;
+  const prompt =
+    system !== null && carriesSystemPrompt(mode, turn.index)
+      ? promptWithSystem(resolved, system, deps.tokenizer, counter)
+      : resolved;
   identity.inputTokens = prompt.inputTokens;
   if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
   if (prompt.payload !== undefined) verbatimIdentity(identity, prompt.payload, deps.adapter);
@@ -332,6 +340,7 @@ function buildBody(
     extraInputs: deps.config.extraInputs,
     ...(turnExtra === undefined ? {} : { turnExtra }),
     ...(namedTexts === undefined ? {} : { namedTexts }),
+    ...(deps.systemPrompt == null ? {} : { systemPrompt: deps.systemPrompt }),
   });
 }
 

@@ -2,7 +2,7 @@
  * Resolves a turn's {@link PromptSpec} into the messages it contributes and its exact prompt token
  * count, lazily at send time (prompts can be 100k+ tokens; they are never all built up front).
  */
-import type { ChatMessage, Turn } from '../dataset/types.js';
+import { type ChatMessage, contentText, type Turn } from '../dataset/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
@@ -35,6 +35,8 @@ export interface TurnPrompt {
   payload?: Record<string, unknown>;
   /** The verbatim body's message array as role and text (payload-input.ts); null when it has none. */
   payloadMessages?: ChatMessage[] | null;
+  /** True when `messages` carry the run's `--system-prompt` (request/system-prompt.ts). */
+  systemPrompt?: true;
 }
 
 /**
@@ -113,9 +115,10 @@ function counted(
   tokenizer: TextTokenizer,
   counter: TemplateCounter | null,
 ): TurnPrompt {
-  const messageTokens = messages.map((m) =>
-    typeof m.content === 'string' ? tokenizer.count(m.content) : null,
-  );
+  const messageTokens = messages.map((m) => {
+    const text = contentText(m.content);
+    return text === null ? null : tokenizer.count(text);
+  });
   const textTokens = messageTokens.reduce<number>((sum, t) => sum + (t ?? 0), 0);
   const inputTokens = counter === null ? textTokens : counter.count(messages, messageTokens);
   return { messages, inputTokens, textTokens, messageTokens };
@@ -123,7 +126,9 @@ function counted(
 
 /** The turn's own messages with their text (a synthesized prompt's pieces joined). */
 export function ownMessages(prompt: TurnPrompt): ChatMessage[] {
-  return prompt.pieces === undefined ? prompt.messages : [{ role: 'user', content: prompt.pieces.join('') }];
+  return prompt.pieces === undefined
+    ? prompt.messages
+    : withPromptText(prompt.messages, prompt.pieces.join(''));
 }
 
 /** `messages` with the synthesized prompt's text in place of {@link PROMPT_PLACEHOLDER}. */

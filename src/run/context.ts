@@ -29,6 +29,11 @@ export interface RunContext {
   /** `--apply-chat-template`: counts prompts through the tokenizer's chat template; null or absent without. */
   templateCounter?: TemplateCounter | null;
   synthesizer: PromptSynthesizer;
+  /**
+   * The text of `--system-prompt`, or of `--system-prompt-file` (read once at start-up), put on every
+   * request (request/system-prompt.ts); null or absent: none.
+   */
+  systemPrompt?: string | null;
   adapter: EndpointAdapter;
   /** The servers' base URLs (origin + optional base path), in `--url` order (request/servers.ts). */
   targets: readonly string[];

@@ -3,13 +3,22 @@
  * (loaded whole, generated, or a trace stream with its first row read), a shard's part of it, the
  * prompt synthesizer, and what the run says about them (warnings, the prompt length check).
  */
+import { readFile } from 'node:fs/promises';
 import { synthesisOf } from '../config/fields-synthesis.js';
 import type { RunInput, RunPlan } from '../config/plan.js';
 import { fillDatasetOsl, fillStreamOsl } from '../dataset/osl-fallback.js';
 import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { DATASET_LOADERS } from '../dataset/registry.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
-import type { Dataset, LoadOptions, SkipCounts, StreamedTurn, TraceStream } from '../dataset/types.js';
+import {
+  type Dataset,
+  DatasetError,
+  type LoadOptions,
+  type SkipCounts,
+  type StreamedTurn,
+  type TraceStream,
+  type Turn,
+} from '../dataset/types.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TokenizerSource } from '../prompt/tokenizer-source.js';
@@ -31,7 +40,14 @@ export interface InputNotes {
 /** What {@link prepareInputs} gives the run. */
 export type RunInputs = Pick<
   RunContext,
-  'tokenizer' | 'tokenizerSource' | 'templateCounter' | 'dataset' | 'stream' | 'synthesizer' | 'firstRow'
+  | 'tokenizer'
+  | 'tokenizerSource'
+  | 'templateCounter'
+  | 'dataset'
+  | 'stream'
+  | 'synthesizer'
+  | 'firstRow'
+  | 'systemPrompt'
 > &
   Pick<ShardInputs, 'autoZeroMs'> & { notes: InputNotes };
 
@@ -46,6 +62,7 @@ export async function prepareInputs(
   env: RunEnv,
   source: TokenizerSource,
 ): Promise<RunInputs> {
+  const systemPrompt = await readSystemPrompt(config);
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
   const read = opened === null ? null : await firstRowRead(opened);
@@ -56,9 +73,14 @@ export async function prepareInputs(
     whole,
   );
   const { dataset, autoZeroMs } = sharded;
+  if (systemPrompt !== null) refuseVerbatimTurns(dataset.conversations.flatMap((c) => c.turns));
   // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
   if (config.load.kind === 'fixed_schedule' && sharded.stream === null)
     earliestFirstTurnMs(dataset.conversations);
+  if (systemPrompt !== null && sharded.stream !== null) {
+    if (read?.first != null) refuseVerbatimTurns([read.first.turn]);
+    sharded.stream = { ...sharded.stream, turns: refusingVerbatim(sharded.stream.turns) };
+  }
   const { stream, notes } = inputNotes(config, env, sharded, read?.first ?? null);
   env.log.info(
     stream === null
@@ -75,9 +97,56 @@ export async function prepareInputs(
     stream,
     synthesizer,
     firstRow: first,
+    systemPrompt,
     notes,
     ...(autoZeroMs === undefined ? {} : { autoZeroMs }),
   };
+}
+
+/**
+ * The run's system prompt: `--system-prompt` as given, or the text of `--system-prompt-file`, read
+ * here once, before anything is sent; null without either.
+ * @throws {DatasetError} naming the path of a file that cannot be read, or that is empty.
+ */
+async function readSystemPrompt(config: RunPlan): Promise<string | null> {
+  if (config.systemPrompt !== undefined) return config.systemPrompt;
+  const file = config.systemPromptFile;
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const why = err instanceof Error && 'code' in err ? String(err.code) : String(err);
+    throw new DatasetError(`--system-prompt-file ${file}: cannot read it (${why})`, file);
+  }
+  if (text.length === 0) throw new DatasetError(`--system-prompt-file ${file}: the file is empty`, file);
+  return text;
+}
+
+/**
+ * A verbatim body (a Mooncake `payload` row) is sent as written, so the system prompt could not be
+ * put on it: refused, as AIPerf refuses `--system-prompt` with such rows.
+ * @throws {DatasetError} naming the first such turn's file and line.
+ */
+function refuseVerbatimTurns(turns: Iterable<Turn>): void {
+  for (const turn of turns) {
+    if (turn.prompt.kind !== 'payload') continue;
+    const { file, line } = turn.source;
+    throw new DatasetError(
+      `${file}:${line}: a "payload" row is sent as written, so --system-prompt / --system-prompt-file cannot be added to it; write the system message into the payloads, or use text_input or messages rows`,
+      file,
+      line,
+      'payload',
+    );
+  }
+}
+
+/** The rows of a streamed trace, {@link refuseVerbatimTurns} applied to each as it is read. */
+async function* refusingVerbatim(turns: AsyncIterable<StreamedTurn>): AsyncGenerator<StreamedTurn> {
+  for await (const t of turns) {
+    refuseVerbatimTurns([t.turn]);
+    yield t;
+  }
 }
 
 /**
@@ -211,6 +280,8 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     ...(config.islBlockSize === undefined ? {} : { blockSize: config.islBlockSize }),
     skipBadLines: config.skipBadLines,
     ...(synthesis === undefined ? {} : { synthesis }),
+    randomSeed: config.randomSeed,
+    ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
   };
 }
 

@@ -322,6 +322,7 @@ function phaseSender(
     synthesizer: ctx.synthesizer,
     tokenizer: ctx.tokenizer,
     templateCounter: ctx.templateCounter ?? null,
+    systemPrompt: ctx.systemPrompt ?? null,
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),

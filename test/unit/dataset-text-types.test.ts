@@ -285,5 +285,6 @@ test('random_pool: every line is a pool entry; timing and sessions are rejected'
   await rejectsWith(load, writeJsonl([{ text: 'a', session_id: 's' }]), /field "session_id"/, 'session_id');
   const pools = join(dir, 'pools');
   mkdirSync(pools);
-  await rejectsWith(load, pools, /is a directory/);
+  // A folder is a set of named pools (random-pool-folder.ts); one without any *.jsonl file is refused.
+  await rejectsWith(load, pools, /holds no \*\.jsonl file/);
 });
