@@ -8,6 +8,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { ConfigError, InterruptedError, OutputError } from '../errors.js';
@@ -21,6 +22,7 @@ import {
   SUMMARY_JSON_FILE_NAME,
 } from '../export/index.js';
 import { failedStatus } from '../export/run-status.js';
+import type { RunInfo } from '../export/summary-json.js';
 import { ResponseChecks } from '../metrics/response-checks.js';
 import { emptyTotals } from '../metrics/totals.js';
 import { RUN_CHART_IDS } from '../report/charts.js';
@@ -214,6 +216,7 @@ export async function writeFailedSummary(
   config: ProfileConfig,
   startTime: Date,
   err: unknown,
+  runInfo?: RunInfo,
 ): Promise<void> {
   const summary = {
     metrics: {},
@@ -227,6 +230,8 @@ export async function writeFailedSummary(
   const text = renderSummaryJson({
     summary,
     inputConfig: inputConfigOf(config),
+    aiperfInputConfig: aiperfInputConfigOf(inputConfigOf(config)),
+    ...(runInfo === undefined ? {} : { runInfo }),
     startTime,
     endTime: new Date(),
     wasCancelled: err instanceof InterruptedError,

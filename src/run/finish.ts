@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { ArtifactPaths } from '../export/console-table.js';
@@ -73,6 +74,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
     inputConfig: inputConfigOf(input.askedConfig),
+    aiperfInputConfig: aiperfInputConfigOf(inputConfigOf(input.askedConfig)),
+    runInfo: input.runInfo,
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled: profiling.interrupted,

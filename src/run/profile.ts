@@ -15,6 +15,7 @@ import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
+import { type RunInfo, runInfoOf } from '../export/summary-json.js';
 import { measureClientFloor } from '../health/client-floor.js';
 import type { ProbeAnswer } from '../preflight/preflight.js';
 import { urlPathWarnings } from '../preflight/url-path-check.js';
@@ -64,6 +65,7 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   // A shard runs its share of the load (shard/shard-run.ts); the summary keeps the values asked.
   const plan = sharePlan(planRun(asked));
   const startTime = new Date();
+  const runInfo = runInfoOf(env.runLabels, asked.randomSeed, cliCommandOf(asked));
   // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
   const held: Held = {
     scraper: spawnRunScraper(plan, env),
@@ -73,11 +75,11 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   };
   try {
     const { ctx, facts } = await startUp(plan, asked, env, held);
-    return await runPhases(ctx, facts);
+    return await runPhases(ctx, { ...facts, runInfo });
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
     if (held.ownsFolder || !(await keepsEarlierRun(plan, env)))
-      await writeFailedSummary(asked, startTime, err).catch(() => undefined);
+      await writeFailedSummary(asked, startTime, err, runInfo).catch(() => undefined);
     throw err;
   } finally {
     await held.scraper?.close();
@@ -107,7 +109,7 @@ async function startUp(
   asked: ProfileConfig,
   env: RunEnv,
   held: Held,
-): Promise<{ ctx: RunContext; facts: RunFacts }> {
+): Promise<{ ctx: RunContext; facts: Omit<RunFacts, 'runInfo'> }> {
   refuseInputAmongArtifacts(plan.input.kind === 'file' ? plan.input.file : null, plan.artifactDir);
   await createArtifactDir(plan.artifactDir);
   const source = await resolveRunTokenizer(plan, env);
@@ -218,6 +220,8 @@ function servedModels(probes: readonly ProbeAnswer[]): string[] | null {
  */
 interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
   asked: ProfileConfig;
+  /** The summary's `run_info`. */
+  runInfo: RunInfo;
   clockOffset: ClockMeasurement | null;
   served: string[] | null;
   notes: InputNotes;
@@ -262,6 +266,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   return finishRun({
     config,
     askedConfig: facts.asked,
+    runInfo: facts.runInfo,
     shard: shardReport(config, profiling, facts.clockOffset),
     profiling,
     warmup,
@@ -295,4 +300,9 @@ function logServers(ctx: RunContext): void {
 async function removePhaseFiles(artifactDir: string): Promise<void> {
   for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
     await rm(join(artifactDir, name), { force: true });
+}
+
+/** The command line a run records in `run_info` (already redacted); null for a library call. */
+function cliCommandOf(config: ProfileConfig): string | null {
+  return config.commandLine === '(library call)' ? null : config.commandLine;
 }

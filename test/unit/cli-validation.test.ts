@@ -144,7 +144,7 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
     assert.doesNotMatch(text, /SECRET/, `${name} must not hold a secret typed on the command line`);
   }
   const summary = JSON.parse(readFileSync(join(artifacts, 'profile_export_aiperf.json'), 'utf8'));
-  const config = summary.input_config;
+  const config = summary.tokenload_config;
   assert.equal(config.requestCount, 2);
   assert.equal(config.streaming, true);
   assert.equal(config.fixedScheduleAutoOffset, false);

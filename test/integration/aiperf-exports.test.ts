@@ -1,0 +1,93 @@
+/**
+ * The artifacts of `tokenload profile` in AIPerf's shapes, read as a user (or an AIPerf reader)
+ * reads them, from runs of the CLI against the built-in simulator: the summary's provenance keys
+ * (`schema_version`, `aiperf_version`, `benchmark_id`, `run_info`, `input_config` in AIPerf's nested
+ * layout beside tokenload's `tokenload_config`).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-aiperf-exports-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A small synthetic chat run against the simulator; `extra` flags are appended. */
+const BASE = [
+  'profile',
+  '--model',
+  'Qwen/Qwen3-0.6B',
+  '--endpoint-type',
+  'chat',
+  '--streaming',
+  '--simulator',
+  '--simulator-option',
+  'warmup-ms=0',
+  '--client-warmup-ms',
+  '0',
+  '--tokenizer',
+  'builtin',
+  '--isl',
+  '20',
+  '--osl',
+  '4',
+  '--ui',
+  'none',
+];
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed artifact JSON, checked key by key below
+type Json = Record<string, any>;
+
+function readJson(path: string): Json {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+test('the summary carries AIPerf provenance keys and input_config in AIPerf layout', async () => {
+  const dir = join(tempDir(), 'run');
+  const r = await runCliInProcess([
+    ...BASE,
+    '--concurrency',
+    '2',
+    '--request-count',
+    '4',
+    '--random-seed',
+    '7',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const s = readJson(join(dir, 'profile_export_aiperf.json'));
+  assert.equal(s.schema_version, '1.5');
+  assert.equal(s.aiperf_version, `tokenload-${s.tokenload_version}`);
+  assert.match(s.benchmark_id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.equal(s.run_info.benchmark_id, s.benchmark_id);
+  assert.equal(s.run_info.random_seed, 7);
+  assert.equal(s.run_info.run_label, 'run_0001');
+  assert.equal(s.run_info.variation_label, 'base');
+  assert.equal(s.run_info.sweep_id, null);
+  assert.match(s.run_info.cli_command, /--request-count 4/);
+  assert.deepEqual(s.input_config.endpoint.model_names, ['Qwen/Qwen3-0.6B']);
+  assert.equal(s.input_config.endpoint.type, 'chat');
+  assert.equal(s.input_config.endpoint.streaming, true);
+  assert.equal(s.input_config.loadgen.concurrency, 2);
+  assert.equal(s.input_config.loadgen.request_count, 4);
+  assert.equal(s.input_config.input.prompt.input_tokens.mean, 20);
+  assert.equal(s.input_config.input.prompt.output_tokens.mean, 4);
+  assert.equal(s.input_config.input.random_seed, 7);
+  assert.equal(s.input_config.output.artifact_directory, dir);
+  assert.equal(s.tokenload_config.concurrency, 2);
+  assert.equal(s.request_count.avg, 4);
+  // A second run writes a new benchmark id.
+  assert.equal((await runCliInProcess([...BASE, '--request-count', '1', '--artifact-dir', dir])).code, 0);
+  assert.notEqual(readJson(join(dir, 'profile_export_aiperf.json')).benchmark_id, s.benchmark_id);
+});
