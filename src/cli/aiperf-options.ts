@@ -316,18 +316,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   output(
     '--export-level',
-    accepted(
-      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
-      'records',
+    same(
+      'summary (no profile_export.jsonl), records (the default) or raw (adds profile_export_raw.jsonl; its responses are the parsed content chunks, not SSE bytes)',
     ),
   ),
-  output(
-    '--profile-export-level',
-    accepted(
-      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
-      'records',
-    ),
-  ),
+  output('--profile-export-level', alias('--export-level'), ['raw']),
   output('--slice-duration', refused(`${NOT_YET}: the HTML report plots every metric over time`)),
   output(
     '--export-http-trace',
@@ -335,7 +328,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   output('--show-trace-timing', refused(NOT_YET)),
   output('--export-outputs-json', refused(NOT_YET)),
-  output('--auto-plot', refused('tokenload writes report.html (every chart) after every run')),
+  output(
+    '--auto-plot',
+    accepted(
+      'tokenload writes report.html (every chart) after every run; `tokenload plot DIR` writes the PNGs',
+    ),
+  ),
   telemetry('--gpu-telemetry', refused('tokenload collects no GPU telemetry (DCGM, NVML)')),
   telemetry('--no-gpu-telemetry', accepted('tokenload collects no GPU telemetry')),
   telemetry('--server-metrics', same('on by default: every --url server’s /metrics, plus the URLs given')),

@@ -47,6 +47,17 @@ export const outputFields = {
     help: 'output folder',
     defaultText: 'artifacts/<run name>',
   }),
+  /**
+   * `--export-level` (AIPerf's; `--profile-export-level` is its other name): `records` (default) writes
+   * the summaries and `profile_export.jsonl`; `raw` adds `profile_export_raw.jsonl` (request bodies
+   * and response chunks, export/raw-writer.ts); `summary` leaves `profile_export.jsonl` out (removed
+   * once report.html is built from it).
+   */
+  exportLevel: option(z.enum(['summary', 'records', 'raw']).default('records'), {
+    flag: 'export-level',
+    unit: 'level',
+    help: 'summary: the summary files only (no profile_export.jsonl); records: also one line per request; raw: also profile_export_raw.jsonl with each request body and response chunks',
+  }),
   /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
   simulator: option(z.boolean().default(false), {
     flag: 'simulator',

@@ -14,7 +14,7 @@ import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
+import { INPUTS_FILE_NAME, RAW_RECORDS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { type RunInfo, runInfoOf } from '../export/summary-json.js';
 import { measureClientFloor } from '../health/client-floor.js';
 import type { ProbeAnswer } from '../preflight/preflight.js';
@@ -298,7 +298,12 @@ function logServers(ctx: RunContext): void {
 }
 
 async function removePhaseFiles(artifactDir: string): Promise<void> {
-  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
+  for (const name of [
+    RECORDS_FILE_NAME,
+    RAW_RECORDS_FILE_NAME,
+    INPUTS_FILE_NAME,
+    SERVER_METRICS_JSONL_FILE_NAME,
+  ])
     await rm(join(artifactDir, name), { force: true });
 }
 

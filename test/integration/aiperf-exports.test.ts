@@ -5,7 +5,7 @@
  * layout beside tokenload's `tokenload_config`).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -90,4 +90,55 @@ test('the summary carries AIPerf provenance keys and input_config in AIPerf layo
   // A second run writes a new benchmark id.
   assert.equal((await runCliInProcess([...BASE, '--request-count', '1', '--artifact-dir', dir])).code, 0);
   assert.notEqual(readJson(join(dir, 'profile_export_aiperf.json')).benchmark_id, s.benchmark_id);
+});
+
+function lines(path: string): Json[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+}
+
+test('--export-level raw writes profile_export_raw.jsonl: each request body and its response chunks', async () => {
+  const dir = join(tempDir(), 'raw');
+  const r = await runCliInProcess([...BASE, '--request-count', '3', '--export-level', 'raw', '--artifact-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const records = lines(join(dir, 'profile_export.jsonl'));
+  const raw = lines(join(dir, 'profile_export_raw.jsonl'));
+  assert.equal(raw.length, 3);
+  assert.deepEqual(
+    raw.map((l) => l.metadata.x_request_id).sort(),
+    records.map((l) => l.metadata.x_request_id).sort(),
+  );
+  for (const line of raw) {
+    assert.equal(line.status, 200);
+    assert.equal(line.error, null);
+    assert.equal(line.payload.model, 'Qwen/Qwen3-0.6B');
+    assert.equal(line.payload.stream, true);
+    assert.equal(line.payload.messages[0].role, 'user');
+    assert.ok(line.responses.length >= 1);
+    assert.equal(typeof line.responses[0].perf_ns, 'number');
+    const text = line.responses.map((c: { text: string }) => c.text).join('');
+    assert.ok(text.length > 0);
+  }
+});
+
+test('--profile-export-level summary leaves profile_export.jsonl out; --auto-plot is accepted', async () => {
+  const dir = join(tempDir(), 'summary');
+  const r = await runCliInProcess([
+    ...BASE,
+    '--request-count',
+    '2',
+    '--profile-export-level',
+    'summary',
+    '--auto-plot',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(existsSync(join(dir, 'profile_export.jsonl')), false);
+  assert.equal(existsSync(join(dir, 'profile_export_raw.jsonl')), false);
+  assert.equal(readJson(join(dir, 'profile_export_aiperf.json')).request_count.avg, 2);
+  assert.equal(readJson(join(dir, 'profile_export_aiperf.json')).input_config.output.export_level, 'summary');
+  assert.ok(existsSync(join(dir, 'report.html')));
 });
