@@ -51,8 +51,6 @@ const refused = (why: string): AiperfStatus => ({ kind: 'refused', why });
 const accepted = (why: string, value?: string): AiperfStatus =>
   value === undefined ? { kind: 'accepted', why } : { kind: 'accepted', value, why };
 
-const ONE_RUN =
-  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload compare`';
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
@@ -342,13 +340,18 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   telemetry('--network-latency-mean', refused(NOT_YET)),
   ui('--ui', same('modes: none, simple, dashboard (dashboard is the live line of simple)')),
   ui('--ui-type', alias('--ui'), ['none']),
-  multiRun('--num-profile-runs', refused(ONE_RUN)),
-  multiRun('--profile-run-cooldown-seconds', refused(ONE_RUN)),
-  multiRun('--confidence-level', refused(ONE_RUN)),
-  multiRun('--set-consistent-seed', refused(ONE_RUN)),
-  multiRun('--no-set-consistent-seed', refused(ONE_RUN)),
-  multiRun('--profile-run-disable-warmup-after-first', refused(ONE_RUN)),
-  multiRun('--no-profile-run-disable-warmup-after-first', refused(ONE_RUN)),
+  multiRun(
+    '--num-profile-runs',
+    same(
+      'runs in profile_runs/run_NNNN/ (a sweep: trial_NNNN/<value>/), aggregate/ with Student’s t intervals',
+    ),
+  ),
+  multiRun('--profile-run-cooldown-seconds', same()),
+  multiRun('--confidence-level', same()),
+  multiRun('--set-consistent-seed', same()),
+  multiRun('--no-set-consistent-seed', same()),
+  multiRun('--profile-run-disable-warmup-after-first', same()),
+  multiRun('--no-profile-run-disable-warmup-after-first', same()),
   service(
     '--workers-max',
     alias(

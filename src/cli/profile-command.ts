@@ -12,8 +12,7 @@ import { loadFields } from '../config/fields-load.js';
 import { outputFields } from '../config/fields-output.js';
 import { scheduleFields } from '../config/fields-schedule.js';
 import type { ProfileConfig } from '../config/resolve.js';
-import type { SweepInput } from '../config/sweep.js';
-import { profileConfigs } from '../config/sweep.js';
+import { planRunSet, type RunSetPlan, type SweepInput } from '../config/sweep.js';
 import { ConfigError } from '../errors.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
@@ -185,8 +184,17 @@ export function resolveProfileConfigs(
   flags: SchemaFlags,
   args: readonly string[],
 ): ProfileConfig[] {
+  return resolveProfilePlan(cmd, flags, args).runs.map((r) => r.config);
+}
+
+/**
+ * Every run of a parsed `profile` command with its place among them (config/sweep.ts
+ * {@link planRunSet}): one, one per sweep value, and each of them `--num-profile-runs` times.
+ * @throws {ConfigError} as {@link resolveProfileConfigs}.
+ */
+export function resolveProfilePlan(cmd: Command, flags: SchemaFlags, args: readonly string[]): RunSetPlan {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
-  return profileConfigs(input as SweepInput);
+  return planRunSet(input as SweepInput);
 }

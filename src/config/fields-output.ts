@@ -58,6 +58,34 @@ export const outputFields = {
     unit: 'level',
     help: 'summary: the summary files only (no profile_export.jsonl); records: also one line per request; raw: also profile_export_raw.jsonl with each request body and response chunks',
   }),
+  /** `--num-profile-runs`: run the profile this many times (`profile_runs/run_0001/`…) and aggregate them. */
+  numProfileRuns: option(int(1).max(1000).default(1), {
+    flag: 'num-profile-runs',
+    unit: 'n',
+    help: 'run the same profile n times (profile_runs/run_0001/…) and write aggregate/ with each metric’s mean, std and confidence interval across the runs',
+  }),
+  /** `--confidence-level`: of the multi-run confidence intervals (Student's t), in (0, 1). */
+  confidenceLevel: option(z.number().gt(0).lt(1).default(0.95), {
+    flag: 'confidence-level',
+    unit: 'p',
+    help: 'confidence level of the intervals across --num-profile-runs runs (Student’s t)',
+  }),
+  /** `--profile-run-cooldown-seconds`: pause between the runs of a multi-run or sweep, s. */
+  profileRunCooldownSeconds: option(z.number().min(0).default(0), {
+    flag: 'profile-run-cooldown-seconds',
+    unit: 's',
+    help: 'pause between one run and the next (--num-profile-runs, sweeps)',
+  }),
+  /** `--set-consistent-seed`: every run of a multi-run uses one seed (`--random-seed`, else 42). */
+  setConsistentSeed: option(z.boolean().default(true), {
+    flag: 'set-consistent-seed',
+    help: 'with --num-profile-runs, every run uses the same seed (--random-seed, else 42) so they send the same workload; --no-set-consistent-seed draws one per run',
+  }),
+  /** `--profile-run-disable-warmup-after-first`: only the first run of a multi-run or sweep warms up. */
+  profileRunDisableWarmupAfterFirst: option(z.boolean().default(true), {
+    flag: 'profile-run-disable-warmup-after-first',
+    help: 'only the first run warms up (--warmup-request-count / --warmup-duration); --no-profile-run-disable-warmup-after-first warms up before each',
+  }),
   /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
   simulator: option(z.boolean().default(false), {
     flag: 'simulator',

@@ -32,7 +32,27 @@ import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
 import { DirError, makeWritableDir } from '../util/make-dir.js';
 import type { Logger } from '../util/run-env.js';
-import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
+import { AGGREGATE_CSV_FILE_NAME, AGGREGATE_JSON_FILE_NAME } from './aggregate.js';
+import {
+  isSweepValueFolder,
+  OLD_SWEEP_SUMMARY_FILE_NAMES,
+  SWEEP_AGGREGATE_DIR_NAME,
+  SWEEP_CSV_FILE_NAME,
+  SWEEP_JSON_FILE_NAME,
+} from './sweep.js';
+
+/** The files of a multi-run's or sweep's aggregates (`aggregate/`, `sweep_aggregate/`), and an older tokenload's `sweep_summary.*`. */
+const AGGREGATE_FILES: readonly string[] = [
+  AGGREGATE_JSON_FILE_NAME,
+  AGGREGATE_CSV_FILE_NAME,
+  SWEEP_JSON_FILE_NAME,
+  SWEEP_CSV_FILE_NAME,
+  ...OLD_SWEEP_SUMMARY_FILE_NAMES,
+];
+
+/** The folder of a multi-run's runs (`profile_runs/run_0001/`, a sweep's `profile_runs/trial_0001/<value>/`) and of its aggregates. */
+const PROFILE_RUNS_DIR_NAME = 'profile_runs';
+const AGGREGATE_DIR_NAME = 'aggregate';
 
 /**
  * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
@@ -64,11 +84,27 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
 export async function clearRunArtifacts(dir: string): Promise<number> {
   try {
     let removed = await clearRunFiles(dir);
-    for (const name of SWEEP_SUMMARY_FILE_NAMES) if (await removeFile(join(dir, name))) removed++;
-    for (const valueDir of await valueFolders(dir)) {
-      removed += await clearRunFiles(valueDir);
-      if ((await namesIn(valueDir)).length === 0) await rmdir(valueDir);
+    for (const name of AGGREGATE_FILES) if (await removeFile(join(dir, name))) removed++;
+    removed += await clearSweepFolders(dir);
+    const runs = join(dir, PROFILE_RUNS_DIR_NAME);
+    for (const name of await namesIn(runs)) {
+      if (!/^(run|trial)_\d{4}$/.test(name)) continue;
+      const runDir = join(runs, name);
+      removed += (await clearRunFiles(runDir)) + (await clearSweepFolders(runDir));
+      await removeIfEmpty(runDir);
     }
+    await removeIfEmpty(runs);
+    const aggregate = join(dir, AGGREGATE_DIR_NAME);
+    for (const folder of [
+      aggregate,
+      join(aggregate, SWEEP_AGGREGATE_DIR_NAME),
+      ...(await valueFolders(aggregate)),
+      join(dir, SWEEP_AGGREGATE_DIR_NAME),
+    ]) {
+      for (const name of AGGREGATE_FILES) if (await removeFile(join(folder, name))) removed++;
+      if (folder !== aggregate) await removeIfEmpty(folder);
+    }
+    await removeIfEmpty(aggregate);
     return removed;
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
@@ -89,7 +125,7 @@ export async function clearRunArtifacts(dir: string): Promise<number> {
 export function refuseInputAmongArtifacts(inputFile: string | null, dir: string): void {
   if (inputFile === null) return;
   const input = resolve(inputFile);
-  const names = new Set([...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES]);
+  const names = new Set([...RUN_ARTIFACT_FILES, ...AGGREGATE_FILES]);
   if (!names.has(basename(input))) return;
   const runDir = resolve(dir);
   // The run's folder, or the sweep folder above a value folder: each is cleared with its value folders.
@@ -108,10 +144,12 @@ export function refuseInputAmongArtifacts(inputFile: string | null, dir: string)
  * artifacts, which a run that fails before it claims the folder must leave as they are.
  */
 export async function holdsEarlierRun(dir: string): Promise<boolean> {
-  const names = [...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES];
+  const names = [...RUN_ARTIFACT_FILES, ...AGGREGATE_FILES];
   for (const folder of [dir, ...(await valueFolders(dir).catch(() => []))]) {
     const here = new Set(await namesIn(folder).catch(() => []));
     if (names.some((n) => here.has(n)) || here.has(PLOTS_DIR_NAME)) return true;
+    if (here.has(PROFILE_RUNS_DIR_NAME) || here.has(AGGREGATE_DIR_NAME) || here.has(SWEEP_AGGREGATE_DIR_NAME))
+      return true;
   }
   return false;
 }
@@ -152,6 +190,29 @@ async function clearRunFiles(dir: string): Promise<number> {
   let removed = 0;
   for (const name of RUN_ARTIFACT_FILES) if (await removeFile(join(dir, name))) removed++;
   return removed + (await clearPlots(join(dir, PLOTS_DIR_NAME)));
+}
+
+/** Clears the run files of each sweep value folder in `dir`, removing the folders this empties. */
+async function clearSweepFolders(dir: string): Promise<number> {
+  let removed = 0;
+  for (const valueDir of await valueFolders(dir)) {
+    removed += await clearRunFiles(valueDir);
+    await removeIfEmpty(valueDir);
+  }
+  return removed;
+}
+
+/** Removes folder `dir` when it exists and is empty. */
+async function removeIfEmpty(dir: string): Promise<void> {
+  const names = await namesIn(dir);
+  if (
+    names.length === 0 &&
+    (await lstat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    await rmdir(dir);
 }
 
 /** The sweep value folders in `dir` (folders only). */

@@ -101,7 +101,15 @@ function lines(path: string): Json[] {
 
 test('--export-level raw writes profile_export_raw.jsonl: each request body and its response chunks', async () => {
   const dir = join(tempDir(), 'raw');
-  const r = await runCliInProcess([...BASE, '--request-count', '3', '--export-level', 'raw', '--artifact-dir', dir]);
+  const r = await runCliInProcess([
+    ...BASE,
+    '--request-count',
+    '3',
+    '--export-level',
+    'raw',
+    '--artifact-dir',
+    dir,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const records = lines(join(dir, 'profile_export.jsonl'));
   const raw = lines(join(dir, 'profile_export_raw.jsonl'));
@@ -141,4 +149,104 @@ test('--profile-export-level summary leaves profile_export.jsonl out; --auto-plo
   assert.equal(readJson(join(dir, 'profile_export_aiperf.json')).request_count.avg, 2);
   assert.equal(readJson(join(dir, 'profile_export_aiperf.json')).input_config.output.export_level, 'summary');
   assert.ok(existsSync(join(dir, 'report.html')));
+});
+
+test('a --concurrency list runs in concurrency_<n>/ folders and writes sweep_aggregate/', async () => {
+  const dir = join(tempDir(), 'sweep');
+  const r = await runCliInProcess([
+    ...BASE,
+    '--concurrency',
+    '1,2',
+    '--request-count',
+    '4',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  for (const [i, value] of [1, 2].entries()) {
+    const s = readJson(join(dir, `concurrency_${value}`, 'profile_export_aiperf.json'));
+    assert.equal(s.request_count.avg, 4);
+    assert.equal(s.input_config.loadgen.concurrency, value);
+    assert.equal(s.run_info.variation_label, `concurrency_${value}`);
+    assert.equal(s.run_info.variation_index, i);
+    assert.deepEqual(s.run_info.variation_values, { 'loadgen.concurrency': value });
+  }
+  const first = readJson(join(dir, 'concurrency_1', 'profile_export_aiperf.json'));
+  const second = readJson(join(dir, 'concurrency_2', 'profile_export_aiperf.json'));
+  assert.match(first.run_info.sweep_id, /^[0-9a-f-]{36}$/);
+  assert.equal(first.run_info.sweep_id, second.run_info.sweep_id);
+  const sweep = readJson(join(dir, 'sweep_aggregate', 'profile_export_aiperf_sweep.json'));
+  assert.equal(sweep.aggregation_type, 'sweep');
+  assert.equal(sweep.num_profile_runs, 2);
+  assert.equal(sweep.num_successful_runs, 2);
+  assert.deepEqual(sweep.metadata.sweep_parameters, [{ name: 'concurrency', values: [1, 2] }]);
+  assert.deepEqual(
+    sweep.per_combination_metrics.map((c: Json) => c.parameters),
+    [{ concurrency: 1 }, { concurrency: 2 }],
+  );
+  // One run per value: the mean (that run's value) and its unit, as each run's own summary says.
+  assert.deepEqual(sweep.per_combination_metrics[1].metrics.request_throughput_avg, {
+    mean: second.request_throughput.avg,
+    unit: 'requests/sec',
+  });
+  assert.ok(sweep.pareto_optimal.length >= 1);
+  assert.ok(['1', '2'].includes(String(sweep.best_configurations.best_throughput.parameters.concurrency)));
+  assert.match(
+    readFileSync(join(dir, 'sweep_aggregate', 'profile_export_aiperf_sweep.csv'), 'utf8'),
+    /^concurrency,/,
+  );
+});
+
+test('--num-profile-runs 3 runs in profile_runs/run_000N/ and writes aggregate/ with t intervals', async () => {
+  const dir = join(tempDir(), 'multi');
+  const r = await runCliInProcess([
+    ...BASE,
+    '--request-count',
+    '3',
+    '--num-profile-runs',
+    '3',
+    '--confidence-level',
+    '0.9',
+    '--profile-run-cooldown-seconds',
+    '0.1',
+    '--warmup-request-count',
+    '1',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const runs = [1, 2, 3].map((n) =>
+    readJson(join(dir, 'profile_runs', `run_000${n}`, 'profile_export_aiperf.json')),
+  );
+  // One workload: the same seed (42 when none is given) for every run; warmup in the first only.
+  assert.deepEqual(
+    runs.map((s) => s.run_info.random_seed),
+    [42, 42, 42],
+  );
+  assert.deepEqual(
+    runs.map((s) => s.run_info.run_label),
+    ['run_0001', 'run_0002', 'run_0003'],
+  );
+  assert.deepEqual(
+    runs.map((s) => s.input_config.loadgen.warmup_request_count),
+    [1, undefined, undefined],
+  );
+  const aggregate = readJson(join(dir, 'aggregate', 'profile_export_aiperf_aggregate.json'));
+  assert.equal(aggregate.metadata.aggregation_type, 'confidence');
+  assert.equal(aggregate.metadata.num_profile_runs, 3);
+  assert.equal(aggregate.metadata.num_successful_runs, 3);
+  assert.equal(aggregate.metadata.confidence_level, 0.9);
+  assert.deepEqual(aggregate.metadata.run_labels, ['run_0001', 'run_0002', 'run_0003']);
+  const ttft = aggregate.metrics.time_to_first_token_p99;
+  const perRun = runs.map((s) => s.time_to_first_token.p99);
+  assert.equal(ttft.min, Math.min(...perRun));
+  assert.equal(ttft.max, Math.max(...perRun));
+  assert.ok(ttft.ci_low <= ttft.mean && ttft.mean <= ttft.ci_high);
+  // Student's t, 2 degrees of freedom, two-sided 90 %: 2.920 (any t table).
+  assert.equal(ttft.t_critical.toFixed(3), '2.920');
+  assert.equal(aggregate.metrics.request_count_avg.mean, 3);
+  assert.match(
+    readFileSync(join(dir, 'aggregate', 'profile_export_aiperf_aggregate.csv'), 'utf8'),
+    /^Metric,mean,std/,
+  );
 });

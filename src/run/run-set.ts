@@ -1,0 +1,115 @@
+/**
+ * The runs of one `tokenload profile` command (config/sweep.ts `planRunSet`): one after another,
+ * each in its folder, with `--profile-run-cooldown-seconds` between them, then the aggregates of a
+ * multi-run (`aggregate/`, ./aggregate.ts) and of a sweep (`sweep_aggregate/`, ./sweep.ts).
+ */
+import { join } from 'node:path';
+import type { PlannedRun, RunSetPlan } from '../config/sweep.js';
+import type { RunEnv } from '../util/run-env.js';
+import { type FinishedRun, writeConfidenceAggregate } from './aggregate.js';
+import { claimArtifactDir } from './artifacts.js';
+import type { RunOutcome } from './finish.js';
+import { runProfile } from './profile.js';
+import { SWEEP_AGGREGATE_DIR_NAME, writeSweepAggregate } from './sweep.js';
+
+/** A run of the set and how it ended. */
+export interface RunSetResult {
+  run: PlannedRun;
+  outcome: RunOutcome;
+}
+
+/** What the caller does around each run (the CLI: its calibration warning, the console, the exit code). */
+export interface RunSetHooks {
+  /** Before a run starts. */
+  before?: (run: PlannedRun) => Promise<void>;
+  /** After a run: return false to stop the set (e.g. a bad input file). */
+  after: (result: RunSetResult) => boolean;
+}
+
+/**
+ * Runs every run of `plan` in order (stopping when `env.stopSignal` aborts or `hooks.after` says
+ * so); the first run of several claims the set's folder once its inputs are checked.
+ * @returns the finished runs.
+ * @throws whatever {@link runProfile} throws.
+ */
+export async function runSet(plan: RunSetPlan, env: RunEnv, hooks: RunSetHooks): Promise<RunSetResult[]> {
+  const results: RunSetResult[] = [];
+  for (const [i, run] of plan.runs.entries()) {
+    if (env.stopSignal.aborted) break;
+    if (i > 0 && plan.cooldownSeconds > 0) {
+      env.log.info(
+        `cooldown: ${plan.cooldownSeconds} s before ${run.labels.runLabel} ${run.labels.variationLabel}`,
+      );
+      await sleep(plan.cooldownSeconds * 1000, env.stopSignal);
+      if (env.stopSignal.aborted) break;
+    }
+    await hooks.before?.(run);
+    const outcome = await runProfile(run.config, {
+      ...env,
+      ...(plan.runs.length > 1 ? { runLabels: run.labels } : {}),
+      ...(i === 0 && plan.runs.length > 1
+        ? { beforeClaim: () => claimArtifactDir(plan.baseDir, env.log) }
+        : {}),
+    });
+    results.push({ run, outcome });
+    if (!hooks.after({ run, outcome })) break;
+  }
+  return results;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Writes the aggregates of a finished set: with `--num-profile-runs` > 1, `aggregate/` (a sweep:
+ * `aggregate/<value>/` per value); with a sweep, `sweep_aggregate/` (`aggregate/sweep_aggregate/`
+ * with several runs per value). Returns the console text (the sweep table; where the aggregates are).
+ * @throws the file system error of a failed write.
+ */
+export async function writeSetAggregates(
+  plan: RunSetPlan,
+  results: readonly RunSetResult[],
+): Promise<string> {
+  const finished = (rs: readonly RunSetResult[]): FinishedRun[] =>
+    rs.map((r) => ({ runLabel: r.run.labels.runLabel, outcome: r.outcome }));
+  const lines: string[] = [];
+  const aggregateDir = join(plan.baseDir, 'aggregate');
+  if (plan.trials > 1 && plan.sweep === null) {
+    const path = await writeConfidenceAggregate(aggregateDir, finished(results), plan.confidenceLevel);
+    lines.push(`Aggregate across ${results.length} runs: ${path}`);
+  }
+  if (plan.sweep === null) return lines.join('\n');
+  const byValue = plan.sweep.values.map((_, i) => results.filter((r) => r.run.labels.variationIndex === i));
+  if (plan.trials > 1) {
+    for (const [i, rs] of byValue.entries()) {
+      const valueDir = rs[0]?.run.valueDir;
+      if (valueDir === undefined || valueDir === null) continue;
+      const path = await writeConfidenceAggregate(
+        join(aggregateDir, valueDir),
+        finished(rs),
+        plan.confidenceLevel,
+      );
+      lines.push(`Aggregate of ${plan.sweep.name} ${plan.sweep.values[i]}: ${path}`);
+    }
+  }
+  const sweepDir =
+    plan.trials > 1
+      ? join(aggregateDir, SWEEP_AGGREGATE_DIR_NAME)
+      : join(plan.baseDir, SWEEP_AGGREGATE_DIR_NAME);
+  const table = await writeSweepAggregate(sweepDir, {
+    axis: plan.sweep,
+    trials: plan.trials,
+    confidenceLevel: plan.confidenceLevel,
+    byValue: byValue.map((rs) => finished(rs)),
+  });
+  return [...lines, table].join('\n');
+}
