@@ -30,7 +30,7 @@ import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
-import { DirError, makeWritableDir } from '../util/make-dir.js';
+import { DirError, makeDirs, makeWritableDir } from '../util/make-dir.js';
 import type { Logger } from '../util/run-env.js';
 import { AGGREGATE_CSV_FILE_NAME, AGGREGATE_JSON_FILE_NAME } from './aggregate.js';
 import {
@@ -53,6 +53,45 @@ const AGGREGATE_FILES: readonly string[] = [
 /** The folder of a multi-run's runs (`profile_runs/run_0001/`, a sweep's `profile_runs/trial_0001/<value>/`) and of its aggregates. */
 const PROFILE_RUNS_DIR_NAME = 'profile_runs';
 const AGGREGATE_DIR_NAME = 'aggregate';
+
+/**
+ * The run's log, AIPerf's `logs/aiperf.log` (the name its users and tools look for): every line the
+ * run logged on stderr (`[tokenload] …`, warnings included), each after its ISO time.
+ */
+export const RUN_LOG_DIR_NAME = 'logs';
+export const RUN_LOG_FILE_NAME = 'aiperf.log';
+
+/**
+ * A logger that passes every line on to `log` and keeps it, time-stamped, for {@link writeRunLog}.
+ */
+export function recordingLogger(log: Logger): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const keep = (level: string, message: string): void => {
+    lines.push(`${new Date().toISOString()} ${level} ${message}`);
+  };
+  return {
+    lines,
+    log: {
+      info: (m) => {
+        keep('INFO', m);
+        log.info(m);
+      },
+      warn: (m) => {
+        keep('WARNING', m);
+        log.warn(m);
+      },
+    },
+  };
+}
+
+/**
+ * Writes `lines` as `logs/aiperf.log` in `dir`.
+ * @throws the file system error of a failed write.
+ */
+export async function writeRunLog(dir: string, lines: readonly string[]): Promise<void> {
+  await makeDirs(join(dir, RUN_LOG_DIR_NAME));
+  await writeFile(join(dir, RUN_LOG_DIR_NAME, RUN_LOG_FILE_NAME), lines.map((l) => `${l}\n`).join(''));
+}
 
 /**
  * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
@@ -189,6 +228,8 @@ export async function createArtifactDir(dir: string): Promise<void> {
 async function clearRunFiles(dir: string): Promise<number> {
   let removed = 0;
   for (const name of RUN_ARTIFACT_FILES) if (await removeFile(join(dir, name))) removed++;
+  if (await removeFile(join(dir, RUN_LOG_DIR_NAME, RUN_LOG_FILE_NAME))) removed++;
+  await removeIfEmpty(join(dir, RUN_LOG_DIR_NAME));
   return removed + (await clearPlots(join(dir, PLOTS_DIR_NAME)));
 }
 

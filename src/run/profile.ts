@@ -33,8 +33,10 @@ import {
   claimArtifactDir,
   createArtifactDir,
   holdsEarlierRun,
+  recordingLogger,
   refuseInputAmongArtifacts,
   writeFailedSummary,
+  writeRunLog,
 } from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
@@ -59,8 +61,10 @@ import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
  *   signal aborted a tokenizer download (the summary then says `interrupted`). All are
  *   {@link TokenloadError}s.
  */
-export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
+export async function runProfile(input: ProfileConfigInput, given: RunEnv): Promise<RunOutcome> {
   const asked = profileConfig(input);
+  const recording = recordingLogger(given.log);
+  const env: RunEnv = { ...given, log: recording.log };
   checkStartAt(asked, Date.now());
   // A shard runs its share of the load (shard/shard-run.ts); the summary keeps the values asked.
   const plan = sharePlan(planRun(asked));
@@ -75,11 +79,18 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   };
   try {
     const { ctx, facts } = await startUp(plan, asked, env, held);
-    return await runPhases(ctx, { ...facts, runInfo });
+    const outcome = await runPhases(ctx, { ...facts, runInfo });
+    await writeRunLog(plan.artifactDir, recording.lines);
+    return outcome;
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (held.ownsFolder || !(await keepsEarlierRun(plan, env)))
+    if (held.ownsFolder || !(await keepsEarlierRun(plan, env))) {
       await writeFailedSummary(asked, startTime, err, runInfo).catch(() => undefined);
+      recording.lines.push(
+        `${new Date().toISOString()} ERROR ${err instanceof Error ? err.message : String(err)}`,
+      );
+      await writeRunLog(plan.artifactDir, recording.lines).catch(() => undefined);
+    }
     throw err;
   } finally {
     await held.scraper?.close();

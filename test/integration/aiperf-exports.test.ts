@@ -250,3 +250,26 @@ test('--num-profile-runs 3 runs in profile_runs/run_000N/ and writes aggregate/ 
     /^Metric,mean,std/,
   );
 });
+
+test('server_metrics_metadata.json names each family of each endpoint; logs/aiperf.log holds the run log', async () => {
+  const dir = join(tempDir(), 'meta');
+  const r = await runCliInProcess([...BASE, '--request-count', '2', '--artifact-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const meta = readJson(join(dir, 'server_metrics_metadata.json'));
+  const urls = Object.keys(meta.endpoints);
+  assert.equal(urls.length, 1);
+  const endpoint = meta.endpoints[urls[0] as string];
+  assert.equal(endpoint.endpoint_url, urls[0]);
+  // Every family the scrapes held (server_metrics_export.jsonl) has a schema.
+  const scraped = new Set(
+    lines(join(dir, 'server_metrics_export.jsonl')).flatMap((l) => Object.keys(l.metrics)),
+  );
+  assert.deepEqual(Object.keys(endpoint.metric_schemas).sort(), [...scraped].sort());
+  const vllmRunning = endpoint.metric_schemas['vllm:num_requests_running'];
+  assert.equal(vllmRunning.type, 'gauge');
+  assert.equal(vllmRunning.bucket_labels, null);
+  assert.ok(vllmRunning.help.length > 0);
+  const log = readFileSync(join(dir, 'logs', 'aiperf.log'), 'utf8');
+  assert.match(log, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO /m);
+  assert.match(log, /profiling: /);
+});
