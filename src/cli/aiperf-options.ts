@@ -143,7 +143,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   input(
     '--config',
     same(
-      'a flat YAML/JSON file of flag: value pairs (AIPerf names work as keys), not AIPerf’s nested layout',
+      'a flat YAML/JSON file of flag: value pairs (AIPerf names work as keys), or AIPerf’s sectioned layout (schemaVersion 2.0, or endpoint:/input:/loadgen:): its keys tokenload has are read, a file with any other is refused naming each key path',
     ),
   ),
   input('-f', same()),
