@@ -7,7 +7,7 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
@@ -166,16 +166,26 @@ export function refuseInputAmongArtifacts(inputFile: string | null, dir: string)
   const input = resolve(inputFile);
   const names = new Set([...RUN_ARTIFACT_FILES, ...AGGREGATE_FILES]);
   if (!names.has(basename(input))) return;
-  const runDir = resolve(dir);
-  // The run's folder, or the sweep folder above a value folder: each is cleared with its value folders.
-  const cleared = isSweepValueFolder(basename(runDir)) ? [runDir, dirname(runDir)] : [runDir];
-  const at = dirname(input);
-  const inCleared = cleared.some((d) => at === d || (isSweepValueFolder(basename(at)) && dirname(at) === d));
+  // The run's folder, and the folder of the sweep or multi-run above it: each is cleared with the
+  // run folders below it (value folders, profile_runs/run_NNNN/, trial_NNNN/, aggregate folders).
+  let base = resolve(dir);
+  while (isSetFolder(basename(base)) && dirname(base) !== base) base = dirname(base);
+  const below = relative(base, dirname(input));
+  const inCleared = below === '' || (!below.startsWith('..') && below.split(sep).every(isSetFolder));
   if (inCleared)
     throw new ConfigError(
       `--input-file ${inputFile} is one of the files this run replaces in --artifact-dir ${dir}: it would be removed before it is read; copy it out of the folder, or choose another --artifact-dir.`,
       '--input-file',
     );
+}
+
+/** Whether `name` is a folder a sweep or multi-run makes below its own (and clears with it). */
+function isSetFolder(name: string): boolean {
+  return (
+    isSweepValueFolder(name) ||
+    /^(run|trial)_\d{4}$/.test(name) ||
+    [PROFILE_RUNS_DIR_NAME, AGGREGATE_DIR_NAME, SWEEP_AGGREGATE_DIR_NAME].includes(name)
+  );
 }
 
 /**

@@ -5,7 +5,7 @@
  * layout beside tokenload's `tokenload_config`).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -272,4 +272,26 @@ test('server_metrics_metadata.json names each family of each endpoint; logs/aipe
   const log = readFileSync(join(dir, 'logs', 'aiperf.log'), 'utf8');
   assert.match(log, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO /m);
   assert.match(log, /profiling: /);
+});
+
+test('an --input-file among the files a multi-run replaces is refused before anything is touched', async () => {
+  const dir = join(tempDir(), 'multi-input');
+  mkdirSync(join(dir, 'profile_runs', 'run_0001'), { recursive: true });
+  for (const input of [join(dir, 'inputs.json'), join(dir, 'profile_runs', 'run_0001', 'inputs.json')]) {
+    writeFileSync(input, '{"text": "hello"}\n');
+    const r = await runCliInProcess([
+      ...BASE,
+      '--input-file',
+      input,
+      '--custom-dataset-type',
+      'single_turn',
+      '--num-profile-runs',
+      '2',
+      '--artifact-dir',
+      dir,
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /is one of the files this run replaces in --artifact-dir/);
+    assert.equal(readFileSync(input, 'utf8'), '{"text": "hello"}\n');
+  }
 });
