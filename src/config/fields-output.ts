@@ -70,11 +70,28 @@ export const outputFields = {
     unit: 'p',
     help: 'confidence level of the intervals across --num-profile-runs runs (Student’s t)',
   }),
-  /** `--profile-run-cooldown-seconds`: pause between the runs of a multi-run or sweep, s. */
+  /** `--profile-run-cooldown-seconds`: pause between the trials of `--num-profile-runs`, s. */
   profileRunCooldownSeconds: option(z.number().min(0).default(0), {
     flag: 'profile-run-cooldown-seconds',
     unit: 's',
-    help: 'pause between one run and the next (--num-profile-runs, sweeps)',
+    help: 'pause between one run of --num-profile-runs and the next (a sweep: between trials)',
+  }),
+  /** `--parameter-sweep-mode`: a sweep with several runs, `repeated` (each trial sweeps every value) or `independent` (every trial of a value, then the next). */
+  parameterSweepMode: option(z.enum(['repeated', 'independent']).default('repeated'), {
+    flag: 'parameter-sweep-mode',
+    unit: 'mode',
+    help: 'with a sweep and --num-profile-runs: repeated runs the whole sweep once per trial (profile_runs/trial_NNNN/<value>/); independent runs every trial of a value before the next (<value>/profile_runs/trial_NNNN/)',
+  }),
+  /** `--parameter-sweep-cooldown-seconds`: pause between one sweep value and the next within a trial, s. */
+  parameterSweepCooldownSeconds: option(z.number().min(0).default(0), {
+    flag: 'parameter-sweep-cooldown-seconds',
+    unit: 's',
+    help: 'pause between one sweep value and the next (--profile-run-cooldown-seconds: between trials)',
+  }),
+  /** `--parameter-sweep-same-seed`: every sweep value uses the base seed (else value i uses seed + i). */
+  parameterSweepSameSeed: option(z.boolean().default(false), {
+    flag: 'parameter-sweep-same-seed',
+    help: 'every sweep value uses the same seed (--random-seed); without it value i uses that seed + i',
   }),
   /** `--set-consistent-seed`: every run of a multi-run uses one seed (`--random-seed`, else 42). */
   setConsistentSeed: option(z.boolean().default(true), {

@@ -8,7 +8,8 @@
  * | no | 1 | `<base>/` |
  * | no | N | `<base>/profile_runs/run_NNNN/` |
  * | yes | 1 | `<base>/<name>_<value>/` (`concurrency_10`, `request_rate_2.5`) |
- * | yes | N | `<base>/profile_runs/trial_NNNN/<name>_<value>/` (every value once per trial) |
+ * | yes | N, `repeated` (default) | `<base>/profile_runs/trial_NNNN/<name>_<value>/` (every value once per trial) |
+ * | yes | N, `independent` | `<base>/<name>_<value>/profile_runs/trial_NNNN/` (every trial of a value, then the next) |
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -51,7 +52,12 @@ export interface RunSetPlan {
   /** `--num-profile-runs`. */
   trials: number;
   confidenceLevel: number;
+  /** `--profile-run-cooldown-seconds`: before a run that starts a new trial. */
   cooldownSeconds: number;
+  /** `--parameter-sweep-cooldown-seconds`: before the next value of the same trial. */
+  sweepCooldownSeconds: number;
+  /** `--parameter-sweep-mode`. */
+  mode: 'repeated' | 'independent';
 }
 
 const listOf = (v: number | number[] | undefined): Array<number | undefined> =>
@@ -112,13 +118,20 @@ export function planRunSet(input: SweepInput): RunSetPlan {
     baseSeed:
       input.randomSeed ?? (trials > 1 && first.setConsistentSeed ? MULTI_RUN_DEFAULT_SEED : undefined),
     warmAll: !first.profileRunDisableWarmupAfterFirst,
+    sameSeed: first.parameterSweepSameSeed,
+    independent: axis !== null && trials > 1 && first.parameterSweepMode === 'independent',
     fixed: { concurrency: concurrencies[0], requestRate: rates[0] },
   };
   const runs: PlannedRun[] = [];
-  for (let trial = 0; trial < trials; trial++) {
-    for (const [index, value] of (axis?.values ?? [undefined]).entries())
-      runs.push(plannedRun(set, { trial, index, value, first: runs.length === 0 }));
-  }
+  const values = axis?.values ?? [undefined];
+  const cells = set.independent
+    ? values.flatMap((value, index) =>
+        Array.from({ length: trials }, (_, trial) => ({ trial, index, value })),
+      )
+    : Array.from({ length: trials }, (_, trial) =>
+        values.map((value, index) => ({ trial, index, value })),
+      ).flat();
+  for (const cell of cells) runs.push(plannedRun(set, { ...cell, first: runs.length === 0 }));
   return {
     runs,
     baseDir,
@@ -126,6 +139,8 @@ export function planRunSet(input: SweepInput): RunSetPlan {
     trials,
     confidenceLevel: first.confidenceLevel,
     cooldownSeconds: first.profileRunCooldownSeconds,
+    sweepCooldownSeconds: first.parameterSweepCooldownSeconds,
+    mode: first.parameterSweepMode,
   };
 }
 
@@ -158,6 +173,10 @@ interface SetFacts {
   baseSeed: number | undefined;
   /** `--no-profile-run-disable-warmup-after-first`. */
   warmAll: boolean;
+  /** `--parameter-sweep-same-seed`. */
+  sameSeed: boolean;
+  /** A sweep with several runs in `independent` mode: `<value>/profile_runs/trial_NNNN/`. */
+  independent: boolean;
   /** The load options when they are not the swept one. */
   fixed: { concurrency: number | undefined; requestRate: number | undefined };
 }
@@ -168,7 +187,7 @@ function plannedRun(
   at: { trial: number; index: number; value: number | undefined; first: boolean },
 ): PlannedRun {
   const { axis } = set;
-  const seed = set.baseSeed === undefined ? undefined : set.baseSeed + at.index;
+  const seed = set.baseSeed === undefined ? undefined : set.baseSeed + (set.sameSeed ? 0 : at.index);
   const warm = at.first || set.trials === 1 || set.warmAll;
   const config = profileConfig({
     ...set.input,
@@ -180,7 +199,10 @@ function plannedRun(
   const valueDir = axis === null || at.value === undefined ? null : sweepValueDir(axis.name, at.value);
   const trialName = `${axis === null ? 'run' : 'trial'}_${pad4(at.trial + 1)}`;
   const trialDir = set.trials > 1 ? join('profile_runs', trialName) : '';
-  if (set.many) config.artifactDir = join(set.baseDir, trialDir, valueDir ?? '');
+  if (set.many)
+    config.artifactDir = set.independent
+      ? join(set.baseDir, valueDir ?? '', trialDir)
+      : join(set.baseDir, trialDir, valueDir ?? '');
   const labels: RunLabels = {
     sweepId: set.sweepId,
     trial: at.trial,

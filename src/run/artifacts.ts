@@ -122,29 +122,7 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
  */
 export async function clearRunArtifacts(dir: string): Promise<number> {
   try {
-    let removed = await clearRunFiles(dir);
-    for (const name of AGGREGATE_FILES) if (await removeFile(join(dir, name))) removed++;
-    removed += await clearSweepFolders(dir);
-    const runs = join(dir, PROFILE_RUNS_DIR_NAME);
-    for (const name of await namesIn(runs)) {
-      if (!/^(run|trial)_\d{4}$/.test(name)) continue;
-      const runDir = join(runs, name);
-      removed += (await clearRunFiles(runDir)) + (await clearSweepFolders(runDir));
-      await removeIfEmpty(runDir);
-    }
-    await removeIfEmpty(runs);
-    const aggregate = join(dir, AGGREGATE_DIR_NAME);
-    for (const folder of [
-      aggregate,
-      join(aggregate, SWEEP_AGGREGATE_DIR_NAME),
-      ...(await valueFolders(aggregate)),
-      join(dir, SWEEP_AGGREGATE_DIR_NAME),
-    ]) {
-      for (const name of AGGREGATE_FILES) if (await removeFile(join(folder, name))) removed++;
-      if (folder !== aggregate) await removeIfEmpty(folder);
-    }
-    await removeIfEmpty(aggregate);
-    return removed;
+    return await clearSetFolder(dir, 0);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw new OutputError(
@@ -243,12 +221,20 @@ async function clearRunFiles(dir: string): Promise<number> {
   return removed + (await clearPlots(join(dir, PLOTS_DIR_NAME)));
 }
 
-/** Clears the run files of each sweep value folder in `dir`, removing the folders this empties. */
-async function clearSweepFolders(dir: string): Promise<number> {
-  let removed = 0;
-  for (const valueDir of await valueFolders(dir)) {
-    removed += await clearRunFiles(valueDir);
-    await removeIfEmpty(valueDir);
+/**
+ * Removes the run and aggregate files of `dir`, then the same in each folder a sweep or multi-run
+ * makes below it ({@link isSetFolder}: value folders, `profile_runs/`, `run_NNNN/`, `trial_NNNN/`,
+ * `aggregate/`, `sweep_aggregate/`; at most 4 levels down), removing each such folder it empties.
+ */
+async function clearSetFolder(dir: string, depth: number): Promise<number> {
+  let removed = await clearRunFiles(dir);
+  for (const name of AGGREGATE_FILES) if (await removeFile(join(dir, name))) removed++;
+  if (depth >= 4) return removed;
+  for (const name of await namesIn(dir)) {
+    const sub = join(dir, name);
+    if (!isSetFolder(name) || !(await lstat(sub)).isDirectory()) continue;
+    removed += await clearSetFolder(sub, depth + 1);
+    await removeIfEmpty(sub);
   }
   return removed;
 }

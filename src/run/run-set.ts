@@ -36,11 +36,10 @@ export async function runSet(plan: RunSetPlan, env: RunEnv, hooks: RunSetHooks):
   const results: RunSetResult[] = [];
   for (const [i, run] of plan.runs.entries()) {
     if (env.stopSignal.aborted) break;
-    if (i > 0 && plan.cooldownSeconds > 0) {
-      env.log.info(
-        `cooldown: ${plan.cooldownSeconds} s before ${run.labels.runLabel} ${run.labels.variationLabel}`,
-      );
-      await sleep(plan.cooldownSeconds * 1000, env.stopSignal);
+    const pause = cooldownBefore(plan, i);
+    if (pause > 0) {
+      env.log.info(`cooldown: ${pause} s before ${run.labels.runLabel} ${run.labels.variationLabel}`);
+      await sleep(pause * 1000, env.stopSignal);
       if (env.stopSignal.aborted) break;
     }
     await hooks.before?.(run);
@@ -57,6 +56,17 @@ export async function runSet(plan: RunSetPlan, env: RunEnv, hooks: RunSetHooks):
   return results;
 }
 
+/**
+ * The pause before run `i`: `--profile-run-cooldown-seconds` when it starts a new trial,
+ * `--parameter-sweep-cooldown-seconds` before the next value of the same trial (AIPerf's rule).
+ */
+function cooldownBefore(plan: RunSetPlan, i: number): number {
+  const previous = plan.runs[i - 1];
+  const run = plan.runs[i];
+  if (previous === undefined || run === undefined) return 0;
+  return previous.labels.trial !== run.labels.trial ? plan.cooldownSeconds : plan.sweepCooldownSeconds;
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -71,45 +81,46 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Writes the aggregates of a finished set: with `--num-profile-runs` > 1, `aggregate/` (a sweep:
- * `aggregate/<value>/` per value); with a sweep, `sweep_aggregate/` (`aggregate/sweep_aggregate/`
- * with several runs per value). Returns the console text (the sweep table; where the aggregates are).
+ * per value, `aggregate/<value>/`, or `<value>/aggregate/` in the `independent` mode); with a sweep,
+ * `sweep_aggregate/` (`aggregate/sweep_aggregate/` with several runs per value in the `repeated`
+ * mode). Returns the console text (the sweep table; where the aggregates are).
  * @throws the file system error of a failed write.
  */
 export async function writeSetAggregates(
   plan: RunSetPlan,
   results: readonly RunSetResult[],
 ): Promise<string> {
-  const finished = (rs: readonly RunSetResult[]): FinishedRun[] =>
-    rs.map((r) => ({ runLabel: r.run.labels.runLabel, outcome: r.outcome }));
-  const lines: string[] = [];
   const aggregateDir = join(plan.baseDir, 'aggregate');
-  if (plan.trials > 1 && plan.sweep === null) {
+  if (plan.sweep === null) {
+    if (plan.trials === 1) return '';
     const path = await writeConfidenceAggregate(aggregateDir, finished(results), plan.confidenceLevel);
-    lines.push(`Aggregate across ${results.length} runs: ${path}`);
+    return `Aggregate across ${results.length} runs: ${path}`;
   }
-  if (plan.sweep === null) return lines.join('\n');
+  const independent = plan.mode === 'independent';
   const byValue = plan.sweep.values.map((_, i) => results.filter((r) => r.run.labels.variationIndex === i));
-  if (plan.trials > 1) {
-    for (const [i, rs] of byValue.entries()) {
-      const valueDir = rs[0]?.run.valueDir;
-      if (valueDir === undefined || valueDir === null) continue;
-      const path = await writeConfidenceAggregate(
-        join(aggregateDir, valueDir),
-        finished(rs),
-        plan.confidenceLevel,
-      );
-      lines.push(`Aggregate of ${plan.sweep.name} ${plan.sweep.values[i]}: ${path}`);
-    }
+  const lines: string[] = [];
+  for (const [i, rs] of byValue.entries()) {
+    const valueDir = rs[0]?.run.valueDir;
+    if (plan.trials === 1 || valueDir === undefined || valueDir === null) continue;
+    const dir = independent ? join(plan.baseDir, valueDir, 'aggregate') : join(aggregateDir, valueDir);
+    const path = await writeConfidenceAggregate(dir, finished(rs), plan.confidenceLevel);
+    lines.push(`Aggregate of ${plan.sweep.name} ${plan.sweep.values[i]}: ${path}`);
   }
-  const sweepDir =
-    plan.trials > 1
-      ? join(aggregateDir, SWEEP_AGGREGATE_DIR_NAME)
-      : join(plan.baseDir, SWEEP_AGGREGATE_DIR_NAME);
-  const table = await writeSweepAggregate(sweepDir, {
-    axis: plan.sweep,
-    trials: plan.trials,
-    confidenceLevel: plan.confidenceLevel,
-    byValue: byValue.map((rs) => finished(rs)),
-  });
+  const nested = plan.trials > 1 && !independent;
+  const table = await writeSweepAggregate(
+    join(nested ? aggregateDir : plan.baseDir, SWEEP_AGGREGATE_DIR_NAME),
+    {
+      axis: plan.sweep,
+      trials: plan.trials,
+      mode: plan.mode,
+      confidenceLevel: plan.confidenceLevel,
+      byValue: byValue.map((rs) => finished(rs)),
+    },
+  );
   return [...lines, table].join('\n');
+}
+
+/** The runs as the aggregates read them. */
+function finished(rs: readonly RunSetResult[]): FinishedRun[] {
+  return rs.map((r) => ({ runLabel: r.run.labels.runLabel, outcome: r.outcome }));
 }

@@ -1,7 +1,7 @@
 /**
  * The sweep aggregate: after the runs of a `--concurrency` / `--request-rate` list,
- * `profile_export_aiperf_sweep.json` and `.csv` in `sweep_aggregate/` (with `--num-profile-runs`:
- * `aggregate/sweep_aggregate/`), AIPerf's layout (its docs/api/sweep-aggregates.md): per value the
+ * `profile_export_aiperf_sweep.json` and `.csv` in `sweep_aggregate/` (with `--num-profile-runs` in
+ * the `repeated` mode: `aggregate/sweep_aggregate/`), AIPerf's layout (its docs/api/sweep-aggregates.md): per value the
  * metric statistics across its runs (the mean alone for one run per value), the best throughput and
  * latency, and the Pareto-optimal values (most `request_throughput_avg`, least
  * `time_to_first_token_p99`, else `request_latency_p99`). The console gets the latency–throughput
@@ -46,6 +46,8 @@ export interface SweepCombination {
 export interface SweepRuns {
   axis: SweepAxis;
   trials: number;
+  /** `--parameter-sweep-mode`. */
+  mode: 'repeated' | 'independent';
   confidenceLevel: number;
   /** Runs by value index. */
   byValue: FinishedRun[][];
@@ -112,7 +114,7 @@ export function sweepAggregate(runs: SweepRuns): Record<string, unknown> {
       sweep_parameters: [{ name: runs.axis.name, values: runs.axis.values }],
       num_combinations: runs.axis.values.length,
       num_trials_per_value: runs.trials,
-      sweep_mode: 'repeated',
+      sweep_mode: runs.mode,
       confidence_level: runs.confidenceLevel,
     },
     per_combination_metrics: combos,

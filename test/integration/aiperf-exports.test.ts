@@ -295,3 +295,58 @@ test('an --input-file among the files a multi-run replaces is refused before any
     assert.equal(readFileSync(input, 'utf8'), '{"text": "hello"}\n');
   }
 });
+
+test('a sweep with --num-profile-runs: repeated trials (default) and independent values, each in AIPerf’s folders', async () => {
+  const base = [...BASE, '--concurrency', '1,2', '--request-count', '2', '--num-profile-runs', '2'];
+  const repeated = join(tempDir(), 'repeated');
+  assert.equal((await runCliInProcess([...base, '--random-seed', '5', '--artifact-dir', repeated])).code, 0);
+  const seeds = [];
+  for (const trial of ['trial_0001', 'trial_0002'])
+    for (const value of ['concurrency_1', 'concurrency_2'])
+      seeds.push(
+        readJson(join(repeated, 'profile_runs', trial, value, 'profile_export_aiperf.json')).run_info
+          .random_seed,
+      );
+  // Value i runs with the seed + i, the same in every trial.
+  assert.deepEqual(seeds, [5, 6, 5, 6]);
+  for (const value of ['concurrency_1', 'concurrency_2'])
+    assert.equal(
+      readJson(join(repeated, 'aggregate', value, 'profile_export_aiperf_aggregate.json')).metadata
+        .num_profile_runs,
+      2,
+    );
+  const rSweep = readJson(join(repeated, 'aggregate', 'sweep_aggregate', 'profile_export_aiperf_sweep.json'));
+  assert.equal(rSweep.metadata.sweep_mode, 'repeated');
+  assert.equal(rSweep.metadata.num_trials_per_value, 2);
+  assert.equal(rSweep.per_combination_metrics[0].metrics.request_count_avg.mean, 2);
+  assert.equal(rSweep.per_combination_metrics[0].metrics.request_count_avg.std, 0);
+
+  const independent = join(tempDir(), 'independent');
+  const r = await runCliInProcess([
+    ...base,
+    '--parameter-sweep-mode',
+    'independent',
+    '--parameter-sweep-same-seed',
+    '--random-seed',
+    '5',
+    '--artifact-dir',
+    independent,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  for (const value of ['concurrency_1', 'concurrency_2']) {
+    for (const trial of ['trial_0001', 'trial_0002'])
+      assert.equal(
+        readJson(join(independent, value, 'profile_runs', trial, 'profile_export_aiperf.json')).run_info
+          .random_seed,
+        5,
+      );
+    assert.equal(
+      readJson(join(independent, value, 'aggregate', 'profile_export_aiperf_aggregate.json')).metadata
+        .num_successful_runs,
+      2,
+    );
+  }
+  const iSweep = readJson(join(independent, 'sweep_aggregate', 'profile_export_aiperf_sweep.json'));
+  assert.equal(iSweep.metadata.sweep_mode, 'independent');
+  assert.equal(iSweep.num_profile_runs, 4);
+});
