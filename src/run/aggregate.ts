@@ -8,6 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import Table from 'cli-table3';
 import { type AcrossRuns, acrossRuns } from '../metrics/confidence.js';
 import { isStatsSummary, type MetricSummary } from '../metrics/summary.js';
 import { makeWritableDir } from '../util/make-dir.js';
@@ -92,7 +93,8 @@ export function metricsAcross(
 }
 
 /**
- * Writes the confidence aggregate of `runs` into `dir` (created) and returns the JSON path. With
+ * Writes the confidence aggregate of `runs` into `dir` (created) and returns the JSON path and the
+ * statistics written. With
  * fewer than 2 completed runs there is no interval: `metrics` is empty and `metadata.note` says why.
  * @throws the file system error of a failed write.
  */
@@ -100,7 +102,7 @@ export async function writeConfidenceAggregate(
   dir: string,
   runs: readonly FinishedRun[],
   level: number,
-): Promise<string> {
+): Promise<{ path: string; metrics: Record<string, AcrossRuns> }> {
   const { ok, failed } = splitRuns(runs);
   const metrics = ok.length >= 2 ? (metricsAcross(ok, level) as Record<string, AcrossRuns>) : {};
   const json = {
@@ -129,5 +131,39 @@ export async function writeConfidenceAggregate(
     join(dir, AGGREGATE_CSV_FILE_NAME),
     `${['Metric', ...cols, 'unit'].join(',')}\n${rows.join('\n')}\n`,
   );
-  return path;
+  return { path, metrics };
+}
+
+const TABLE_KEYS: readonly string[] = [
+  'request_throughput_avg',
+  'output_token_throughput_avg',
+  'time_to_first_token_p50',
+  'time_to_first_token_p99',
+  'inter_token_latency_p50',
+  'request_latency_p99',
+];
+
+/** The console's table of a few statistics across the runs: mean, interval and cv. */
+export function confidenceTable(
+  metrics: Readonly<Record<string, AcrossRuns>>,
+  level: number,
+  title: string,
+): string {
+  const fmt = (v: number): string => v.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const table = new Table({
+    head: ['statistic', 'unit', 'mean', `${Math.round(level * 1000) / 10} % CI`, 'cv'],
+    style: { head: [], border: [], compact: true },
+  });
+  for (const key of TABLE_KEYS) {
+    const m = metrics[key];
+    if (m === undefined) continue;
+    table.push([
+      key,
+      m.unit,
+      fmt(m.mean),
+      `${fmt(m.ci_low)} – ${fmt(m.ci_high)}`,
+      m.cv === null ? 'N/A' : m.cv.toFixed(3),
+    ]);
+  }
+  return `${title}\n${table.toString()}`;
 }

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { PlannedRun, RunSetPlan } from '../config/sweep.js';
 import type { RunEnv } from '../util/run-env.js';
-import { type FinishedRun, writeConfidenceAggregate } from './aggregate.js';
+import { confidenceTable, type FinishedRun, writeConfidenceAggregate } from './aggregate.js';
 import { claimArtifactDir } from './artifacts.js';
 import type { RunOutcome } from './finish.js';
 import { runProfile } from './profile.js';
@@ -93,8 +93,16 @@ export async function writeSetAggregates(
   const aggregateDir = join(plan.baseDir, 'aggregate');
   if (plan.sweep === null) {
     if (plan.trials === 1) return '';
-    const path = await writeConfidenceAggregate(aggregateDir, finished(results), plan.confidenceLevel);
-    return `Aggregate across ${results.length} runs: ${path}`;
+    const { path, metrics } = await writeConfidenceAggregate(
+      aggregateDir,
+      finished(results),
+      plan.confidenceLevel,
+    );
+    return confidenceTable(
+      metrics,
+      plan.confidenceLevel,
+      `tokenload | Across ${results.length} runs (${path})`,
+    );
   }
   const independent = plan.mode === 'independent';
   const byValue = plan.sweep.values.map((_, i) => results.filter((r) => r.run.labels.variationIndex === i));
@@ -103,7 +111,7 @@ export async function writeSetAggregates(
     const valueDir = rs[0]?.run.valueDir;
     if (plan.trials === 1 || valueDir === undefined || valueDir === null) continue;
     const dir = independent ? join(plan.baseDir, valueDir, 'aggregate') : join(aggregateDir, valueDir);
-    const path = await writeConfidenceAggregate(dir, finished(rs), plan.confidenceLevel);
+    const { path } = await writeConfidenceAggregate(dir, finished(rs), plan.confidenceLevel);
     lines.push(`Aggregate of ${plan.sweep.name} ${plan.sweep.values[i]}: ${path}`);
   }
   const nested = plan.trials > 1 && !independent;
