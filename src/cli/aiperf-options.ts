@@ -56,8 +56,6 @@ const accepted = (why: string, value?: string): AiperfStatus =>
 /** Accepted with whatever value it is given, which changes nothing (`--log-level DEBUG`). */
 const ignored = (why: string): AiperfStatus => ({ kind: 'accepted', why, anyValue: true });
 
-const ONE_RUN =
-  'tokenload runs one profile per command; repeat the command (same --random-seed) and compare the runs with `tokenload compare`';
 const WARMUP_LOAD =
   'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
@@ -172,7 +170,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   input(
     '--config',
     same(
-      'a flat YAML/JSON file of flag: value pairs (AIPerf names work as keys), not AIPerf’s nested layout',
+      'a flat YAML/JSON file of flag: value pairs (AIPerf names work as keys), or AIPerf’s sectioned layout (schemaVersion 2.0, or endpoint:/input:/loadgen:): its keys tokenload has are read, a file with any other is refused naming each key path',
     ),
   ),
   input('-f', same()),
@@ -333,18 +331,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   output(
     '--export-level',
-    accepted(
-      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
-      'records',
+    same(
+      'summary (no profile_export.jsonl), records (the default) or raw (adds profile_export_raw.jsonl; its responses are the parsed content chunks, not SSE bytes)',
     ),
   ),
-  output(
-    '--profile-export-level',
-    accepted(
-      'tokenload always writes the summary and the per-request records; a raw request/response export is not implemented',
-      'records',
-    ),
-  ),
+  output('--profile-export-level', alias('--export-level'), ['raw']),
   output('--slice-duration', refused(`${NOT_YET}: the HTML report plots every metric over time`)),
   output(
     '--export-http-trace',
@@ -352,7 +343,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   output('--show-trace-timing', refused(NOT_YET)),
   output('--export-outputs-json', refused(NOT_YET)),
-  output('--auto-plot', refused('tokenload writes report.html (every chart) after every run')),
+  output(
+    '--auto-plot',
+    accepted(
+      'tokenload writes report.html (every chart) after every run; `tokenload plot DIR` writes the PNGs',
+    ),
+  ),
   telemetry('--gpu-telemetry', refused('tokenload collects no GPU telemetry (DCGM, NVML)')),
   telemetry('--no-gpu-telemetry', accepted('tokenload collects no GPU telemetry')),
   telemetry('--server-metrics', same('on by default: every --url server’s /metrics, plus the URLs given')),
@@ -361,13 +357,21 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   telemetry('--network-latency-mean', refused(NOT_YET)),
   ui('--ui', same('modes: none, simple, dashboard (dashboard is the live line of simple)')),
   ui('--ui-type', alias('--ui'), ['none']),
-  multiRun('--num-profile-runs', refused(ONE_RUN)),
-  multiRun('--profile-run-cooldown-seconds', refused(ONE_RUN)),
-  multiRun('--confidence-level', refused(ONE_RUN)),
-  multiRun('--set-consistent-seed', refused(ONE_RUN)),
-  multiRun('--no-set-consistent-seed', refused(ONE_RUN)),
-  multiRun('--profile-run-disable-warmup-after-first', refused(ONE_RUN)),
-  multiRun('--no-profile-run-disable-warmup-after-first', refused(ONE_RUN)),
+  multiRun(
+    '--num-profile-runs',
+    same(
+      'runs in profile_runs/run_NNNN/ (a sweep: trial_NNNN/<value>/), aggregate/ with Student’s t intervals',
+    ),
+  ),
+  multiRun('--profile-run-cooldown-seconds', same()),
+  multiRun('--parameter-sweep-mode', same('repeated (the default) or independent')),
+  multiRun('--parameter-sweep-cooldown-seconds', same()),
+  multiRun('--parameter-sweep-same-seed', same()),
+  multiRun('--confidence-level', same()),
+  multiRun('--set-consistent-seed', same()),
+  multiRun('--no-set-consistent-seed', same()),
+  multiRun('--profile-run-disable-warmup-after-first', same()),
+  multiRun('--no-profile-run-disable-warmup-after-first', same()),
   service(
     '--workers-max',
     alias(

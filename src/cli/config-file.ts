@@ -13,8 +13,9 @@ import { ConfigError } from '../errors.js';
 import { type OptionField, setAt } from '../util/option-meta.js';
 import { camel, kebab } from '../util/option-values.js';
 import { closestName } from '../util/suggest.js';
+import { readAiperfLayout } from './aiperf-config-layout.js';
 import { aiperfOption, refusalMessage } from './aiperf-options.js';
-import { aiperfLayoutMessage, aiperfSectionKey } from './aiperf-yaml.js';
+import { aiperfSectionKey } from './aiperf-yaml.js';
 import { itemFromText, valueFromText, valueProblem } from './schema-options.js';
 
 /** A config file read: its object, and the 1-based line of each top-level key. */
@@ -107,20 +108,25 @@ function sameOptionTwice(where: string, first: string, second: string, flag: str
 }
 
 /**
- * Refuses AIPerf's sectioned layout (./aiperf-yaml.ts), saying so and how the file is written for
- * tokenload, before any of its keys is read as a flag (which gave misleading messages).
- * @throws {ConfigError} naming the file, the line of the key that gave it away, and the flat keys.
+ * A file in AIPerf's sectioned layout (./aiperf-yaml.ts), read as tokenload's flat keys
+ * (./aiperf-config-layout.ts), every key taking the line of the key that gave the layout away; a flat
+ * file as it is.
+ * @throws {ConfigError} naming the file, that line, and every AIPerf key path tokenload does not take.
  */
-function refuseAiperfLayout(file: string, read: FileObject, fields: readonly OptionField[]): void {
+function flatOf(file: string, read: FileObject, fields: readonly OptionField[]): FileObject {
   const objectFlags = new Set(
     fields.filter((f) => f.kind === 'record' || f.kind === 'object').map((f) => f.meta.flag),
   );
   const key = aiperfSectionKey(read.data, (k) => objectFlags.has(kebab(k)));
-  if (key === null) return;
-  const isFlag = (flag: string): boolean =>
-    fields.some((f) => f.meta.internal !== true && f.meta.flag === flag);
-  const where = `--config ${file}:${read.lineOf.get(key) ?? 1}`;
-  throw new ConfigError(aiperfLayoutMessage(where, key, read.data, isFlag), '--config');
+  if (key === null) return read;
+  const line = read.lineOf.get(key) ?? 1;
+  const reading = readAiperfLayout(read.data, fields);
+  if (reading.unmapped.length > 0)
+    throw new ConfigError(
+      `--config ${file}:${line}: key "${key}": AIPerf's sectioned config layout; tokenload reads its keys where it has the option, but not: ${reading.unmapped.join('; ')}. Remove those keys, or write the file as tokenload's flat keys (one per flag of \`tokenload profile --help\`).`,
+      '--config',
+    );
+  return { data: reading.flat, lineOf: new Map(Object.keys(reading.flat).map((k) => [k, line])) };
 }
 
 /**
@@ -132,8 +138,7 @@ function refuseAiperfLayout(file: string, read: FileObject, fields: readonly Opt
 export function readConfigFile(file: string, fields: readonly OptionField[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const keyOfFlag = new Map<string, string>();
-  const read = readObject(file);
-  refuseAiperfLayout(file, read, fields);
+  const read = flatOf(file, readObject(file), fields);
   for (const [key, raw] of Object.entries(read.data)) {
     const where = `--config ${file}:${read.lineOf.get(key) ?? 1}`;
     const flag = ownFlag(where, key, raw, fields);

@@ -4,17 +4,14 @@
  * in-flight now), prints the console report, runs sweeps one value after another, and maps
  * failures to exit codes (a run where no request succeeded: {@link EXIT_NO_SUCCESS}).
  */
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import type { ProfileConfig } from '../config/resolve.js';
+import type { RunSetPlan } from '../config/sweep.js';
 import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
-import { claimArtifactDir } from '../run/artifacts.js';
-import { runProfile } from '../run/profile.js';
-import { writeSweepSummary } from '../run/sweep.js';
+import { runSet, writeSetAggregates } from '../run/run-set.js';
 import type { Logger } from '../util/run-env.js';
 import { rateWarning, readCalibration } from './calibration-file.js';
 import { exitCodeFor } from './cli-io.js';
-import { defineProfileOptions, resolveProfileConfigs } from './profile-command.js';
+import { defineProfileOptions, resolveProfilePlan } from './profile-command.js';
 
 /** Logger on stderr, so stdout carries only the report. */
 export const stderrLogger: Logger = {
@@ -37,20 +34,17 @@ export function registerProfileCommand(
     .description('Profile an OpenAI-compatible server (AIPerf-compatible flags).');
   const flags = defineProfileOptions(cmd);
   cmd.action(async () => {
-    const configs = resolveProfileConfigs(
-      cmd,
-      flags,
-      args,
-      (d) =>
+    const plan = resolveProfilePlan(cmd, flags, args, {
+      onDetected: (d) =>
         stderrLogger.info(`dataset type ${d.type} (detected; --custom-dataset-type not given): ${d.reason}`),
-      (line) => stderrLogger.info(line),
-    );
-    setExit(await runAll(configs));
+      onNote: (line) => stderrLogger.info(line),
+    });
+    setExit(await runAll(plan));
   });
   return cmd;
 }
 
-async function runAll(configs: ProfileConfig[]): Promise<number> {
+async function runAll(plan: RunSetPlan): Promise<number> {
   const stop = new AbortController();
   const force = new AbortController();
   let signals = 0;
@@ -73,33 +67,39 @@ async function runAll(configs: ProfileConfig[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const outcomes = [];
     let failedCode = 0;
-    const sweepDir = configs.length > 1 && configs[0] !== undefined ? dirname(configs[0].artifactDir) : null;
-    for (const [i, config] of configs.entries()) {
-      if (stop.signal.aborted) break;
-      if (config.requestRate !== undefined) {
-        const warning = rateWarning(await readCalibration(undefined, stderrLogger.warn), config.requestRate);
-        if (warning !== null) stderrLogger.warn(warning);
-      }
-      const outcome = await runProfile(config, {
-        log: stderrLogger,
-        stopSignal: stop.signal,
-        forceSignal: force.signal,
-        // A sweep's folder is claimed by its first run, once that run's inputs are checked.
-        ...(i === 0 && sweepDir !== null
-          ? { beforeClaim: () => claimArtifactDir(sweepDir, stderrLogger) }
-          : {}),
-      });
-      process.stdout.write(`${outcome.consoleText}\n`);
-      outcomes.push({ config, outcome });
-      if (outcome.inputError !== null) return exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
-      if (outcome.status.exit_code === EXIT_NO_SUCCESS) {
-        process.stderr.write(`error: ${outcome.status.reason}\n`);
-        failedCode = EXIT_NO_SUCCESS;
-      }
+    let inputCode: number | null = null;
+    const results = await runSet(
+      plan,
+      { log: stderrLogger, stopSignal: stop.signal, forceSignal: force.signal },
+      {
+        before: async ({ config }) => {
+          if (config.requestRate === undefined) return;
+          const warning = rateWarning(
+            await readCalibration(undefined, stderrLogger.warn),
+            config.requestRate,
+          );
+          if (warning !== null) stderrLogger.warn(warning);
+        },
+        after: ({ outcome }) => {
+          process.stdout.write(`${outcome.consoleText}\n`);
+          if (outcome.inputError !== null) {
+            inputCode = exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
+            return false;
+          }
+          if (outcome.status.exit_code === EXIT_NO_SUCCESS) {
+            process.stderr.write(`error: ${outcome.status.reason}\n`);
+            failedCode = EXIT_NO_SUCCESS;
+          }
+          return true;
+        },
+      },
+    );
+    if (inputCode !== null) return inputCode;
+    if (plan.runs.length > 1 && results.length > 0) {
+      const text = await writeSetAggregates(plan, results);
+      if (text !== '') process.stdout.write(`${text}\n`);
     }
-    if (configs.length > 1) process.stdout.write(`${await writeSweepSummary(outcomes)}\n`);
     // A sweep goes on after a value where nothing succeeded, and exits with that failure at the end.
     return stop.signal.aborted ? EXIT_INTERRUPTED : failedCode;
   } finally {

@@ -12,8 +12,7 @@ import { loadFields } from '../config/fields-load.js';
 import { outputFields } from '../config/fields-output.js';
 import { scheduleFields } from '../config/fields-schedule.js';
 import type { ProfileConfig } from '../config/resolve.js';
-import type { SweepInput } from '../config/sweep.js';
-import { profileConfigs } from '../config/sweep.js';
+import { planRunSet, type RunSetPlan, type SweepInput } from '../config/sweep.js';
 import { type DetectedType, detectDatasetType } from '../dataset/detect.js';
 import { anyRowTimestamped } from '../dataset/timestamp-scan.js';
 import { ConfigError } from '../errors.js';
@@ -193,11 +192,33 @@ export function resolveProfileConfigs(
   onDetected?: (detected: DetectedType) => void,
   onNote?: (line: string) => void,
 ): ProfileConfig[] {
+  return resolveProfilePlan(cmd, flags, args, { onDetected, onNote }).runs.map((r) => r.config);
+}
+
+/** Who hears the decisions {@link resolveProfilePlan} takes from the input file. */
+export interface PlanListeners {
+  /** A detected dataset type. */
+  onDetected?: (detected: DetectedType) => void;
+  /** One line on any other decision (a `mooncake_trace` without timestamps sent without a fixed schedule). */
+  onNote?: (line: string) => void;
+}
+
+/**
+ * Every run of a parsed `profile` command with its place among them (config/sweep.ts
+ * {@link planRunSet}): one, one per sweep value, and each of them `--num-profile-runs` times.
+ * @throws {ConfigError} as {@link resolveProfileConfigs}.
+ */
+export function resolveProfilePlan(
+  cmd: Command,
+  flags: SchemaFlags,
+  args: readonly string[],
+  listeners: PlanListeners = {},
+): RunSetPlan {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
-  const typed = withDatasetType(input, onDetected);
-  return profileConfigs(withImpliedSchedule(typed, onNote) as SweepInput);
+  const typed = withDatasetType(input, listeners.onDetected);
+  return planRunSet(withImpliedSchedule(typed, listeners.onNote) as SweepInput);
 }
 
 /**

@@ -47,6 +47,62 @@ export const outputFields = {
     help: 'output folder',
     defaultText: 'artifacts/<run name>',
   }),
+  /**
+   * `--export-level` (AIPerf's; `--profile-export-level` is its other name): `records` (default) writes
+   * the summaries and `profile_export.jsonl`; `raw` adds `profile_export_raw.jsonl` (request bodies
+   * and response chunks, export/raw-writer.ts); `summary` leaves `profile_export.jsonl` out (removed
+   * once report.html is built from it).
+   */
+  exportLevel: option(z.enum(['summary', 'records', 'raw']).default('records'), {
+    flag: 'export-level',
+    unit: 'level',
+    help: 'summary: the summary files only (no profile_export.jsonl); records: also one line per request; raw: also profile_export_raw.jsonl with each request body and response chunks',
+  }),
+  /** `--num-profile-runs`: run the profile this many times (`profile_runs/run_0001/`…) and aggregate them. */
+  numProfileRuns: option(int(1).max(1000).default(1), {
+    flag: 'num-profile-runs',
+    unit: 'n',
+    help: 'run the same profile n times (profile_runs/run_0001/…) and write aggregate/ with each metric’s mean, std and confidence interval across the runs',
+  }),
+  /** `--confidence-level`: of the multi-run confidence intervals (Student's t), in (0, 1). */
+  confidenceLevel: option(z.number().gt(0).lt(1).default(0.95), {
+    flag: 'confidence-level',
+    unit: 'p',
+    help: 'confidence level of the intervals across --num-profile-runs runs (Student’s t)',
+  }),
+  /** `--profile-run-cooldown-seconds`: pause between the trials of `--num-profile-runs`, s. */
+  profileRunCooldownSeconds: option(z.number().min(0).default(0), {
+    flag: 'profile-run-cooldown-seconds',
+    unit: 's',
+    help: 'pause between one run of --num-profile-runs and the next (a sweep: between trials)',
+  }),
+  /** `--parameter-sweep-mode`: a sweep with several runs, `repeated` (each trial sweeps every value) or `independent` (every trial of a value, then the next). */
+  parameterSweepMode: option(z.enum(['repeated', 'independent']).default('repeated'), {
+    flag: 'parameter-sweep-mode',
+    unit: 'mode',
+    help: 'with a sweep and --num-profile-runs: repeated runs the whole sweep once per trial (profile_runs/trial_NNNN/<value>/); independent runs every trial of a value before the next (<value>/profile_runs/trial_NNNN/)',
+  }),
+  /** `--parameter-sweep-cooldown-seconds`: pause between one sweep value and the next within a trial, s. */
+  parameterSweepCooldownSeconds: option(z.number().min(0).default(0), {
+    flag: 'parameter-sweep-cooldown-seconds',
+    unit: 's',
+    help: 'pause between one sweep value and the next (--profile-run-cooldown-seconds: between trials)',
+  }),
+  /** `--parameter-sweep-same-seed`: every sweep value uses the base seed (else value i uses seed + i). */
+  parameterSweepSameSeed: option(z.boolean().default(false), {
+    flag: 'parameter-sweep-same-seed',
+    help: 'every sweep value uses the same seed (--random-seed); without it value i uses that seed + i',
+  }),
+  /** `--set-consistent-seed`: every run of a multi-run uses one seed (`--random-seed`, else 42). */
+  setConsistentSeed: option(z.boolean().default(true), {
+    flag: 'set-consistent-seed',
+    help: 'with --num-profile-runs, every run uses the same seed (--random-seed, else 42) so they send the same workload; --no-set-consistent-seed draws one per run',
+  }),
+  /** `--profile-run-disable-warmup-after-first`: only the first run of a multi-run or sweep warms up. */
+  profileRunDisableWarmupAfterFirst: option(z.boolean().default(true), {
+    flag: 'profile-run-disable-warmup-after-first',
+    help: 'only the first run warms up (--warmup-request-count / --warmup-duration); --no-profile-run-disable-warmup-after-first warms up before each',
+  }),
   /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
   simulator: option(z.boolean().default(false), {
     flag: 'simulator',

@@ -16,6 +16,8 @@ export interface ArtifactPaths {
   csv?: string;
   jsonl?: string;
   inputs?: string;
+  /** `profile_export_raw.jsonl` (`--export-level raw`). */
+  raw?: string;
   /** `server_metrics_export.jsonl`, `.json` and `.csv` (`--server-metrics`, when written). */
   serverMetricsJsonl?: string;
   serverMetricsJson?: string;
@@ -27,6 +29,7 @@ const FOOTER_LABELS: ReadonlyArray<[keyof ArtifactPaths, string]> = [
   ['csv', 'CSV Export'],
   ['json', 'JSON Export'],
   ['jsonl', 'JSONL Export'],
+  ['raw', 'Raw Records Export'],
   ['inputs', 'Inputs Export'],
   ['serverMetricsJson', 'Server Metrics JSON Export'],
   ['serverMetricsCsv', 'Server Metrics CSV Export'],

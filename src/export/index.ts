@@ -4,6 +4,7 @@ export { REDACTED, redactConfig } from '../util/redact.js';
 export { type ArtifactPaths, type ConsoleContext, renderConsole } from './console-table.js';
 export { INPUTS_FILE_NAME, INPUTS_SPOOL_FILE_NAME, InputsWriter } from './inputs-json.js';
 export { type EpochConverter, formatRecordLine, RECORDS_FILE_NAME, RecordWriter } from './jsonl-writer.js';
+export { RAW_RECORDS_FILE_NAME, RawRecordWriter } from './raw-writer.js';
 export { EXPORTERS, type ExporterName, STREAM_WRITERS, writeSummaryFiles } from './registry.js';
 export { renderSummaryCsv, SUMMARY_CSV_FILE_NAME } from './summary-csv.js';
 export {

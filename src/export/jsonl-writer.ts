@@ -107,7 +107,8 @@ function metricsOf(record: LineRecord): RecordLine['metrics'] {
   return metrics;
 }
 
-function errorOf(record: LineRecord): RecordLine['error'] {
+/** The line's `error`: `{code, type, message}`, or null for a success. */
+export function errorOf(record: LineRecord): RecordLine['error'] {
   const e = record.raw.error;
   if (e === null) return null;
   const base = { code: e.code, type: e.type, message: e.message, kind: e.kind };
@@ -125,7 +126,7 @@ function nsText(value: bigint | null): string {
 }
 
 /** `"metadata":{…}` text; key order matches {@link RecordLineMetadata}. */
-function metadataText(record: LineRecord, time: EpochConverter): string {
+export function metadataText(record: LineRecord, time: EpochConverter): string {
   const raw = record.raw;
   const scheduled = raw.scheduledNs === null ? null : time.toEpochNs(raw.scheduledNs);
   const ack = raw.ackNs === null ? null : time.toEpochNs(raw.ackNs);

@@ -8,6 +8,7 @@
  */
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
 import { ConfigError } from '../errors.js';
@@ -194,6 +195,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   const ctx = {
     summary,
     inputConfig: config,
+    aiperfInputConfig: aiperfInputConfigOf(config),
     startTime: new Date(Math.min(...p.folders.map((f) => Date.parse(f.summary.start_time)))),
     endTime: new Date(Math.max(...p.folders.map((f) => Date.parse(f.summary.end_time)))),
     wasCancelled: p.folders.some((f) => f.summary.was_cancelled),

@@ -125,6 +125,16 @@ function fieldError(file: string, json: unknown, issue: z.core.$ZodIssue): RunLo
 }
 
 /**
+ * The summary with tokenload's flat configuration under `input_config`, where merge reads it: a
+ * summary of schema 1.5 keeps it as `tokenload_config` (its `input_config` is AIPerf's nested
+ * layout); an older one has it as `input_config`.
+ */
+function withFlatConfig(json: unknown): unknown {
+  if (json === null || typeof json !== 'object' || !('tokenload_config' in json)) return json;
+  return { ...json, input_config: (json as { tokenload_config: unknown }).tokenload_config };
+}
+
+/**
  * Reads shard folder `dir`.
  * @throws {RunLoadError} when `dir` has no `profile_export_aiperf.json`, it is not JSON, or a field
  *   merge needs is missing or mistyped (the message names the file and the field); also when a run
@@ -133,7 +143,7 @@ function fieldError(file: string, json: unknown, issue: z.core.$ZodIssue): RunLo
 export async function readShardFolder(dir: string): Promise<ShardFolder> {
   const summaryFile = join(dir, SUMMARY_JSON_FILE_NAME);
   const json = await readJson(dir, summaryFile);
-  const parsed = ShardSummarySchema.safeParse(json);
+  const parsed = ShardSummarySchema.safeParse(withFlatConfig(json));
   if (!parsed.success) throw fieldError(summaryFile, json, parsed.error.issues[0] as z.core.$ZodIssue);
   const summary = parsed.data;
   const failed = summary.run_status.status === 'failed';

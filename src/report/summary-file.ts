@@ -66,7 +66,12 @@ export function parseRunSummary(json: unknown): RunSummary {
   for (const [key, value] of Object.entries(root)) if (isMetric(value)) metrics[key] = value;
   return {
     metrics,
-    inputConfig: isObject(root.input_config) ? root.input_config : null,
+    // tokenload's flat keys: `tokenload_config` since schema 1.5 (`input_config` is then AIPerf's layout).
+    inputConfig: isObject(root.tokenload_config)
+      ? root.tokenload_config
+      : isObject(root.input_config)
+        ? root.input_config
+        : null,
     startTime: stringOrNull(root.start_time),
     endTime: stringOrNull(root.end_time),
     wasCancelled: root.was_cancelled === true,

@@ -7,7 +7,8 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { inputConfigOf } from '../config/input-config.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { ConfigError, InterruptedError, OutputError } from '../errors.js';
@@ -15,21 +16,82 @@ import {
   EXPORTERS,
   INPUTS_FILE_NAME,
   INPUTS_SPOOL_FILE_NAME,
+  RAW_RECORDS_FILE_NAME,
   RECORDS_FILE_NAME,
   renderSummaryJson,
   SUMMARY_CSV_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
 } from '../export/index.js';
 import { failedStatus } from '../export/run-status.js';
+import type { RunInfo } from '../export/summary-json.js';
 import { ResponseChecks } from '../metrics/response-checks.js';
 import { emptyTotals } from '../metrics/totals.js';
 import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
-import { DirError, makeWritableDir } from '../util/make-dir.js';
+import { DirError, makeDirs, makeWritableDir } from '../util/make-dir.js';
 import type { Logger } from '../util/run-env.js';
-import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
+import { AGGREGATE_CSV_FILE_NAME, AGGREGATE_JSON_FILE_NAME } from './aggregate.js';
+import {
+  isSweepValueFolder,
+  OLD_SWEEP_SUMMARY_FILE_NAMES,
+  SWEEP_AGGREGATE_DIR_NAME,
+  SWEEP_CSV_FILE_NAME,
+  SWEEP_JSON_FILE_NAME,
+} from './sweep.js';
+
+/** The files of a multi-run's or sweep's aggregates (`aggregate/`, `sweep_aggregate/`), and an older tokenload's `sweep_summary.*`. */
+const AGGREGATE_FILES: readonly string[] = [
+  AGGREGATE_JSON_FILE_NAME,
+  AGGREGATE_CSV_FILE_NAME,
+  SWEEP_JSON_FILE_NAME,
+  SWEEP_CSV_FILE_NAME,
+  ...OLD_SWEEP_SUMMARY_FILE_NAMES,
+];
+
+/** The folder of a multi-run's runs (`profile_runs/run_0001/`, a sweep's `profile_runs/trial_0001/<value>/`) and of its aggregates. */
+const PROFILE_RUNS_DIR_NAME = 'profile_runs';
+const AGGREGATE_DIR_NAME = 'aggregate';
+
+/**
+ * The run's log, AIPerf's `logs/aiperf.log` (the name its users and tools look for): every line the
+ * run logged on stderr (`[tokenload] …`, warnings included), each after its ISO time.
+ */
+export const RUN_LOG_DIR_NAME = 'logs';
+export const RUN_LOG_FILE_NAME = 'aiperf.log';
+
+/**
+ * A logger that passes every line on to `log` and keeps it, time-stamped, for {@link writeRunLog}.
+ */
+export function recordingLogger(log: Logger): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const keep = (level: string, message: string): void => {
+    lines.push(`${new Date().toISOString()} ${level} ${message}`);
+  };
+  return {
+    lines,
+    log: {
+      info: (m) => {
+        keep('INFO', m);
+        log.info(m);
+      },
+      warn: (m) => {
+        keep('WARNING', m);
+        log.warn(m);
+      },
+    },
+  };
+}
+
+/**
+ * Writes `lines` as `logs/aiperf.log` in `dir`.
+ * @throws the file system error of a failed write.
+ */
+export async function writeRunLog(dir: string, lines: readonly string[]): Promise<void> {
+  await makeDirs(join(dir, RUN_LOG_DIR_NAME));
+  await writeFile(join(dir, RUN_LOG_DIR_NAME, RUN_LOG_FILE_NAME), lines.map((l) => `${l}\n`).join(''));
+}
 
 /**
  * The files a profile run writes into its artifact folder (`plots/` holds `tokenload plot`'s PNGs),
@@ -38,6 +100,7 @@ import { isSweepValueFolder, SWEEP_SUMMARY_FILE_NAMES } from './sweep.js';
  */
 export const RUN_ARTIFACT_FILES: readonly string[] = [
   RECORDS_FILE_NAME,
+  RAW_RECORDS_FILE_NAME,
   INPUTS_FILE_NAME,
   INPUTS_SPOOL_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
@@ -59,13 +122,7 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
  */
 export async function clearRunArtifacts(dir: string): Promise<number> {
   try {
-    let removed = await clearRunFiles(dir);
-    for (const name of SWEEP_SUMMARY_FILE_NAMES) if (await removeFile(join(dir, name))) removed++;
-    for (const valueDir of await valueFolders(dir)) {
-      removed += await clearRunFiles(valueDir);
-      if ((await namesIn(valueDir)).length === 0) await rmdir(valueDir);
-    }
-    return removed;
+    return await clearSetFolder(dir, 0);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw new OutputError(
@@ -85,13 +142,14 @@ export async function clearRunArtifacts(dir: string): Promise<number> {
 export function refuseInputAmongArtifacts(inputFile: string | null, dir: string): void {
   if (inputFile === null) return;
   const input = resolve(inputFile);
-  const names = new Set([...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES]);
+  const names = new Set([...RUN_ARTIFACT_FILES, ...AGGREGATE_FILES]);
   if (!names.has(basename(input))) return;
-  const runDir = resolve(dir);
-  // The run's folder, or the sweep folder above a value folder: each is cleared with its value folders.
-  const cleared = isSweepValueFolder(basename(runDir)) ? [runDir, dirname(runDir)] : [runDir];
-  const at = dirname(input);
-  const inCleared = cleared.some((d) => at === d || (isSweepValueFolder(basename(at)) && dirname(at) === d));
+  // The run's folder, and the folder of the sweep or multi-run above it: each is cleared with the
+  // run folders below it (value folders, profile_runs/run_NNNN/, trial_NNNN/, aggregate folders).
+  let base = resolve(dir);
+  while (isSetFolder(basename(base)) && dirname(base) !== base) base = dirname(base);
+  const below = relative(base, dirname(input));
+  const inCleared = below === '' || (!below.startsWith('..') && below.split(sep).every(isSetFolder));
   if (inCleared)
     throw new ConfigError(
       `--input-file ${inputFile} is one of the files this run replaces in --artifact-dir ${dir}: it would be removed before it is read; copy it out of the folder, or choose another --artifact-dir.`,
@@ -99,15 +157,26 @@ export function refuseInputAmongArtifacts(inputFile: string | null, dir: string)
     );
 }
 
+/** Whether `name` is a folder a sweep or multi-run makes below its own (and clears with it). */
+function isSetFolder(name: string): boolean {
+  return (
+    isSweepValueFolder(name) ||
+    /^(run|trial)_\d{4}$/.test(name) ||
+    [PROFILE_RUNS_DIR_NAME, AGGREGATE_DIR_NAME, SWEEP_AGGREGATE_DIR_NAME].includes(name)
+  );
+}
+
 /**
  * Whether `dir` holds a file {@link clearRunArtifacts} would remove: an earlier run's or sweep's
  * artifacts, which a run that fails before it claims the folder must leave as they are.
  */
 export async function holdsEarlierRun(dir: string): Promise<boolean> {
-  const names = [...RUN_ARTIFACT_FILES, ...SWEEP_SUMMARY_FILE_NAMES];
+  const names = [...RUN_ARTIFACT_FILES, ...AGGREGATE_FILES];
   for (const folder of [dir, ...(await valueFolders(dir).catch(() => []))]) {
     const here = new Set(await namesIn(folder).catch(() => []));
     if (names.some((n) => here.has(n)) || here.has(PLOTS_DIR_NAME)) return true;
+    if (here.has(PROFILE_RUNS_DIR_NAME) || here.has(AGGREGATE_DIR_NAME) || here.has(SWEEP_AGGREGATE_DIR_NAME))
+      return true;
   }
   return false;
 }
@@ -147,7 +216,40 @@ export async function createArtifactDir(dir: string): Promise<void> {
 async function clearRunFiles(dir: string): Promise<number> {
   let removed = 0;
   for (const name of RUN_ARTIFACT_FILES) if (await removeFile(join(dir, name))) removed++;
+  if (await removeFile(join(dir, RUN_LOG_DIR_NAME, RUN_LOG_FILE_NAME))) removed++;
+  await removeIfEmpty(join(dir, RUN_LOG_DIR_NAME));
   return removed + (await clearPlots(join(dir, PLOTS_DIR_NAME)));
+}
+
+/**
+ * Removes the run and aggregate files of `dir`, then the same in each folder a sweep or multi-run
+ * makes below it ({@link isSetFolder}: value folders, `profile_runs/`, `run_NNNN/`, `trial_NNNN/`,
+ * `aggregate/`, `sweep_aggregate/`; at most 4 levels down), removing each such folder it empties.
+ */
+async function clearSetFolder(dir: string, depth: number): Promise<number> {
+  let removed = await clearRunFiles(dir);
+  for (const name of AGGREGATE_FILES) if (await removeFile(join(dir, name))) removed++;
+  if (depth >= 4) return removed;
+  for (const name of await namesIn(dir)) {
+    const sub = join(dir, name);
+    if (!isSetFolder(name) || !(await lstat(sub)).isDirectory()) continue;
+    removed += await clearSetFolder(sub, depth + 1);
+    await removeIfEmpty(sub);
+  }
+  return removed;
+}
+
+/** Removes folder `dir` when it exists and is empty. */
+async function removeIfEmpty(dir: string): Promise<void> {
+  const names = await namesIn(dir);
+  if (
+    names.length === 0 &&
+    (await lstat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    await rmdir(dir);
 }
 
 /** The sweep value folders in `dir` (folders only). */
@@ -214,6 +316,7 @@ export async function writeFailedSummary(
   config: ProfileConfig,
   startTime: Date,
   err: unknown,
+  runInfo?: RunInfo,
 ): Promise<void> {
   const summary = {
     metrics: {},
@@ -227,6 +330,8 @@ export async function writeFailedSummary(
   const text = renderSummaryJson({
     summary,
     inputConfig: inputConfigOf(config),
+    aiperfInputConfig: aiperfInputConfigOf(inputConfigOf(config)),
+    ...(runInfo === undefined ? {} : { runInfo }),
     startTime,
     endTime: new Date(),
     wasCancelled: err instanceof InterruptedError,

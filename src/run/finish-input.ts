@@ -5,6 +5,7 @@
 import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { SkipCounts } from '../dataset/types.js';
+import type { RunInfo } from '../export/summary-json.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TokenizerSection } from '../prompt/tokenizer-source.js';
 import type { ScrapeReport } from '../server-metrics/scraper.js';
@@ -44,6 +45,8 @@ export interface FinishInput {
    * endpoint that cannot stream, prompts beyond any context window); the summary keeps them too.
    */
   inputWarnings?: readonly string[];
+  /** The summary's `run_info` (its `benchmark_id` made when the run started). */
+  runInfo: RunInfo;
 }
 
 /** Requests sent to the servers: the warmup phase's and the profiling phase's. */

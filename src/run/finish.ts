@@ -2,14 +2,21 @@
  * End of a run: summarize the records and write the summary artifacts and the console copy.
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { inputConfigOf } from '../config/input-config.js';
 import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { VERBATIM_DATASET_TYPES } from '../dataset/registry.js';
 import type { ArtifactPaths } from '../export/console-table.js';
-import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME, writeSummaryFiles } from '../export/index.js';
+import {
+  EXPORTERS,
+  INPUTS_FILE_NAME,
+  RAW_RECORDS_FILE_NAME,
+  RECORDS_FILE_NAME,
+  writeSummaryFiles,
+} from '../export/index.js';
 import { type RunStatus, runStatusOf } from '../export/run-status.js';
 import type { SummaryExportContext } from '../export/summary-json.js';
 import { type ResponseWarningContext, responseWarnings } from '../metrics/response-checks.js';
@@ -78,6 +85,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
     inputConfig: inputConfigOf(input.askedConfig),
+    aiperfInputConfig: aiperfInputConfigOf(inputConfigOf(input.askedConfig)),
+    runInfo: input.runInfo,
     startTime: profiling.startTime,
     endTime: profiling.endTime,
     wasCancelled: profiling.interrupted,
@@ -90,6 +99,9 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   };
   const text = await writeConsoleAndSummaries(input, ctx, server);
   const report = await writeReport(config.artifactDir);
+  // `--export-level summary`: the per-request file served the report; AIPerf's level keeps only summaries.
+  if (config.exportLevel === 'summary')
+    await rm(join(config.artifactDir, RECORDS_FILE_NAME), { force: true });
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
   const pacing = pacingOf(profiling.load);
   return {
@@ -122,7 +134,8 @@ async function writeConsoleAndSummaries(
     artifacts: {
       json: files.summary_json,
       csv: files.summary_csv,
-      jsonl: join(dir, RECORDS_FILE_NAME),
+      ...(input.config.exportLevel === 'summary' ? {} : { jsonl: join(dir, RECORDS_FILE_NAME) }),
+      ...(input.config.exportLevel === 'raw' ? { raw: join(dir, RAW_RECORDS_FILE_NAME) } : {}),
       inputs: join(dir, INPUTS_FILE_NAME),
       ...(server === null ? {} : serverMetricsPaths(dir)),
     },

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import type { PrewarmResult } from '../client/connector.js';
 import type { HttpClient } from '../client/types.js';
 import type { PhaseClient } from '../client/worker-factory.js';
-import { INPUTS_FILE_NAME, InputsWriter, RECORDS_FILE_NAME, RecordWriter } from '../export/index.js';
+import {
+  INPUTS_FILE_NAME,
+  InputsWriter,
+  RAW_RECORDS_FILE_NAME,
+  RawRecordWriter,
+  RECORDS_FILE_NAME,
+  RecordWriter,
+} from '../export/index.js';
 import type { ClientFloor } from '../health/client-floor.js';
 import { startClientMonitor } from '../health/monitor.js';
 import { SendLog } from '../health/send-log.js';
@@ -79,7 +86,7 @@ export async function runPhase(
   limits: PhaseLimits,
 ): Promise<PhaseResult> {
   const { config } = ctx;
-  const writers = openWriters(config.artifactDir, phase);
+  const writers = openWriters(config.artifactDir, phase, config.exportLevel);
   const connections = config.load.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
   const cancel = new AbortController();
@@ -190,6 +197,7 @@ async function driveLoad(
     await run.client.close();
     await sinks.records?.close();
     await sinks.inputs?.close();
+    await sinks.raw?.close();
   }
   return { load, clientHealth };
 }
@@ -224,6 +232,8 @@ function startUpOf(split: StartUpSplit | null): { startUp?: StartUpSection } {
 interface PhaseWriters {
   records: RecordWriter | null;
   inputs: InputsWriter | null;
+  /** `profile_export_raw.jsonl`, with `--export-level raw` only. */
+  raw: RawRecordWriter | null;
 }
 
 /** Where a phase's sends and records go: counted, summarized, shown, and (profiling) written. */
@@ -241,11 +251,17 @@ interface PhaseSinks extends PhaseWriters {
   tally: SendTally;
 }
 
-function openWriters(artifactDir: string, phase: 'warmup' | 'profiling'): PhaseWriters {
-  if (phase !== 'profiling') return { records: null, inputs: null };
+function openWriters(
+  artifactDir: string,
+  phase: 'warmup' | 'profiling',
+  exportLevel: 'summary' | 'records' | 'raw',
+): PhaseWriters {
+  if (phase !== 'profiling') return { records: null, inputs: null, raw: null };
+  const time = new TimeBase();
   return {
-    records: new RecordWriter(join(artifactDir, RECORDS_FILE_NAME), new TimeBase()),
+    records: new RecordWriter(join(artifactDir, RECORDS_FILE_NAME), time),
     inputs: new InputsWriter(join(artifactDir, INPUTS_FILE_NAME)),
+    raw: exportLevel === 'raw' ? new RawRecordWriter(join(artifactDir, RAW_RECORDS_FILE_NAME), time) : null,
   };
 }
 
@@ -326,7 +342,10 @@ function phaseSender(
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),
-    onBody: (sessionId, turn, body) => sinks.inputs?.add(sessionId, turn, body),
+    onBody: (sessionId, turn, body) => {
+      sinks.raw?.addBody(sessionId, turn, body);
+      return sinks.inputs?.add(sessionId, turn, body);
+    },
     onSend: () => {
       sinks.tracker.started();
       sinks.progress.onSend();
@@ -342,6 +361,7 @@ function phaseSender(
       countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);
       await sinks.records?.write(processed);
+      await sinks.raw?.write(processed, raw);
     },
   });
 }

@@ -14,7 +14,8 @@ import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
-import { INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
+import { INPUTS_FILE_NAME, RAW_RECORDS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
+import { type RunInfo, runInfoOf } from '../export/summary-json.js';
 import { measureClientFloor } from '../health/client-floor.js';
 import type { ProbeAnswer } from '../preflight/preflight.js';
 import { urlPathWarnings } from '../preflight/url-path-check.js';
@@ -32,8 +33,10 @@ import {
   claimArtifactDir,
   createArtifactDir,
   holdsEarlierRun,
+  recordingLogger,
   refuseInputAmongArtifacts,
   writeFailedSummary,
+  writeRunLog,
 } from './artifacts.js';
 import { warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
@@ -58,12 +61,15 @@ import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
  *   signal aborted a tokenizer download (the summary then says `interrupted`). All are
  *   {@link TokenloadError}s.
  */
-export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promise<RunOutcome> {
+export async function runProfile(input: ProfileConfigInput, given: RunEnv): Promise<RunOutcome> {
   const asked = profileConfig(input);
+  const recording = recordingLogger(given.log);
+  const env: RunEnv = { ...given, log: recording.log };
   checkStartAt(asked, Date.now());
   // A shard runs its share of the load (shard/shard-run.ts); the summary keeps the values asked.
   const plan = sharePlan(planRun(asked));
   const startTime = new Date();
+  const runInfo = runInfoOf(env.runLabels, asked.randomSeed, cliCommandOf(asked));
   // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
   const held: Held = {
     scraper: spawnRunScraper(plan, env),
@@ -73,11 +79,18 @@ export async function runProfile(input: ProfileConfigInput, env: RunEnv): Promis
   };
   try {
     const { ctx, facts } = await startUp(plan, asked, env, held);
-    return await runPhases(ctx, facts);
+    const outcome = await runPhases(ctx, { ...facts, runInfo });
+    await writeRunLog(plan.artifactDir, recording.lines);
+    return outcome;
   } catch (err) {
     // Best effort: the error itself is what the caller must see, not a failure to record it.
-    if (held.ownsFolder || !(await keepsEarlierRun(plan, env)))
-      await writeFailedSummary(asked, startTime, err).catch(() => undefined);
+    if (held.ownsFolder || !(await keepsEarlierRun(plan, env))) {
+      await writeFailedSummary(asked, startTime, err, runInfo).catch(() => undefined);
+      recording.lines.push(
+        `${new Date().toISOString()} ERROR ${err instanceof Error ? err.message : String(err)}`,
+      );
+      await writeRunLog(plan.artifactDir, recording.lines).catch(() => undefined);
+    }
     throw err;
   } finally {
     await held.scraper?.close();
@@ -107,7 +120,7 @@ async function startUp(
   asked: ProfileConfig,
   env: RunEnv,
   held: Held,
-): Promise<{ ctx: RunContext; facts: RunFacts }> {
+): Promise<{ ctx: RunContext; facts: Omit<RunFacts, 'runInfo'> }> {
   refuseInputAmongArtifacts(plan.input.kind === 'file' ? plan.input.file : null, plan.artifactDir);
   await createArtifactDir(plan.artifactDir);
   const source = await resolveRunTokenizer(plan, env);
@@ -218,6 +231,8 @@ function servedModels(probes: readonly ProbeAnswer[]): string[] | null {
  */
 interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
   asked: ProfileConfig;
+  /** The summary's `run_info`. */
+  runInfo: RunInfo;
   clockOffset: ClockMeasurement | null;
   served: string[] | null;
   notes: InputNotes;
@@ -262,6 +277,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   return finishRun({
     config,
     askedConfig: facts.asked,
+    runInfo: facts.runInfo,
     shard: shardReport(config, profiling, facts.clockOffset),
     profiling,
     warmup,
@@ -293,6 +309,16 @@ function logServers(ctx: RunContext): void {
 }
 
 async function removePhaseFiles(artifactDir: string): Promise<void> {
-  for (const name of [RECORDS_FILE_NAME, INPUTS_FILE_NAME, SERVER_METRICS_JSONL_FILE_NAME])
+  for (const name of [
+    RECORDS_FILE_NAME,
+    RAW_RECORDS_FILE_NAME,
+    INPUTS_FILE_NAME,
+    SERVER_METRICS_JSONL_FILE_NAME,
+  ])
     await rm(join(artifactDir, name), { force: true });
+}
+
+/** The command line a run records in `run_info` (already redacted); null for a library call. */
+function cliCommandOf(config: ProfileConfig): string | null {
+  return config.commandLine === '(library call)' ? null : config.commandLine;
 }

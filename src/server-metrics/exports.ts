@@ -12,6 +12,7 @@ import { renderServerMetricsCsv } from './export-csv.js';
 import { familyStats } from './family-stats.js';
 import type { ScrapeReport } from './scraper.js';
 import { isoOf, type ServerMetricsSection, serverMetricsSection } from './section.js';
+import type { ScrapeLine } from './snapshot.js';
 import { byEndpoint, type MetricsWindow, readScrapeLines, windowSeconds } from './window.js';
 
 /** Every scrape, one JSON line each (snapshot.ts). */
@@ -20,12 +21,15 @@ export const SERVER_METRICS_JSONL_FILE_NAME = 'server_metrics_export.jsonl';
 export const SERVER_METRICS_JSON_FILE_NAME = 'server_metrics_export.json';
 /** The same as CSV sections. */
 export const SERVER_METRICS_CSV_FILE_NAME = 'server_metrics_export.csv';
+/** What each endpoint exposed: every family's type, help, and bucket bounds (AIPerf's metadata file). */
+export const SERVER_METRICS_METADATA_FILE_NAME = 'server_metrics_metadata.json';
 
 /** The three files, for the artifact folder's ownership rule. */
 export const SERVER_METRICS_FILE_NAMES: readonly string[] = [
   SERVER_METRICS_JSONL_FILE_NAME,
   SERVER_METRICS_JSON_FILE_NAME,
   SERVER_METRICS_CSV_FILE_NAME,
+  SERVER_METRICS_METADATA_FILE_NAME,
 ];
 
 /** `summary.endpoint_info` of the JSON file, per endpoint URL. */
@@ -76,5 +80,58 @@ export async function writeServerMetricsExports(
   };
   await writeFile(join(dir, SERVER_METRICS_JSON_FILE_NAME), `${JSON.stringify(json, null, 2)}\n`);
   await writeFile(join(dir, SERVER_METRICS_CSV_FILE_NAME), renderServerMetricsCsv(families, version));
+  const metadata = serverMetricsMetadata(lines, report);
+  await writeFile(join(dir, SERVER_METRICS_METADATA_FILE_NAME), `${JSON.stringify(metadata, null, 2)}\n`);
   return serverMetricsSection(report, lines, window);
+}
+
+/** One family in `server_metrics_metadata.json` (AIPerf's `metric_schemas` entry). */
+interface MetricSchema {
+  type: string;
+  help: string;
+  /** A histogram's bucket upper bounds (`le`) as the server wrote them, `+Inf` last; null otherwise. */
+  bucket_labels: string[] | null;
+  /** A summary's quantiles; tokenload keeps no summary series (their quantiles), so always null. */
+  quantile_labels: null;
+}
+
+/**
+ * `server_metrics_metadata.json` in AIPerf's shape: `{endpoints: {url: {endpoint_url,
+ * endpoint_display, metric_schemas: {family: {type, help, bucket_labels, quantile_labels}}}}}`, one
+ * entry per endpoint configured, each with the families its scrapes held (names as the JSONL file
+ * keys them: counters without `_total`).
+ */
+export function serverMetricsMetadata(
+  lines: ReadonlyMap<string, readonly ScrapeLine[]>,
+  report: ScrapeReport,
+): { endpoints: Record<string, Record<string, unknown>> } {
+  const endpoints: Record<string, Record<string, unknown>> = {};
+  for (const endpoint of report.endpoints) {
+    const schemas: Record<string, MetricSchema> = {};
+    for (const line of lines.get(endpoint.url) ?? []) {
+      for (const [name, series] of Object.entries(line.metrics)) {
+        if (schemas[name] !== undefined) continue;
+        const info = report.families[name];
+        const buckets = series.find((s) => s.buckets !== undefined)?.buckets;
+        schemas[name] = {
+          type: info?.type ?? (buckets === undefined ? 'untyped' : 'histogram'),
+          help: info?.help ?? '',
+          bucket_labels: buckets === undefined ? null : bucketOrder(Object.keys(buckets)),
+          quantile_labels: null,
+        };
+      }
+    }
+    endpoints[endpoint.url] = {
+      endpoint_url: endpoint.url,
+      endpoint_display: endpoint.url,
+      metric_schemas: schemas,
+    };
+  }
+  return { endpoints };
+}
+
+/** Bucket bounds in increasing order, `+Inf` last (an object's integer-like keys come out first). */
+function bucketOrder(les: string[]): string[] {
+  const value = (le: string): number => (le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le));
+  return [...les].sort((a, b) => value(a) - value(b));
 }

@@ -22,4 +22,26 @@ export interface RunEnv {
    * earlier sweep's files as they are.
    */
   beforeClaim?: () => Promise<void>;
+  /**
+   * Where the run sits in a sweep or a multi-run (`--num-profile-runs`): written to the summary's
+   * `run_info`. Absent for a lone run (`run_0001`, variation `base`).
+   */
+  runLabels?: RunLabels;
+}
+
+/**
+ * A run's place among the runs of one command, as AIPerf's `run_info` names it (its JSON export
+ * schema 1.3): the sweep's id, the trial (zero-based), the run's label (`run_0002`,
+ * `concurrency_10`), the variation (`base` without a sweep) with its index and values.
+ */
+export interface RunLabels {
+  /** UUID shared by every run of one command with several runs; null for a lone run. */
+  sweepId: string | null;
+  /** Zero-based trial (repetition) of this variation. */
+  trial: number;
+  runLabel: string;
+  variationLabel: string;
+  variationIndex: number;
+  /** The sweep's values for this run, by AIPerf path (`loadgen.concurrency`); empty without a sweep. */
+  variationValues: Record<string, number>;
 }

@@ -40,7 +40,11 @@ const EARLIER = [
   'server_metrics_export.jsonl',
   'server_metrics_export.json',
   'server_metrics_export.csv',
+  'server_metrics_metadata.json',
 ];
+
+/** What a run writes: the files above and its log. */
+const WRITTEN = [...EARLIER, 'logs/aiperf.log'];
 
 let sim: Awaited<ReturnType<typeof startSimulator>>;
 const dirs: string[] = [];
@@ -145,7 +149,7 @@ test('a tokenizer that cannot load: an earlier run is kept; a folder without one
     status.reason ?? '',
   );
   assert.ok(status.reason?.includes('no-such-tokenizer.json'), status.reason ?? '');
-  assert.deepEqual(readdirSync(fresh), ['profile_export_aiperf.json']);
+  assert.deepEqual(readdirSync(fresh).sort(), ['logs', 'profile_export_aiperf.json']);
 });
 
 const ENTRY = builtCli();
@@ -188,13 +192,17 @@ test('a run into a former sweep folder, and a sweep into a former run folder: no
   dirs.push(dir);
   // A sweep of three values, a user's file inside one value folder.
   assert.equal((await cli(dir, ['--concurrency', '1,2,3'])).code, 0);
-  writeFileSync(join(dir, 'concurrency3', 'mine.txt'), 'mine');
+  writeFileSync(join(dir, 'concurrency_3', 'mine.txt'), 'mine');
   assert.equal((await cli(dir, ['--concurrency', '1'])).code, 0);
-  assert.deepEqual(filesUnder(dir), [...EARLIER.map((n) => n), 'concurrency3/mine.txt'].sort());
+  assert.deepEqual(filesUnder(dir), [...WRITTEN, 'concurrency_3/mine.txt'].sort());
   // A sweep of two values into that single run's folder: its top-level files go, value 3's stays gone.
   assert.equal((await cli(dir, ['--concurrency', '1,2'])).code, 0);
-  const sweep = ['concurrency1', 'concurrency2'].flatMap((v) => EARLIER.map((n) => `${v}/${n}`));
-  const left = [...sweep, 'concurrency3/mine.txt', 'sweep_summary.csv', 'sweep_summary.json'];
+  const sweep = ['concurrency_1', 'concurrency_2'].flatMap((v) => WRITTEN.map((n) => `${v}/${n}`));
+  const aggregate = [
+    'sweep_aggregate/profile_export_aiperf_sweep.csv',
+    'sweep_aggregate/profile_export_aiperf_sweep.json',
+  ];
+  const left = [...sweep, 'concurrency_3/mine.txt', ...aggregate];
   assert.deepEqual(filesUnder(dir), left.sort());
 });
 

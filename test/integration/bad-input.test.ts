@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { parseProfileArgs } from '../../src/index.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { runCliProcess } from '../helpers/cli-process.js';
 
@@ -164,7 +165,7 @@ test('-f: an unknown key gets "Did you mean", in the key’s own spelling, as an
   assert.ok(r.stderr.includes(`error: --config ${far}:1: unknown key "colour".\n`), r.stderr);
 });
 
-test('-f with AIPerf’s sectioned YAML: named as AIPerf’s layout, with its values as tokenload keys', async () => {
+test('-f with AIPerf’s sectioned YAML: read as tokenload keys, or refused naming each key path it lacks', async () => {
   const dir = freshDir();
   const v2 = join(dir, 'benchmark.yaml');
   writeFileSync(
@@ -175,43 +176,78 @@ test('-f with AIPerf’s sectioned YAML: named as AIPerf’s layout, with its va
       '  model: Qwen/Qwen3-0.6B',
       '  endpoint: {url: "http://localhost:8000", type: chat, streaming: true}',
       '  dataset: {type: synthetic, entries: 50, prompts: {isl: 512, osl: 128}}',
-      '  phases: [{name: profiling, type: concurrency, requests: 20}]',
+      '  phases:',
+      '    - {name: warmup, type: concurrency, requests: 5}',
+      '    - {name: profiling, type: concurrency, requests: 20}',
       '  artifacts: {dir: ./out}',
       'sweep: {type: grid, parameters: {concurrency: [8, 16]}}',
+      'multi_run: {num_runs: 2, cooldown_seconds: 1}',
       '',
     ].join('\n'),
   );
-  const r = await tokenload(['profile', '-f', v2]);
-  assert.equal(r.code, 2, r.stderr);
-  const message = r.stderr.slice(r.stderr.indexOf('error: '));
-  assert.equal(
-    message,
+  const configs = parseProfileArgs(['-f', v2]);
+  assert.deepEqual(
+    configs.map((c) => [c.concurrency, c.artifactDir]),
     [
-      `error: --config ${v2}:1: key "schemaVersion": this is AIPerf's sectioned config layout, which tokenload does not read; tokenload's config file is flat, one key per flag of \`tokenload profile --help\` (e.g. "concurrency: 8").`,
-      'Its values as tokenload keys:',
-      '  model: Qwen/Qwen3-0.6B',
-      '  url: http://localhost:8000',
-      '  endpoint-type: chat',
-      '  streaming: true',
-      '  num-dataset-entries: 50',
-      '  isl: 512',
-      '  osl: 128',
-      '  artifact-dir: ./out',
-      '  concurrency: [8,16]',
-      'No tokenload key for: benchmark.dataset.type, benchmark.phases, sweep.type',
+      [8, join('out', 'profile_runs', 'trial_0001', 'concurrency_8')],
+      [16, join('out', 'profile_runs', 'trial_0001', 'concurrency_16')],
+      [8, join('out', 'profile_runs', 'trial_0002', 'concurrency_8')],
+      [16, join('out', 'profile_runs', 'trial_0002', 'concurrency_16')],
+    ],
+  );
+  const c = configs[0];
+  assert.deepEqual(
+    [c?.models, c?.url, c?.endpointType, c?.streaming, c?.requestCount, c?.warmupRequestCount],
+    [['Qwen/Qwen3-0.6B'], ['http://localhost:8000'], 'chat', true, 20, 5],
+  );
+  assert.deepEqual(
+    [c?.synthetic?.numDatasetEntries, c?.synthetic?.isl, c?.synthetic?.osl, c?.profileRunCooldownSeconds],
+    [50, 512, 128, 1],
+  );
+  // What tokenload lacks is refused before anything runs, each key by its path.
+  const lacking = join(dir, 'lacking.yaml');
+  writeFileSync(
+    lacking,
+    [
+      'schemaVersion: "2.0"',
+      'variables: {base: 8}',
+      'benchmark:',
+      '  model: m',
+      '  phases:',
+      '    - {name: warmup, concurrency: 4, requests: 5}',
+      '    - {name: profiling, type: user_centric, requests: 20}',
       '',
     ].join('\n'),
   );
-  // AIPerf's older sections (endpoint:, loadgen:): a section where tokenload's key takes a string.
+  const r = await tokenload(['profile', '-f', lacking]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.ok(
+    r.stderr.includes(
+      `error: --config ${lacking}:1: key "schemaVersion": AIPerf's sectioned config layout; tokenload reads its keys where it has the option, but not: variables; benchmark.phases.0.concurrency (tokenload warms up at the profiling phase’s load); benchmark.phases.1.type (phase type user_centric).`,
+    ),
+    r.stderr,
+  );
+  // AIPerf's older sections (endpoint:, loadgen:), by its config field names.
   const v1 = join(dir, 'sections.yaml');
   writeFileSync(
     v1,
-    'endpoint:\n  model_names: [m]\n  url: http://localhost:8000\nloadgen:\n  concurrency: 4\n',
+    'endpoint:\n  model_names: [m]\n  url: http://localhost:8000\nloadgen:\n  concurrency: 4\n  request_count: 9\n',
   );
-  const old = await tokenload(['profile', '-f', v1]);
-  assert.equal(old.code, 2, old.stderr);
-  assert.match(old.stderr, /sections\.yaml:1: key "endpoint": this is AIPerf's sectioned config layout/);
-  assert.match(old.stderr, /\n {2}model: \["m"\]\n {2}url: http:\/\/localhost:8000\n {2}concurrency: 4\n/);
+  const [old] = parseProfileArgs(['-f', v1]);
+  assert.deepEqual(
+    [old?.models, old?.url, old?.concurrency, old?.requestCount],
+    [['m'], ['http://localhost:8000'], 4, 9],
+  );
+  writeFileSync(
+    v1,
+    'endpoint:\n  model_names: [m]\nloadgen:\n  concurrency: 4\n  request_cancellation_rate_typo: 1\n',
+  );
+  const typo = await tokenload(['profile', '-f', v1]);
+  assert.equal(typo.code, 2, typo.stderr);
+  assert.match(
+    typo.stderr,
+    /sections\.yaml:1: key "endpoint": .*but not: loadgen\.request_cancellation_rate_typo\./,
+  );
   // A flat file's object-valued keys (--extra-inputs) are tokenload's own, not a section.
   const flat = join(dir, 'flat.yaml');
   writeFileSync(flat, 'extra-inputs: {ignore_eos: true}\nrequest-count: 0\n');

@@ -377,8 +377,8 @@ test('a query in --url goes with every request, the /v1/models probe and the wai
   const modelGets = gets.slice(getsBefore).filter((g) => g.startsWith('/v1/models'));
   assert.deepEqual(modelGets, [`/v1/models${query}`, `/v1/models${query}`]);
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
-  assert.deepEqual(summary.input_config, {
-    ...(summary.input_config as object),
+  assert.deepEqual(summary.tokenload_config, {
+    ...(summary.tokenload_config as object),
     url: [`${origin}/v1${query}`],
   });
 });

@@ -327,7 +327,10 @@ test('the CLI: --server-metrics takes URLs until the next flag (http:// and /met
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stderr, /server metrics: http:\/\/127\.0\.0\.1:9\/metrics connect ECONNREFUSED/);
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
-  assert.deepEqual(summary.input_config.serverMetrics, ['http://127.0.0.1:9/metrics', `${sim.url}/metrics`]);
+  assert.deepEqual(summary.tokenload_config.serverMetrics, [
+    'http://127.0.0.1:9/metrics',
+    `${sim.url}/metrics`,
+  ]);
   assert.deepEqual(
     summary.server_metrics.endpoints.map((e: EndpointSection) => [e.url, e.status]),
     [

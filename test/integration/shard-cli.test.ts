@@ -33,7 +33,7 @@ function profile(args: string[]): Promise<ProcessExit> {
 interface Summary {
   request_count: { avg: number };
   load: { description: string };
-  input_config: { concurrency: number; requestCount: number; shardIndex: number; shardCount: number };
+  tokenload_config: { concurrency: number; requestCount: number; shardIndex: number; shardCount: number };
   shard: {
     index: number;
     count: number;
@@ -66,10 +66,10 @@ test('3 shards of a synthetic run: concurrency 5 â†’ 2, 2, 1; request count 11 â
     assert.equal(s.load.description, `concurrency ${share.concurrency}`);
     assert.deepEqual(
       [
-        s.input_config.concurrency,
-        s.input_config.requestCount,
-        s.input_config.shardIndex,
-        s.input_config.shardCount,
+        s.tokenload_config.concurrency,
+        s.tokenload_config.requestCount,
+        s.tokenload_config.shardIndex,
+        s.tokenload_config.shardCount,
       ],
       [5, 11, i, 3],
     );

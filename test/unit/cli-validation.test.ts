@@ -139,12 +139,16 @@ test('-f config keys may be kebab, snake or camel case; flags typed on the comma
     '--api-key=sk-SECRET-3',
   ]);
   assert.equal(r.code, 0, r.stderr);
-  for (const name of readdirSync(artifacts)) {
-    const text = readFileSync(join(artifacts, name), 'utf8');
+  // Every file, logs/aiperf.log included.
+  const files = readdirSync(artifacts, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+  assert.ok(files.some((e) => e.name === 'aiperf.log'));
+  for (const entry of files) {
+    const name = join(entry.parentPath, entry.name);
+    const text = readFileSync(name, 'utf8');
     assert.doesNotMatch(text, /SECRET/, `${name} must not hold a secret typed on the command line`);
   }
   const summary = JSON.parse(readFileSync(join(artifacts, 'profile_export_aiperf.json'), 'utf8'));
-  const config = summary.input_config;
+  const config = summary.tokenload_config;
   assert.equal(config.requestCount, 2);
   assert.equal(config.streaming, true);
   assert.equal(config.fixedScheduleAutoOffset, false);

@@ -253,18 +253,18 @@ test('defaults that depend on other fields resolve as the CLI resolves them', ()
   assert.deepEqual(profileConfig(c), c, 'a resolved configuration parses to itself');
 });
 
-test('a sweep gives one configuration per value under <dir>/<stimulus>', () => {
+test('a sweep gives one configuration per value under <dir>/<parameter>_<value>', () => {
   const configs = profileConfigs({ ...base, requestRate: [10, 20], artifactDir: 'out' });
   assert.deepEqual(
     configs.map((c) => [c.requestRate, c.artifactDir]),
     [
-      [10, join('out', 'request_rate10')],
-      [20, join('out', 'request_rate20')],
+      [10, join('out', 'request_rate_10')],
+      [20, join('out', 'request_rate_20')],
     ],
   );
   assert.equal(
     profileConfigs({ ...base, concurrency: [2, 4] })[1]?.artifactDir,
-    join('artifacts', 'm-openai-chat-sweep', 'concurrency4'),
+    join('artifacts', 'm-openai-chat-concurrency_sweep', 'concurrency_4'),
   );
 });
 

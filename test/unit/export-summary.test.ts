@@ -101,17 +101,23 @@ test('summary JSON: run keys, one key per metric tag, stats and scalar shapes', 
   const json = buildSummaryJson({
     summary: tinySummary(),
     inputConfig: { model: 'm', api_key: 'sk-secret' },
+    aiperfInputConfig: { endpoint: { model_names: ['m'], api_key: 'sk-secret' } },
     startTime: new Date('2025-01-02T03:04:05.000Z'),
     endTime: new Date('2025-01-02T03:04:06.500Z'),
     wasCancelled: false,
     version: '9.9.9',
   });
-  assert.equal(json.schema_version, '1.0');
+  assert.equal(json.schema_version, '1.5');
   assert.equal(json.tokenload_version, '9.9.9');
+  assert.equal(json.aiperf_version, 'tokenload-9.9.9');
+  assert.match(json.benchmark_id, /^[0-9a-f-]{36}$/);
+  assert.equal(json.run_info.benchmark_id, json.benchmark_id);
+  assert.equal(json.run_info.run_label, 'run_0001');
   assert.equal(json.start_time, '2025-01-02T03:04:05.000Z');
   assert.equal(json.end_time, '2025-01-02T03:04:06.500Z');
   assert.equal(json.was_cancelled, false);
-  assert.deepEqual(json.input_config, { model: 'm', api_key: REDACTED });
+  assert.deepEqual(json.tokenload_config, { model: 'm', api_key: REDACTED });
+  assert.deepEqual(json.input_config, { endpoint: { model_names: ['m'], api_key: REDACTED } });
   assert.deepEqual(json.error_summary, [
     { code: 429, type: 'Too Many Requests', message: 'rate limited, retry', count: 3 },
   ]);
