@@ -46,6 +46,8 @@ interface DocRun {
   summary: Record<string, { avg?: number } | unknown>;
   /** What the simulator received during this run. */
   requests: CapturedRequest[];
+  /** The run's artifact folder (empty when it failed). */
+  folder: string;
 }
 
 /**
@@ -83,10 +85,11 @@ async function runDocCommand(command: string, files: Record<string, string> = {}
     stderr += d.toString();
   });
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  const out: DocRun = { code, stdout, stderr, records: [], summary: {}, requests: [] };
+  const out: DocRun = { code, stdout, stderr, records: [], summary: {}, requests: [], folder: '' };
   if (code !== 0) return out;
   const [run] = readdirSync(join(cwd, 'artifacts'));
   const folder = join(cwd, 'artifacts', run as string);
+  out.folder = folder;
   out.records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -377,7 +380,7 @@ test('image_generation with synthetic prompts: sends 3 requests, ISL near the as
   assert.ok(metric(run, 'input_sequence_length').every((v) => typeof v === 'number' && v > 0));
 });
 
-test('image_generation with --export-level raw: refused, the raw export is not implemented', async () => {
+test('image_generation with --export-level raw: profile_export_raw.jsonl holds each request and its answer', async () => {
   const run = await runDocCommand(
     `aiperf profile \\
   --model black-forest-labs/FLUX.1-dev \\
@@ -391,8 +394,14 @@ test('image_generation with --export-level raw: refused, the raw export is not i
   --export-level raw`,
     { 'image_prompts.jsonl': IMAGE_PROMPTS },
   );
-  assert.equal(run.code, 2);
-  assert.match(run.stderr, /--export-level raw is AIPerf's option; tokenload does not take it/);
+  assertCompleted(run, 3);
+  const raw = readFileSync(join(run.folder, 'profile_export_raw.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(raw.length, 3);
+  const sent = new Set(bodies(run).map((b) => b.prompt));
+  for (const line of raw) {
+    const r = JSON.parse(line) as { payload?: { prompt?: string } };
+    assert.ok(sent.has(r.payload?.prompt), line.slice(0, 200));
+  }
 });
 
 test('chat_embeddings: the messages body to /v1/embeddings, latency only', async () => {
