@@ -13,19 +13,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
-import { classify, loadCommands, prepareCommand, rowName } from '../helpers/aiperf-docs.js';
+import { classify, loadCommands, prepareCommand, rowName, serverCount } from '../helpers/aiperf-docs.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const rows = loadCommands().filter((r) => r.expect?.class !== undefined);
+/** One simulator for each distinct server the most a row names (multi-url-load-balancing.md: 4). */
+const servers = Math.max(1, ...rows.map(serverCount));
 
 describe('AIPerf documented commands keep their conformance class', () => {
-  let sim: RunningSimulator;
+  const sims: RunningSimulator[] = [];
   before(async () => {
-    // The runner's SIMULATOR_ARGS, as options.
-    sim = await startSimulator({ mode: 'fixed', ttftMs: 5, itlMs: 0.5, tokensPerChunk: 10, warmupMs: 0 });
+    for (let i = 0; i < servers; i++) {
+      // The runner's SIMULATOR_ARGS, as options.
+      sims.push(
+        await startSimulator({ mode: 'fixed', ttftMs: 5, itlMs: 0.5, tokensPerChunk: 10, warmupMs: 0 }),
+      );
+    }
   });
   after(async () => {
-    await sim.close();
+    for (const sim of sims) await sim.close();
   });
 
   test('the corpus has rows to hold', () => {
@@ -38,16 +44,23 @@ describe('AIPerf documented commands keep their conformance class', () => {
       const cwd = process.cwd();
       const savedEnv = { ...process.env };
       try {
-        const prepared = prepareCommand(row, sim.url, dir);
+        const prepared = prepareCommand(
+          row,
+          sims.map((s) => s.url),
+          dir,
+        );
         if (prepared.kind === 'needs-file') {
           assert.equal('needs-file', row.expect?.class, prepared.detail);
           return;
         }
+        // A run on a sample file says so in its row.
+        assert.deepEqual(prepared.supplied, row.supplied ?? []);
         Object.assign(process.env, prepared.env);
         process.chdir(dir);
         const run = await runCliInProcess(prepared.args);
-        const got = classify(row, { ...run, timedOut: false, dir });
+        const got = classify(row, { ...run, timedOut: false, dir }, prepared.fragment);
         assert.equal(got.class, row.expect?.class, `${got.class}: ${got.detail}`);
+        assert.equal(got.completed, row.expect?.completed, `completed: ${got.detail}`);
         if (got.class === 'works' && row.stated !== undefined) {
           assert.equal(got.records, row.stated.requests, row.stated.quote);
           assert.equal(got.requestCount, row.stated.requests, row.stated.quote);
