@@ -21,7 +21,7 @@
  *   sample of that format (SAMPLES in test/helpers/aiperf-docs.ts), and the row says `supplied`.
  *
  *     npm run conformance -- [--out DIR] [--cap-s S] [--grace-s S] [--jobs N] [--only TEXT]
- *                            [--set-expect [--fast-s S] | --update-expect] [--keep-tokenizer]
+ *                            [--set-expect [--fast-s S] | --update-expect] [--keep-tokenizer] [--from FILE]
  *
  * Prints a table (page, index, class, seconds, the command's own duration, detail) and the totals,
  * and writes conformance.md and conformance.json to DIR (default ./conformance); a run of the whole
@@ -31,7 +31,7 @@
  * tokenizer its command names or implies (`--keep-tokenizer` runs them as written).
  * `--set-expect` sets each run row's `expect` (and `supplied`) in commands.json so the conformance
  * test holds it: every row refused, a fragment, needing a file or an unknown flag, and every other
- * row that took under `--fast-s` seconds (default 8), never a `long` one; the other rows lose their
+ * row that took under `--fast-s` seconds (default 5), never a `long` one; the other rows lose their
  * `expect`. `--update-expect` only rewrites rows that already have an `expect.class`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -389,6 +389,17 @@ function setRow(row: DocCommand, r: RowResult): void {
   else delete row.supplied;
 }
 
+/** The results of `rows` in an earlier run's conformance.json (`--from`), in corpus order. */
+function readResults(file: string, rows: readonly DocCommand[]): RowResult[] {
+  const byName = new Map(
+    (JSON.parse(readFileSync(file, 'utf8')) as { results: RowResult[] }).results.map((r) => [
+      `${r.page}#${r.index}`,
+      r,
+    ]),
+  );
+  return rows.flatMap((row) => byName.get(rowName(row)) ?? []);
+}
+
 /** Starts `n` simulators, one after another. */
 async function startSimulators(n: number): Promise<string[]> {
   const urls: string[] = [];
@@ -406,17 +417,21 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       'update-expect': { type: 'boolean', default: false },
       'set-expect': { type: 'boolean', default: false },
-      'fast-s': { type: 'string', default: '8' },
+      'fast-s': { type: 'string', default: '5' },
       'keep-tokenizer': { type: 'boolean', default: false },
+      from: { type: 'string' },
     },
   });
   const all = loadCommands();
   const rows = all.filter((r) => values.only === undefined || rowName(r).includes(values.only));
-  const urls = await startSimulators(Math.max(1, ...rows.map(serverCount)));
+  const urls = values.from === undefined ? await startSimulators(Math.max(1, ...rows.map(serverCount))) : [];
   const bounds = { capS: Number(values['cap-s']), graceS: Number(values['grace-s']) };
   try {
     const tokenizer = values['keep-tokenizer'] ? null : OFFLINE_TOKENIZER;
-    const results = await runAll(rows, urls, bounds, Number(values.jobs), tokenizer);
+    const results =
+      values.from === undefined
+        ? await runAll(rows, urls, bounds, Number(values.jobs), tokenizer)
+        : readResults(values.from, rows);
     const commit = all[0]?.commit ?? '?';
     const report = markdown(results, commit, tokenizer, bounds);
     console.log(report);

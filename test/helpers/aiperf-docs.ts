@@ -460,7 +460,10 @@ function classifyRun(row: DocCommand, run: RunOutcome): Classified {
   }
   const counts = artifactCounts(run.dir);
   const seen = `${counts.records ?? '-'} records (${counts.errors ?? '-'} errors), request_count ${counts.requestCount ?? '-'}`;
-  if (run.interrupted === true) return classifyInterrupted(run, counts, seen);
+  if (run.interrupted === true) {
+    const warmupS = numberAfter(shellWords(row.command).words, '--warmup-duration');
+    return classifyInterrupted(run, counts, seen, warmupS);
+  }
   if (run.code !== 0) return { class: 'failed', detail: `exit ${run.code}: ${firstErrorLine(err)}` };
   const stated = row.stated?.requests;
   if (stated !== undefined && (counts.records !== stated || counts.requestCount !== stated)) {
@@ -469,18 +472,26 @@ function classifyRun(row: DocCommand, run: RunOutcome): Classified {
   return { class: 'works', detail: seen, ...counts };
 }
 
-/** `long` when a run stopped by SIGINT at the cap exited 130 with requests, no errors and a summary. */
+/**
+ * `long` when a run stopped by SIGINT at the cap exited 130 with requests, no errors and a summary;
+ * a command with a `--warmup-duration` (`warmupS`) may have measured nothing yet, still warming up.
+ */
 function classifyInterrupted(
   run: RunOutcome,
   counts: ReturnType<typeof artifactCounts>,
   seen: string,
+  warmupS: number | undefined,
 ): Classified {
+  const inWarmup = warmupS !== undefined && counts.records === 0;
   const ok =
     run.code === EXIT_INTERRUPTED &&
-    (counts.records ?? 0) > 0 &&
+    ((counts.records ?? 0) > 0 || inWarmup) &&
     counts.errors === 0 &&
     counts.requestCount !== undefined;
-  if (ok) return { class: 'long', detail: `stopped by SIGINT at the cap: ${seen}`, ...counts };
+  if (ok) {
+    const when = inWarmup ? `in its ${warmupS} s warm-up` : 'at the cap';
+    return { class: 'long', detail: `stopped by SIGINT ${when}: ${seen}`, ...counts };
+  }
   const why = run.code === EXIT_INTERRUPTED ? seen : `exit ${run.code}: ${firstErrorLine(run.stderr)}`;
   return { class: 'failed', detail: `stopped by SIGINT at the cap; ${why}`, ...counts };
 }

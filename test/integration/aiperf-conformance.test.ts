@@ -8,7 +8,7 @@
  * summary when it `works`. The simulators run in this process; the commands run in {@link JOBS}
  * child processes (test/helpers/aiperf-docs-worker.ts), each running its share one after another in
  * its own process (a CLI run in a process owns its working directory and stderr), so their waits
- * overlap. Rows without an `expect.class` (`long` runs and runs over 8 s) are left to the runner;
+ * overlap. Rows without an `expect.class` (`long` runs and runs over 5 s) are left to the runner;
  * `npm run conformance -- --set-expect` refreshes the classes after a merge.
  */
 import assert from 'node:assert/strict';
