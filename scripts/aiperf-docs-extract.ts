@@ -9,8 +9,8 @@
  * joined over its backslash continuations; commands in prose, tables and program output
  * (`CLI Command: …`) are not commands a user types and are skipped. Files a page writes with a
  * here-document (`cat > NAME << 'EOF'` … `EOF`) are kept with the rows whose command names them.
- * Rows already in the output keep their `expect` and `stated` (matched by page and command text), so
- * hand-made annotations survive a refresh.
+ * Rows already in the output keep their `stated`, `supplied` and `expect` (matched by page and
+ * command text), so annotations survive a refresh.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ interface CommandRow {
   /** Files the page writes (here-documents) that the command names: file name → content. */
   files?: Record<string, string>;
   stated?: unknown;
+  supplied?: unknown;
   expect?: unknown;
 }
 
@@ -146,6 +147,7 @@ function main(): void {
   for (const row of rows) {
     const old = previous.get(`${row.page}\n${row.command}`);
     if (old?.stated !== undefined) row.stated = old.stated;
+    if (old?.supplied !== undefined) row.supplied = old.supplied;
     if (old?.expect !== undefined) row.expect = old.expect;
   }
   writeFileSync(OUT, JSON.stringify(rows, null, 2) + '\n');

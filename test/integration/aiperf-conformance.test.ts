@@ -1,31 +1,78 @@
 /**
  * AIPerf's documented `aiperf profile` commands (test/fixtures/aiperf-docs/commands.json), run as
  * `tokenload profile` against the simulator, keep the class `npm run conformance` gave them: each row
- * with an `expect.class` is run the way the runner runs it (same argument rewriting, same simulator
- * timing, same offline tokenizer), in this process, and must fall in that class again, with the
- * page's stated request count in both profile_export.jsonl and the summary when it `works`. Rows
- * without an `expect.class` (long runs, and commands other branches are changing) are left to the
- * runner; `npm run conformance -- --update-expect` refreshes the classes after a merge.
+ * with an `expect.class` is run the way the runner runs it (same argument rewriting, one simulator
+ * per distinct server the command names, same simulator timing, same offline tokenizer, the same
+ * sample file where the row says `supplied`) and must fall in that class again (a fragment also in
+ * its `completed` class), with the page's stated request count in both profile_export.jsonl and the
+ * summary when it `works`. The simulators run in this process; the commands run in {@link JOBS}
+ * child processes (test/helpers/aiperf-docs-worker.ts), each running its share one after another in
+ * its own process (a CLI run in a process owns its working directory and stderr), so their waits
+ * overlap. Rows without an `expect.class` (`long` runs and runs over 5 s) are left to the runner;
+ * `npm run conformance -- --set-expect` refreshes the classes after a merge.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
-import { classify, loadCommands, prepareCommand, rowName } from '../helpers/aiperf-docs.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { loadCommands, rowName, serverCount } from '../helpers/aiperf-docs.js';
+import type { WorkerResult } from '../helpers/aiperf-docs-worker.js';
 
 const rows = loadCommands().filter((r) => r.expect?.class !== undefined);
+/** One simulator for each distinct server the most a row names (multi-url-load-balancing.md: 4). */
+const servers = Math.max(1, ...rows.map(serverCount));
+/** Child processes running the rows. */
+const JOBS = 2;
+const WORKER = join(import.meta.dirname, '..', 'helpers', 'aiperf-docs-worker.ts');
+
+/** Each row's result, settled when its worker sends it (or fails). */
+const pending = new Map(
+  rows.map((r) => {
+    let settle!: { resolve: (v: WorkerResult) => void; reject: (e: Error) => void };
+    const promise = new Promise<WorkerResult>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    promise.catch(() => undefined); // rejected rows fail in their own test
+    return [rowName(r), { promise, ...settle }] as const;
+  }),
+);
+
+/** Starts one worker on `names`; a worker that ends early fails the rows it had left. */
+function startWorker(urls: string[], names: string[]): ChildProcess {
+  const child = fork(WORKER, [JSON.stringify(urls), ...names], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString('utf8')).slice(-4000);
+  });
+  child.on('message', (m: WorkerResult) => pending.get(m.name)?.resolve(m));
+  child.once('exit', (code) => {
+    for (const name of names) pending.get(name)?.reject(new Error(`worker exited ${code}: ${stderr}`));
+  });
+  return child;
+}
 
 describe('AIPerf documented commands keep their conformance class', () => {
-  let sim: RunningSimulator;
+  const sims: RunningSimulator[] = [];
+  const workers: ChildProcess[] = [];
   before(async () => {
-    // The runner's SIMULATOR_ARGS, as options.
-    sim = await startSimulator({ mode: 'fixed', ttftMs: 5, itlMs: 0.5, tokensPerChunk: 10, warmupMs: 0 });
+    for (let i = 0; i < servers; i++) {
+      // The runner's SIMULATOR_ARGS, as options.
+      sims.push(
+        await startSimulator({ mode: 'fixed', ttftMs: 5, itlMs: 0.5, tokensPerChunk: 10, warmupMs: 0 }),
+      );
+    }
+    const urls = sims.map((s) => s.url);
+    for (let j = 0; j < JOBS; j++) {
+      workers.push(startWorker(urls, rows.filter((_, i) => i % JOBS === j).map(rowName)));
+    }
   });
   after(async () => {
-    await sim.close();
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    for (const sim of sims) await sim.close();
   });
 
   test('the corpus has rows to hold', () => {
@@ -34,28 +81,18 @@ describe('AIPerf documented commands keep their conformance class', () => {
 
   for (const row of rows) {
     test(rowName(row), { timeout: 120_000 }, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'tokenload-conformance-'));
-      const cwd = process.cwd();
-      const savedEnv = { ...process.env };
-      try {
-        const prepared = prepareCommand(row, sim.url, dir);
-        if (prepared.kind === 'needs-file') {
-          assert.equal('needs-file', row.expect?.class, prepared.detail);
-          return;
-        }
-        Object.assign(process.env, prepared.env);
-        process.chdir(dir);
-        const run = await runCliInProcess(prepared.args);
-        const got = classify(row, { ...run, timedOut: false, dir });
-        assert.equal(got.class, row.expect?.class, `${got.class}: ${got.detail}`);
-        if (got.class === 'works' && row.stated !== undefined) {
-          assert.equal(got.records, row.stated.requests, row.stated.quote);
-          assert.equal(got.requestCount, row.stated.requests, row.stated.quote);
-        }
-      } finally {
-        process.chdir(cwd);
-        for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
-        rmSync(dir, { recursive: true, force: true });
+      const got = await pending.get(rowName(row))!.promise;
+      if (got.kind === 'needs-file') {
+        assert.equal('needs-file', row.expect?.class, got.detail);
+        return;
+      }
+      // A run on a sample file says so in its row.
+      assert.deepEqual(got.supplied, row.supplied ?? []);
+      assert.equal(got.class, row.expect?.class, `${got.class}: ${got.detail}`);
+      assert.equal(got.completed, row.expect?.completed, `completed: ${got.detail}`);
+      if (got.class === 'works' && row.stated !== undefined) {
+        assert.equal(got.records, row.stated.requests, row.stated.quote);
+        assert.equal(got.requestCount, row.stated.requests, row.stated.quote);
       }
     });
   }
