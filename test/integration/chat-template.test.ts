@@ -188,7 +188,7 @@ test('--apply-chat-template needs an endpoint whose server applies one', () => {
     (err: Error & { option?: string }) => {
       assert.equal(err.name, 'ConfigError');
       assert.equal(err.option, '--apply-chat-template');
-      assert.match(err.message, /--endpoint-type chat or responses/);
+      assert.match(err.message, /--endpoint-type chat, responses or messages/);
       return true;
     },
   );
