@@ -20,6 +20,9 @@ export interface ArtifactPaths {
   serverMetricsJsonl?: string;
   serverMetricsJson?: string;
   serverMetricsCsv?: string;
+  /** `profile_export_aiperf_timeslices.json` and `.csv` (`--slice-duration`, when written). */
+  timeslicesJson?: string;
+  timeslicesCsv?: string;
 }
 
 /** The footer's label of each path, in the footer's order. */
@@ -28,6 +31,8 @@ const FOOTER_LABELS: ReadonlyArray<[keyof ArtifactPaths, string]> = [
   ['json', 'JSON Export'],
   ['jsonl', 'JSONL Export'],
   ['inputs', 'Inputs Export'],
+  ['timeslicesJson', 'Timeslices'],
+  ['timeslicesCsv', 'Timeslices CSV'],
   ['serverMetricsJson', 'Server Metrics JSON Export'],
   ['serverMetricsCsv', 'Server Metrics CSV Export'],
   ['serverMetricsJsonl', 'Server Metrics JSONL Export'],
