@@ -336,7 +336,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     ),
   ),
   output('--profile-export-level', alias('--export-level'), ['raw']),
-  output('--slice-duration', refused(`${NOT_YET}: the HTML report plots every metric over time`)),
+  output(
+    '--slice-duration',
+    same(
+      'windows start at the earliest request start; a record counts in the window its request started in; empty windows are left out',
+    ),
+  ),
   output(
     '--export-http-trace',
     refused(`${NOT_YET}: each record carries request_sent_ns, connection_reused and the connect time`),

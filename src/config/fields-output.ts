@@ -9,7 +9,7 @@ import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { option, optionFields } from '../util/option-meta.js';
 import { camel, camelKeys, collectSimulatorOption } from '../util/option-values.js';
 import { looksNumeric, plainNumber, plainNumberProblem } from '../util/plain-number.js';
-import { int } from './field-kinds.js';
+import { int, positive } from './field-kinds.js';
 import { serverMetricsFields } from './fields-server.js';
 
 const SIMULATOR_FIELDS = optionFields(SimulatorOptionsSchema);
@@ -102,6 +102,16 @@ export const outputFields = {
   profileRunDisableWarmupAfterFirst: option(z.boolean().default(true), {
     flag: 'profile-run-disable-warmup-after-first',
     help: 'only the first run warms up (--warmup-request-count / --warmup-duration); --no-profile-run-disable-warmup-after-first warms up before each',
+  }),
+  /**
+   * `--slice-duration`, s: also summarize the profiling records in consecutive windows this long,
+   * from the earliest request start, each record in the window its request started in (AIPerf
+   * "Time Slicing"); writes `profile_export_aiperf_timeslices.json` and `.csv`. Unset: no slices.
+   */
+  sliceDurationSeconds: option(positive.optional(), {
+    flag: 'slice-duration',
+    unit: 's',
+    help: 'also summarize the run in consecutive windows this long (by request start; writes profile_export_aiperf_timeslices.json/.csv)',
   }),
   /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
   simulator: option(z.boolean().default(false), {

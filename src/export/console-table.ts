@@ -22,6 +22,9 @@ export interface ArtifactPaths {
   serverMetricsJsonl?: string;
   serverMetricsJson?: string;
   serverMetricsCsv?: string;
+  /** `profile_export_aiperf_timeslices.json` and `.csv` (`--slice-duration`, when written). */
+  timeslicesJson?: string;
+  timeslicesCsv?: string;
 }
 
 /** The footer's label of each path, in the footer's order. */
@@ -31,6 +34,8 @@ const FOOTER_LABELS: ReadonlyArray<[keyof ArtifactPaths, string]> = [
   ['jsonl', 'JSONL Export'],
   ['raw', 'Raw Records Export'],
   ['inputs', 'Inputs Export'],
+  ['timeslicesJson', 'Timeslices'],
+  ['timeslicesCsv', 'Timeslices CSV'],
   ['serverMetricsJson', 'Server Metrics JSON Export'],
   ['serverMetricsCsv', 'Server Metrics CSV Export'],
   ['serverMetricsJsonl', 'Server Metrics JSONL Export'],

@@ -60,6 +60,16 @@ export interface SummarizeOptions {
   overheadOf?: OverheadOf;
 }
 
+/**
+ * The window records were observed in (ns on their clock, start < end), e.g. one time slice: the
+ * rates and `benchmark_duration` then use its length instead of the records' own span (AIPerf
+ * divides a time slice's throughput by the slice's window).
+ */
+export interface ObservationWindow {
+  startNs: number;
+  endNs: number;
+}
+
 function collectValues(values: Map<string, ValueStore>, record: LineRecord): void {
   const metrics = record.metrics;
   // for…in, not Object.entries: no array of pairs per record (this runs once per response).
@@ -86,10 +96,18 @@ function recordSummaries(values: Map<string, ValueStore>): Partial<Record<Metric
   return out;
 }
 
-function runSummaries(totals: RunTotals): Partial<Record<MetricTag, MetricSummary>> {
+function runSummaries(
+  totals: RunTotals,
+  windowNs: ObservationWindow | undefined,
+): Partial<Record<MetricTag, MetricSummary>> {
   const out: Partial<Record<MetricTag, MetricSummary>> = {};
+  // The rates read the window from minStartNs/maxResponseNs; a given window replaces the records' span.
+  const t =
+    windowNs === undefined
+      ? totals
+      : { ...totals, minStartNs: windowNs.startNs, maxResponseNs: windowNs.endNs };
   for (const def of RUN_METRICS) {
-    const avg = def.compute(totals);
+    const avg = def.compute(t);
     if (avg !== undefined) out[def.tag as MetricTag] = { unit: def.unit, avg };
   }
   return out;
@@ -111,8 +129,14 @@ export class SummaryBuilder {
   private readonly checks = new ResponseChecks();
   /** Records added. */
   count = 0;
+  /** Earliest request start of every record added, failed ones included (monotonic ns); null before any. */
+  firstStartNs: number | null = null;
+
+  /** The options it was built with, for summaries of the same records' parts (time slices). */
+  readonly options: SummarizeOptions;
 
   constructor(opts: SummarizeOptions = {}) {
+    this.options = opts;
     this.slos = opts.slos !== undefined && opts.slos.length > 0 ? opts.slos : null;
     this.totals = emptyTotals(this.slos !== null);
     this.usage = new UsageCheck(opts.overheadOf);
@@ -121,6 +145,8 @@ export class SummaryBuilder {
   /** Folds in one record. */
   add(record: LineRecord): void {
     this.count++;
+    if (this.firstStartNs === null || record.raw.startNs < this.firstStartNs)
+      this.firstStartNs = record.raw.startNs;
     addToTotals(this.totals, record, this.slos);
     collectValues(this.values, record);
     this.usage.add(record);
@@ -134,14 +160,17 @@ export class SummaryBuilder {
     return this.values.get(tag)?.toArray() ?? [];
   }
 
-  /** The summary of the records added so far. */
-  build(): Summary {
+  /**
+   * The summary of the records added so far.
+   * @param windowNs - the window they were observed in (a time slice); absent: their own span.
+   */
+  build(windowNs?: ObservationWindow): Summary {
     const usageCheck = this.usage.result();
     const cacheCheck = this.cache.result();
     // The discrepancy count needs the overheads learned over the whole run.
     this.totals.usageDiscrepancyCount = usageCheck?.discrepant ?? 0;
     return {
-      metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals) },
+      metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals, windowNs) },
       errorSummary: this.errors.entries(),
       warnings: [...runWarnings(this.totals), ...usageWarnings(usageCheck), ...cacheWarnings(cacheCheck)],
       totals: this.totals,

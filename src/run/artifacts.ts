@@ -21,6 +21,8 @@ import {
   renderSummaryJson,
   SUMMARY_CSV_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
+  TIMESLICES_CSV_FILE_NAME,
+  TIMESLICES_JSON_FILE_NAME,
 } from '../export/index.js';
 import { failedStatus } from '../export/run-status.js';
 import type { RunInfo } from '../export/summary-json.js';
@@ -105,6 +107,8 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
   INPUTS_SPOOL_FILE_NAME,
   SUMMARY_JSON_FILE_NAME,
   SUMMARY_CSV_FILE_NAME,
+  TIMESLICES_JSON_FILE_NAME,
+  TIMESLICES_CSV_FILE_NAME,
   EXPORTERS.console.fileName,
   REPORT_FILE_NAME,
   ...SERVER_METRICS_FILE_NAMES,

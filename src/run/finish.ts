@@ -33,6 +33,7 @@ import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-inp
 import { runWarnings } from './run-warnings.js';
 import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
 import { extraSections } from './summary-sections.js';
+import { writeTimeslices } from './timeslices-run.js';
 
 /** What a finished run returns to the CLI. */
 export interface RunOutcome {
@@ -129,6 +130,7 @@ async function writeConsoleAndSummaries(
 ): Promise<string> {
   const dir = input.config.artifactDir;
   const files = await writeSummaryFiles(dir, ctx);
+  const slices = await timeslicePaths(input, ctx);
   const consoleText = EXPORTERS.console.render({
     ...ctx,
     artifacts: {
@@ -137,6 +139,7 @@ async function writeConsoleAndSummaries(
       ...(input.config.exportLevel === 'summary' ? {} : { jsonl: join(dir, RECORDS_FILE_NAME) }),
       ...(input.config.exportLevel === 'raw' ? { raw: join(dir, RAW_RECORDS_FILE_NAME) } : {}),
       inputs: join(dir, INPUTS_FILE_NAME),
+      ...slices,
       ...(server === null ? {} : serverMetricsPaths(dir)),
     },
   });
@@ -144,6 +147,25 @@ async function writeConsoleAndSummaries(
   const text = `${header(input, ctx.runStatus)}${serverLine}${consoleText}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
+}
+
+/**
+ * With `--slice-duration`, writes the time-slice files (./timeslices-run.ts) and returns their paths;
+ * nothing without it, or when the run has no records.
+ */
+async function timeslicePaths(input: FinishInput, ctx: SummaryExportContext): Promise<ArtifactPaths> {
+  const { config, profiling } = input;
+  const firstStartNs = profiling.summary.firstStartNs;
+  if (config.sliceDurationSeconds === undefined || firstStartNs === null) return {};
+  const files = await writeTimeslices({
+    artifactDir: config.artifactDir,
+    sliceSeconds: config.sliceDurationSeconds,
+    firstStartNs,
+    streaming: config.streaming,
+    summarize: profiling.summary.options,
+    inputConfig: ctx.inputConfig,
+  });
+  return { timeslicesJson: files.json, timeslicesCsv: files.csv };
 }
 
 /** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
