@@ -135,7 +135,7 @@ test('the library: parseProfileArgs throws ConfigError for every bad command lin
   const cases: Array<[string[], string]> = [
     [['-m', 'm', '--bogus'], "unknown option '--bogus'"],
     [['-m', 'm', '--request-count', 'x'], `option '--request-count <n>' argument 'x' is invalid.`],
-    [['-m', 'm', '--endpoint-type', 'nope'], 'Allowed choices are chat,'],
+    [['-m', 'm', '--endpoint-type', 'nope'], 'expected one of chat, completions,'],
     [['--help'], '--help asks for the help text (tokenload profile --help), not a run'],
   ];
   for (const [args, message] of cases) {
