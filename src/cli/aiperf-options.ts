@@ -358,6 +358,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   telemetry('--no-gpu-telemetry', accepted('tokenload collects no GPU telemetry')),
   telemetry('--server-metrics', same('on by default: every --url server’s /metrics, plus the URLs given')),
   telemetry('--no-server-metrics', same()),
+  telemetry(
+    '--server-metrics-formats',
+    same(
+      'default json, csv and jsonl (AIPerf: json and csv); parquet is refused: the jsonl holds every scrape',
+    ),
+  ),
   telemetry('--network-latency-automatic', refused(NOT_YET)),
   telemetry('--network-latency-mean', refused(NOT_YET)),
   ui('--ui', same('modes: none, simple, dashboard (dashboard is the live line of simple)')),

@@ -61,6 +61,21 @@ function unionProblem(issue: z.core.$ZodRawIssue): string {
     : 'expected true, false or a list of URLs';
 }
 
+/** The formats `--server-metrics-formats` names: AIPerf's (tokenload writes no Parquet). */
+export const SERVER_METRICS_FORMATS = ['json', 'csv', 'jsonl', 'parquet'] as const;
+
+/** A `--server-metrics-formats` value. */
+export type ServerMetricsFormat = (typeof SERVER_METRICS_FORMATS)[number];
+
+/** `--server-metrics-formats` values accumulated over repeated flags and commas. */
+function collectFormats(text: string, previous: unknown): string[] {
+  const formats = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return [...(Array.isArray(previous) ? (previous as string[]) : []), ...formats];
+}
+
 /** `--server-metrics [url…]` values accumulated over repeated flags and commas. */
 function collectUrls(text: string, previous: unknown): string[] {
   const urls = text
@@ -87,6 +102,19 @@ export const serverMetricsFields = {
       variadic: true,
     },
   ),
+  /**
+   * `--server-metrics-formats` (AIPerf's): which of `server_metrics_export.json`, `.csv` and
+   * `.jsonl` the run keeps; unset, all three (AIPerf keeps `.jsonl` only when asked). `parquet` is
+   * refused (rules-server.ts).
+   */
+  serverMetricsFormats: option(z.array(z.enum(SERVER_METRICS_FORMATS)).min(1).optional(), {
+    flag: 'server-metrics-formats',
+    unit: 'format',
+    help: 'server-metrics files to keep: json, csv, jsonl (repeat the flag or list several)',
+    defaultText: 'json, csv and jsonl',
+    parse: collectFormats,
+    repeatable: true,
+  }),
   /** Time between two scrapes, ms (AIPerf has no flag for it; library callers and tests set it). */
   serverMetricsIntervalMs: option(z.number().int().min(10).default(1000), {
     flag: 'server-metrics-interval-ms',

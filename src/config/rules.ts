@@ -11,7 +11,7 @@ import { kebab } from '../util/option-values.js';
 import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { systemPromptRule } from './rules-prompt.js';
-import { waitForModelRule } from './rules-server.js';
+import { serverMetricsFormatsRule, waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
 import { synthesisRule } from './rules-synthesis.js';
 
@@ -181,6 +181,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   waitForModelRule,
+  serverMetricsFormatsRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),
   synthesisRule,
   systemPromptRule,

@@ -31,7 +31,7 @@ import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { header } from './console-head.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
 import { runWarnings } from './run-warnings.js';
-import { finishServerMetrics, serverMetricsLine } from './server-metrics-run.js';
+import { finishServerMetrics, pruneServerMetricsFiles, serverMetricsLine } from './server-metrics-run.js';
 import { extraSections } from './summary-sections.js';
 import { writeTimeslices } from './timeslices-run.js';
 
@@ -100,9 +100,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
   };
   const text = await writeConsoleAndSummaries(input, ctx, server);
   const report = await writeReport(config.artifactDir);
-  // `--export-level summary`: the per-request file served the report; AIPerf's level keeps only summaries.
-  if (config.exportLevel === 'summary')
-    await rm(join(config.artifactDir, RECORDS_FILE_NAME), { force: true });
+  await pruneAfterReport(config);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
   const pacing = pacingOf(profiling.load);
   return {
@@ -140,7 +138,7 @@ async function writeConsoleAndSummaries(
       ...(input.config.exportLevel === 'raw' ? { raw: join(dir, RAW_RECORDS_FILE_NAME) } : {}),
       inputs: join(dir, INPUTS_FILE_NAME),
       ...slices,
-      ...(server === null ? {} : serverMetricsPaths(dir)),
+      ...(server === null ? {} : serverMetricsPaths(input.config)),
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
@@ -169,13 +167,26 @@ async function timeslicePaths(input: FinishInput, ctx: SummaryExportContext): Pr
 }
 
 /** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
-function serverMetricsPaths(dir: string): ArtifactPaths {
+function serverMetricsPaths(config: RunPlan): ArtifactPaths {
+  const dir = config.artifactDir;
   const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
+  const formats = config.serverMetricsFormats ?? ['json', 'csv', 'jsonl'];
   return {
-    serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME),
-    serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME),
-    ...(existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
+    ...(formats.includes('json') ? { serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME) } : {}),
+    ...(formats.includes('csv') ? { serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME) } : {}),
+    ...(formats.includes('jsonl') && existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
   };
+}
+
+/**
+ * Removes what served the report but was not asked for: `profile_export.jsonl` with
+ * `--export-level summary` (AIPerf's level keeps only summaries), `server_metrics_export.jsonl` when
+ * `--server-metrics-formats` leaves it out.
+ */
+async function pruneAfterReport(config: RunPlan): Promise<void> {
+  if (config.exportLevel === 'summary')
+    await rm(join(config.artifactDir, RECORDS_FILE_NAME), { force: true });
+  await pruneServerMetricsFiles(config);
 }
 
 /** Whether every request of the run is a body read from its input file (`inputs_json`, `raw_payload`). */

@@ -3,6 +3,7 @@
  * scraper started before the first phase, the benchmark window the summary covers, and the console
  * line. The scraping itself is `server-metrics/`.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunPlan } from '../config/plan.js';
 import type { RunTotals } from '../metrics/types.js';
@@ -90,7 +91,25 @@ export async function finishServerMetrics(
   totals: RunTotals,
 ): Promise<ServerMetricsSection | null> {
   if (report === null) return null;
-  return writeServerMetricsExports(config.artifactDir, report, windowOf(totals, report), packageVersion());
+  const window = windowOf(totals, report);
+  return writeServerMetricsExports(config.artifactDir, report, window, packageVersion(), formatsOf(config));
+}
+
+/** The server-metrics files the run keeps (`--server-metrics-formats`; all three when not given). */
+function formatsOf(config: Pick<RunPlan, 'serverMetricsFormats'>): ReadonlySet<string> {
+  return new Set(config.serverMetricsFormats ?? ['json', 'csv', 'jsonl']);
+}
+
+/**
+ * Removes `server_metrics_export.jsonl` when `--server-metrics-formats` leaves it out: it is written
+ * while the run goes (the other files and the report are built from it), so it goes last.
+ * @throws the file system error of a failed removal.
+ */
+export async function pruneServerMetricsFiles(
+  config: Pick<RunPlan, 'serverMetricsFormats' | 'artifactDir'>,
+): Promise<void> {
+  if (formatsOf(config).has('jsonl')) return;
+  await rm(join(config.artifactDir, SERVER_METRICS_JSONL_FILE_NAME), { force: true });
 }
 
 const pct = (x: number | null | undefined): string =>

@@ -32,6 +32,9 @@ export const SERVER_METRICS_FILE_NAMES: readonly string[] = [
   SERVER_METRICS_METADATA_FILE_NAME,
 ];
 
+/** Every format written when `--server-metrics-formats` is not given. */
+const ALL_FORMATS: ReadonlySet<string> = new Set(['json', 'csv', 'jsonl']);
+
 /** `summary.endpoint_info` of the JSON file, per endpoint URL. */
 function endpointInfo(report: ScrapeReport): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
@@ -50,8 +53,9 @@ function endpointInfo(report: ScrapeReport): Record<string, Record<string, unkno
 }
 
 /**
- * Reads the run's scrapes, writes `server_metrics_export.json` and `.csv` into `dir`, and returns
- * the summary's `server_metrics` section.
+ * Reads the run's scrapes, writes `server_metrics_export.json` and `.csv` into `dir` (those of them
+ * `formats` names: `--server-metrics-formats`, default all), and returns the summary's
+ * `server_metrics` section.
  * @throws the file system error of a failed read or write; {Error} for a malformed JSONL line.
  */
 export async function writeServerMetricsExports(
@@ -59,6 +63,7 @@ export async function writeServerMetricsExports(
   report: ScrapeReport,
   window: MetricsWindow,
   version: string,
+  formats: ReadonlySet<string> = ALL_FORMATS,
 ): Promise<ServerMetricsSection> {
   // No file: the scraper thread failed before it began (it was warned about then).
   const lines = byEndpoint(existsSync(report.file) ? await readScrapeLines(report.file) : []);
@@ -78,8 +83,10 @@ export async function writeServerMetricsExports(
     },
     metrics: families,
   };
-  await writeFile(join(dir, SERVER_METRICS_JSON_FILE_NAME), `${JSON.stringify(json, null, 2)}\n`);
-  await writeFile(join(dir, SERVER_METRICS_CSV_FILE_NAME), renderServerMetricsCsv(families, version));
+  if (formats.has('json'))
+    await writeFile(join(dir, SERVER_METRICS_JSON_FILE_NAME), `${JSON.stringify(json, null, 2)}\n`);
+  if (formats.has('csv'))
+    await writeFile(join(dir, SERVER_METRICS_CSV_FILE_NAME), renderServerMetricsCsv(families, version));
   const metadata = serverMetricsMetadata(lines, report);
   await writeFile(join(dir, SERVER_METRICS_METADATA_FILE_NAME), `${JSON.stringify(metadata, null, 2)}\n`);
   return serverMetricsSection(report, lines, window);

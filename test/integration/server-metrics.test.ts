@@ -342,3 +342,49 @@ test('the CLI: --server-metrics takes URLs until the next flag (http:// and /met
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--server-metrics.*only http:\/\/ and https:\/\/ are supported, got "ftp:"/);
 });
+
+test("server-metrics.md's --server-metrics-formats: the files named are kept, the others not written; parquet refused", async () => {
+  const common = [
+    'profile',
+    '-m',
+    'Qwen/Qwen3-0.6B',
+    '--url',
+    sim.url,
+    '--ui',
+    'none',
+    '--request-count',
+    '2',
+  ];
+  const files = ['server_metrics_export.json', 'server_metrics_export.csv', 'server_metrics_export.jsonl'];
+  const kept = (dir: string) => files.filter((f) => existsSync(join(dir, f)));
+  for (const [formats, expected] of [
+    [['json', 'csv'], files.slice(0, 2)],
+    [['json', 'csv', 'jsonl'], files],
+    [['jsonl'], files.slice(2)],
+  ] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-metrics-formats-'));
+    dirs.push(dir);
+    // AIPerf's form: several values after one flag.
+    const r = await cli([...common, '--server-metrics-formats', ...formats, '--artifact-dir', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(kept(dir), expected, formats.join(' '));
+    assert.ok(existsSync(join(dir, 'server_metrics_metadata.json')));
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-metrics-formats-'));
+  dirs.push(dir);
+  const refused = await cli([
+    ...common,
+    '--server-metrics-formats',
+    'json',
+    'csv',
+    'parquet',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(refused.code, 2);
+  assert.match(
+    refused.stderr,
+    /--server-metrics-formats parquet is AIPerf's option; tokenload does not take it: tokenload writes no Parquet/,
+  );
+  assert.deepEqual(kept(dir), []);
+});
