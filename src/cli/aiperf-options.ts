@@ -161,7 +161,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       'tokenload downloads no datasets and does not read a public dataset’s own format yet (planned: sharegpt from a local copy of ShareGPT_V3_unfiltered_cleaned_split.json, https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json); give the prompts as an --input-file with --custom-dataset-type multi_turn or single_turn',
     ),
   ),
-  input('--extra-inputs', same('repeat the flag, or list several values after it')),
+  input(
+    '--extra-inputs',
+    same(
+      'repeat the flag, or list several values after it; payload_template and response_field set up --endpoint-type template (response_field a field path, not all of JMESPath)',
+    ),
+  ),
   input('--header', same('repeat the flag, or list several values after it')),
   input('-H', same()),
   input('--dataset-sampling-strategy', same()),

@@ -8,7 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
+import { adapterFor, ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
+import type { EndpointAdapter } from '../endpoint/types.js';
 import type { RawRecord } from '../record/types.js';
 import { createMultiServerClient } from './multi-server.js';
 import { packRecords } from './record-wire.js';
@@ -83,10 +84,25 @@ function send(client: PooledHttpClient, wire: WireRequest, done: (raw: RawRecord
     headers: wire.headers,
     body: wire.body,
     stream: wire.stream,
-    adapter: ENDPOINTS[name],
+    adapter: wire.adapterOptions === undefined ? ENDPOINTS[name] : configuredAdapter(name, wire),
     timeoutMs: wire.timeoutMs,
   };
   client.sendKeyed(request, wire.id, done);
+}
+
+/** The configured adapters this worker built, by adapter name and options (one per run in practice). */
+const configured = new Map<string, EndpointAdapter>();
+
+/** The adapter of `name` configured with the request's options, built once per distinct options. */
+function configuredAdapter(name: Parameters<typeof adapterFor>[0], wire: WireRequest): EndpointAdapter {
+  const options = wire.adapterOptions as NonNullable<WireRequest['adapterOptions']>;
+  const key = `${name}\n${JSON.stringify(options)}`;
+  let adapter = configured.get(key);
+  if (adapter === undefined) {
+    adapter = adapterFor(name, options);
+    configured.set(key, adapter);
+  }
+  return adapter;
 }
 
 function cancelReason(reason: string | null): Error | undefined {

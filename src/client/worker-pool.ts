@@ -310,6 +310,8 @@ function route(
   if (request.signal !== undefined) slot.watch.add(request.signal, pending);
   const { path, headers, body, stream, timeoutMs } = request;
   const server = request.server ?? 0;
-  const wire = { id, path, server, headers, body, stream, adapterName: request.adapter.name, timeoutMs };
+  const { name: adapterName, options: adapterOptions } = request.adapter;
+  const wire: WireRequest = { id, path, server, headers, body, stream, adapterName, timeoutMs };
+  if (adapterOptions !== undefined) wire.adapterOptions = adapterOptions;
   slot.send(id, wire, pending);
 }

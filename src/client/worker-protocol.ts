@@ -8,6 +8,7 @@
  * the main thread's monotonic ns scale (the run's TimeBase) without any per-record conversion.
  */
 
+import type { EndpointOptions } from '../endpoint/types.js';
 import type { RequestIdentity } from '../record/types.js';
 import type { PrewarmResult } from './connector.js';
 import type { PackedRecords } from './record-wire.js';
@@ -49,8 +50,13 @@ export interface WireRequest {
   headers: Record<string, string>;
   body: string | Uint8Array;
   stream: boolean;
-  /** `EndpointAdapter.name`; the worker looks the adapter up in `ENDPOINTS`. */
+  /** `EndpointAdapter.name`; the worker gets the adapter from `adapterFor` (endpoint/registry.ts). */
   adapterName: string;
+  /**
+   * `EndpointAdapter.options` of a configured adapter (the `template` type's), which the worker
+   * builds its adapter from; absent for the others.
+   */
+  adapterOptions?: EndpointOptions;
   timeoutMs: number;
 }
 

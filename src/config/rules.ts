@@ -4,6 +4,8 @@
  * null. The schema in `./schema.ts` runs them all; the CLI and library callers get the same checks.
  */
 import { DATASET_LOADERS, DATASET_TYPE_NAMES } from '../dataset/registry.js';
+import { adapterFor } from '../endpoint/registry.js';
+import { ConfigError } from '../errors.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
@@ -156,6 +158,22 @@ const TEMPLATED_ENDPOINTS = ['chat', 'responses', 'messages'];
 /** The rerank endpoint types: a query and passages per request, read from named texts. */
 const RANKINGS_ENDPOINTS: readonly string[] = ['hf_tei_rankings', 'cohere_rankings', 'nim_rankings'];
 
+/**
+ * The `template` endpoint type's settings in `--extra-inputs` (its template, the answer's field),
+ * checked by building the run's adapter as the run will: a missing template, one naming a variable
+ * tokenload cannot fill, one that does not parse, or a `response_field` beyond a field path.
+ */
+function templateProblem(c: RuleInput): string | null {
+  if (c.endpointType !== 'template') return null;
+  try {
+    adapterFor('template', { extraInputs: c.extraInputs });
+    return null;
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+}
+
 /** Every cross-field rule, in the order they are checked. */
 export const CONFIG_RULES: readonly ConfigRule[] = [
   ...datasetRules,
@@ -180,6 +198,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
       `--endpoint-type ${c.endpointType} without --input-file: synthetic rankings inputs (AIPerf's --rankings-* options, a synthetic query with synthetic passages) are not implemented in tokenload yet; give the queries and passages in a file: --input-file rankings.jsonl --custom-dataset-type single_turn, each line {"texts":[{"name":"query","contents":["…"]},{"name":"passages","contents":["…","…"]}]}.`,
     ),
   ),
+  rule('--extra-inputs', templateProblem),
   waitForModelRule,
   serverMetricsFormatsRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),

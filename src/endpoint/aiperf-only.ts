@@ -44,11 +44,6 @@ export const AIPERF_ONLY_ENDPOINT_TYPES: Readonly<Record<string, MissingEndpoint
     why: `it sends images (URLs, files or data URLs) to a NIM /v1/infer service, and ${NO_MEDIA}`,
     instead: 'no tokenload way yet (planned with image inputs)',
   },
-  template: {
-    why: 'not implemented in tokenload yet (a Jinja body template with a JMESPath answer field)',
-    instead:
-      'write the bodies to a file and replay them as written: --input-file bodies.jsonl --custom-dataset-type raw_payload --endpoint <path>',
-  },
   echo: {
     why: "it is the example plugin of AIPerf's plugin guide, and tokenload loads no plugins: an endpoint type is a file of src/endpoint/ registered in src/endpoint/registry.ts",
     instead: 'for a custom body, replay it as written with --custom-dataset-type raw_payload',

@@ -70,6 +70,16 @@ export interface ParsedResponse {
   usageMerges?: boolean;
 }
 
+/**
+ * The run's settings an adapter may depend on (the `template` type's body template and answer field
+ * live in its `--extra-inputs`). Plain JSON, so a worker thread can be given them and build the same
+ * adapter ({@link EndpointAdapter.configure}).
+ */
+export interface EndpointOptions {
+  /** The run's `--extra-inputs`. */
+  readonly extraInputs: Readonly<Record<string, unknown>>;
+}
+
 /** One endpoint type. */
 export interface EndpointAdapter {
   /** `--endpoint-type` value. */
@@ -102,6 +112,18 @@ export interface EndpointAdapter {
    * The headers that carry `--api-key` (Anthropic's `x-api-key`). Absent: `Authorization: Bearer <key>`.
    */
   authHeaders?(apiKey: string): Record<string, string>;
+  /**
+   * Builds this endpoint type's adapter for a run's options; absent when the adapter is the same for
+   * every run. Adapters are obtained through `adapterFor` (endpoint/registry.ts), which calls it.
+   * @throws {ConfigError} when the options do not make a usable adapter (the `template` type without
+   *   its template).
+   */
+  configure?(options: EndpointOptions): EndpointAdapter;
+  /**
+   * The options a configured adapter was built with, as {@link EndpointAdapter.configure} takes them
+   * (what a worker thread is sent to build the same adapter); absent for an unconfigured adapter.
+   */
+  readonly options?: EndpointOptions;
   /** Builds the JSON body. Merge order: fields, `extraInputs`, `turnExtra`, then `stream_options`. */
   buildBody(input: BodyInput): Record<string, unknown>;
   /** Parses one response JSON value (SSE event data, or a non-streamed body). Never throws. */
@@ -151,7 +173,7 @@ export function requestPathFor(target: string, path: string): string {
 
 function joinedPath(pathname: string, path: string): string {
   const base = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
-  if (base === '') return path;
+  if (base === '') return path === '' ? '/' : path;
   if (base.endsWith(path)) return base;
   if (base.endsWith('/v1')) {
     if (path.startsWith('/v1/')) return `${base}${path.slice('/v1'.length)}`;

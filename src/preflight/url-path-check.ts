@@ -25,7 +25,9 @@ export interface UrlPathFacts {
 function otherEndpointOf(base: string, adapter: EndpointAdapter): string | null {
   for (const [name, other] of Object.entries(ENDPOINTS)) {
     if (other.name === adapter.name) continue;
-    const paths = [other.defaultPath, other.streamingPath].filter((p) => p !== undefined);
+    const paths = [other.defaultPath, other.streamingPath].filter(
+      (p): p is string => p !== undefined && p !== '',
+    );
     if (paths.some((p) => base.endsWith(p))) return name;
   }
   return null;

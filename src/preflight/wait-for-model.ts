@@ -14,7 +14,7 @@
 import { request } from 'undici';
 import type { RunPlan, WaitForModelSpec } from '../config/plan.js';
 import type { ChatMessage } from '../dataset/types.js';
-import { ENDPOINTS } from '../endpoint/registry.js';
+import { adapterFor, ENDPOINTS } from '../endpoint/registry.js';
 import { endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
 import { headersOf } from '../request/headers.js';
 import type { RunEnv } from '../util/run-env.js';
@@ -81,7 +81,7 @@ function pollInputs(extra: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function inferencePoll(config: RunPlan, target: string, timeoutMs: number): Promise<Poll> {
-  const adapter = ENDPOINTS[config.endpointType];
+  const adapter = adapterFor(config.endpointType, { extraInputs: config.extraInputs });
   const url = `${new URL(target).origin}${requestPathFor(target, endpointPathFor(adapter, false, config.endpointPath))}`;
   const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
   for (const model of config.models) {

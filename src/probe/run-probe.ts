@@ -5,7 +5,7 @@
  * run uses; answers are read by the measuring client's decoder and record builder (exchange.ts).
  */
 import type { ChatMessage } from '../dataset/types.js';
-import { ENDPOINTS } from '../endpoint/registry.js';
+import { adapterFor } from '../endpoint/registry.js';
 import { type EndpointAdapter, endpointPathFor, requestPathFor, routeUrlFor } from '../endpoint/types.js';
 import { ConfigError } from '../errors.js';
 import { preflight } from '../preflight/preflight.js';
@@ -243,7 +243,7 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
       options.tokenizer === undefined ? `--model ${spec} (the default --tokenizer)` : `--tokenizer ${spec}`,
   });
   const tokenizer = loadTokenizer(source.path);
-  const adapter = ENDPOINTS[options.endpointType];
+  const adapter = adapterFor(options.endpointType, { extraInputs: options.extraInputs });
   const headers = authHeaders(options);
   await preflight([options.url], {
     headers,

@@ -13,7 +13,7 @@ import { planRun, type RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
 import { IdealPrefixCache } from '../dataset/prefix-chain.js';
-import { ENDPOINTS } from '../endpoint/registry.js';
+import { adapterFor } from '../endpoint/registry.js';
 import { INPUTS_FILE_NAME, RAW_RECORDS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import { type RunInfo, runInfoOf } from '../export/summary-json.js';
 import { measureClientFloor } from '../health/client-floor.js';
@@ -132,7 +132,7 @@ async function startUp(
   const shared = {
     config: plan,
     env,
-    adapter: ENDPOINTS[plan.endpointType],
+    adapter: adapterFor(plan.endpointType, { extraInputs: plan.extraInputs }),
     clock: new RealClock({ precision: plan.timingPrecision }),
     openClient: createClient,
     measureFloor: measureClientFloor,

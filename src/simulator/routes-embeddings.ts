@@ -19,7 +19,7 @@ import { isTokenIds, parseJsonObject, RequestError } from './request-parse.js';
 export const EMBEDDING_DIMENSIONS = 8;
 
 /** One input as text, or as token ids. */
-type EmbeddingInput = { text: string } | { ids: number[] };
+export type EmbeddingInput = { text: string } | { ids: number[] };
 
 /** A parsed embeddings request. */
 interface EmbeddingsRequest {
@@ -78,22 +78,6 @@ export function embeddingOf(key: string): number[] {
   return out;
 }
 
-function respond(res: ServerResponse, model: string, inputs: EmbeddingInput[], promptTokens: number): void {
-  const data = inputs.map((input, index) => ({
-    object: 'embedding',
-    index,
-    embedding: embeddingOf('text' in input ? input.text : input.ids.join(',')),
-  }));
-  const body = JSON.stringify({
-    object: 'list',
-    data,
-    model,
-    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-  });
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
 /** The body's model and inputs. @throws {RequestError} 400 for an invalid body, 404 for an unknown model. */
 function parseEmbeddingsRequest(ctx: HandlerContext, raw: string): EmbeddingsRequest {
   const body = parseJsonObject(raw);
@@ -102,16 +86,26 @@ function parseEmbeddingsRequest(ctx: HandlerContext, raw: string): EmbeddingsReq
   return { model, inputs: inputsOf(body) };
 }
 
-/** Answers after the modelled delay (plus a slow-headers fault's) and finishes the timeline. */
-async function answer(
+/** One answer's inputs, and the body that answers them. */
+export interface EmbeddingAnswer {
+  inputs: EmbeddingInput[];
+  /** The success body of `inputs`, their prompt tokens counted. */
+  body(promptTokens: number): unknown;
+}
+
+/**
+ * Answers `answer` after the modelled delay (`ttftMs` + `ttftPerUncachedTokenMs` per prompt token,
+ * plus a slow-headers fault's) and finishes the timeline.
+ */
+export async function answerAfterDelay(
   ctx: HandlerContext,
   res: ServerResponse,
-  { model, inputs }: EmbeddingsRequest,
+  answer: EmbeddingAnswer,
   fault: Fault,
   t: RequestTimeline,
 ): Promise<void> {
   let tokens = 0;
-  for (const input of inputs)
+  for (const input of answer.inputs)
     tokens += 'ids' in input ? input.ids.length : ctx.tokenizer.encode(input.text).length;
   t.promptTokens = tokens;
   ctx.counters.promptTokens += tokens;
@@ -119,12 +113,32 @@ async function answer(
   const delayMs = ctx.opts.ttftMs + ctx.opts.ttftPerUncachedTokenMs * tokens + extraMs;
   await new Promise((r) => setTimeout(r, delayMs));
   if (res.destroyed) return;
-  respond(res, model, inputs, tokens);
+  const body = JSON.stringify(answer.body(tokens));
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
   t.firstTokenWriteNs = monotonicNowNs();
   t.chunkWriteNs.push(t.firstTokenWriteNs);
   t.status = 200;
   t.endNs = t.firstTokenWriteNs;
   finishTimeline(ctx, t);
+}
+
+/** The OpenAI answer to `request`. */
+function openAiAnswer({ model, inputs }: EmbeddingsRequest): EmbeddingAnswer {
+  return {
+    inputs,
+    body: (promptTokens) => ({
+      object: 'list',
+      data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: vectorOf(input) })),
+      model,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+    }),
+  };
+}
+
+/** The vector of one input ({@link embeddingOf} of its text, or of its ids joined by commas). */
+export function vectorOf(input: EmbeddingInput): number[] {
+  return embeddingOf('text' in input ? input.text : input.ids.join(','));
 }
 
 /** Serves one `POST /v1/embeddings`. Never throws. */
@@ -139,7 +153,7 @@ export function handleEmbeddings(
       endpoint: 'embeddings',
       earlyFaultsOnly: true,
       parse: (raw) => parseEmbeddingsRequest(ctx, raw),
-      serve: (parsed, fault, t) => answer(ctx, res, parsed, fault, t),
+      serve: (parsed, fault, t) => answerAfterDelay(ctx, res, openAiAnswer(parsed), fault, t),
     },
     req,
     res,

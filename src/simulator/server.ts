@@ -2,7 +2,9 @@
  * The simulator's HTTP server (plain `node:http`): OpenAI-compatible `POST /v1/chat/completions`,
  * `POST /v1/completions`, `POST /v1/responses` and `POST /v1/embeddings`, TGI `POST /generate` and
  * `POST /generate_stream`, Anthropic `POST /v1/messages`, the rerank routes, OpenAI
- * `POST /v1/images/generations`, plus `GET /v1/models`, `GET /health` and `GET /metrics`.
+ * `POST /v1/images/generations`, plus `GET /v1/models`, `GET /health` and `GET /metrics`; any
+ * other POST outside `/v1/` (and a non-TGI body to `/generate`) is read as an unknown API's JSON
+ * body (routes-any.ts), the `template` endpoint type's; anything else is a 404.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +17,7 @@ import { GroundTruthLog } from './ground-truth.js';
 import { type HandlerContext, sendError } from './handler.js';
 import { KvPool } from './kv-pool.js';
 import { parseSimulatorOptions, type SimulatorOptions, type SimulatorOptionsInput } from './options.js';
+import { handleAnyJson, orAnyJson } from './routes-any.js';
 import { type CapturedRequest, RequestCapture } from './routes-capture.js';
 import { handleEmbeddings } from './routes-embeddings.js';
 import { type GenerateRoute, handleRoute } from './routes-generate.js';
@@ -106,7 +109,7 @@ const GENERATE_ROUTES: ReadonlyMap<string, GenerateRoute> = new Map<string, Gene
   ['POST /v1/completions', COMPLETIONS_ROUTE],
   ['POST /v1/responses', RESPONSES_ROUTE],
   ['POST /v1/messages', MESSAGES_ROUTE],
-  ['POST /generate', TGI_GENERATE_ROUTE],
+  ['POST /generate', orAnyJson(TGI_GENERATE_ROUTE)],
   ['POST /generate_stream', TGI_STREAM_ROUTE],
 ]);
 
@@ -129,6 +132,7 @@ function route(
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
   else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
   else if (key === 'GET /metrics') serveMetrics(ctx, steps(), res);
+  else if (req.method === 'POST' && !path.startsWith('/v1/')) void handleAnyJson(ctx, path, req, res);
   else {
     req.resume();
     sendError(res, 404, `no route for ${key}`);

@@ -129,7 +129,7 @@ test('a run in which every request failed exits 3, saying so on stderr', async (
     'builtin',
     '--simulator',
     '--endpoint',
-    '/no/such/route',
+    '/v1/no/such/route',
     '--request-count',
     '2',
     '--artifact-dir',

@@ -419,3 +419,145 @@ test('chat_embeddings: the messages body to /v1/embeddings, latency only', async
   }
   assert.deepEqual(metric(run, 'output_sequence_length'), [0, 0, 0, 0]);
 });
+
+// ---- template (docs/tutorials/template-endpoint.md) ----
+
+test('template, basic inline template: 20 requests to /custom-endpoint with {"text": …}, text answers counted', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+  --model your-model \\
+  --url http://localhost:8000/custom-endpoint \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:'
+  {
+    "text": {{ text|tojson }}
+  }' \\
+  --synthetic-input-tokens-mean 100 \\
+  --output-tokens-mean 50 \\
+  --concurrency 4 \\
+  --request-count 20`);
+  assertCompleted(run, 20);
+  assert.ok(run.requests.every((r) => r.path === '/custom-endpoint'));
+  for (const body of bodies(run)) {
+    assert.deepEqual(Object.keys(body), ['text']);
+    assert.ok(typeof body.text === 'string' && body.text.length > 0);
+  }
+  assert.ok(metric(run, 'output_sequence_length').every((v) => typeof v === 'number' && v > 0));
+  assert.deepEqual(metric(run, 'time_to_first_token'), new Array(20).fill(undefined));
+});
+
+test('template, custom embedding API: 100 requests to /embed with input and model, the embeddings field read', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+  --model embedding-model \\
+  --url http://localhost:8000/embed \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:'
+    {
+      "input": {{ texts|tojson }},
+      "model": {{ model|tojson }}
+    }' \\
+  --extra-inputs response_field:'embeddings' \\
+  --synthetic-input-tokens-mean 50 \\
+  --concurrency 8 \\
+  --request-count 100`);
+  assertCompleted(run, 100);
+  assert.ok(run.requests.every((r) => r.path === '/embed'));
+  for (const body of bodies(run)) {
+    assert.equal(body.model, 'embedding-model');
+    assert.ok(Array.isArray(body.input) && body.input.length === 1);
+  }
+  assert.deepEqual(new Set(metric(run, 'output_sequence_length')), new Set([0]));
+});
+
+test('template, named template nv-embedqa: 50 requests to /embeddings with {"text": [...]}, auto-detected', async () => {
+  const run = await runDocCommand(`aiperf profile \\
+  --model nv-embed-v2 \\
+  --url http://localhost:8000/embeddings \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:nv-embedqa \\
+  --synthetic-input-tokens-mean 100 \\
+  --concurrency 4 \\
+  --request-count 50`);
+  assertCompleted(run, 50);
+  assert.ok(run.requests.every((r) => r.path === '/embeddings'));
+  for (const body of bodies(run)) {
+    assert.deepEqual(Object.keys(body), ['text']);
+    assert.ok(Array.isArray(body.text) && body.text.length === 1);
+  }
+  assert.deepEqual(new Set(metric(run, 'output_sequence_length')), new Set([0]));
+});
+
+test('template from a file, streamed: 20 requests to /generate, stream true, generated_text read per event', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+  --model custom-llm \\
+  --url http://localhost:8000/generate \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:./chat_template.json \\
+  --extra-inputs response_field:'generated_text' \\
+  --streaming \\
+  --synthetic-input-tokens-mean 200 \\
+  --output-tokens-mean 100 \\
+  --concurrency 10`,
+    {
+      'chat_template.json':
+        '{\n  "model": {{ model|tojson }},\n  "prompt": {{ text|tojson }},\n  "max_new_tokens": {{ max_tokens|tojson }},\n  "stream": {{ stream|lower }}\n}\n',
+    },
+  );
+  assertCompleted(run, 20); // no --request-count: max(10, 2 × concurrency 10)
+  assert.ok(run.requests.every((r) => r.path === '/generate'));
+  const sent = bodies(run);
+  for (const body of sent) {
+    assert.deepEqual(Object.keys(body), ['model', 'prompt', 'max_new_tokens', 'stream']);
+    assert.equal(body.model, 'custom-llm');
+    assert.equal(body.stream, true);
+  }
+  for (const r of run.records) {
+    const osl = r.metrics.output_sequence_length?.value;
+    assert.ok(
+      sent.some((b) => b.max_new_tokens === osl),
+      'an OSL equal to a max_new_tokens sent',
+    );
+    assert.equal(typeof r.metrics.time_to_first_token?.value, 'number');
+    assert.equal(typeof r.metrics.inter_token_latency?.value, 'number');
+  }
+});
+
+test('template with image inputs: refused before anything runs, tokenload sends text only', async () => {
+  const run = await runDocCommand(
+    `aiperf profile \\
+  --model vision-model \\
+  --url http://localhost:8000/analyze \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:'
+    {
+      "text": {{ text|tojson }},
+      "image": {{ image|tojson }}
+    }' \\
+  --input-file ./multimodal_dataset.jsonl \\
+  --concurrency 2`,
+    {
+      'multimodal_dataset.jsonl':
+        '{"text": "What is in this image?", "image": "https://example.com/cat.png"}\n',
+    },
+  );
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /the template uses image, which tokenload cannot fill: it sends text only/);
+  assert.equal(run.requests.length, 0);
+});
+
+test("template with tokenload's --workers 2: the worker threads read each answer at the run's response_field", async () => {
+  // Not a doc command: response_field `id` (the simulator's request id, a short text) tells the
+  // run's configured adapter apart from auto-detection (which would read the generated `text`).
+  const run = await runDocCommand(`aiperf profile \\
+  --model custom-llm \\
+  --url http://localhost:8000/generate \\
+  --endpoint-type template \\
+  --extra-inputs payload_template:'{"prompt": {{ text|tojson }}, "max_tokens": {{ max_tokens|tojson }}}' \\
+  --extra-inputs response_field:id \\
+  --output-tokens-mean 40 \\
+  --workers 2 \\
+  --request-count 4`);
+  assertCompleted(run, 4);
+  for (const osl of metric(run, 'output_sequence_length'))
+    assert.ok(typeof osl === 'number' && osl > 0 && osl < 40);
+});

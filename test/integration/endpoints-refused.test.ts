@@ -67,6 +67,6 @@ test('a name AIPerf does not have either is answered with the list of types', as
   assert.equal(run.code, 2);
   assert.match(
     run.stderr,
-    /expected one of chat, completions, .*chat_embeddings, nim_embeddings, image_generation, got "chatt"/,
+    /expected one of chat, completions, .*chat_embeddings, nim_embeddings, image_generation, template, got "chatt"/,
   );
 });

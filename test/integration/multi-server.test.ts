@@ -297,6 +297,8 @@ test('--url ending in /v1 on every server of a list, for every endpoint type: on
         ...(type.endsWith('_rankings')
           ? { inputFile: rankingsFile(), customDatasetType: 'single_turn' as const }
           : { synthetic: { isl: 8, osl: 2 } }),
+        // The template type needs its body template.
+        ...(type === 'template' ? { extraInputs: { payload_template: 'nv-embedqa' } } : {}),
       },
       { log: SILENT, stopSignal: new AbortController().signal },
     );
@@ -304,8 +306,8 @@ test('--url ending in /v1 on every server of a list, for every endpoint type: on
       (c) => c.path,
     );
     // The adapter's own path, /v1 not doubled by the base URL's (huggingface_generate and TEI's
-    // /rerank live outside /v1).
-    const expected = ENDPOINTS[type].defaultPath;
+    // /rerank live outside /v1); the template type has none: the URL as given, its /v1 included.
+    const expected = type === 'template' ? '/v1' : ENDPOINTS[type].defaultPath;
     assert.deepEqual(paths, Array(4).fill(expected), type);
     assert.equal(simA.capturedRequests().length - fromA, 2, type);
     const lines = readLines(dir);
