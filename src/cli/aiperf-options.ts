@@ -285,6 +285,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   load('--num-requests', alias('--request-count'), ['7']),
   load('--benchmark-duration', same()),
   load(
+    '--duration',
+    alias('--benchmark-duration', 'the name AIPerf’s tutorials use (ramping.md)'),
+    ['60'],
+  ),
+  load(
     '--benchmark-grace-period',
     same('a number of seconds (AIPerf’s `inf` is not taken: give a large number)'),
   ),
@@ -322,6 +327,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     same('an explicit folder is used as it is; the default is `artifacts/<run name>`'),
   ),
   output('--output-artifact-dir', alias('--artifact-dir'), ['out-dir']),
+  output(
+    '--output-dir',
+    alias('--artifact-dir', 'the name AIPerf’s tutorials use (arrival-patterns.md)'),
+    ['out-dir'],
+  ),
   output(
     '--profile-export-prefix',
     refused(
