@@ -284,11 +284,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   load('--request-count', same()),
   load('--num-requests', alias('--request-count'), ['7']),
   load('--benchmark-duration', same()),
-  load(
-    '--duration',
-    alias('--benchmark-duration', 'the name AIPerf’s tutorials use (ramping.md)'),
-    ['60'],
-  ),
+  load('--duration', alias('--benchmark-duration', 'the name AIPerf’s tutorials use (ramping.md)'), ['60']),
   load(
     '--benchmark-grace-period',
     same('a number of seconds (AIPerf’s `inf` is not taken: give a large number)'),
@@ -327,11 +323,9 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     same('an explicit folder is used as it is; the default is `artifacts/<run name>`'),
   ),
   output('--output-artifact-dir', alias('--artifact-dir'), ['out-dir']),
-  output(
-    '--output-dir',
-    alias('--artifact-dir', 'the name AIPerf’s tutorials use (arrival-patterns.md)'),
-    ['out-dir'],
-  ),
+  output('--output-dir', alias('--artifact-dir', 'the name AIPerf’s tutorials use (arrival-patterns.md)'), [
+    'out-dir',
+  ]),
   output(
     '--profile-export-prefix',
     refused(

@@ -340,6 +340,7 @@ export class RecordBuilder implements SseSink {
     const running = parsed.usage?.completion_tokens;
     if (typeof running === 'number') chunk.usageCompletionTokens = running;
     this.raw.chunks.push(chunk);
+    if (this.raw.chunks.length === 1) this.request.onFirstToken?.();
   }
 
   private setInBand(message: string, code: number | null, type: string | null, atNs: number): void {

@@ -31,6 +31,12 @@ export interface SendRequest {
   timeoutMs: number;
   /** Aborting records the request as cancelled (code 499). */
   signal?: AbortSignal;
+  /**
+   * Called once, when the response's first content chunk (the first token, reasoning included)
+   * arrives; the prefill gate releases its slot there. Single-process client only (a function does
+   * not cross to a worker thread).
+   */
+  onFirstToken?: () => void;
 }
 
 /** A connection-pooled HTTP client bound to one origin, or one per server (client/multi-server.ts). */

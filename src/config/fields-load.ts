@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import { int, positive } from './field-kinds.js';
+import { gateFields, warmupLoadFields } from './fields-phase-load.js';
 import { shardFields } from './fields-shard.js';
 
 /**
@@ -124,5 +125,7 @@ export const loadFields = {
     unit: 'slos',
     help: 'SLOs, e.g. "time_to_first_token:300 inter_token_latency:20" (ms)',
   }),
+  ...gateFields,
+  ...warmupLoadFields,
   ...shardFields,
 };

@@ -73,6 +73,8 @@ export type LoadSpec =
       rate: RateSpec;
       /** `--concurrency`: a cap on sessions in flight; absent: none. */
       concurrency?: number;
+      /** `--concurrency-ramp-duration`, ns: the cap's slots open one by one over it; absent: at once. */
+      concurrencyRampNs?: number;
     }
   | {
       kind: 'fixed_schedule';
@@ -96,11 +98,34 @@ export interface StopSpec {
   defaulted: boolean;
 }
 
-/** The warmup phase (`--warmup-request-count` and/or `--warmup-duration`; at least one). */
+/** `--prefill-concurrency` of a phase: requests between their send and their first token at once. */
+export interface PrefillSpec {
+  /** Slots (>= 1). */
+  limit: number;
+  /** `--prefill-concurrency-ramp-duration`, ns: the slots open from 1 to `limit` over it; absent: at once. */
+  rampNs?: number;
+}
+
+/**
+ * The warmup phase (`--warmup-request-count`, `--warmup-duration` and/or `--num-warmup-sessions`; at
+ * least one, the first reached ends it), with its own load: each `--warmup-*` load option, or the
+ * profiling phase's value when absent (AIPerf's docs/tutorials/warmup.md).
+ */
 export interface WarmupSpec {
   requestCount?: number;
   /** ns. */
   durationNs?: number;
+  /** `--num-warmup-sessions`: sessions started (each run to its end); absent: no limit. */
+  sessions?: number;
+  /** `--warmup-grace-period`, s, after `--warmup-duration`; Infinity (AIPerf's default): wait for every answer. */
+  graceSeconds: number;
+  /**
+   * How the warmup drives load: a request rate when `--warmup-request-rate` or `--request-rate` is
+   * set, else closed-loop concurrency (also for a fixed schedule, whose warmup never replays).
+   */
+  load: Extract<LoadSpec, { kind: 'concurrency' | 'request_rate' }>;
+  /** `--warmup-prefill-concurrency`, else `--prefill-concurrency`; null: no prefill gate. */
+  prefill: PrefillSpec | null;
 }
 
 /** `--wait-for-model-*`, defaults applied; present only with a timeout > 0. */
@@ -140,6 +165,17 @@ const PLANNED_KEYS = [
   'conversationNum',
   'warmupRequestCount',
   'warmupDurationSeconds',
+  'numWarmupSessions',
+  'warmupConcurrency',
+  'warmupRequestRate',
+  'warmupArrivalPattern',
+  'warmupPrefillConcurrency',
+  'warmupGracePeriodSeconds',
+  'warmupConcurrencyRampSeconds',
+  'warmupPrefillConcurrencyRampSeconds',
+  'warmupRequestRateRampSeconds',
+  'prefillConcurrency',
+  'prefillConcurrencyRampSeconds',
   'waitForModelTimeoutSeconds',
   'waitForModelMode',
   'waitForModelIntervalSeconds',
@@ -159,6 +195,8 @@ export interface RunPlan extends Omit<ProfileConfig, PlannedKey> {
   input: RunInput;
   load: LoadSpec;
   stop: StopSpec;
+  /** The profiling phase's prefill gate; null without `--prefill-concurrency`. */
+  prefill: PrefillSpec | null;
   warmup: WarmupSpec | null;
   waitForModel: WaitForModelSpec | null;
   cancellation: CancellationSpec | null;
@@ -218,7 +256,12 @@ function loadOf(config: ProfileConfig): LoadSpec {
       smoothness: config.arrivalSmoothness ?? 1,
       rampNs: nsOf(config.requestRateRampSeconds),
     });
-    return defined({ kind: name, rate, concurrency: cap });
+    return defined({
+      kind: name,
+      rate,
+      concurrency: cap,
+      concurrencyRampNs: cap === undefined ? undefined : nsOf(config.concurrencyRampSeconds),
+    });
   }
   return defined({ kind: 'concurrency', concurrency: cap ?? 1, rampNs: nsOf(config.concurrencyRampSeconds) });
 }
@@ -240,9 +283,55 @@ function stopOf(config: ProfileConfig): StopSpec {
   });
 }
 
+/** True when a warmup phase was asked for (`--warmup-request-count`, `--warmup-duration` or `--num-warmup-sessions`). */
+export function warmupAsked(
+  c: Pick<ProfileConfig, 'warmupRequestCount' | 'warmupDurationSeconds' | 'numWarmupSessions'>,
+): boolean {
+  return (
+    c.warmupRequestCount !== undefined ||
+    c.warmupDurationSeconds !== undefined ||
+    c.numWarmupSessions !== undefined
+  );
+}
+
+function prefillOf(limit: number | undefined, rampSeconds: number | undefined): PrefillSpec | null {
+  return limit === undefined ? null : defined({ limit, rampNs: nsOf(rampSeconds) });
+}
+
+/** The warmup's load: its own `--warmup-*` settings, each defaulting to the profiling phase's. */
+function warmupLoadOf(config: ProfileConfig): WarmupSpec['load'] {
+  const cap = config.warmupConcurrency ?? config.concurrency;
+  const concurrencyRampNs = nsOf(config.warmupConcurrencyRampSeconds ?? config.concurrencyRampSeconds);
+  const ratePerS = config.warmupRequestRate ?? config.requestRate;
+  if (ratePerS === undefined)
+    return defined({ kind: 'concurrency', concurrency: cap ?? 1, rampNs: concurrencyRampNs });
+  const rate: RateSpec = defined({
+    ratePerS,
+    pattern: config.warmupArrivalPattern ?? config.arrivalPattern ?? 'poisson',
+    smoothness: config.arrivalSmoothness ?? 1,
+    rampNs: nsOf(config.warmupRequestRateRampSeconds ?? config.requestRateRampSeconds),
+  });
+  return defined({
+    kind: 'request_rate',
+    rate,
+    concurrency: cap,
+    concurrencyRampNs: cap === undefined ? undefined : concurrencyRampNs,
+  });
+}
+
 function warmupOf(config: ProfileConfig): WarmupSpec | null {
-  if (config.warmupRequestCount === undefined && config.warmupDurationSeconds === undefined) return null;
-  return defined({ requestCount: config.warmupRequestCount, durationNs: nsOf(config.warmupDurationSeconds) });
+  if (!warmupAsked(config)) return null;
+  return defined({
+    requestCount: config.warmupRequestCount,
+    durationNs: nsOf(config.warmupDurationSeconds),
+    sessions: config.numWarmupSessions,
+    graceSeconds: config.warmupGracePeriodSeconds ?? Number.POSITIVE_INFINITY,
+    load: warmupLoadOf(config),
+    prefill: prefillOf(
+      config.warmupPrefillConcurrency ?? config.prefillConcurrency,
+      config.warmupPrefillConcurrencyRampSeconds ?? config.prefillConcurrencyRampSeconds,
+    ),
+  });
 }
 
 function waitForModelOf(config: ProfileConfig): WaitForModelSpec | null {
@@ -273,6 +362,7 @@ export function planRun(config: ProfileConfig): RunPlan {
     input: inputOf(config),
     load: loadOf(config),
     stop: stopOf(config),
+    prefill: prefillOf(config.prefillConcurrency, config.prefillConcurrencyRampSeconds),
     warmup: warmupOf(config),
     waitForModel: waitForModelOf(config),
     cancellation: cancellationOf(config),

@@ -41,15 +41,27 @@ export class SendLog {
   /** Per request, its `connection_wait` when it waited for a new connection, else 0. */
   private readonly waitsMs: number[] = [];
 
-  /** Adds one record; a record without a schedule or a `schedule_lag` is ignored. */
+  /**
+   * Adds one record; a record without a schedule or a `schedule_lag` is ignored. Its lag is its
+   * `schedule_lag` less its `prefill_wait` (a wait the load asked for, not the client's lateness).
+   */
   add(record: ProcessedRecord): void {
     const lagMs = record.metrics.schedule_lag;
     if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
+    const prefillMs = record.metrics.prefill_wait;
     this.scheduledNs.push(record.raw.scheduledNs);
-    this.lagsMs.push(lagMs);
+    this.lagsMs.push(typeof prefillMs === 'number' ? lagMs - prefillMs : lagMs);
     const waitMs = record.metrics.connection_wait;
     const opened = record.raw.connectionReused === false;
     this.waitsMs.push(opened && typeof waitMs === 'number' ? waitMs : 0);
+  }
+
+  /**
+   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait`; what the
+   * client-health verdict judges.
+   */
+  clientLagsMs(): readonly number[] {
+    return this.lagsMs;
   }
 
   /** Late requests above `limitMs` and the bursts among them; null when no request had a schedule. */

@@ -12,7 +12,7 @@ import {
   timeToFirstToken,
   timeToSecondToken,
 } from './metric-defs/latency.js';
-import { clientLag, connectionWait, connectTime, scheduleLag } from './metric-defs/schedule.js';
+import { clientLag, connectionWait, connectTime, prefillWait, scheduleLag } from './metric-defs/schedule.js';
 import {
   errorIsl,
   inputSequenceLength,
@@ -64,6 +64,7 @@ export const RECORD_METRIC_DEFS = {
   client_lag: clientLag,
   connection_wait: connectionWait,
   connect_time: connectTime,
+  prefill_wait: prefillWait,
   error_isl: errorIsl,
 } as const satisfies Record<string, RecordMetricDef>;
 

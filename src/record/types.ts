@@ -165,6 +165,12 @@ export interface RawRecord extends RequestIdentity {
    * sent with history, and once the run's ideal cache is full.
    */
   idealCachedTokens?: number;
+  /**
+   * How long the request waited for a prefill slot (`--prefill-concurrency`) before the client began
+   * it, ns: client-side queueing after its scheduled time, before `startNs`. Set by the sender; absent
+   * without a prefill gate.
+   */
+  prefillWaitNs?: number;
 }
 
 /** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */

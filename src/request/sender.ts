@@ -16,6 +16,7 @@ import { failedRecord } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import type { RawRecord, RequestIdentity } from '../record/types.js';
 import { type Clock, monotonicNowNs } from '../timing/clock.js';
+import type { RampedSemaphore } from '../timing/ramped-semaphore.js';
 import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
 import { rngFromKey } from '../util/rng.js';
 import { runSteps, type Steps } from '../util/steps.js';
@@ -61,6 +62,12 @@ export interface SenderDeps {
    * `idealCachedTokens`. Absent for sends that never reach the target (the client warm-up).
    */
   idealCaches?: readonly IdealPrefixCache[];
+  /**
+   * The phase's prefill gate (`--prefill-concurrency`): a request takes a slot before the client
+   * begins it and gives it back at its first token, or at its end when no token came (a failure, a
+   * cancellation, a non-streamed answer), so a slot is never kept. Absent: no gate.
+   */
+  prefillGate?: RampedSemaphore;
 }
 
 /**
@@ -245,6 +252,7 @@ async function sendBuilt(
   const { identity, server, facts } = request;
   if (scheduledNs !== undefined) identity.scheduledNs = scheduledNs;
   deps.onSend?.();
+  const gate = deps.prefillGate === undefined ? null : await takePrefillSlot(deps.prefillGate);
   const cancel = requestSignal(deps.cancelSignal, cancelAfterMs, deps.clock);
   const bytes = request.bodyBytes ?? EMPTY_BODY;
   request.bodyBytes = null;
@@ -259,6 +267,7 @@ async function sendBuilt(
     adapter: deps.adapter,
     timeoutMs: deps.config.requestTimeoutSeconds * 1000,
     signal: cancel.signal,
+    ...(gate === null ? {} : { onFirstToken: gate.release }),
   });
   // A failed write is kept by the file and reported when it closes; it must not fail this request.
   const written = deps.onBody(item.conversation.id, item.turn.index, bytes)?.catch(ignore);
@@ -267,11 +276,37 @@ async function sendBuilt(
     facts.cacheBlocks === null ? undefined : deps.idealCaches?.[server]?.admit(facts.cacheBlocks, sendingNs);
   const raw = await pending;
   cancel.disarm();
+  if (gate !== null) {
+    gate.release();
+    raw.prefillWaitNs = gate.waitNs;
+  }
   const ideal = admitted?.settle(raw.sentNs);
   if (ideal !== undefined && ideal !== null) raw.idealCachedTokens = ideal.tokens;
   rememberTurn(deps.tokenizer, context, item, request.prompt, raw);
   await written;
   return raw;
+}
+
+/** A prefill slot held by one request: how long it waited for it, and its release (once). */
+interface PrefillSlot {
+  waitNs: number;
+  release: () => void;
+}
+
+/** Waits for a slot of `gate`; the returned release gives it back once, whichever calls it first. */
+async function takePrefillSlot(gate: RampedSemaphore): Promise<PrefillSlot> {
+  const t0 = monotonicNowNs();
+  await gate.acquire();
+  const waitNs = Math.max(0, monotonicNowNs() - t0);
+  let held = true;
+  return {
+    waitNs,
+    release: () => {
+      if (!held) return;
+      held = false;
+      gate.release();
+    },
+  };
 }
 
 /**

@@ -54,7 +54,12 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
   try {
     const config = warmupConfig(ctx.config);
     const dataset = warmupDataset(ctx.dataset, first);
-    const limits: PhaseLimits = { stop: { durationNs: ctx.config.clientWarmupMs * 1e6 }, onePass: false };
+    const limits: PhaseLimits = {
+      stop: { durationNs: ctx.config.clientWarmupMs * 1e6 },
+      onePass: false,
+      load: config.load,
+      prefill: null,
+    };
     // Never the run's ideal prefix cache: nothing of the warm-up reaches the target's cache.
     const { idealCaches: _runCaches, ...runCtx } = ctx;
     const warmCtx: RunContext = { ...runCtx, config, dataset, targets: [sim.url], stream: null };
@@ -83,6 +88,8 @@ function warmupConfig(plan: RunPlan): RunPlan {
   return {
     ...rest,
     load: { kind: 'concurrency', concurrency: CLIENT_WARMUP_CONCURRENCY },
+    prefill: null,
+    warmup: null,
     cancellation: null,
     gracePeriodSeconds: 1,
     ui: 'none',

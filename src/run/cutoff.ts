@@ -65,6 +65,11 @@ export interface CancellationArming {
   gracePeriodSeconds: number;
   /** `--benchmark-duration` of the phase, ns from now; undefined without one. */
   durationNs: number | undefined;
+  /**
+   * Seconds in-flight requests get after the duration cut-off (`--warmup-grace-period` for a warmup;
+   * Infinity: no limit); absent: `gracePeriodSeconds`.
+   */
+  cutoffGraceSeconds?: number;
   /** Aborting it cancels every request in flight. */
   cancel: AbortController;
   /** Told when the duration cut-off passes. */
@@ -80,8 +85,9 @@ export interface CancellationArming {
 export function armCancellation(arming: CancellationArming): () => void {
   const { clock, env, cancel, tracker } = arming;
   const timers: Array<() => void> = [];
-  const cancelAfterGrace = (): void => {
-    timers.push(clock.callAt(clock.nowNs() + arming.gracePeriodSeconds * 1e9, () => cancel.abort()));
+  const cancelAfterGrace = (graceSeconds = arming.gracePeriodSeconds): void => {
+    if (Number.isFinite(graceSeconds))
+      timers.push(clock.callAt(clock.nowNs() + graceSeconds * 1e9, () => cancel.abort()));
   };
   const onStop = (): void => {
     env.log.info(
@@ -98,7 +104,7 @@ export function armCancellation(arming: CancellationArming): () => void {
     timers.push(
       clock.callAt(cutoffNs, () => {
         tracker.markCutoff(clock.nowNs());
-        cancelAfterGrace();
+        cancelAfterGrace(arming.cutoffGraceSeconds);
       }),
     );
   }

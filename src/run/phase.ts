@@ -31,12 +31,13 @@ import { createSender } from '../request/sender.js';
 import { serverTargets } from '../request/servers.js';
 import { SendTally, waitForStartAt } from '../shard/start-at.js';
 import { TimeBase } from '../timing/clock.js';
+import { RampedSemaphore } from '../timing/ramped-semaphore.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
-import type { PhaseLimits } from './strategy-factory.js';
+import { describePhase, type PhaseLimits } from './strategy-factory.js';
 
 /** What a phase produced. */
 export interface PhaseResult {
@@ -54,6 +55,8 @@ export interface PhaseResult {
   interrupted: boolean;
   /** The strategy's report: requests issued, plus its own facts by `kind` (replay, pacing). */
   load: StrategyReport;
+  /** The phase's load in words: the strategy and its prefill gate (strategy-factory.ts `describePhase`). */
+  description: string;
   /** Duration cut-off accounting; null without `--benchmark-duration`. */
   cutoff: CutoffReport | null;
   /** Load-generator self-monitoring of the profiling phase; absent when it sent nothing. */
@@ -87,17 +90,19 @@ export async function runPhase(
 ): Promise<PhaseResult> {
   const { config } = ctx;
   const writers = openWriters(config.artifactDir, phase, config.exportLevel);
-  const connections = config.load.concurrency ?? PHASE_CONNECTIONS;
+  const connections = limits.load.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
   const sinks = startSinks(ctx, phase, limits, writers, strategy);
-  const dispatch = phaseSender(ctx, client, cancel.signal, sinks);
+  const gate = prefillGate(ctx, limits);
+  const dispatch = phaseSender(ctx, client, cancel.signal, sinks, gate);
   await client.ready?.();
   const start = await prepareStart(ctx, phase, client);
   const startTime = new Date(Date.now() + start.untilStartNs / 1e6);
   const driven = await driveLoad(ctx, { phase, strategy, limits, client, cancel, sinks, dispatch, start });
+  gate?.close();
   return {
     phase,
     summary: sinks.summary,
@@ -106,6 +111,7 @@ export async function runPhase(
     endTime: new Date(),
     interrupted: ctx.env.stopSignal.aborted,
     load: driven.load,
+    description: describePhase(strategy, limits),
     cutoff: sinks.tracker.report(),
     // A phase that sent nothing has no verdict: its figures would judge an idle start-up, not a load.
     ...(driven.clientHealth === undefined || driven.load.issued === 0
@@ -173,6 +179,7 @@ async function driveLoad(
     clock: ctx.clock,
     env: ctx.env,
     gracePeriodSeconds: ctx.config.gracePeriodSeconds,
+    ...(limits.cutoffGraceSeconds === undefined ? {} : { cutoffGraceSeconds: limits.cutoffGraceSeconds }),
     durationNs:
       limits.stop.durationNs === undefined ? undefined : limits.stop.durationNs + start.untilStartNs,
     cancel: run.cancel,
@@ -192,7 +199,7 @@ async function driveLoad(
     });
   } finally {
     disarm();
-    clientHealth = monitor?.stop(sinks.summary.valuesOf('schedule_lag'), sinks.sends);
+    clientHealth = monitor?.stop(sinks.sends.clientLagsMs(), sinks.sends);
     sinks.progress.stop();
     await run.client.close();
     await sinks.records?.close();
@@ -315,12 +322,23 @@ function startSinks(
   };
 }
 
+/** The phase's prefill gate (`--prefill-concurrency`), its ramp on the run's clock; undefined without one. */
+function prefillGate(ctx: RunContext, limits: PhaseLimits): RampedSemaphore | undefined {
+  const spec = limits.prefill;
+  if (spec === null) return undefined;
+  return new RampedSemaphore(
+    spec.limit,
+    spec.rampNs === undefined ? undefined : { clock: ctx.clock, rampNs: spec.rampNs },
+  );
+}
+
 /** The sender of a phase: its sends and records feed the sinks. */
 function phaseSender(
   ctx: RunContext,
   client: HttpClient,
   cancelSignal: AbortSignal,
   sinks: PhaseSinks,
+  gate: RampedSemaphore | undefined,
 ): Dispatch {
   const { config, adapter } = ctx;
   const streaming = config.streaming && adapter.streamable;
@@ -342,6 +360,7 @@ function phaseSender(
     clock: ctx.clock,
     cancelSignal,
     ...(ctx.idealCaches === undefined ? {} : { idealCaches: ctx.idealCaches }),
+    ...(gate === undefined ? {} : { prefillGate: gate }),
     onBody: (sessionId, turn, body) => {
       sinks.raw?.addBody(sessionId, turn, body);
       return sinks.inputs?.add(sessionId, turn, body);

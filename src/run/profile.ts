@@ -44,7 +44,7 @@ import { finishRun, type RunOutcome } from './finish.js';
 import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
-import { buildStrategy, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { buildStrategy, describePhase, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
 
 /**
@@ -246,15 +246,16 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   let warmup: PhaseResult | null = null;
   const warm = warmupLimits(config);
   if (warm !== null) {
-    ctx.env.log.info('warmup phase');
-    warmup = await runPhase(ctx, 'warmup', buildStrategy(config, dataset, warm, 'warmup'), warm);
+    const warmStrategy = buildStrategy(config, dataset, warm, 'warmup');
+    ctx.env.log.info(`warmup: ${describePhase(warmStrategy, warm)}`);
+    warmup = await runPhase(ctx, 'warmup', warmStrategy, warm);
   }
   const limits = profilingLimits(config, dataset);
   const strategy = buildStrategy(config, dataset, limits, 'profiling', {
     ...(ctx.stream === null ? {} : { feed: ctx.stream.turns }),
     ...(facts.autoZeroMs === undefined ? {} : { autoZeroMs: facts.autoZeroMs }),
   });
-  ctx.env.log.info(`profiling: ${strategy.describe()}`);
+  ctx.env.log.info(`profiling: ${describePhase(strategy, limits)}`);
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const shortBefore = ctx.templateCounter?.shorterThanTemplate ?? 0;

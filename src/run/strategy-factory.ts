@@ -5,7 +5,7 @@
  * `--request-rate` is set, closed-loop concurrency otherwise (default 1, as AIPerf).
  */
 
-import type { RateSpec, RunPlan, ScheduleZeroSpec } from '../config/plan.js';
+import type { LoadSpec, PrefillSpec, RateSpec, RunPlan, ScheduleZeroSpec } from '../config/plan.js';
 import { createConversationSampler } from '../dataset/sampling.js';
 import type { Dataset, StreamedTurn } from '../dataset/types.js';
 import { shardArrivals } from '../shard/shard-run.js';
@@ -14,21 +14,38 @@ import { createStrategy, type LoadPlan, type RatePlan, type SchedulePlan } from 
 import { type SessionSource, type StopConditions, samplerSource } from '../timing/session-source.js';
 import type { LoadStrategy } from '../timing/types.js';
 
-/** Phase-specific stop conditions. */
+/** Phase-specific load and stop conditions. */
 export interface PhaseLimits {
   stop: StopConditions;
   /** True when the dataset is replayed once (trace files without count/duration). */
   onePass: boolean;
-  /** Sessions to start, then end when they complete (`--conversation-num`); absent: no such limit. */
+  /** How the phase drives load: the plan's for profiling, the warmup's own (`--warmup-*`) for warmup. */
+  load: LoadSpec;
+  /** The phase's prefill gate (`--prefill-concurrency`); null: none. */
+  prefill: PrefillSpec | null;
+  /**
+   * Sessions to start, then end when they complete (`--conversation-num`, `--num-warmup-sessions`);
+   * absent: no such limit.
+   */
   sessions?: number;
+  /**
+   * Seconds requests in flight at the duration cut-off get before they are cancelled (Infinity: no
+   * limit); absent: `--benchmark-grace-period`.
+   */
+  cutoffGraceSeconds?: number;
 }
 
 /** Stop conditions of the profiling phase (the plan's stop; a synthetic default count stops too). */
-export function profilingLimits(plan: Pick<RunPlan, 'stop' | 'input'>, dataset: Dataset): PhaseLimits {
+export function profilingLimits(
+  plan: Pick<RunPlan, 'stop' | 'input' | 'load' | 'prefill'>,
+  dataset: Dataset,
+): PhaseLimits {
   const { requestCount, durationNs, sessionCount, defaulted } = plan.stop;
+  const phaseLoad = { load: plan.load, prefill: plan.prefill };
   if (defaulted && plan.input.kind === 'file' && requestCount === undefined)
-    return { stop: {}, onePass: true };
+    return { stop: {}, onePass: true, ...phaseLoad };
   return {
+    ...phaseLoad,
     stop: {
       ...(requestCount === undefined
         ? {}
@@ -40,9 +57,32 @@ export function profilingLimits(plan: Pick<RunPlan, 'stop' | 'input'>, dataset: 
   };
 }
 
-/** Stop conditions of the warmup phase; null when no warmup was asked for. */
+/** Load and stop conditions of the warmup phase; null when no warmup was asked for. */
 export function warmupLimits(plan: Pick<RunPlan, 'warmup'>): PhaseLimits | null {
-  return plan.warmup === null ? null : { stop: { ...plan.warmup }, onePass: false };
+  const w = plan.warmup;
+  if (w === null) return null;
+  return {
+    stop: {
+      ...(w.requestCount === undefined ? {} : { requestCount: w.requestCount }),
+      ...(w.durationNs === undefined ? {} : { durationNs: w.durationNs }),
+    },
+    onePass: false,
+    load: w.load,
+    prefill: w.prefill,
+    ...(w.sessions === undefined ? {} : { sessions: w.sessions }),
+    cutoffGraceSeconds: w.graceSeconds,
+  };
+}
+
+/**
+ * One line on a phase's load, for the log and the summary's `load` section: the strategy's own
+ * description, plus its prefill gate (`--prefill-concurrency`) when it has one.
+ */
+export function describePhase(strategy: LoadStrategy, limits: Pick<PhaseLimits, 'prefill'>): string {
+  const prefill = limits.prefill;
+  if (prefill === null) return strategy.describe();
+  const ramp = prefill.rampNs === undefined ? '' : `, opened from 1 over ${prefill.rampNs / 1e9} s`;
+  return `${strategy.describe()}, at most ${prefill.limit} requests in prefill (send to first token${ramp})`;
 }
 
 /** What a profiling replay reads besides the loaded dataset (fixed schedule only). */
@@ -58,7 +98,7 @@ export interface ReplaySource {
 }
 
 /**
- * Builds the strategy for one phase, picked by the plan's load kind from the registry. Warmup never
+ * Builds the strategy for one phase, picked by the phase's load kind from the registry. Warmup never
  * replays the trace schedule (AIPerf): with a fixed schedule configured it runs closed-loop.
  * @param replay a streamed trace, and a time zero fixed by the run; absent: the dataset loaded whole.
  * @throws {ScheduleError} for a loaded dataset replayed on a fixed schedule whose first turns lack
@@ -81,7 +121,7 @@ function loadPlan(
   phase: 'warmup' | 'profiling',
   replay: ReplaySource,
 ): LoadPlan {
-  const { load } = plan;
+  const { load } = limits;
   const sessions = { source: sessionSource(plan, dataset, limits, phase), stop: limits.stop };
   const cap = load.concurrency === undefined ? {} : { concurrency: load.concurrency };
   switch (load.kind) {
@@ -94,7 +134,13 @@ function loadPlan(
         ...cap,
       };
     case 'request_rate':
-      return { kind: 'request_rate', ...sessions, rate: ratePlan(plan, load.rate), ...cap };
+      return {
+        kind: 'request_rate',
+        ...sessions,
+        rate: ratePlan(plan, load.rate),
+        ...cap,
+        ...(load.concurrencyRampNs === undefined ? {} : { concurrencyRampNs: load.concurrencyRampNs }),
+      };
     case 'concurrency':
       return {
         kind: 'concurrency',

@@ -18,7 +18,19 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
   }
   if (input.tokenizer !== undefined) extra.tokenizer = input.tokenizer;
   if (input.shard) extra.shard = input.shard.section;
-  extra.load = { strategy: input.strategy.name, description: input.strategy.describe() };
+  extra.load = {
+    strategy: input.strategy.name,
+    description: input.profiling.description,
+    ...(input.warmup === null
+      ? {}
+      : {
+          warmup: {
+            strategy: input.warmup.load.kind,
+            description: input.warmup.description,
+            issued: input.warmup.load.issued,
+          },
+        }),
+  };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;

@@ -72,6 +72,8 @@ export type LoadPlan =
       rate: RatePlan;
       /** `--concurrency`: a cap on sessions in flight. */
       concurrency?: number;
+      /** `--concurrency-ramp-duration`: the cap's slots open one by one over this time, ns. */
+      concurrencyRampNs?: number;
     })
   | {
       /** A replay follows its timestamps and ends with its rows, or its stop conditions. */
@@ -135,6 +137,7 @@ function requestRateFromPlan(plan: PlanOf<'request_rate'>): LoadStrategy<Request
     source: plan.source,
     stop: plan.stop,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
+    ...(plan.concurrencyRampNs === undefined ? {} : { concurrencyRampNs: plan.concurrencyRampNs }),
     ...(rate.rampNs === undefined ? {} : { rampNs: rate.rampNs }),
     ...(rate.firstTickNs === undefined ? {} : { firstTickNs: rate.firstTickNs }),
   });

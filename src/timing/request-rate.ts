@@ -11,7 +11,7 @@
  */
 import type { Conversation, Turn } from '../dataset/types.js';
 import type { IntervalSource } from './arrivals.js';
-import { Semaphore } from './semaphore.js';
+import { RampedSemaphore } from './ramped-semaphore.js';
 import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
 import type { LoadStrategy, PacingReport, PreparedSend, RequestRateReport, StrategyInput } from './types.js';
 
@@ -23,6 +23,8 @@ export interface RequestRateOptions {
   stop: StopConditions;
   /** Session-slot cap (rate + concurrency). */
   concurrency?: number;
+  /** The cap's slots open one by one over this time from the first tick, ns (`--concurrency-ramp-duration`). */
+  concurrencyRampNs?: number;
   /** Ramp from ~0 to the full rate over this time, ns. */
   rampNs?: number;
   /** Largest backlog sent as a burst before re-anchoring, ns (default {@link DEFAULT_MAX_CATCHUP_NS}). */
@@ -54,7 +56,7 @@ export function createRequestRate(options: RequestRateOptions): LoadStrategy<Req
   return {
     name: 'request_rate',
     describe: () =>
-      `request rate ${options.ratePerS}/s${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}`,
+      `request rate ${options.ratePerS}/s${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
     run: (input) => runRequestRate(options, input),
   };
 }
@@ -109,7 +111,7 @@ interface EarlySession {
 class RateState {
   private readonly ready: Continuation[] = [];
   private readonly running = new Set<Promise<void>>();
-  private readonly slots: Semaphore | null;
+  private readonly slots: RampedSemaphore | null;
   private sessions = 0;
   private sourceDone = false;
   private readonly waiters: Array<() => void> = [];
@@ -122,7 +124,14 @@ class RateState {
     private readonly options: RequestRateOptions,
     private readonly input: StrategyInput,
   ) {
-    this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+    const rampNs = options.concurrencyRampNs;
+    this.slots =
+      options.concurrency === undefined
+        ? null
+        : new RampedSemaphore(
+            options.concurrency,
+            rampNs === undefined ? undefined : { clock: input.clock, rampNs },
+          );
   }
 
   /**
@@ -205,6 +214,7 @@ class RateState {
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.all([...this.running]);
     for (const c of this.ready.splice(0)) c.release();
+    this.slots?.close();
   }
 
   private newSessionRelease(): () => void {

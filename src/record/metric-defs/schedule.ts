@@ -4,8 +4,11 @@
  * to the least-late request (which hides a constant delay) and is taken when the client begins a
  * request, so it cannot see a wait for a connection; these are absolute, and split at that point.
  *
- *   scheduled ──client_lag──▶ request start ──connection_wait──▶ on the wire (request sent)
- *   └──────────────────────────── schedule_lag ───────────────────────────┘
+ *   scheduled ──client_lag──▶ ──prefill_wait──▶ request start ──connection_wait──▶ on the wire
+ *   └──────────────────────────────── schedule_lag ────────────────────────────────┘
+ *
+ * `prefill_wait` exists only with `--prefill-concurrency`: the request waited for a prefill slot
+ * (client-side queueing the load asked for), before the client began it, so TTFT does not hold it.
  *
  * TTFT and request latency stay AIPerf's (measured from the request start), so a connection wait is
  * part of them; `connection_wait` says how much. All four are computed for every request, failed ones
@@ -33,9 +36,9 @@ export const scheduleLag: RecordMetricDef = {
 };
 
 /**
- * Client Lag, ms: request start − scheduled send time (`request_start_ns − request_scheduled_ns`):
- * the client's own lateness (a busy event loop, a timer that woke late, a body built late).
- * Omitted without a schedule.
+ * Client Lag, ms: request start − scheduled send time − any prefill wait
+ * (`request_start_ns − request_scheduled_ns − prefill_wait`): the client's own lateness (a busy event
+ * loop, a timer that woke late, a body built late). Omitted without a schedule.
  */
 export const clientLag: RecordMetricDef = {
   tag: 'client_lag',
@@ -44,7 +47,23 @@ export const clientLag: RecordMetricDef = {
   kind: 'record',
   flags: { noConsole: true, everyRecord: true },
   displayOrder: 1051,
-  compute: ({ raw }) => (raw.scheduledNs === null ? undefined : spanMs(raw.scheduledNs, raw.startNs)),
+  compute: ({ raw }) =>
+    raw.scheduledNs === null ? undefined : spanMs(raw.scheduledNs + (raw.prefillWaitNs ?? 0), raw.startNs),
+};
+
+/**
+ * Prefill Wait, ms: how long the request waited for a prefill slot (`--prefill-concurrency`) before
+ * the client began it: queueing on the client, after its scheduled time and outside its TTFT.
+ * Omitted without a prefill gate.
+ */
+export const prefillWait: RecordMetricDef = {
+  tag: 'prefill_wait',
+  header: 'Prefill Wait',
+  unit: 'ms',
+  kind: 'record',
+  flags: { everyRecord: true },
+  displayOrder: 1054,
+  compute: ({ raw }) => (raw.prefillWaitNs === undefined ? undefined : spanMs(0, raw.prefillWaitNs)),
 };
 
 /**
