@@ -56,8 +56,6 @@ const accepted = (why: string, value?: string): AiperfStatus =>
 /** Accepted with whatever value it is given, which changes nothing (`--log-level DEBUG`). */
 const ignored = (why: string): AiperfStatus => ({ kind: 'accepted', why, anyValue: true });
 
-const WARMUP_LOAD =
-  'tokenload warms up with the profiling load itself (--concurrency / --request-rate), which is AIPerf’s default for this option';
 const NOT_YET = 'not implemented in tokenload yet';
 const ONE_LEVEL =
   'tokenload has one log level: progress and warnings on stderr, every failed request in profile_export.jsonl with its cause';
@@ -289,12 +287,14 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--benchmark-grace-period',
     same('a number of seconds (AIPerf’s `inf` is not taken: give a large number)'),
   ),
-  load('--prefill-concurrency', refused(`${NOT_YET}: requests are not gated on their first token`)),
-  load('--concurrency-ramp-duration', same()),
   load(
-    '--prefill-concurrency-ramp-duration',
-    refused(`${NOT_YET}: requests are not gated on their first token`),
+    '--prefill-concurrency',
+    same(
+      'a request holds its slot from its start to its first token (or its end, if it fails first); the wait for a slot is its prefill_wait, part of schedule_lag, not of TTFT; not with --workers > 1',
+    ),
   ),
+  load('--concurrency-ramp-duration', same('also ramps the session cap of a --request-rate')),
+  load('--prefill-concurrency-ramp-duration', same()),
   load('--request-rate-ramp-duration', same()),
   load(
     '--user-centric-rate',
@@ -307,15 +307,15 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   warmup('--warmup-request-count', same()),
   warmup('--num-warmup-requests', alias('--warmup-request-count'), ['3']),
   warmup('--warmup-duration', same()),
-  warmup('--num-warmup-sessions', refused(`${NOT_YET}: use --warmup-request-count`)),
-  warmup('--warmup-concurrency', refused(WARMUP_LOAD)),
-  warmup('--warmup-request-rate', refused(WARMUP_LOAD)),
-  warmup('--warmup-arrival-pattern', refused(WARMUP_LOAD)),
-  warmup('--warmup-prefill-concurrency', refused(WARMUP_LOAD)),
-  warmup('--warmup-grace-period', refused(`${NOT_YET}: the warmup waits for its requests to finish`)),
-  warmup('--warmup-concurrency-ramp-duration', refused(WARMUP_LOAD)),
-  warmup('--warmup-prefill-concurrency-ramp-duration', refused(WARMUP_LOAD)),
-  warmup('--warmup-request-rate-ramp-duration', refused(WARMUP_LOAD)),
+  warmup('--num-warmup-sessions', same('the warm-up starts this many sessions and waits for each to end')),
+  warmup('--warmup-concurrency', same()),
+  warmup('--warmup-request-rate', same()),
+  warmup('--warmup-arrival-pattern', same()),
+  warmup('--warmup-prefill-concurrency', same()),
+  warmup('--warmup-grace-period', same()),
+  warmup('--warmup-concurrency-ramp-duration', same()),
+  warmup('--warmup-prefill-concurrency-ramp-duration', same()),
+  warmup('--warmup-request-rate-ramp-duration', same()),
   cancellation('--request-cancellation-rate', same()),
   cancellation('--request-cancellation-delay', same()),
   output(

@@ -10,7 +10,7 @@ import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import { int, positive } from './field-kinds.js';
 
-/** Prefill gate and user-centric timing options. */
+/** Prefill gate options. */
 export const gateFields = {
   /** `--prefill-concurrency`: requests between send and first token at once (needs `--streaming`). */
   prefillConcurrency: option(int(1).optional(), {
@@ -24,6 +24,10 @@ export const gateFields = {
     unit: 's',
     help: 'open the prefill slots from 1 to --prefill-concurrency over this time',
   }),
+};
+
+/** User-centric timing options (AIPerf's docs/tutorials/user-centric-timing.md). */
+export const userCentricFields = {
   /** `--user-centric-rate`, requests/s over all users: each user's turns `--num-users / rate` apart. */
   userCentricRate: option(positive.optional(), {
     flag: 'user-centric-rate',

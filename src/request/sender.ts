@@ -293,14 +293,17 @@ interface PrefillSlot {
   release: () => void;
 }
 
-/** Waits for a slot of `gate`; the returned release gives it back once, whichever calls it first. */
+/**
+ * Waits for a slot of `gate`; its wait is from the call to the moment a release handed it the slot
+ * (0 when one was free), not counting the time until this continuation runs (the client's own lag).
+ * The returned release gives the slot back once, whichever calls it first.
+ */
 async function takePrefillSlot(gate: RampedSemaphore): Promise<PrefillSlot> {
   const t0 = monotonicNowNs();
-  await gate.acquire();
-  const waitNs = Math.max(0, monotonicNowNs() - t0);
+  const handedNs = await new Promise<number>((resolve) => gate.take(() => resolve(monotonicNowNs())));
   let held = true;
   return {
-    waitNs,
+    waitNs: Math.max(0, handedNs - t0),
     release: () => {
       if (!held) return;
       held = false;

@@ -56,6 +56,19 @@ export class RampedSemaphore {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Calls `onSlot` when a slot is handed over: at once (synchronously) when one is free, else when a
+   * release or the ramp frees one for it (FIFO), from inside that release, before any continuation
+   * of it runs: the moment its wait ended.
+   */
+  take(onSlot: () => void): void {
+    this.start();
+    if (this.available > 0) {
+      this.available--;
+      onSlot();
+    } else this.waiters.push(onSlot);
+  }
+
   /** Takes a slot if one is free, without waiting. */
   tryAcquire(): boolean {
     this.start();
