@@ -15,7 +15,9 @@ import type { ConnectionsReport } from './phase.js';
 
 /** The lines the console shows before its table, as one text ending in a newline. */
 export function header(input: FinishInput, status: RunStatus): string {
-  const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.strategy.describe())];
+  const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.profiling.description)];
+  const offset = autoOffsetLine(input);
+  if (offset !== null) lines.push(offset);
   if (input.shard) lines.push(input.shard.line);
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
   // A run that measured nothing says so before anything else (client health included).
@@ -44,6 +46,22 @@ export function header(input: FinishInput, status: RunStatus): string {
       `Stopped by a bad trace row: ${inputError.message}; the rows read before it were sent on their schedule, and the summary covers them`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** Traces whose first timestamp is at most this far from zero start as AIPerf starts them, ms. */
+const AUTO_OFFSET_QUIET_MS = 1000;
+
+/**
+ * With `--fixed-schedule-auto-offset` (tokenload's default, not AIPerf's), a trace whose first
+ * timestamp is more than 1 s from zero: the line saying the replay started at once where AIPerf
+ * would have waited for it (docs/aiperf.md); null otherwise.
+ */
+function autoOffsetLine(input: FinishInput): string | null {
+  const { load } = input.profiling;
+  if (load.kind !== 'fixed_schedule' || input.config.load.kind !== 'fixed_schedule') return null;
+  if (input.config.load.zero.kind !== 'auto' || !(load.replay.zeroMs > AUTO_OFFSET_QUIET_MS)) return null;
+  const waitS = (load.replay.zeroMs / 1000).toFixed(1);
+  return `Fixed schedule: starting at once; AIPerf waits ${waitS} s for the first timestamp; --no-fixed-schedule-auto-offset to wait`;
 }
 
 /** The console line of the tokenizer, e.g. `Tokenizer: org/name from the Hugging Face cache /…; chat template applied: /…`. */
