@@ -298,12 +298,11 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   load('--request-rate-ramp-duration', same()),
   load(
     '--user-centric-rate',
-    refused(`${NOT_YET}: use --request-rate with multi-turn sessions and --session-turn-delay-mean`),
+    same(
+      'users start in a steady state (virtual history) and send a turn every --num-users / rate seconds; not with --shard-count',
+    ),
   ),
-  load(
-    '--num-users',
-    refused(`${NOT_YET}: use --request-rate with multi-turn sessions and --session-turn-delay-mean`),
-  ),
+  load('--num-users', same('a single value (AIPerf’s comma list, a sweep, is not taken)')),
   warmup('--warmup-request-count', same()),
   warmup('--num-warmup-requests', alias('--warmup-request-count'), ['3']),
   warmup('--warmup-duration', same()),

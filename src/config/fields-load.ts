@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ARRIVAL_PATTERNS } from '../timing/arrivals.js';
 import { option } from '../util/option-meta.js';
 import { int, positive } from './field-kinds.js';
-import { gateFields, warmupLoadFields } from './fields-phase-load.js';
+import { gateFields, userCentricFields, warmupLoadFields } from './fields-phase-load.js';
 import { shardFields } from './fields-shard.js';
 
 /**
@@ -126,6 +126,7 @@ export const loadFields = {
     help: 'SLOs, e.g. "time_to_first_token:300 inter_token_latency:20" (ms)',
   }),
   ...gateFields,
+  ...userCentricFields,
   ...warmupLoadFields,
   ...shardFields,
 };

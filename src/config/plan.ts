@@ -77,6 +77,15 @@ export type LoadSpec =
       concurrencyRampNs?: number;
     }
   | {
+      kind: 'user_centric';
+      /** `--user-centric-rate`, requests/s over all users (> 0). */
+      ratePerS: number;
+      /** `--num-users`. */
+      users: number;
+      /** `--concurrency`: a cap on users holding a session; absent: none. */
+      concurrency?: number;
+    }
+  | {
       kind: 'fixed_schedule';
       zero: ScheduleZeroSpec;
       /** `--concurrency`: a cap on sessions in flight; absent: none. */
@@ -176,6 +185,8 @@ const PLANNED_KEYS = [
   'warmupRequestRateRampSeconds',
   'prefillConcurrency',
   'prefillConcurrencyRampSeconds',
+  'userCentricRate',
+  'numUsers',
   'waitForModelTimeoutSeconds',
   'waitForModelMode',
   'waitForModelIntervalSeconds',
@@ -248,6 +259,14 @@ function loadOf(config: ProfileConfig): LoadSpec {
       ? { kind: 'auto' }
       : { kind: 'offset', ms: (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio };
     return defined({ kind: name, zero, concurrency: cap });
+  }
+  if (name === 'user_centric' && config.userCentricRate !== undefined) {
+    return defined({
+      kind: name,
+      ratePerS: config.userCentricRate,
+      users: config.numUsers ?? 1,
+      concurrency: cap,
+    });
   }
   if (name === 'request_rate' && config.requestRate !== undefined) {
     const rate: RateSpec = defined({

@@ -102,5 +102,46 @@ const prefillRules: ConfigRule[] = [
   ),
 ];
 
+/** Options user-centric timing cannot be combined with (AIPerf's user-centric-timing.md, timing-modes-reference.md). */
+function userCentricConflict(c: RuleInput, fixedSchedule: boolean): string | null {
+  if (c.requestRate !== undefined)
+    return '--request-rate (user-centric timing sets the rate: --user-centric-rate)';
+  if (fixedSchedule) return 'a fixed schedule (--no-fixed-schedule to drive a timestamped trace by users)';
+  if (c.shardCount !== undefined) return '--shard-count (not implemented for user-centric timing)';
+  if (c.concurrencyRampSeconds !== undefined) return '--concurrency-ramp-duration';
+  return null;
+}
+
+/** The rules of `--user-centric-rate` and `--num-users`; `fixedSchedule` tells whether the run replays timestamps. */
+export function userCentricRules(fixedSchedule: (c: RuleInput) => boolean): ConfigRule[] {
+  return [
+    rule('--user-centric-rate', (c) =>
+      when(
+        c.userCentricRate !== undefined && c.numUsers === undefined,
+        '--user-centric-rate requires --num-users.',
+      ),
+    ),
+    rule('--num-users', (c) =>
+      when(
+        c.numUsers !== undefined && c.userCentricRate === undefined,
+        '--num-users requires --user-centric-rate.',
+      ),
+    ),
+    rule('--user-centric-rate', (c) => {
+      if (c.userCentricRate === undefined) return null;
+      const conflict = userCentricConflict(c, fixedSchedule(c));
+      return conflict === null ? null : `--user-centric-rate cannot be combined with ${conflict}.`;
+    }),
+    rule('--user-centric-rate', (c) =>
+      when(
+        c.userCentricRate !== undefined &&
+          c.inputFile === undefined &&
+          (c.synthetic?.sessionTurnsMean ?? 1) < 2,
+        '--user-centric-rate needs multi-turn sessions: --session-turns-mean of at least 2 (AIPerf’s rule).',
+      ),
+    ),
+  ];
+}
+
 /** The rules of the warm-up's load options and the prefill gate. */
 export const PHASE_LOAD_RULES: readonly ConfigRule[] = [...warmupRules, ...prefillRules];

@@ -12,7 +12,7 @@ import { describeIssue, optionFields } from '../util/option-meta.js';
 import { kebab } from '../util/option-values.js';
 import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
-import { PHASE_LOAD_RULES } from './rules-phase-load.js';
+import { PHASE_LOAD_RULES, userCentricRules } from './rules-phase-load.js';
 import { systemPromptRule } from './rules-prompt.js';
 import { serverMetricsFormatsRule, waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
@@ -181,6 +181,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...scheduleRules,
   ...loadRules,
   ...PHASE_LOAD_RULES,
+  ...userCentricRules(resolvesToFixedSchedule),
   rule('--simulator-option', simulatorOptionProblem),
   rule('--url', (c) =>
     when(

@@ -85,6 +85,13 @@ function autoOrAsked(
     if (concurrency !== undefined && concurrency < expected) return capped(concurrency, '--concurrency');
     return capped(expected, `--request-rate × ${PREWARM_LIFE_S} s`);
   }
+  if (load.kind === 'user_centric') {
+    // Each user holds at most one request in flight; the fresh user of the opening can add one.
+    const users = load.users + 1;
+    return concurrency !== undefined && concurrency < users
+      ? capped(concurrency, '--concurrency')
+      : capped(users, '--num-users + 1');
+  }
   return capped(load.concurrency, '--concurrency');
 }
 

@@ -35,6 +35,7 @@ export function runWarnings(input: FinishInput): string[] {
       out.push(...pacingWarnings(input.config, load));
       break;
     case 'concurrency':
+    case 'user_centric':
       break;
   }
   return out;

@@ -148,7 +148,24 @@ function loadPlan(
         concurrency: load.concurrency,
         ...(load.rampNs === undefined ? {} : { rampNs: load.rampNs }),
       };
+    case 'user_centric':
+      return {
+        kind: 'user_centric',
+        ...sessions,
+        ratePerS: load.ratePerS,
+        users: load.users,
+        sessionTurns: averageTurns(dataset),
+        ...cap,
+      };
   }
+}
+
+/** The dataset's average turns per conversation, rounded (at least 1). */
+function averageTurns(dataset: Dataset): number {
+  const n = dataset.conversations.length;
+  if (n === 0) return 1;
+  const turns = dataset.conversations.reduce((sum, c) => sum + c.turns.length, 0);
+  return Math.max(1, Math.round(turns / n));
 }
 
 /** The sessions of a phase in `--dataset-sampling-strategy` order (warmup on its own seed). */

@@ -81,5 +81,13 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
       };
     case 'concurrency':
       return {};
+    case 'user_centric':
+      return {
+        users: {
+          opening: load.users.opening,
+          started: load.users.started,
+          turn_gap_s: load.users.turnGapS,
+        },
+      };
   }
 }

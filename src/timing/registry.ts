@@ -16,7 +16,9 @@ import type {
   RequestRateReport,
   StrategyName,
   StrategyReport,
+  UserCentricReport,
 } from './types.js';
+import { createUserCentric } from './user-centric.js';
 
 /** `--request-rate` and its arrival settings. */
 export interface RatePlan {
@@ -75,6 +77,17 @@ export type LoadPlan =
       /** `--concurrency-ramp-duration`: the cap's slots open one by one over this time, ns. */
       concurrencyRampNs?: number;
     })
+  | (SessionPlan & {
+      kind: 'user_centric';
+      /** `--user-centric-rate`, requests/s over all users. */
+      ratePerS: number;
+      /** `--num-users`. */
+      users: number;
+      /** The dataset's average turns per session, rounded (the users' virtual history). */
+      sessionTurns: number;
+      /** `--concurrency`: a cap on users holding a session. */
+      concurrency?: number;
+    })
   | {
       /** A replay follows its timestamps and ends with its rows, or its stop conditions. */
       kind: 'fixed_schedule';
@@ -101,6 +114,7 @@ const STRATEGIES: { readonly [K in StrategyName]: StrategyFactory<K> } = {
   fixed_schedule: fixedScheduleFromPlan,
   request_rate: requestRateFromPlan,
   concurrency: concurrencyFromPlan,
+  user_centric: userCentricFromPlan,
 };
 
 /**
@@ -116,7 +130,14 @@ export function createStrategy(plan: LoadPlan): LoadStrategy {
       return STRATEGIES.request_rate(plan);
     case 'concurrency':
       return STRATEGIES.concurrency(plan);
+    case 'user_centric':
+      return STRATEGIES.user_centric(plan);
   }
+}
+
+function userCentricFromPlan(plan: PlanOf<'user_centric'>): LoadStrategy<UserCentricReport> {
+  const { kind: _kind, ...options } = plan;
+  return createUserCentric(options);
 }
 
 function fixedScheduleFromPlan(plan: PlanOf<'fixed_schedule'>): LoadStrategy<FixedScheduleReport> {
@@ -160,21 +181,26 @@ export interface StrategyChoice {
   requestRate?: number | undefined;
   /** `--concurrency`. */
   concurrency?: number | undefined;
+  /** `--user-centric-rate`, requests/s. */
+  userCentricRate?: number | undefined;
 }
 
 /**
- * Which strategy a configuration selects: a fixed schedule when resolved so, a request rate when
- * `--request-rate` is set, closed-loop concurrency otherwise (AIPerf's default).
+ * Which strategy a configuration selects, in AIPerf's order: a fixed schedule when resolved so,
+ * user-centric timing when `--user-centric-rate` is set, a request rate when `--request-rate` is,
+ * closed-loop concurrency otherwise (AIPerf's default).
  */
 export function strategyName(choice: StrategyChoice): StrategyName {
   if (choice.fixedSchedule) return 'fixed_schedule';
+  if (choice.userCentricRate !== undefined) return 'user_centric';
   return choice.requestRate === undefined ? 'concurrency' : 'request_rate';
 }
 
-/** Run-folder stimulus part, AIPerf style: `fixed_schedule`, `concurrency8`, `request_rate100`. */
+/** Run-folder stimulus part, AIPerf style: `fixed_schedule`, `concurrency8`, `request_rate100`, `user_centric_rate1`. */
 export function stimulusName(choice: StrategyChoice): string {
   const name = strategyName(choice);
   if (name === 'fixed_schedule') return name;
+  if (name === 'user_centric') return `user_centric_rate${choice.userCentricRate}`;
   return name === 'request_rate'
     ? `request_rate${choice.requestRate}`
     : `concurrency${choice.concurrency ?? 1}`;

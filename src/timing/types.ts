@@ -120,8 +120,21 @@ export interface ConcurrencyReport extends StrategyReportBase {
   kind: 'concurrency';
 }
 
+/** Report of the user-centric strategy (`--user-centric-rate`, `--num-users`). */
+export interface UserCentricReport extends StrategyReportBase {
+  kind: 'user_centric';
+  users: {
+    /** Users of the opening steady state (those with turns left, plus the fresh one who sent first). */
+    opening: number;
+    /** Users started in all (each ran one session, or the part of it its virtual history left). */
+    started: number;
+    /** Seconds between two turns of one user: `--num-users / --user-centric-rate`. */
+    turnGapS: number;
+  };
+}
+
 /** What a strategy's run resolves with; `kind` is the strategy's name and says which facts it adds. */
-export type StrategyReport = FixedScheduleReport | RequestRateReport | ConcurrencyReport;
+export type StrategyReport = FixedScheduleReport | RequestRateReport | ConcurrencyReport | UserCentricReport;
 
 /** A strategy name, as used in run folder names and logs. */
 export type StrategyName = StrategyReport['kind'];
