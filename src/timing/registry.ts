@@ -161,6 +161,7 @@ function requestRateFromPlan(plan: PlanOf<'request_rate'>): LoadStrategy<Request
     ...(plan.concurrencyRampNs === undefined ? {} : { concurrencyRampNs: plan.concurrencyRampNs }),
     ...(rate.rampNs === undefined ? {} : { rampNs: rate.rampNs }),
     ...(rate.firstTickNs === undefined ? {} : { firstTickNs: rate.firstTickNs }),
+    arrivals: rate.pattern === 'gamma' ? `gamma, smoothness ${rate.smoothness}` : rate.pattern,
   });
 }
 

@@ -31,6 +31,8 @@ export interface RequestRateOptions {
   maxCatchupNs?: number;
   /** The first arrival comes this long after the start, ns (a shard's phase: shard/shard-run.ts); default 0. */
   firstTickNs?: number;
+  /** The arrivals in words for the description (`poisson`, `gamma, smoothness 0.8`); absent: not said. */
+  arrivals?: string;
 }
 
 /**
@@ -56,7 +58,7 @@ export function createRequestRate(options: RequestRateOptions): LoadStrategy<Req
   return {
     name: 'request_rate',
     describe: () =>
-      `request rate ${options.ratePerS}/s${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
+      `request rate ${options.ratePerS}/s${options.arrivals === undefined ? '' : ` (${options.arrivals})`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
     run: (input) => runRequestRate(options, input),
   };
 }

@@ -3,7 +3,7 @@
  * against the simulator, durations cut (60 s → 2 s, warm-up 30 s → 1 s): `--output-dir` is AIPerf's
  * tutorials' name for `--artifact-dir`; constant arrivals are scheduled exactly 1/rate apart (where
  * the client did not re-anchor a stall, which the summary counts); gamma arrivals with smoothness 5
- * spread less than Poisson ones; the warm-up takes its own arrival pattern.
+ * spread less than Poisson ones; the warm-up takes its own arrival pattern (the summary's `load`).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -13,7 +13,7 @@ import type { ExportedRecord } from '../helpers/run-artifacts.js';
 
 interface Summary {
   pacing: { schedule_reanchors: number };
-  load: { warmup?: { strategy: string } };
+  load: { description: string; warmup?: { strategy: string; description: string } };
   warmup_metrics?: { request_count: { avg: number } };
 }
 
@@ -77,7 +77,7 @@ test('"Smooth Traffic" (gamma, smoothness 5.0) spreads its gaps less than Poisso
   );
 });
 
-test('"Warmup with Stable Pattern" (30 s and 120 s cut to 1 s and 2 s): the warm-up runs as a request rate too', async () => {
+test('"Warmup with Stable Pattern" (30 s and 120 s cut to 1 s and 2 s): the warm-up’s arrivals are constant, profiling’s gamma', async () => {
   const run = await runDocCommand<Summary>(
     `aiperf profile \\
     --model your-model \\
@@ -93,6 +93,7 @@ test('"Warmup with Stable Pattern" (30 s and 120 s cut to 1 s and 2 s): the warm
     sim.url,
   );
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.artifacts.summary.load.warmup?.strategy, 'request_rate');
+  assert.equal(run.artifacts.summary.load.warmup?.description, 'request rate 100/s (constant)');
+  assert.equal(run.artifacts.summary.load.description, 'request rate 100/s (gamma, smoothness 0.8)');
   assert.ok((run.artifacts.summary.warmup_metrics?.request_count.avg ?? 0) > 0);
 });

@@ -76,7 +76,10 @@ test('"Combining Rate and Concurrency Ramping" (30 s ramps, --duration 120 cut t
   );
   assert.equal(run.code, 0, run.stderr);
   const { records, summary } = run.artifacts;
-  assert.equal(summary.load.description, 'request rate 200/s, at most 100 sessions (opened over 2 s)');
+  assert.equal(
+    summary.load.description,
+    'request rate 200/s (poisson), at most 100 sessions (opened over 2 s)',
+  );
   assert.ok(records.length > 0);
 });
 

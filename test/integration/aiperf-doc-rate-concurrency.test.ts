@@ -45,7 +45,7 @@ test('"Poisson Mode": 500 requests at 200/s, never more than 100 in flight', asy
   assert.equal(run.code, 0, run.stderr);
   const { records, summary } = run.artifacts;
   assert.equal(records.length, 500);
-  assert.equal(summary.load.description, 'request rate 200/s, at most 100 sessions');
+  assert.equal(summary.load.description, 'request rate 200/s (poisson), at most 100 sessions');
   assert.ok(mostInFlight(records) <= 100);
 });
 

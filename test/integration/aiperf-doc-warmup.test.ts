@@ -130,8 +130,8 @@ test('warmup.md "Different Request Rate" (30 s and 120 s cut to 1 s and 2 s): th
   assert.equal(run.code, 0, run.stderr);
   const { summary } = run.artifacts;
   assert.equal(summary.load.warmup.strategy, 'request_rate');
-  assert.equal(summary.load.warmup.description, 'request rate 10/s');
-  assert.equal(summary.load.description, 'request rate 50/s');
+  assert.equal(summary.load.warmup.description, 'request rate 10/s (poisson)');
+  assert.equal(summary.load.description, 'request rate 50/s (poisson)');
   assert.ok(summary.warmup_metrics.request_count.avg > 0);
 });
 
