@@ -84,6 +84,8 @@ export type LoadSpec =
       users: number;
       /** `--concurrency`: a cap on users holding a session; absent: none. */
       concurrency?: number;
+      /** `--concurrency-ramp-duration`, ns: the cap's slots open one by one over it; absent: at once. */
+      concurrencyRampNs?: number;
     }
   | {
       kind: 'fixed_schedule';

@@ -30,6 +30,12 @@ const warmupAsked = (c: RuleInput): boolean =>
   c.numWarmupSessions !== undefined;
 
 const warmupRules: ConfigRule[] = [
+  rule('--num-warmup-sessions', (c) =>
+    when(
+      c.numWarmupSessions !== undefined && c.warmupRequestCount !== undefined,
+      '--num-warmup-sessions and --warmup-request-count cannot be combined (AIPerf’s rule): give one.',
+    ),
+  ),
   rule('--warmup-concurrency', (c) => {
     const flags = warmupLoadFlags(c);
     return when(
@@ -108,7 +114,6 @@ function userCentricConflict(c: RuleInput, fixedSchedule: boolean): string | nul
     return '--request-rate (user-centric timing sets the rate: --user-centric-rate)';
   if (fixedSchedule) return 'a fixed schedule (--no-fixed-schedule to drive a timestamped trace by users)';
   if (c.shardCount !== undefined) return '--shard-count (not implemented for user-centric timing)';
-  if (c.concurrencyRampSeconds !== undefined) return '--concurrency-ramp-duration';
   return null;
 }
 

@@ -156,6 +156,7 @@ function loadPlan(
         users: load.users,
         sessionTurns: averageTurns(dataset),
         ...cap,
+        ...(load.concurrencyRampNs === undefined ? {} : { concurrencyRampNs: load.concurrencyRampNs }),
       };
   }
 }

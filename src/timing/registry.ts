@@ -87,6 +87,8 @@ export type LoadPlan =
       sessionTurns: number;
       /** `--concurrency`: a cap on users holding a session. */
       concurrency?: number;
+      /** `--concurrency-ramp-duration`: the cap's slots open one by one over this time, ns. */
+      concurrencyRampNs?: number;
     })
   | {
       /** A replay follows its timestamps and ends with its rows, or its stop conditions. */

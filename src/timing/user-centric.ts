@@ -16,10 +16,11 @@
  * A user's next turn is due one gap after its previous turn was due, and never before the previous
  * answer: a late answer sends the next turn at once and the user's schedule restarts from there.
  * Turn delays of the dataset are not used (the gap replaces them). With `concurrency`, at most that
- * many users hold a session at once; a new user waits for a slot.
+ * many users hold a session at once (the slots opened over `concurrencyRampNs` when given); a new
+ * user waits for a slot.
  */
 import type { Conversation, Turn } from '../dataset/types.js';
-import { Semaphore } from './semaphore.js';
+import { RampedSemaphore } from './ramped-semaphore.js';
 import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
 import type { LoadStrategy, StrategyInput, UserCentricReport } from './types.js';
 
@@ -36,6 +37,8 @@ export interface UserCentricOptions {
   sessionTurns: number;
   /** `--concurrency`: users holding a session at once; absent: no cap. */
   concurrency?: number;
+  /** `--concurrency-ramp-duration`: the cap's slots open one by one over this time from the first user, ns. */
+  concurrencyRampNs?: number;
 }
 
 /** One user of the opening steady state: when it sends first (in staggers) and how many turns it has left. */
@@ -94,7 +97,7 @@ class UserCentricRun {
   private readonly gapNs: number;
   private readonly staggerNs: number;
   private readonly budget: IssueBudget;
-  private readonly slots: Semaphore | null;
+  private readonly slots: RampedSemaphore | null;
   private readonly users = new Set<Promise<void>>();
   private sessions = 0;
   private spawned = 0;
@@ -108,7 +111,14 @@ class UserCentricRun {
     this.gapNs = (options.users / options.ratePerS) * 1e9;
     this.staggerNs = 1e9 / options.ratePerS;
     this.budget = new IssueBudget(options.stop, this.startNs);
-    this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
+    const rampNs = options.concurrencyRampNs;
+    this.slots =
+      options.concurrency === undefined
+        ? null
+        : new RampedSemaphore(
+            options.concurrency,
+            rampNs === undefined ? undefined : { clock: input.clock, rampNs },
+          );
   }
 
   async run(): Promise<UserCentricReport> {
@@ -121,6 +131,7 @@ class UserCentricRun {
     const opening = slots.length;
     await Promise.all(slots.map((slot) => this.slot(slot.firstNs, slot.turns)));
     while (this.users.size > 0) await Promise.all([...this.users]);
+    this.slots?.close();
     return {
       kind: 'user_centric',
       startNs: this.startNs,
