@@ -135,7 +135,7 @@ test('warmup.md "Different Request Rate" (30 s and 120 s cut to 1 s and 2 s): th
   assert.ok(summary.warmup_metrics.request_count.avg > 0);
 });
 
-test('a warm-up load option without a warm-up, and --warmup-grace-period without --warmup-duration, are refused', async () => {
+test('a warm-up load option without a warm-up, --warmup-grace-period without --warmup-duration, and two warm-up counts are refused', async () => {
   for (const [extra, message] of [
     [
       ['--warmup-concurrency', '5'],
@@ -144,6 +144,10 @@ test('a warm-up load option without a warm-up, and --warmup-grace-period without
     [
       ['--warmup-request-count', '5', '--warmup-grace-period', '3'],
       /--warmup-grace-period requires --warmup-duration/,
+    ],
+    [
+      ['--warmup-request-count', '5', '--num-warmup-sessions', '2'],
+      /--num-warmup-sessions and --warmup-request-count cannot be combined/,
     ],
   ] as const) {
     const run = await runDocCommand(
