@@ -305,7 +305,7 @@ function stopOf(config: ProfileConfig): StopSpec {
 }
 
 /** True when a warmup phase was asked for (`--warmup-request-count`, `--warmup-duration` or `--num-warmup-sessions`). */
-export function warmupAsked(
+function warmupAsked(
   c: Pick<ProfileConfig, 'warmupRequestCount' | 'warmupDurationSeconds' | 'numWarmupSessions'>,
 ): boolean {
   return (
