@@ -181,6 +181,21 @@ interface SetFacts {
   fixed: { concurrency: number | undefined; requestRate: number | undefined };
 }
 
+/** Every warm-up option unset: a trial after the first runs without a warm-up (its load options would be refused alone). */
+const NO_WARMUP = {
+  warmupRequestCount: undefined,
+  warmupDurationSeconds: undefined,
+  numWarmupSessions: undefined,
+  warmupConcurrency: undefined,
+  warmupRequestRate: undefined,
+  warmupArrivalPattern: undefined,
+  warmupPrefillConcurrency: undefined,
+  warmupGracePeriodSeconds: undefined,
+  warmupConcurrencyRampSeconds: undefined,
+  warmupPrefillConcurrencyRampSeconds: undefined,
+  warmupRequestRateRampSeconds: undefined,
+} as const;
+
 /** One run of a set: trial `trial`, sweep value `index` (`value`), `first` of the whole set. */
 function plannedRun(
   set: SetFacts,
@@ -194,7 +209,7 @@ function plannedRun(
     concurrency: axis?.name === 'concurrency' ? at.value : set.fixed.concurrency,
     requestRate: axis?.name === 'request_rate' ? at.value : set.fixed.requestRate,
     ...(seed === undefined ? {} : { randomSeed: seed }),
-    ...(warm ? {} : { warmupRequestCount: undefined, warmupDurationSeconds: undefined }),
+    ...(warm ? {} : NO_WARMUP),
   } as ProfileConfigInput);
   const valueDir = axis === null || at.value === undefined ? null : sweepValueDir(axis.name, at.value);
   const trialName = `${axis === null ? 'run' : 'trial'}_${pad4(at.trial + 1)}`;

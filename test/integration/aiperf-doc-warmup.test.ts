@@ -6,9 +6,14 @@
  * durations and the same flags.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { runDocCommand } from '../helpers/aiperf-doc-run.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { readRunArtifacts } from '../helpers/run-artifacts.js';
 
 interface Summary {
   request_count: { avg: number };
@@ -158,4 +163,20 @@ test('a warm-up load option without a warm-up, --warmup-grace-period without --w
     assert.match(run.message, /exit 2/);
     assert.match(run.message, message);
   }
+});
+
+test('--num-profile-runs 2 with a warm-up of its own load: the first run warms up, the second runs without one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-warm-runs-'));
+  const { code, stderr } = await runCliInProcess([
+    'profile',
+    ...['--model', 'your-model', '--tokenizer', 'builtin', '--url', sim.url, '--streaming'],
+    ...['--num-profile-runs', '2', '--warmup-request-count', '3', '--warmup-concurrency', '2'],
+    ...['--concurrency', '3', '--request-count', '4', '--artifact-dir', dir, '--ui', 'none'],
+  ]);
+  assert.equal(code, 0, stderr);
+  const first = readRunArtifacts<Partial<Summary>>(join(dir, 'profile_runs', 'run_0001')).summary;
+  const second = readRunArtifacts<Partial<Summary>>(join(dir, 'profile_runs', 'run_0002')).summary;
+  assert.equal(first.warmup_metrics?.request_count.avg, 3);
+  assert.equal(first.load?.warmup.description, 'concurrency 2');
+  assert.equal(second.warmup_metrics, undefined);
 });
