@@ -14,7 +14,7 @@ import type { ExportedRecord } from '../helpers/run-artifacts.js';
 
 interface Summary {
   load: { description: string; warmup?: { description: string } };
-  input_config: Record<string, unknown>;
+  input_config: { loadgen: Record<string, unknown> };
   warmup_metrics?: { request_count: { avg: number } };
 }
 
@@ -58,7 +58,7 @@ test('"Ramping Request Rate" (60 s ramp and --duration 120 cut to 2 s and 4 s): 
   );
   assert.equal(run.code, 0, run.stderr);
   const { records, summary } = run.artifacts;
-  assert.equal(summary.input_config.benchmarkDurationSeconds, 4);
+  assert.equal(summary.input_config.loadgen.benchmark_duration, 4);
   assert.ok(scheduledBetween(records, 0, 1) < scheduledBetween(records, 2.5, 3.5));
 });
 
