@@ -155,7 +155,8 @@ interface TemplateSettings {
 
 /**
  * Reads and checks a run's template settings from its `--extra-inputs`.
- * @throws {ConfigError} when `payload_template` is missing or not a string, names a variable
+ * @throws {ConfigError} when `payload_template` is missing or not a string, names no file nor
+ *   template text (no `{`), names a variable
  *   tokenload cannot fill, does not parse, or `response_field` is not a field path.
  */
 function templateSettings(extraInputs: Readonly<Record<string, unknown>>): TemplateSettings {
@@ -167,6 +168,12 @@ function templateSettings(extraInputs: Readonly<Record<string, unknown>>): Templ
       flag,
     );
   const source = resolvePayloadTemplate(given);
+  // A body is a JSON object, so a template text has a '{': without one the value named a file.
+  if (!source.includes('{'))
+    throw new ConfigError(
+      `${flag} ${PAYLOAD_TEMPLATE_KEY}:${given}: no such file, and not a named template (nv-embedqa) nor a template text (a template renders a JSON object, so it has a '{'); give the template file's path as it is from this folder.`,
+      flag,
+    );
   const missing = unsupportedVariables(source);
   if (missing.length > 0)
     throw new ConfigError(

@@ -167,4 +167,10 @@ test('refused as configuration: no template, a media or AIPerf-object variable, 
     /reads a field path of names/,
   );
   assert.throws(() => adapter({ payload_template: '{"a": {{ }}' }), /does not parse/);
+  // The doc's `payload_template:./chat_template.json` run where that file is not: refused before
+  // anything is sent, not 20 failed requests.
+  assert.throws(
+    () => adapter({ payload_template: './no-such-template.json' }),
+    /payload_template:\.\/no-such-template\.json: no such file, and not a named template/,
+  );
 });
