@@ -1,6 +1,7 @@
 /**
  * The simulator's answer to a JSON body of an API it does not know, posted to any path outside
- * `/v1/` that no other route has (`/custom-endpoint`, `/embed`, `/analyze`), and to `POST /generate`
+ * `/v1/` and without `/v1/` anywhere in it (`/custom-endpoint`, `/embed`, `/analyze`; a known path
+ * behind a wrong prefix stays a 404), and to `POST /generate`
  * when the body is not TGI's (no string `inputs`): what the `template` endpoint type sends
  * (endpoint/template.ts). No field is required; the body is read as:
  * - prompt: every string in the body (at any depth) but its top-level `model`, joined by newlines;

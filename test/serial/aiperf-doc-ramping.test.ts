@@ -5,6 +5,10 @@
  * second than in a second at full rate, rate and concurrency ramp together, the warm-up ramps on its
  * own, and the two prefill commands written without `--streaming` are refused before anything runs
  * (a prefill slot is released by the first token, which only a streamed answer shows).
+ *
+ * Serial: a rate ramp's schedule keeps its shape only while the client keeps up; a client stalled
+ * past the 100 ms catch-up bound by other tests re-anchors its timeline and drops ticks from the
+ * full-rate second the ramp is compared with.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
