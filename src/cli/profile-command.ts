@@ -17,6 +17,7 @@ import { type DetectedType, detectDatasetType } from '../dataset/detect.js';
 import { anyRowTimestamped } from '../dataset/timestamp-scan.js';
 import { ConfigError } from '../errors.js';
 import { type OptionField, optionFields } from '../util/option-meta.js';
+import { collectUrls } from '../util/option-values.js';
 import { REDACTED, redactConfig, redactUrlPasswords } from '../util/redact.js';
 import { mapAiperfArgs, type OwnOptionLookup } from './aiperf-args.js';
 import { AIPERF_OPTIONS } from './aiperf-options.js';
@@ -217,8 +218,30 @@ export function resolveProfilePlan(
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
+  refuseSimulatorWithUrl(input);
   const typed = withDatasetType(input, listeners.onDetected);
   return planRunSet(withImpliedSchedule(typed, listeners.onNote) as SweepInput);
+}
+
+/**
+ * `--simulator` with a `--url` typed (or in the config file), even the default one: the run would
+ * measure the simulator, not the server the command names. (The schema's own rule can only tell a
+ * URL other than the default; the command line knows what was typed.)
+ * @throws {ConfigError} naming `--url`.
+ */
+function refuseSimulatorWithUrl(input: Record<string, unknown>): void {
+  if (input.simulator !== true || input.url === undefined) return;
+  const typed = (Array.isArray(input.url) ? input.url : [input.url]).map(String);
+  let url: string;
+  try {
+    url = typed.reduce<string[]>((prev, item) => collectUrls(item, prev), []).join(',');
+  } catch {
+    return; // a malformed --url: the schema names its problem
+  }
+  throw new ConfigError(
+    `--url ${url} with --simulator: the run would measure the built-in simulator, not that server; drop --simulator to profile the server, or --url to use the simulator.`,
+    '--url',
+  );
 }
 
 /**

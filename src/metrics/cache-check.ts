@@ -112,8 +112,9 @@ export function cacheWarnings(c: CacheCheckSummary | null): string[] {
     `${n} of ${c.requests_reported} requests report more cached prompt tokens than an ideal prefix cache ` +
       `holds from this run's earlier requests (reported ${c.reported_cached_tokens} vs ideal ` +
       `${c.ideal_cached_tokens_of_reported} tokens in all); the server's prefix cache was probably left ` +
-      'warm by an earlier run with the same --random-seed (equal hash ids give equal prompt text). ' +
-      'Restart the server or reset its prefix cache, or change --random-seed, to measure from a cold cache.',
+      'warm by an earlier run with the same --random-seed (equal hash ids give equal prompt text; the runs ' +
+      'of --num-profile-runs share one seed unless --no-set-consistent-seed). Restart the server or reset ' +
+      'its prefix cache, or change --random-seed, to measure from a cold cache.',
   ];
 }
 

@@ -222,7 +222,7 @@ async function prewarmTarget(
       : await client.prewarm(plan.count);
   if (plan.count > 0) {
     const where = ctx.targets.length === 1 ? 'the target' : `the ${ctx.targets.length} servers, split evenly`;
-    const line = `pre-opened ${result.opened} connections to ${where} in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
+    const line = `pre-opened ${result.opened} ${result.opened === 1 ? 'connection' : 'connections'} to ${where} in ${result.durationMs.toFixed(0)} ms (${plan.basis})`;
     if (result.failed === 0) ctx.env.log.info(line);
     else ctx.env.log.warn(`${line}; ${result.failed} failed to open (first: ${result.error})`);
   }

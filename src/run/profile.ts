@@ -277,7 +277,10 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
     config,
-    askedConfig: facts.asked,
+    // A --simulator run measured the simulator: its URL is the one the summary names.
+    askedConfig: config.simulator
+      ? { ...facts.asked, url: [...ctx.targets] as [string, ...string[]] }
+      : facts.asked,
     runInfo: facts.runInfo,
     shard: shardReport(config, profiling, facts.clockOffset),
     profiling,

@@ -4,7 +4,7 @@
  * `POST /generate_stream`, Anthropic `POST /v1/messages`, the rerank routes, OpenAI
  * `POST /v1/images/generations`, plus `GET /v1/models`, `GET /health` and `GET /metrics`; any
  * other POST outside `/v1/` (and a non-TGI body to `/generate`) is read as an unknown API's JSON
- * body (routes-any.ts), the `template` endpoint type's, on a path with no `/v1/` in it (a known
+ * body (routes-any.ts), the `template` endpoint type's,  on a path with no API version (`/v1/`, `/v2/`) in it (a known
  * path behind a wrong prefix, `/wrong/v1/chat/completions`, stays a 404: a wrong `--url`); anything
  * else is a 404.
  */
@@ -134,7 +134,7 @@ function route(
   else if (key === 'GET /health') sendJson(res, 200, { status: 'ok' });
   else if (key === 'GET /v1/models') sendJson(res, 200, modelList(ctx.opts));
   else if (key === 'GET /metrics') serveMetrics(ctx, steps(), res);
-  else if (req.method === 'POST' && !path.includes('/v1/')) void handleAnyJson(ctx, path, req, res);
+  else if (req.method === 'POST' && !/\/v\d+\//.test(path)) void handleAnyJson(ctx, path, req, res);
   else {
     req.resume();
     sendError(res, 404, `no route for ${key}`);

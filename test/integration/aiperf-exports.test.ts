@@ -62,11 +62,14 @@ test('the summary carries AIPerf provenance keys and input_config in AIPerf layo
     '4',
     '--random-seed',
     '7',
+    '--conversation-num',
+    '4',
     '--artifact-dir',
     dir,
   ]);
   assert.equal(r.code, 0, r.stderr);
   const s = readJson(join(dir, 'profile_export_aiperf.json'));
+  assert.equal(s.input_config.input.conversation.num, 4);
   assert.equal(s.schema_version, '1.5');
   assert.equal(s.aiperf_version, `tokenload-${s.tokenload_version}`);
   assert.match(s.benchmark_id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -85,6 +88,10 @@ test('the summary carries AIPerf provenance keys and input_config in AIPerf layo
   assert.equal(s.input_config.input.prompt.output_tokens.mean, 4);
   assert.equal(s.input_config.input.random_seed, 7);
   assert.equal(s.input_config.output.artifact_directory, dir);
+  // The server measured is the simulator the run started, not the default --url (found by a new user).
+  const started = /simulator started at (http:\/\/127\.0\.0\.1:\d+)/.exec(r.stderr)?.[1];
+  assert.ok(started !== undefined, r.stderr);
+  assert.deepEqual(s.input_config.endpoint.urls, [started]);
   assert.equal(s.tokenload_config.concurrency, 2);
   assert.equal(s.request_count.avg, 4);
   // A second run writes a new benchmark id.

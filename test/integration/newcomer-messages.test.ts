@@ -105,6 +105,11 @@ test('--simulator with a --url: refused, since the run would measure the simulat
     ),
     r.stderr,
   );
+  // Typed, even the default URL is refused: a user's real server may be there (found by a new user).
+  assert.throws(
+    () => parseProfileArgs(['-m', 'm', '--simulator', '--url', 'localhost:8000']),
+    /--url http:\/\/localhost:8000 with --simulator: the run would measure the built-in simulator/,
+  );
   // The default --url (none given) is what --simulator replaces.
   const [config] = parseProfileArgs(['-m', 'm', '--simulator']);
   assert.equal(config?.simulator, true);

@@ -95,6 +95,14 @@ test('bad JSON and missing messages give 400 with an OpenAI error body', async (
   assert.equal(missing.status, 400);
   assert.equal((await jsonOf(missing)).error.code, 400);
   assert.equal((await post('/v1/nope', {})).status, 404);
+  // A versioned API path the simulator does not have, or a known one behind a wrong prefix, is a 404
+  // (a wrong --url or --endpoint), not the template type's any-path answer (found by a new user).
+  assert.equal(
+    (await post('/v2/chat', { model: 'm', messages: [{ role: 'user', content: 'hi' }] })).status,
+    404,
+  );
+  assert.equal((await post('/wrong/v1/chat/completions', { model: 'm' })).status, 404);
+  assert.equal((await post('/analyze', { model: 'm', text: 'hi' })).status, 200);
 });
 
 test('/health, /v1/models and /metrics with vLLM names', async () => {
