@@ -72,6 +72,11 @@ export function collectHeaders(value: string, previous: Record<string, string> =
  *   them), or a `#fragment` (never sent).
  */
 export function parseUrl(value: string): string {
+  // `htp:/host`, `http:/host`: a scheme with one slash would read as host `htp`, path `/host`.
+  if (/^[a-z][a-z0-9+.-]*:\/(?!\/)/i.test(value))
+    throw new ConfigError(
+      `not a URL: "${redactUrlPasswords(value, true)}" (a scheme needs "://": http://host:port).`,
+    );
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
   let url: URL;
   try {

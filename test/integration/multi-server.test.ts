@@ -367,4 +367,10 @@ test('--url: a server listed twice, or a bad item of a list, is a usage error na
   const bad = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', simA.url, '--url', 'ftp://x']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--url.*only http:\/\/ and https:\/\/ are supported/);
+  // A scheme with one slash (found by a new user): a usage error, not "cannot reach http://htp/…".
+  for (const typo of ['htp:/localhost:8000', 'http:/localhost:8000']) {
+    const r = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', typo]);
+    assert.equal(r.code, 2, typo);
+    assert.match(r.stderr, /not a URL: ".*" \(a scheme needs ":\/\/": http:\/\/host:port\)/, typo);
+  }
 });
