@@ -12,6 +12,7 @@ import { loadFields } from '../config/fields-load.js';
 import { outputFields } from '../config/fields-output.js';
 import { scheduleFields } from '../config/fields-schedule.js';
 import type { ProfileConfig } from '../config/resolve.js';
+import { simulatorUrlProblem } from '../config/rules.js';
 import { planRunSet, type RunSetPlan, type SweepInput } from '../config/sweep.js';
 import { type DetectedType, detectDatasetType } from '../dataset/detect.js';
 import { anyRowTimestamped } from '../dataset/timestamp-scan.js';
@@ -232,16 +233,13 @@ export function resolveProfilePlan(
 function refuseSimulatorWithUrl(input: Record<string, unknown>): void {
   if (input.simulator !== true || input.url === undefined) return;
   const typed = (Array.isArray(input.url) ? input.url : [input.url]).map(String);
-  let url: string;
+  let urls: string[];
   try {
-    url = typed.reduce<string[]>((prev, item) => collectUrls(item, prev), []).join(',');
+    urls = typed.reduce<string[]>((prev, item) => collectUrls(item, prev), []);
   } catch {
     return; // a malformed --url: the schema names its problem
   }
-  throw new ConfigError(
-    `--url ${url} with --simulator: the run would measure the built-in simulator, not that server; drop --simulator to profile the server, or --url to use the simulator.`,
-    '--url',
-  );
+  throw new ConfigError(simulatorUrlProblem(urls), '--url');
 }
 
 /**

@@ -67,22 +67,19 @@ export const SERVER_METRICS_FORMATS = ['json', 'csv', 'jsonl', 'parquet'] as con
 /** A `--server-metrics-formats` value. */
 export type ServerMetricsFormat = (typeof SERVER_METRICS_FORMATS)[number];
 
-/** `--server-metrics-formats` values accumulated over repeated flags and commas. */
-function collectFormats(text: string, previous: unknown): string[] {
-  const formats = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  return [...(Array.isArray(previous) ? (previous as string[]) : []), ...formats];
-}
+/** The server-metrics files kept without `--server-metrics-formats` (AIPerf keeps json and csv). */
+export const DEFAULT_SERVER_METRICS_FORMATS: readonly ServerMetricsFormat[] = ['json', 'csv', 'jsonl'];
 
-/** `--server-metrics [url…]` values accumulated over repeated flags and commas. */
-function collectUrls(text: string, previous: unknown): string[] {
-  const urls = text
+/**
+ * The items of a comma-separated value appended to the ones of earlier flags (`--server-metrics`
+ * URLs, `--server-metrics-formats`): repeated flags and commas both list.
+ */
+function collectCommaList(text: string, previous: unknown): string[] {
+  const items = text
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  return [...(Array.isArray(previous) ? (previous as string[]) : []), ...urls];
+  return [...(Array.isArray(previous) ? (previous as string[]) : []), ...items];
 }
 
 /** `--server-metrics`: scrape the server's Prometheus `/metrics` during the run. */
@@ -98,7 +95,7 @@ export const serverMetricsFields = {
       unit: 'url',
       help: "scrape Prometheus /metrics during the run (the server's own, at its root, plus any URLs given); --no-server-metrics turns it off",
       defaultText: 'on: <server root>/metrics',
-      parse: collectUrls,
+      parse: collectCommaList,
       variadic: true,
     },
   ),
@@ -112,7 +109,7 @@ export const serverMetricsFields = {
     unit: 'format',
     help: 'server-metrics files to keep: json, csv, jsonl (repeat the flag or list several)',
     defaultText: 'json, csv and jsonl',
-    parse: collectFormats,
+    parse: collectCommaList,
     repeatable: true,
   }),
   /** Time between two scrapes, ms (AIPerf has no flag for it; library callers and tests set it). */

@@ -175,6 +175,14 @@ function templateProblem(c: RuleInput): string | null {
   }
 }
 
+/**
+ * Why `--url` cannot go with `--simulator`: the run would measure the simulator, not that server. The
+ * schema can only tell a URL other than the default; the CLI also refuses a typed default one.
+ */
+export function simulatorUrlProblem(urls: readonly string[]): string {
+  return `--url ${urls.join(',')} with --simulator: the run would measure the built-in simulator, not that server; drop --simulator to profile the server, or --url to use the simulator.`;
+}
+
 /** Every cross-field rule, in the order they are checked. */
 export const CONFIG_RULES: readonly ConfigRule[] = [
   ...datasetRules,
@@ -183,12 +191,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...PHASE_LOAD_RULES,
   ...userCentricRules(resolvesToFixedSchedule),
   rule('--simulator-option', simulatorOptionProblem),
-  rule('--url', (c) =>
-    when(
-      c.simulator && c.url.join(',') !== DEFAULT_URL,
-      `--url ${c.url.join(',')} with --simulator: the run would measure the built-in simulator, not that server; drop --simulator to profile the server, or --url to use the simulator.`,
-    ),
-  ),
+  rule('--url', (c) => (c.simulator && c.url.join(',') !== DEFAULT_URL ? simulatorUrlProblem(c.url) : null)),
   rule('--apply-chat-template', (c) =>
     when(
       c.applyChatTemplate === true && !TEMPLATED_ENDPOINTS.includes(c.endpointType ?? 'chat'),

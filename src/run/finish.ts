@@ -31,7 +31,12 @@ import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { header } from './console-head.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
 import { runWarnings } from './run-warnings.js';
-import { finishServerMetrics, pruneServerMetricsFiles, serverMetricsLine } from './server-metrics-run.js';
+import {
+  finishServerMetrics,
+  pruneServerMetricsFiles,
+  serverMetricsFormatsOf,
+  serverMetricsLine,
+} from './server-metrics-run.js';
 import { extraSections } from './summary-sections.js';
 import { writeTimeslices } from './timeslices-run.js';
 
@@ -170,11 +175,11 @@ async function timeslicePaths(input: FinishInput, ctx: SummaryExportContext): Pr
 function serverMetricsPaths(config: RunPlan): ArtifactPaths {
   const dir = config.artifactDir;
   const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
-  const formats = config.serverMetricsFormats ?? ['json', 'csv', 'jsonl'];
+  const formats = serverMetricsFormatsOf(config);
   return {
-    ...(formats.includes('json') ? { serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME) } : {}),
-    ...(formats.includes('csv') ? { serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME) } : {}),
-    ...(formats.includes('jsonl') && existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
+    ...(formats.has('json') ? { serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME) } : {}),
+    ...(formats.has('csv') ? { serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME) } : {}),
+    ...(formats.has('jsonl') && existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_SERVER_METRICS_FORMATS } from '../config/fields-server.js';
 import type { RunPlan } from '../config/plan.js';
 import type { RunTotals } from '../metrics/types.js';
 import { SERVER_METRICS_JSONL_FILE_NAME, writeServerMetricsExports } from '../server-metrics/exports.js';
@@ -92,12 +93,18 @@ export async function finishServerMetrics(
 ): Promise<ServerMetricsSection | null> {
   if (report === null) return null;
   const window = windowOf(totals, report);
-  return writeServerMetricsExports(config.artifactDir, report, window, packageVersion(), formatsOf(config));
+  return writeServerMetricsExports(
+    config.artifactDir,
+    report,
+    window,
+    packageVersion(),
+    serverMetricsFormatsOf(config),
+  );
 }
 
-/** The server-metrics files the run keeps (`--server-metrics-formats`; all three when not given). */
-function formatsOf(config: Pick<RunPlan, 'serverMetricsFormats'>): ReadonlySet<string> {
-  return new Set(config.serverMetricsFormats ?? ['json', 'csv', 'jsonl']);
+/** The server-metrics files the run keeps (`--server-metrics-formats`, else the default three). */
+export function serverMetricsFormatsOf(config: Pick<RunPlan, 'serverMetricsFormats'>): ReadonlySet<string> {
+  return new Set(config.serverMetricsFormats ?? DEFAULT_SERVER_METRICS_FORMATS);
 }
 
 /**
@@ -108,7 +115,7 @@ function formatsOf(config: Pick<RunPlan, 'serverMetricsFormats'>): ReadonlySet<s
 export async function pruneServerMetricsFiles(
   config: Pick<RunPlan, 'serverMetricsFormats' | 'artifactDir'>,
 ): Promise<void> {
-  if (formatsOf(config).has('jsonl')) return;
+  if (serverMetricsFormatsOf(config).has('jsonl')) return;
   await rm(join(config.artifactDir, SERVER_METRICS_JSONL_FILE_NAME), { force: true });
 }
 

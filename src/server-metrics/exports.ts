@@ -32,9 +32,6 @@ export const SERVER_METRICS_FILE_NAMES: readonly string[] = [
   SERVER_METRICS_METADATA_FILE_NAME,
 ];
 
-/** Every format written when `--server-metrics-formats` is not given. */
-const ALL_FORMATS: ReadonlySet<string> = new Set(['json', 'csv', 'jsonl']);
-
 /** `summary.endpoint_info` of the JSON file, per endpoint URL. */
 function endpointInfo(report: ScrapeReport): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
@@ -54,7 +51,7 @@ function endpointInfo(report: ScrapeReport): Record<string, Record<string, unkno
 
 /**
  * Reads the run's scrapes, writes `server_metrics_export.json` and `.csv` into `dir` (those of them
- * `formats` names: `--server-metrics-formats`, default all), and returns the summary's
+ * `formats` names: `--server-metrics-formats`), and returns the summary's
  * `server_metrics` section.
  * @throws the file system error of a failed read or write; {Error} for a malformed JSONL line.
  */
@@ -63,7 +60,7 @@ export async function writeServerMetricsExports(
   report: ScrapeReport,
   window: MetricsWindow,
   version: string,
-  formats: ReadonlySet<string> = ALL_FORMATS,
+  formats: ReadonlySet<string>,
 ): Promise<ServerMetricsSection> {
   // No file: the scraper thread failed before it began (it was warned about then).
   const lines = byEndpoint(existsSync(report.file) ? await readScrapeLines(report.file) : []);
