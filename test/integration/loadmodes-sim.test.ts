@@ -116,7 +116,8 @@ test('--concurrency 3: never more than 3 requests open on the server; request_co
   const max = maxInFlight(run.truth);
   assert.ok(max <= 3, `server saw ${max} requests at once`);
   assert.ok(max >= 2, `closed loop of 3 never overlapped (max ${max})`);
-  // No schedule, so no latency from it and no cap wait, in the records or the summary.
+  // No schedule, so no latency from it and no cap wait, in the records, the summary or the console.
+  assert.doesNotMatch(run.outcome.consoleText, /from Schedule|Latency from the schedule/);
   for (const tag of FROM_SCHEDULE_TAGS) {
     assert.equal(run.summary[tag], undefined, tag);
     for (const r of run.records) assert.equal(r.metrics[tag], undefined, tag);
@@ -179,6 +180,8 @@ test('--request-rate 20 --concurrency 1 against a 100 ms server: latency from th
   assert.ok(latency[3]! < 1.5 * latency[0]!, `request_latency grew: ${latency.join(', ')} ms`);
   assert.ok(fromSchedule[3]! > 3 * latency[3]!, `from the schedule ${fromSchedule[3]} vs ${latency[3]} ms`);
   for (const tag of FROM_SCHEDULE_TAGS) assert.equal((run.summary[tag] as { count?: number }).count, 32, tag);
+  const avgOf = (tag: string) => (run.summary[tag] as { avg: number }).avg;
+  assert.ok(avgOf('client_lag') < avgOf('concurrency_wait') / 10, 'client_lag holds none of the cap’s wait');
   const health = run.summary.client_health as { status: string } | undefined;
   assert.notEqual(health?.status, 'late', 'waits for the cap are not client lateness');
   const consoleText = run.outcome.consoleText;
