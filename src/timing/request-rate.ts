@@ -8,7 +8,9 @@
  * (sleep-then-gate). Such a wait is queueing the load asked for, not client lateness: lateness is
  * measured from the later of the tick and the moment the cap let the loop go, so the ticks behind a
  * full cap keep their intended times (no re-anchor, nothing dropped; coordinated omission would hide
- * the backlog) and each send carries the wait as its `concurrency_wait`. `rampNs` raises the rate linearly from ~0 to the target (`--request-rate-ramp-duration`).
+ * the backlog) and each send carries the wait as its `concurrency_wait`. A client stall still
+ * re-anchors, by the stall only. `rampNs` raises the rate linearly from ~0 to the target
+ * (`--request-rate-ramp-duration`).
  * When a tick is sure to start a new session, that session's request is prepared before the sleep,
  * so building it never delays the send.
  */
