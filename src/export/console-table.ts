@@ -9,6 +9,7 @@ import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/sum
 import type { MetricDef } from '../metrics/types.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
+import { fromScheduleLine, fromScheduleRowsShown } from './from-schedule.js';
 
 /** Paths shown in the footer, when the files were written. */
 export interface ArtifactPaths {
@@ -47,6 +48,8 @@ export interface ConsoleContext {
   /** Endpoint-specific title part; default `LLM Metrics`. */
   title?: string;
   artifacts?: ArtifactPaths;
+  /** The run's flat configuration (`tokenload_config`); its `concurrency` is named in the from-schedule line. */
+  inputConfig?: Record<string, unknown>;
 }
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
@@ -74,9 +77,10 @@ function metricsTable(summary: Summary, title: string): string {
     colAligns: ['left', ...COLUMNS.map(() => 'right' as const)],
     style: PLAIN_STYLE,
   });
+  const fromSchedule = fromScheduleRowsShown(summary);
   const rows = Object.entries(summary.metrics)
     .flatMap(([tag, m]) => {
-      const def = shown(tag);
+      const def = shown(tag) ?? (fromSchedule.has(tag) ? metricByTag(tag) : undefined);
       return def === undefined || m === undefined ? [] : [{ def, m }];
     })
     .sort((a, b) => a.def.displayOrder - b.def.displayOrder);
@@ -106,11 +110,15 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
 /**
  * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
  * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
+ * the latency-from-the-schedule line when those rows are shown (./from-schedule.ts), an
  * `Error Summary` table when requests failed, warnings, the usage and prefix-cache check lines, then
  * footer lines. Ends with a newline.
  */
 export function renderConsole(ctx: ConsoleContext): string {
-  const parts = [metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics')];
+  const cap = ctx.inputConfig?.concurrency;
+  const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined);
+  const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics');
+  const parts = [reason === null ? table : `${table}\n${reason}`];
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);
   for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
