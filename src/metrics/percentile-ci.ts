@@ -18,7 +18,7 @@
 import { PERCENTILES, percentileSorted } from './stats.js';
 
 /** Coverage of every interval this module gives. */
-export const CI_LEVEL = 0.95;
+const CI_LEVEL = 0.95;
 
 /** The chance each side may miss: half of 1 − {@link CI_LEVEL}. */
 const TAIL = (1 - CI_LEVEL) / 2;
@@ -89,7 +89,7 @@ export function intervalRanks(n: number, q: number): IntervalRanks {
  * The fewest values for which the 95 % upper bound of the q-quantile exists: the smallest n with
  * q^n ≤ 2.5 % (368 for q = 0.99, 3,688 for q = 0.999).
  */
-export function minCountForUpperBound(q: number): number {
+function minCountForUpperBound(q: number): number {
   return Math.ceil(Math.log(TAIL) / Math.log(q));
 }
 
