@@ -8,6 +8,7 @@ import { metricByTag } from '../metrics/registry.js';
 import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
 import type { MetricDef } from '../metrics/types.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
+import { p99Note } from './console-ci-note.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
 import { fromScheduleLine, fromScheduleRowsShown } from './from-schedule.js';
 
@@ -85,7 +86,8 @@ function metricsTable(summary: Summary, title: string): string {
     })
     .sort((a, b) => a.def.displayOrder - b.def.displayOrder);
   for (const { def, m } of rows) table.push([rowLabel(def), ...rowCells(m)]);
-  return `tokenload | ${title}\n${table.toString()}`;
+  const note = p99Note(rows.flatMap(({ def, m }) => (isStatsSummary(m) ? [{ def, m }] : [])));
+  return `tokenload | ${title}\n${table.toString()}${note === null ? '' : `\n${note}`}`;
 }
 
 function errorTable(summary: Summary): string | null {
