@@ -281,11 +281,16 @@ async function withJudgements(name: string, status: string, steadyRate: number):
   return copy;
 }
 
-/** The body rows of the table in section `id` of a page, as [label, ...cells]. */
-function sectionRows(html: string, id: string): string[][] {
+/** The HTML of section `id` of a page. */
+function sectionHtml(html: string, id: string): string {
   const start = html.indexOf(`<section id="${id}">`);
   assert.ok(start >= 0, `section ${id}`);
-  const section = html.slice(start, html.indexOf('</section>', start));
+  return html.slice(start, html.indexOf('</section>', start));
+}
+
+/** The body rows of the table in section `id` of a page, as [label, ...cells]. */
+function sectionRows(html: string, id: string): string[][] {
+  const section = sectionHtml(html, id);
   return [...section.matchAll(/<tr>(<td.*?)<\/tr>/g)].map((m) =>
     [...(m[1] ?? '').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => c[1] ?? ''),
   );
@@ -303,7 +308,7 @@ test('tokenload report shows the server verdict beside the client one, steady st
     'Server verdict: overloaded: requests in flight and TTFT grew through the run',
   );
   assert.match(
-    html,
+    sectionHtml(html, 'lead'),
     /<li>queue growth 3\.25 requests\/s, since 1\.5 s, onset at 8 requests\/s offered<\/li><li>in flight rose from 2 to 14<\/li>/,
   );
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
@@ -321,10 +326,10 @@ test('tokenload report shows the server verdict beside the client one, steady st
   // A figure the window lacks reads N/A beside the whole run's.
   assert.equal(steady.find((row) => row[0] === 'Request latency p50 (ms)')?.[2], 'N/A');
   assert.match(
-    html,
+    sectionHtml(html, 'steady-state'),
     /Window: 1\.0 s to 3\.0 s after the first request \(50 % of the run, 12 requests, method: cusum-in-flight\+mser5\)/,
   );
-  assert.match(html, /mean in flight is 20 % off throughput × mean latency/);
+  assert.match(sectionHtml(html, 'steady-state'), /mean in flight is 20 % off throughput × mean latency/);
   // The window is shaded on every chart over time, and on no other.
   for (const spec of chartSpecs(html)) {
     const first = (spec.option.series as { markArea?: { data: { xAxis: number }[][] } }[])[0];
@@ -334,7 +339,10 @@ test('tokenload report shows the server verdict beside the client one, steady st
   assert.deepEqual(sectionRows(html, 'tails').slice(1, 2), [
     ['Time to First Token (ms), failures counted', '12.50', '80.00', 'failed', 'failed'],
   ]);
-  assert.match(html, /24 requests: 3 failed, 0 cancelled, 0 still in flight at the cut-off/);
+  assert.match(
+    sectionHtml(html, 'tails'),
+    /24 requests: 3 failed, 0 cancelled, 0 still in flight at the cut-off/,
+  );
 });
 
 test('tokenload compare A B: steady-state figures, the client and server verdicts and the windows of each run', async () => {
