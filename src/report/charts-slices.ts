@@ -81,7 +81,8 @@ function sliceChart(
     ...baseOption(title, sliceNote(slices)),
     tooltip: { trigger: 'axis' },
     legend: { top: 55, itemGap: 24 },
-    grid: { left: 80, right: 80, top: 95, bottom: 55, containLabel: true },
+    // A right-hand axis needs room; without one the plot spans as the other time charts do.
+    grid: { left: 80, right: yAxis.length > 1 ? 80 : 40, top: 95, bottom: 55, containLabel: true },
     xAxis: timeAxis(endS),
     yAxis: yAxis as EChartsOption['yAxis'],
     dataZoom: [{ type: 'inside' }],
