@@ -116,6 +116,11 @@ export interface CdfOptions {
   noun?: string;
   /** Extra subtitle text. */
   note?: string;
+  /**
+   * A logarithmic x axis: points and marks at 0 ms are not drawn (the line starts at the share of
+   * values at 0, as it should), the say-so is the caller's note.
+   */
+  logX?: boolean;
 }
 
 /** Where each mark's label sits along its line: low, middle, high, so close marks stay readable. */
@@ -146,13 +151,17 @@ function extentOf(values: readonly number[]): [number, number] {
  * Dashed vertical lines at p50, p90 and p99, labelled with their values inside the plot area.
  * @param extent - the smallest (or 0) and largest value drawn: where the x axis spans.
  */
-function markLineOf(marks: CdfMarks, extent: readonly [number, number]): Record<string, unknown> {
+function markLineOf(
+  marks: CdfMarks,
+  extent: readonly [number, number],
+  logX: boolean,
+): Record<string, unknown> {
   return {
     symbol: 'none',
     silent: true,
     lineStyle: { type: 'dashed', width: 1 },
     label: { formatter: '{b} {c}', fontSize: 11 },
-    data: MARKED.map((k) => ({
+    data: MARKED.filter((k) => !logX || marks[k] > 0).map((k) => ({
       name: k,
       xAxis: compact(marks[k]),
       label: { position: `${LABEL_AT[k]}${labelSide(marks[k], extent)}` },
@@ -171,13 +180,14 @@ export function cdfChart(
 ): ChartSpec | null {
   const present = sets.filter((s) => s.values.length > 0);
   if (present.length === 0) return null;
+  const logX = options.logX === true;
   const series = present.map((s) => ({
     type: 'line' as const,
     name: s.name,
     showSymbol: false,
     step: 'end' as const,
-    data: cdfPoints(s.values),
-    markLine: markLineOf(s.marks ?? cdfMarksOf(s.values), extentOf(s.values)),
+    data: logX ? cdfPoints(s.values).filter((p) => (p[0] ?? 0) > 0) : cdfPoints(s.values),
+    markLine: markLineOf(s.marks ?? cdfMarksOf(s.values), extentOf(s.values), logX),
   }));
   const shown = series.reduce((sum, s) => sum + s.data.length, 0);
   const total = present.reduce((sum, s) => sum + s.values.length, 0);
@@ -186,7 +196,9 @@ export function cdfChart(
   const option: EChartsOption = {
     ...baseOption(title, sub),
     tooltip: { trigger: 'axis' },
-    xAxis: valueAxis(`${metric.label} (ms)`),
+    xAxis: logX
+      ? valueAxis(`${metric.label} (ms, log scale)`, { type: 'log', scale: false })
+      : valueAxis(`${metric.label} (ms)`),
     yAxis: valueAxis('share ≤ x (%)', { min: 0, max: 100, scale: false, nameGap: 62 }),
     series,
     ...(present.length > 1
@@ -203,10 +215,26 @@ export function cdfChart(
 export const ICL_METRIC = { id: 'icl', label: 'Inter-chunk latency (per chunk)' } as const;
 
 /**
+ * A linear axis squashes the body of a distribution into less than a tenth of its width when the
+ * largest value is more than this many times the p99: the inter-chunk CDF then uses a log axis.
+ */
+export const LOG_AXIS_MAX_OVER_P99 = 10;
+
+/** The log-axis note when `values` need one ({@link LOG_AXIS_MAX_OVER_P99}); null otherwise. */
+function logAxisNote(values: readonly number[], p99: number): string | null {
+  const [, max] = extentOf(values);
+  if (!(p99 > 0) || max <= LOG_AXIS_MAX_OVER_P99 * p99) return null;
+  const times = Math.round(max / p99).toLocaleString('en-US');
+  return `log x axis: the largest gap (${compact(max)} ms) is ${times}× the p99`;
+}
+
+/**
  * CDF of every gap between consecutive chunks (`inter_chunk_latency`), to read beside the
  * per-request ITL CDF: a request's ITL is the mean of its gaps, so a stall hides in it and shows
  * here. Drawn from a bounded sample of the gaps (value-sample.ts); when the sample dropped some, the
- * marks are the summary's percentiles over all of them, when it has them. Null without any gap.
+ * marks are the summary's percentiles over all of them, when it has them. The x axis is logarithmic,
+ * and the subtitle says so, when the largest gap is more than {@link LOG_AXIS_MAX_OVER_P99}× the
+ * p99 (one stall would otherwise squash every other gap against the y axis). Null without any gap.
  */
 export function interChunkLatencyChart(
   sample: SampledValues,
@@ -215,9 +243,10 @@ export function interChunkLatencyChart(
   if (sample.values.length === 0) return null;
   const sampled = sample.values.length < sample.total;
   const fromSummary = sampled ? summaryMarks(summaryMetric) : null;
-  const note = sampled
+  const sampleNote = sampled
     ? `a sample of ${sample.values.length.toLocaleString('en-US')} of ${sample.total.toLocaleString('en-US')} gaps${fromSummary === null ? '' : '; marks: the summary’s, over all gaps'}`
     : '';
+  const logNote = logAxisNote(sample.values, (fromSummary ?? cdfMarksOf(sample.values)).p99);
   return cdfChart(
     ICL_METRIC,
     [
@@ -229,7 +258,8 @@ export function interChunkLatencyChart(
     ],
     {
       noun: 'gaps between chunks',
-      note,
+      note: subtitle(sampleNote, logNote ?? ''),
+      logX: logNote !== null,
     },
   );
 }

@@ -110,8 +110,8 @@ function boxOf(values: readonly number[]): number[] {
 }
 
 /**
- * TTFT by turn index: a box (min, p25, p50, p75, max) per turn plus every request as a dot (points =
- * dots + boxes). Only for
+ * TTFT by turn: a box (min, p25, p50, p75, max) per turn plus every request as a dot (points =
+ * dots + boxes). Turns are labelled from 1 (turn index 0 is turn 1), as traces count them. Only for
  * runs with multi-turn sessions (some turn index ≥ 1); null otherwise.
  */
 export function perTurnTtftChart(requests: readonly RequestPoint[]): ChartSpec | null {
@@ -124,10 +124,10 @@ export function perTurnTtftChart(requests: readonly RequestPoint[]): ChartSpec |
     ...baseOption(title, subtitle(countSubtitle(dots.length, all.length), 'box: min, p25, p50, p75, max')),
     xAxis: {
       type: 'category',
-      name: 'turn index',
+      name: 'turn (the first is 1, as traces count them)',
       nameLocation: 'middle',
       nameGap: 30,
-      data: groups.map((values, i) => `${i} (n=${values.length})`),
+      data: groups.map((values, i) => `${i + 1} (n=${values.length})`),
     },
     yAxis: valueAxis('time to first token (ms)', { nameGap: 62 }),
     series: [

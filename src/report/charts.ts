@@ -3,6 +3,7 @@
  * a chart without data (e.g. TTFT in a non-streaming run, errors in a clean run) is left out.
  */
 import type { ChartSpec } from './chart-base.js';
+import { timeAxisEndS } from './chart-base.js';
 import {
   cdfChart,
   ICL_METRIC,
@@ -13,7 +14,9 @@ import {
 } from './charts-latency.js';
 import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
 import { SERVER_CHART_IDS, serverCharts } from './charts-server.js';
+import { sliceLatencyChart, sliceThroughputChart } from './charts-slices.js';
 import { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+import { steadyWindowS, withSteadyBand } from './steady-band.js';
 import type { RunData } from './types.js';
 
 export type { ChartSpec } from './chart-base.js';
@@ -36,6 +39,8 @@ export const RUN_CHART_IDS: readonly string[] = [
   `${ICL_METRIC.id}-cdf`,
   'output-throughput-over-time',
   'in-flight-over-time',
+  'slice-throughput-over-time',
+  'slice-latency-over-time',
   'schedule-lag-over-time',
   'isl-vs-ttft',
   'cached-tokens',
@@ -47,8 +52,9 @@ export const RUN_CHART_IDS: readonly string[] = [
 /**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs (each marking p50/p90/p99), the
  * per-chunk inter-chunk latency CDF right after ITL's; output token throughput and
- * requests in flight over time; schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
- * turn; errors over time; the server's own metrics over time (charts-server.ts).
+ * requests in flight over time; per-slice throughput and latency (`--slice-duration`); schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
+ * turn; errors over time; the server's own metrics over time (charts-server.ts). When the summary
+ * has a steady-state window (not a fallback to the whole run), it is shaded on every chart over time.
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
@@ -63,6 +69,8 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     ]),
     throughputChart(r),
     inFlightChart(r),
+    sliceThroughputChart(run.slices ?? [], timeAxisEndS(r)),
+    sliceLatencyChart(run.slices ?? [], timeAxisEndS(r)),
     scheduleLagChart(r),
     islVsTtftChart(r),
     cachedTokensChart(r),
@@ -70,5 +78,8 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     errorTimelineChart(r),
     ...serverCharts(run),
   ];
-  return charts.filter((c): c is ChartSpec => c !== null);
+  const drawn = charts.filter((c): c is ChartSpec => c !== null);
+  const ss = run.summary?.steadyState;
+  if (ss === null || ss === undefined || ss.fallback_reason !== null) return drawn;
+  return withSteadyBand(drawn, steadyWindowS(ss, run.t0Ns));
 }

@@ -1,16 +1,20 @@
 /**
- * The numbers of a run comparison: key metrics of each run, with the difference and ratio of every
- * later run against the first (the baseline).
+ * The numbers of a run comparison: key metrics of each run (whole run, and its steady-state window
+ * when the summaries have one), with the difference and ratio of every later run against the first
+ * (the baseline); then the words: each run's client and server verdicts and steady-state window.
  */
 import { basename, resolve } from 'node:path';
 import { computeStats } from '../metrics/stats.js';
+import { steadyWindowS } from './steady-band.js';
 import type { RunData } from './types.js';
 
-/** One compared figure: a summary metric's statistic. */
+/** One compared figure: a summary metric's statistic, over the whole run or its steady-state window. */
 export interface CompareMetric {
   tag: string;
   stat: 'avg' | 'p50' | 'p99';
   label: string;
+  /** `steady`: the figure of the summary's `steady_state.metrics`; the whole run's when absent. */
+  window?: 'steady';
 }
 
 function percentiles(tag: string, name: string): CompareMetric[] {
@@ -27,6 +31,20 @@ export const COMPARE_METRICS: readonly CompareMetric[] = [
   { tag: 'request_throughput', stat: 'avg', label: 'Request throughput (requests/sec)' },
   { tag: 'request_count', stat: 'avg', label: 'Request count' },
   { tag: 'error_request_count', stat: 'avg', label: 'Error count' },
+];
+
+function steady(tag: string, stat: CompareMetric['stat'], label: string): CompareMetric {
+  return { tag, stat, label: `Steady state: ${label}`, window: 'steady' };
+}
+
+/** The steady-state figures (`steady_state.metrics`), shown when some run has a steady-state section. */
+export const STEADY_COMPARE_METRICS: readonly CompareMetric[] = [
+  steady('request_throughput', 'avg', 'request throughput (requests/sec)'),
+  steady('output_token_throughput', 'avg', 'output token throughput (tokens/sec)'),
+  steady('time_to_first_token', 'p50', 'TTFT p50 (ms)'),
+  steady('time_to_first_token', 'p99', 'TTFT p99 (ms)'),
+  steady('request_latency', 'p50', 'request latency p50 (ms)'),
+  steady('request_latency', 'p99', 'request latency p99 (ms)'),
 ];
 
 /** One table row: the value of each run (undefined when the run lacks it). */
@@ -53,15 +71,55 @@ function fromRecords(run: RunData, metric: CompareMetric): number | undefined {
 
 /** The value of `metric` in `run`: from the summary JSON when present, else from the records. */
 export function metricOf(run: RunData, metric: CompareMetric): number | undefined {
+  if (metric.window === 'steady') {
+    const v = run.summary?.steadyState?.metrics[metric.tag]?.[metric.stat];
+    return typeof v === 'number' ? v : undefined;
+  }
   if (run.summary === null) return fromRecords(run, metric);
   const entry = run.summary.metrics[metric.tag];
   if (entry === undefined) return metric.tag === 'error_request_count' ? 0 : undefined;
   return entry[metric.stat];
 }
 
-/** Rows of {@link COMPARE_METRICS} for `runs` (first = baseline). */
+/**
+ * Rows of {@link COMPARE_METRICS} for `runs` (first = baseline), then those of
+ * {@link STEADY_COMPARE_METRICS} when some run has a steady-state section.
+ */
 export function compareRows(runs: readonly RunData[]): CompareRow[] {
-  return COMPARE_METRICS.map((metric) => ({ metric, values: runs.map((r) => metricOf(r, metric)) }));
+  const steadyToo = runs.some((r) => r.summary?.steadyState != null);
+  const metrics = steadyToo ? [...COMPARE_METRICS, ...STEADY_COMPARE_METRICS] : COMPARE_METRICS;
+  return metrics.map((metric) => ({ metric, values: runs.map((r) => metricOf(r, metric)) }));
+}
+
+/** A row of words, one per run (undefined when the run lacks it): a verdict, a window. */
+export interface CompareTextRow {
+  label: string;
+  values: (string | undefined)[];
+}
+
+/** `12.3–45.6 s (72 % of the run)`, or `whole run (<reason>)` when no window was found. */
+function windowText(run: RunData): string | undefined {
+  const ss = run.summary?.steadyState;
+  if (ss === null || ss === undefined) return undefined;
+  if (ss.fallback_reason !== null) return `whole run (${ss.fallback_reason})`;
+  const { fromS, toS } = steadyWindowS(ss, run.t0Ns);
+  const share = Number.isFinite(ss.fraction_of_run)
+    ? ` (${Math.round(ss.fraction_of_run * 100)} % of the run)`
+    : '';
+  return `${fromS.toFixed(1)}–${toS.toFixed(1)} s${share}`;
+}
+
+const TEXT_ROWS: readonly { label: string; of: (run: RunData) => string | undefined }[] = [
+  { label: 'Client health', of: (run) => run.summary?.clientHealth?.status },
+  { label: 'Server verdict', of: (run) => run.summary?.serverVerdict?.status },
+  { label: 'Steady-state window', of: windowText },
+];
+
+/** The verdicts and the steady-state window of each run; a row only when some run has it. */
+export function compareTextRows(runs: readonly RunData[]): CompareTextRow[] {
+  return TEXT_ROWS.map((r) => ({ label: r.label, values: runs.map(r.of) })).filter((r) =>
+    r.values.some((v) => v !== undefined),
+  );
 }
 
 /** `value − base`; undefined when either is missing. */

@@ -1,6 +1,7 @@
 /**
  * `tokenload compare DIR_A DIR_B …`: a side-by-side console table of key metrics with the difference
- * and ratio of each run against the first, and `compare.html` with overlaid CDFs of TTFT, ITL and
+ * and ratio of each run against the first, then each run's client and server verdicts and
+ * steady-state window, and `compare.html` with overlaid CDFs of TTFT, ITL and
  * request latency.
  */
 import { writeFile } from 'node:fs/promises';
@@ -8,7 +9,15 @@ import Table from 'cli-table3';
 import { formatConsoleNumber } from '../export/format.js';
 import type { ChartSpec } from './chart-base.js';
 import { cdfChart, LATENCY_METRICS, metricValues } from './charts-latency.js';
-import { type CompareRow, compareRows, delta, ratio, runNames } from './compare-rows.js';
+import {
+  type CompareRow,
+  type CompareTextRow,
+  compareRows,
+  compareTextRows,
+  delta,
+  ratio,
+  runNames,
+} from './compare-rows.js';
 import { renderPage } from './html-page.js';
 import { htmlTable } from './html-sections.js';
 import { escapeHtml } from './html-text.js';
@@ -59,15 +68,37 @@ export function compareCells(row: CompareRow): string[] {
   return [row.metric.label, formatConsoleNumber(base), ...rest];
 }
 
+/**
+ * Body cells of a row of words, matching {@link compareHead}: each later run's word, then `same` or
+ * `changed` against A in its Δ column (`N/A` when either lacks it), nothing in its ratio column.
+ */
+export function compareTextCells(row: CompareTextRow): string[] {
+  const base = row.values[0];
+  const rest = row.values.slice(1).flatMap((v) => {
+    const change = v === undefined || base === undefined ? 'N/A' : v === base ? 'same' : 'changed';
+    return [v ?? 'N/A', change, ''];
+  });
+  return [row.label, base ?? 'N/A', ...rest];
+}
+
+/** Every body row of the table: the figures, then the words. */
+function bodyCells(rows: readonly CompareRow[], textRows: readonly CompareTextRow[]): string[][] {
+  return [...rows.map(compareCells), ...textRows.map(compareTextCells)];
+}
+
 /** The console table text (title, run legend, then the table); ends with a newline. */
-export function renderCompareTable(legend: readonly string[], rows: readonly CompareRow[]): string {
+export function renderCompareTable(
+  legend: readonly string[],
+  rows: readonly CompareRow[],
+  textRows: readonly CompareTextRow[] = [],
+): string {
   const head = compareHead(legend.length);
   const table = new Table({
     head,
     colAligns: head.map((_, i) => (i === 0 ? 'left' : 'right')),
     style: { head: [], border: [], compact: true },
   });
-  for (const row of rows) table.push(compareCells(row));
+  for (const cells of bodyCells(rows, textRows)) table.push(cells);
   return `tokenload | Compare (baseline A)\n${legend.join('\n')}\n${table.toString()}\n`;
 }
 
@@ -94,7 +125,7 @@ export function renderCompareHtml(runs: readonly RunData[], names: readonly stri
     title: 'tokenload comparison',
     metaHtml: legend.map(escapeHtml).join('<br>'),
     sectionsHtml: [
-      `<section id="compare"><h2>Key metrics (baseline A)</h2>${htmlTable(compareHead(runs.length), rows.map(compareCells))}</section>`,
+      `<section id="compare"><h2>Key metrics (baseline A)</h2>${htmlTable(compareHead(runs.length), bodyCells(rows, compareTextRows(runs)))}</section>`,
     ],
     charts: compareCharts(runs, names),
   });
@@ -124,7 +155,7 @@ export async function compareRuns(
   await writeFile(outputPath, html);
   const legend = runLegend(names, dirs);
   return {
-    table: renderCompareTable(legend, compareRows(runs)),
+    table: renderCompareTable(legend, compareRows(runs), compareTextRows(runs)),
     htmlPath: outputPath,
     htmlBytes: Buffer.byteLength(html),
   };

@@ -19,7 +19,7 @@ section { background: #fff; border-radius: 6px; box-shadow: 0 1px 2px rgba(0,0,0
 h2 { font-size: 16px; margin: 4px 0 10px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e6e8eb; }
-th { text-align: right; background: #f7f8fa; } th:first-child, td:first-child { text-align: left; }
+th { text-align: right; background: #f7f8fa; } th:first-child, td:first-child, th.text { text-align: left; }
 td { text-align: right; white-space: nowrap; }
 td.text { text-align: left; white-space: normal; }
 .pos { color: #b42318; } .neg { color: #067647; }
@@ -30,6 +30,7 @@ pre { background: #f7f8fa; padding: 10px; overflow: auto; font-size: 12px; }
 .muted { color: #667; }
 .lead { padding: 4px 10px; margin: 4px 0; border-left: 4px solid #c5cad3; font-size: 15px; }
 .lead.ok { border-color: #12b76a; } .lead.warn { border-color: #f5a524; background: #fff8e6; }
+ul.evidence { margin: 0 0 6px 14px; padding-left: 14px; color: #445; font-size: 13px; }
 .lead.bad { border-color: #d92d20; background: #fef3f2; font-weight: 600; }
 `;
 

@@ -2,8 +2,11 @@
  * HTML sections of the single-run report: summary table, error summary, warnings and the run
  * configuration. Every function returns escaped HTML.
  */
+
+import { metricLabel } from '../export/format.js';
+import { metricByTag } from '../metrics/registry.js';
 import { escapeHtml } from './html-text.js';
-import { SUMMARY_COLUMNS, summaryRows } from './summary-rows.js';
+import { type RepeatedRow, repeatedRows, SUMMARY_COLUMNS, summaryRows } from './summary-rows.js';
 import type { ErrorSummaryRow, RequestPoint, RunData } from './types.js';
 
 /** A `<table>` with a header row; cells are escaped; the first column is text. */
@@ -12,7 +15,7 @@ export function htmlTable(
   rows: readonly (readonly string[])[],
   textCols = 1,
 ): string {
-  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const th = head.map((h, i) => `<th${i < textCols ? ' class="text"' : ''}>${escapeHtml(h)}</th>`).join('');
   const tr = rows
     .map((row) => {
       const tds = row.map((c, i) => `<td${i < textCols ? ' class="text"' : ''}>${escapeHtml(c)}</td>`);
@@ -22,16 +25,31 @@ export function htmlTable(
   return `<table><thead><tr>${th}</tr></thead><tbody>\n${tr}\n</tbody></table>`;
 }
 
-/** The console's metrics table; a note when the summary JSON is missing. */
+function labelOf(tag: string): string {
+  const def = metricByTag(tag);
+  return def === undefined ? tag : metricLabel(def);
+}
+
+/** The note under the table naming a row left out as a repeat of another. */
+function repeatNote(r: RepeatedRow): string {
+  return `<p class="muted">${escapeHtml(`${labelOf(r.tag)}: left out, the same as ${labelOf(r.sameAs)} in every column (${r.why}).`)}</p>`;
+}
+
+/**
+ * The console's metrics table, less the rows that repeat another row in every figure (each named in
+ * a note under the table); a note when the summary JSON is missing.
+ */
 export function summarySection(run: RunData): string {
-  const rows = run.summary === null ? [] : summaryRows(run.summary.metrics);
+  const repeats = run.summary === null ? [] : repeatedRows(run.summary.metrics);
+  const left = new Set(repeats.map((r) => r.tag));
+  const rows = run.summary === null ? [] : summaryRows(run.summary.metrics).filter((r) => !left.has(r.tag));
   const body =
     rows.length === 0
       ? '<p class="muted">No summary (profile_export_aiperf.json) in this directory.</p>'
       : htmlTable(
           ['Metric', ...SUMMARY_COLUMNS],
           rows.map((r) => [r.label, ...r.cells]),
-        );
+        ) + repeats.map(repeatNote).join('');
   return `<section id="summary"><h2>Summary</h2>${body}</section>`;
 }
 

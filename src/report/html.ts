@@ -1,14 +1,16 @@
 /**
  * The single-run HTML report: one self-contained file (echarts inlined, no network access) with the
- * run's header facts, the console's lead lines (how the run ended, its load, the client-health
- * verdict), the console's summary table, errors, warnings, the prefix cache, the server's metrics,
- * every chart of
+ * run's header facts, the console's lead lines (how the run ended, its load, the tokenizer, the
+ * client and server verdicts, connections, start-up, the usage check), the console's summary table,
+ * steady state against the whole run, tails that count failures, errors, warnings, the prefix
+ * cache, the server's metrics, every chart of
  * {@link buildRunCharts} and the run configuration.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRunCharts } from './charts.js';
 import { serverSection } from './charts-server.js';
+import { steadyStateSection, tailsSection } from './html-analysis.js';
 import { renderPage } from './html-page.js';
 import {
   cacheSection,
@@ -36,6 +38,8 @@ function metaHtml(run: RunData): string {
   const failed = run.requests.filter((r) => r.error !== null).length;
   const facts: [string, string | undefined][] = [
     ['model', configString(run, 'models')],
+    // The server measured: with --simulator, the simulator's own address (the summary names it).
+    ['server', configString(run, 'url')],
     ['endpoint', configString(run, 'endpointType')],
     ['dataset', configString(run, 'inputFile')],
     ['started', run.summary?.startTime ?? undefined],
@@ -60,6 +64,8 @@ export function renderReportHtml(run: RunData): string {
     sectionsHtml: [
       leadSection(run.summary),
       summarySection(run),
+      steadyStateSection(run),
+      tailsSection(run),
       errorsSection(run),
       warningsSection(run),
       cacheSection(run),

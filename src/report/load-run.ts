@@ -1,6 +1,6 @@
 /**
  * Reads a run's artifact directory (`profile_export.jsonl` and, when present,
- * `profile_export_aiperf.json` and `server_metrics_export.jsonl`) into a {@link RunData}: typed per-request points on a time axis in
+ * `profile_export_aiperf.json`, `profile_export_aiperf_timeslices.json` and `server_metrics_export.jsonl`) into a {@link RunData}: typed per-request points on a time axis in
  * seconds since the first request started.
  */
 import { createReadStream } from 'node:fs';
@@ -9,14 +9,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.js';
 import { loadServerRun } from './server-series.js';
+import { slicesOf } from './summary-analysis.js';
 import { parseRunSummary } from './summary-file.js';
-import { type RunData, RunLoadError, type RunSummary } from './types.js';
+import { type RunData, RunLoadError, type RunSummary, type SlicePoint } from './types.js';
 import { ValueSample } from './value-sample.js';
 
 /** File names read from an artifact directory (the defaults `tokenload profile` writes). */
 export const RUN_FILES = {
   records: 'profile_export.jsonl',
   summary: 'profile_export_aiperf.json',
+  timeslices: 'profile_export_aiperf_timeslices.json',
 } as const;
 
 async function isFile(path: string): Promise<boolean> {
@@ -68,13 +70,22 @@ async function readSummary(file: string): Promise<RunSummary | null> {
   }
 }
 
+/** The time slices of the run (`--slice-duration`); empty when the file is missing. */
+async function readSlices(file: string, t0Ns: bigint): Promise<SlicePoint[]> {
+  if (!(await isFile(file))) return [];
+  try {
+    return slicesOf(JSON.parse(await readFile(file, 'utf8')), t0Ns);
+  } catch (err) {
+    throw new RunLoadError(`${file}: not valid JSON (${(err as Error).message})`, file);
+  }
+}
+
 function earliestStart(lines: readonly ParsedLine[]): bigint {
   let t0: bigint | null = null;
   for (const l of lines) if (t0 === null || l.startNs < t0) t0 = l.startNs;
   return t0 ?? 0n;
 }
 
-/**
 /**
  * The `run_status.reason` of a summary whose `run_status.status` is `failed` (what a run that
  * stopped on an error after its start leaves); null when the file is missing, unreadable or says
@@ -119,5 +130,6 @@ export async function loadRun(dir: string): Promise<RunData> {
     summary,
     server: await loadServerRun(dir, t0Ns),
     interChunkLatencyMs: icl.result(),
+    slices: await readSlices(join(dir, RUN_FILES.timeslices), t0Ns),
   };
 }

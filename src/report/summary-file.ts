@@ -2,13 +2,12 @@
  * Reading `profile_export_aiperf.json` back into a {@link RunSummary}. Unknown keys are ignored;
  * metric entries are the top-level objects that carry a `unit` and a numeric `avg`.
  */
-import type { ErrorSummaryRow, RunSummary, SummaryMetric } from './types.js';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import type { StartUpSection } from '../metrics/start-up.js';
+import type { UsageCheckSummary } from '../metrics/usage-check.js';
+import type { TokenizerSection } from '../prompt/tokenizer-source.js';
+import { isObject, type Json, numberOrNull, stringOrNull } from './json-read.js';
+import { serverVerdictOf, steadyStateOf, tailsOf } from './summary-analysis.js';
+import type { ConnectionsFacts, ErrorSummaryRow, RunSummary, SummaryMetric } from './types.js';
 
 function isMetric(value: unknown): value is SummaryMetric {
   return isObject(value) && typeof value.unit === 'string' && typeof value.avg === 'number';
@@ -22,10 +21,6 @@ function errorRows(value: unknown): ErrorSummaryRow[] {
     message: typeof e.message === 'string' ? e.message : '',
     count: typeof e.count === 'number' ? e.count : 0,
   }));
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }
 
 /** The numeric (or null) fields of a section object; null when it is not an object. */
@@ -56,6 +51,40 @@ function runStatusOf(value: unknown): RunSummary['runStatus'] {
   return { status: value.status, reason: stringOrNull(value.reason) };
 }
 
+function usageCheckOf(value: unknown): UsageCheckSummary | null {
+  if (!isObject(value) || !Array.isArray(value.per_layout) || typeof value.overhead_of !== 'string')
+    return null;
+  return typeof value.requests_compared === 'number' ? (value as unknown as UsageCheckSummary) : null;
+}
+
+function tokenizerOf(value: unknown): TokenizerSection | null {
+  if (!isObject(value) || typeof value.source !== 'string' || typeof value.requested !== 'string')
+    return null;
+  return value as unknown as TokenizerSection;
+}
+
+function connectionsOf(value: unknown): ConnectionsFacts | null {
+  if (!isObject(value) || !isObject(value.prewarm)) return null;
+  const opened = numberOrNull(value.prewarm.opened);
+  const onOpen = numberOrNull(value.requests_on_open_connections);
+  const onNew = numberOrNull(value.requests_on_new_connections);
+  if (opened === null || onOpen === null || onNew === null) return null;
+  return {
+    prewarm: {
+      opened,
+      failed: numberOrNull(value.prewarm.failed) ?? 0,
+      basis: stringOrNull(value.prewarm.basis) ?? '',
+    },
+    requests_on_open_connections: onOpen,
+    requests_on_new_connections: onNew,
+  };
+}
+
+function startUpOf(value: unknown): StartUpSection | null {
+  if (!isObject(value) || typeof value.window_s !== 'number' || !isObject(value.first)) return null;
+  return value as unknown as StartUpSection;
+}
+
 /**
  * Builds a {@link RunSummary} from the parsed summary JSON object.
  * @param json the value of `JSON.parse(file text)`; anything but an object yields an empty summary.
@@ -82,5 +111,12 @@ export function parseRunSummary(json: unknown): RunSummary {
     load: loadOf(root.load),
     clientHealth: healthOf(root.client_health),
     runStatus: runStatusOf(root.run_status),
+    usageCheck: usageCheckOf(root.usage_check),
+    tokenizer: tokenizerOf(root.tokenizer),
+    connections: connectionsOf(root.connections),
+    startUp: startUpOf(root.start_up),
+    serverVerdict: serverVerdictOf(root.server_verdict),
+    steadyState: steadyStateOf(root.steady_state),
+    tailsWithFailures: tailsOf(root.tails_with_failures),
   };
 }

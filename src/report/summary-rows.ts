@@ -40,3 +40,39 @@ export function summaryRows(metrics: Readonly<Record<string, SummaryMetric>>): S
     .sort((a, b) => a.def.displayOrder - b.def.displayOrder)
     .map(({ def, m }) => ({ tag: def.tag, label: metricLabel(def), cells: cellsOf(m) }));
 }
+
+/** A console row the report leaves out because another row holds the same figures, and why they match. */
+export interface RepeatedRow {
+  tag: string;
+  sameAs: string;
+  why: string;
+}
+
+/** Pairs of metrics that are equal whenever the model wrote no reasoning tokens. */
+export const REPEAT_CANDIDATES: readonly RepeatedRow[] = [
+  {
+    tag: 'time_to_first_output_token',
+    sameAs: 'time_to_first_token',
+    why: 'no reasoning tokens came before the first answer token',
+  },
+  {
+    tag: 'output_token_count',
+    sameAs: 'output_sequence_length',
+    why: 'no output token was a reasoning token',
+  },
+];
+
+function sameFigures(a: SummaryMetric, b: SummaryMetric): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (a[k as keyof SummaryMetric] !== b[k as keyof SummaryMetric]) return false;
+  return true;
+}
+
+/** The candidate rows of `metrics` whose every figure (unit, count and statistics) equals their twin's. */
+export function repeatedRows(metrics: Readonly<Record<string, SummaryMetric>>): RepeatedRow[] {
+  return REPEAT_CANDIDATES.filter((r) => {
+    const a = metrics[r.tag];
+    const b = metrics[r.sameAs];
+    return a !== undefined && b !== undefined && sameFigures(a, b);
+  });
+}

@@ -3,7 +3,11 @@
  * per-request points on a relative time axis plus the run summary.
  */
 import { TokenloadError } from '../errors.js';
+import type { StartUpSection } from '../metrics/start-up.js';
+import type { UsageCheckSummary } from '../metrics/usage-check.js';
+import type { TokenizerSection } from '../prompt/tokenizer-source.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
+import type { ServerVerdict, SlicePoint, SteadyState, TailsWithFailures } from './analysis-types.js';
 import type { SampledValues } from './value-sample.js';
 
 /** A failed request's error, as written in `profile_export.jsonl`. */
@@ -91,6 +95,30 @@ export interface RunSummary {
   clientHealth: { status: string; verdict: string; cpu_percent: number } | null;
   /** `run_status`: how the run ended (`completed`, `failed`, `interrupted`) and why; null when absent. */
   runStatus: { status: string; reason: string | null } | null;
+  /** `usage_check`: the client's prompt counts against the server's `usage.prompt_tokens`; null when absent. */
+  usageCheck: UsageCheckSummary | null;
+  /** `tokenizer`: which tokenizer counted the tokens; null when absent. */
+  tokenizer: TokenizerSection | null;
+  /** `connections`: connections pre-opened and requests that waited for a new one; null when absent. */
+  connections: ConnectionsFacts | null;
+  /** `start_up`: the first seconds of the run against the rest; null when absent. */
+  startUp: StartUpSection | null;
+  /** `server_verdict`; null when absent. */
+  serverVerdict: ServerVerdict | null;
+  /** `steady_state`; null when absent. */
+  steadyState: SteadyState | null;
+  /** `tails_with_failures`; null when absent. */
+  tailsWithFailures: TailsWithFailures | null;
+}
+
+/** The summary's `connections` section, as the report reads it. */
+export interface ConnectionsFacts {
+  /** Connections opened before the first request, how many failed, and why that many. */
+  prewarm: { opened: number; failed: number; basis: string };
+  /** Requests sent on a connection that was already open. */
+  requests_on_open_connections: number;
+  /** Requests that waited for a new connection to be opened. */
+  requests_on_new_connections: number;
 }
 
 /** A run read back from its artifact directory. */
@@ -110,7 +138,11 @@ export interface RunData {
    * a bounded deterministic sample (value-sample.ts) and how many there were.
    */
   interChunkLatencyMs: SampledValues;
+  /** The time slices (`profile_export_aiperf_timeslices.json`, `--slice-duration`); empty without the file. */
+  slices?: SlicePoint[] | undefined;
 }
+
+export type { ServerVerdict, SlicePoint, SteadyState, TailsWithFailures } from './analysis-types.js';
 
 /** An artifact directory that cannot be read: missing files or malformed lines (message names the file). */
 export class RunLoadError extends TokenloadError {

@@ -8,10 +8,8 @@ import { interruptedLine, type RunStatus, statusLeadLine } from '../export/run-s
 import { clientHealthLine } from '../health/monitor.js';
 import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
-import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
-import { loadLine } from '../report/lead.js';
+import { connectionsLine, loadLine, tokenizerLine } from '../report/lead.js';
 import { type FinishInput, feedErrorOf, sentCount } from './finish-input.js';
-import type { ConnectionsReport } from './phase.js';
 
 /** The lines the console shows before its table, as one text ending in a newline. */
 export function header(input: FinishInput, status: RunStatus): string {
@@ -62,20 +60,6 @@ function autoOffsetLine(input: FinishInput): string | null {
   if (input.config.load.zero.kind !== 'auto' || !(load.replay.zeroMs > AUTO_OFFSET_QUIET_MS)) return null;
   const waitS = (load.replay.zeroMs / 1000).toFixed(1);
   return `Fixed schedule: starting at once; AIPerf waits ${waitS} s for the first timestamp; --no-fixed-schedule-auto-offset to wait`;
-}
-
-/** The console line of the tokenizer, e.g. `Tokenizer: org/name from the Hugging Face cache /…; chat template applied: /…`. */
-function tokenizerLine(t: TokenizerSection): string {
-  const template = t.chat_template === null ? '' : `; chat template applied: ${t.chat_template}`;
-  return `Tokenizer: ${describeTokenizer(t)}${template}`;
-}
-
-/** The console line of the run's connections, e.g. `Connections: 120 pre-opened (…); 3 requests waited for a new one`. */
-function connectionsLine(c: ConnectionsReport): string {
-  const opened = `${c.prewarm.opened} pre-opened (${c.prewarm.basis})`;
-  const failed = c.prewarm.failed > 0 ? `, ${c.prewarm.failed} failed to open` : '';
-  const waited = c.requests_on_new_connections;
-  return `Connections: ${opened}${failed}; ${waited} ${waited === 1 ? 'request' : 'requests'} waited for a new connection, ${c.requests_on_open_connections} reused an open one`;
 }
 
 /** A constant-rate run this far short of its target (%) is reported as client-saturated. */

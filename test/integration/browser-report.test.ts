@@ -29,6 +29,8 @@ const skip =
 function config(artifactDir: string): ProfileConfig {
   return simulatorReplayConfig(artifactDir, 'examples/traces/bailian_traceA_multiturn_head40.jsonl', 40, {
     commandLine: 'tokenload profile (browser-report test)',
+    // Slices too, so their charts are drawn in the browser.
+    sliceDurationSeconds: 1,
   });
 }
 

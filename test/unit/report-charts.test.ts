@@ -173,6 +173,24 @@ test('inter-chunk latency: a CDF of every gap right after the ITL CDF; none with
   assert.match(subtext(sampled.option), /a sample of 4 of 8 gaps; marks: the summary’s, over all gaps/);
 });
 
+test('inter-chunk latency: one stall past 10× the p99 puts the x axis on a log scale, and the subtitle says so', () => {
+  // 999 gaps of 2 ms and one 610 ms stall (p99 2 ms): on a linear axis every other gap sits at 0.3 % of its width.
+  const gaps = [...Array.from({ length: 999 }, () => 2), 610];
+  const stalled = interChunkLatencyChart({ values: gaps, total: gaps.length }, undefined)!;
+  const x = (c: typeof stalled) => (c.option as { xAxis: { type: string; name: string } }).xAxis;
+  assert.equal(x(stalled).type, 'log');
+  assert.match(x(stalled).name, /log scale/);
+  assert.match(subtext(stalled.option), /log x axis: the largest gap \(610 ms\) is 305× the p99/);
+  // A gap of 0 ms cannot sit on a log axis: the line starts at the first positive gap, whose share
+  // still counts the 0 ms gap below it (2 of 1,000 gaps, 0.2 %).
+  const withZero = interChunkLatencyChart({ values: [0, ...gaps.slice(1)], total: 1000 }, undefined)!;
+  assert.deepEqual(seriesData(withZero.option)[0], [2, 0.2]);
+  // Without an outlier the axis stays linear and the subtitle says nothing of a log scale.
+  const even = interChunkLatencyChart({ values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 40], total: 10 }, undefined)!;
+  assert.equal(x(even).type, 'value');
+  assert.doesNotMatch(subtext(even.option), /log/);
+});
+
 test('every time chart shares one x axis (0 to the last response, whole bins) and one zoom group', () => {
   const e = { error: { code: 500, type: 'T', message: '', kind: '' } };
   const charts = buildRunCharts(run([req(0, 1), req(0.5, 2.4), req(1, 1.2, e)]));
@@ -237,6 +255,10 @@ test('TTFT by turn appears only for multi-turn sessions, with a box per turn', (
   assert.deepEqual(boxes[0], [10, 15, 20, 25, 30]);
   assert.deepEqual(boxes[1], [5, 5, 5, 5, 5]);
   assert.equal(chart.points, 5, 'three dots and two boxes');
+  // Turn index 0 is the first turn: labelled 1, as traces count turns.
+  const x = (chart.option as { xAxis: { data: string[]; name: string } }).xAxis;
+  assert.deepEqual(x.data, ['1 (n=2)', '2 (n=1)']);
+  assert.match(x.name, /the first is 1/);
 });
 
 test('errors over time: failed requests per bin, one stacked series per error type, aligned by bin', () => {

@@ -105,6 +105,12 @@ test('report.html holds the console summary rows, the errors, warnings and the r
   ]);
   assert.match(summary, /<td>1,000\.00<\/td><td>N\/A<\/td>/);
   assert.match(html, /InternalServerError/);
+  // The Errors headers sit over their columns: the three text columns' headers are left-aligned as their cells.
+  assert.match(
+    html,
+    /<th class="text">Code<\/th><th class="text">Type<\/th><th class="text">Message<\/th><th>Count<\/th>/,
+  );
+  assert.match(html, /th\.text \{ text-align: left; \}|th\.text, [^{]*\{ text-align: left/);
   assert.match(html, /3 requests returned fewer tokens than requested/);
   assert.match(html, /&quot;apiKey&quot;: &quot;&lt;redacted&gt;&quot;/);
   assert.match(html, /tokenload profile --x/);
