@@ -4,6 +4,7 @@
  * aggregate and derived metrics.
  */
 import {
+  errorTimeToFirstToken,
   interChunkLatency,
   interTokenLatency,
   outputTokenThroughputPerUser,
@@ -66,6 +67,7 @@ export const RECORD_METRIC_DEFS = {
   connect_time: connectTime,
   prefill_wait: prefillWait,
   error_isl: errorIsl,
+  error_time_to_first_token: errorTimeToFirstToken,
 } as const satisfies Record<string, RecordMetricDef>;
 
 /** Per-record metric definitions, in computation order. */
