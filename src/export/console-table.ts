@@ -8,6 +8,7 @@ import { metricByTag } from '../metrics/registry.js';
 import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
 import type { MetricDef } from '../metrics/types.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
+import { tailsBlock } from './console-tails.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
 
 /** Paths shown in the footer, when the files were written. */
@@ -106,13 +107,17 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
 /**
  * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
  * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
- * `Error Summary` table when requests failed, warnings, the usage and prefix-cache check lines, then
+ * `Error Summary` table when requests failed, the tails counting failures (console-tails.ts: before
+ * everything when more than 5 % failed), warnings, the usage and prefix-cache check lines, then
  * footer lines. Ends with a newline.
  */
 export function renderConsole(ctx: ConsoleContext): string {
+  const tails = tailsBlock(ctx.summary);
   const parts = [metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics')];
+  if (tails?.leads === true) parts.unshift(tails.text);
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);
+  if (tails?.leads === false) parts.push(tails.text);
   for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
   const checks = [usageCheckLine(ctx.summary.usageCheck), cacheCheckLine(ctx.summary.cacheCheck)];
   if (checks.some((l) => l !== null)) parts.push(checks.filter((l) => l !== null).join('\n'));

@@ -37,7 +37,7 @@ import {
   serverMetricsFormatsOf,
   serverMetricsLine,
 } from './server-metrics-run.js';
-import { extraSections } from './summary-sections.js';
+import { extraSections, tailsSection } from './summary-sections.js';
 import { writeTimeslices } from './timeslices-run.js';
 
 /** What a finished run returns to the CLI. */
@@ -100,6 +100,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     extra: {
       ...extraSections(input, warmupSummary),
       responses: summary.responses,
+      ...tailsSection(summary),
       ...(server === null ? {} : { server_metrics: server }),
     },
   };
