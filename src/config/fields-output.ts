@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import type { SteadyStateOption } from '../metrics/analysis/steady-state.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { option, optionFields } from '../util/option-meta.js';
 import { camel, camelKeys, collectSimulatorOption } from '../util/option-values.js';
@@ -13,6 +14,34 @@ import { int, positive } from './field-kinds.js';
 import { serverMetricsFields } from './fields-server.js';
 
 const SIMULATOR_FIELDS = optionFields(SimulatorOptionsSchema);
+
+/** `--steady-state`'s text, kept as written (a config re-parses its own output); read by {@link parseSteadyState}. */
+const steadyStateSchema = z.string().superRefine((text, ctx) => {
+  const problem = steadyStateProblem(text);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Why `text` is not a `--steady-state` value; null when it is. */
+function steadyStateProblem(text: string): string | null {
+  return parseSteadyState(text) === null
+    ? `expected auto, off or START_PCT:END_PCT with 0 <= START < END <= 100 (e.g. 10:90), got '${text}'`
+    : null;
+}
+
+/**
+ * `--steady-state` as an option: `auto`, `off`, or `START:END` percentages with
+ * 0 ≤ START < END ≤ 100; null for any other text.
+ */
+export function parseSteadyState(text: string): SteadyStateOption | null {
+  const t = text.trim();
+  if (t === 'auto' || t === 'off') return { kind: t };
+  const m = /^(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)$/.exec(t);
+  const startPct = Number(m?.[1]);
+  const endPct = Number(m?.[2]);
+  return m !== null && startPct >= 0 && startPct < endPct && endPct <= 100
+    ? { kind: 'range', startPct, endPct }
+    : null;
+}
 
 /**
  * Accumulates `--simulator-option name=value`: a number parameter's value must be plain decimal,
@@ -112,6 +141,15 @@ export const outputFields = {
     flag: 'slice-duration',
     unit: 's',
     help: 'also summarize the run in consecutive windows this long (by request start; writes profile_export_aiperf_timeslices.json/.csv)',
+  }),
+  /**
+   * `--steady-state`: how the summary's `steady_state` window is found: `auto` (detected:
+   * metrics/analysis/steady-state.ts), `off` (no section), or `START_PCT:END_PCT` of the run's span.
+   */
+  steadyState: option(steadyStateSchema.default('auto'), {
+    flag: 'steady-state',
+    unit: 'auto|off|START_PCT:END_PCT',
+    help: 'the steady-state window reported beside the whole run: auto (detected), off, or a share of the run in percent, e.g. 10:90',
   }),
   /** `--simulator`: start the built-in simulator in a child process and target it instead of `--url`. */
   simulator: option(z.boolean().default(false), {

@@ -8,8 +8,10 @@ import { metricByTag } from '../metrics/registry.js';
 import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
 import type { MetricDef } from '../metrics/types.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
+import { p99Note } from './console-ci-note.js';
 import { tailsBlock } from './console-tails.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
+import { fromScheduleLine, fromScheduleRowsShown } from './from-schedule.js';
 
 /** Paths shown in the footer, when the files were written. */
 export interface ArtifactPaths {
@@ -48,6 +50,8 @@ export interface ConsoleContext {
   /** Endpoint-specific title part; default `LLM Metrics`. */
   title?: string;
   artifacts?: ArtifactPaths;
+  /** The run's flat configuration (`tokenload_config`); its `concurrency` is named in the from-schedule line. */
+  inputConfig?: Record<string, unknown>;
 }
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
@@ -75,14 +79,16 @@ function metricsTable(summary: Summary, title: string): string {
     colAligns: ['left', ...COLUMNS.map(() => 'right' as const)],
     style: PLAIN_STYLE,
   });
+  const fromSchedule = fromScheduleRowsShown(summary);
   const rows = Object.entries(summary.metrics)
     .flatMap(([tag, m]) => {
-      const def = shown(tag);
+      const def = shown(tag) ?? (fromSchedule.has(tag) ? metricByTag(tag) : undefined);
       return def === undefined || m === undefined ? [] : [{ def, m }];
     })
     .sort((a, b) => a.def.displayOrder - b.def.displayOrder);
   for (const { def, m } of rows) table.push([rowLabel(def), ...rowCells(m)]);
-  return `tokenload | ${title}\n${table.toString()}`;
+  const note = p99Note(rows.flatMap(({ def, m }) => (isStatsSummary(m) ? [{ def, m }] : [])));
+  return `tokenload | ${title}\n${table.toString()}${note === null ? '' : `\n${note}`}`;
 }
 
 function errorTable(summary: Summary): string | null {
@@ -107,13 +113,17 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
 /**
  * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
  * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
+ * the latency-from-the-schedule line when those rows are shown (./from-schedule.ts), an
  * `Error Summary` table when requests failed, the tails counting failures (console-tails.ts: before
  * everything when more than 5 % failed), warnings, the usage and prefix-cache check lines, then
  * footer lines. Ends with a newline.
  */
 export function renderConsole(ctx: ConsoleContext): string {
+  const cap = ctx.inputConfig?.concurrency;
+  const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined);
+  const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics');
   const tails = tailsBlock(ctx.summary);
-  const parts = [metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics')];
+  const parts = [reason === null ? table : `${table}\n${reason}`];
   if (tails?.leads === true) parts.unshift(tails.text);
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);

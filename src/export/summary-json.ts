@@ -127,8 +127,9 @@ export interface SummaryJson {
 /**
  * Builds the summary JSON object: `schema_version`, `aiperf_version`, `tokenload_version`,
  * `benchmark_id`, `start_time`/`end_time` (ISO 8601), `was_cancelled`, `run_status`, then each
- * metric tag → `{unit, avg, min, max, p1…p99, std, count}` for per-record metrics or `{unit, avg}`
- * for run-level ones, then `input_config` (AIPerf's layout) and `tokenload_config` (redacted),
+ * metric tag → `{unit, avg, min, max, p1…p99, std, count}` for per-record metrics — then ours,
+ * `p999` (from 3,688 values) and `ci95: {p1…p99, p999?: {low, high}}`, each percentile's
+ * distribution-free 95 % interval (metrics/percentile-ci.ts) — or `{unit, avg}` for run-level ones, then `input_config` (AIPerf's layout) and `tokenload_config` (redacted),
  * `run_info`, `error_summary` (`[{code, type, message, count}]`), `warnings`, `usage_check` and `cache_check`
  * (when they have something to say; metrics/usage-check.ts, metrics/cache-check.ts).
  */

@@ -31,6 +31,12 @@ export interface LateSends {
   largest_burst: number;
 }
 
+/** A record's wait the load asked for (`prefill_wait`, `concurrency_wait`), ms; 0 when absent. */
+function queuedMs(record: ProcessedRecord, tag: 'prefill_wait' | 'concurrency_wait'): number {
+  const waitMs = record.metrics[tag];
+  return typeof waitMs === 'number' ? waitMs : 0;
+}
+
 /**
  * Each scheduled request's intended send time and `schedule_lag`, in completion order, kept as two
  * numbers per request (the summary keeps every lag value already).
@@ -43,22 +49,22 @@ export class SendLog {
 
   /**
    * Adds one record; a record without a schedule or a `schedule_lag` is ignored. Its lag is its
-   * `schedule_lag` less its `prefill_wait` (a wait the load asked for, not the client's lateness).
+   * `schedule_lag` less its `prefill_wait` and `concurrency_wait` (waits the load asked for — a
+   * prefill gate, a session cap — not the client's lateness).
    */
   add(record: ProcessedRecord): void {
     const lagMs = record.metrics.schedule_lag;
     if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
-    const prefillMs = record.metrics.prefill_wait;
     this.scheduledNs.push(record.raw.scheduledNs);
-    this.lagsMs.push(typeof prefillMs === 'number' ? lagMs - prefillMs : lagMs);
+    this.lagsMs.push(lagMs - queuedMs(record, 'prefill_wait') - queuedMs(record, 'concurrency_wait'));
     const waitMs = record.metrics.connection_wait;
     const opened = record.raw.connectionReused === false;
     this.waitsMs.push(opened && typeof waitMs === 'number' ? waitMs : 0);
   }
 
   /**
-   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait`; what the
-   * client-health verdict judges.
+   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait` and
+   * `concurrency_wait`; what the client-health verdict judges.
    */
   clientLagsMs(): readonly number[] {
     return this.lagsMs;

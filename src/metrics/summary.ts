@@ -8,6 +8,7 @@ import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
+import { type PercentileConfidence, percentileConfidence } from './percentile-ci.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { type Stats, statsOfSorted } from './stats.js';
@@ -18,8 +19,11 @@ import { type OverheadOf, UsageCheck, type UsageCheckSummary, usageWarnings } fr
 import { ValueStore } from './value-store.js';
 import { runWarnings } from './warnings.js';
 
-/** Statistics of a per-record metric, in its display unit. */
-export type StatsSummary = { unit: MetricUnit } & Stats;
+/**
+ * Statistics of a per-record metric, in its display unit: AIPerf's, then p99.9 and the 95 % interval
+ * of each percentile (./percentile-ci.ts; `ci95` absent only in a summary built by hand).
+ */
+export type StatsSummary = { unit: MetricUnit } & Stats & Partial<PercentileConfidence>;
 
 /** Value of an aggregate or derived metric (AIPerf exports only `unit` and `avg` for these). */
 export interface ScalarSummary {
@@ -96,8 +100,9 @@ function recordSummaries(values: Map<string, ValueStore>): Partial<Record<Metric
   for (const def of RECORD_METRICS) {
     const store = values.get(def.tag);
     // One sorted copy of one metric at a time: the build's memory on top of the values themselves.
-    if (store !== undefined && store.length > 0)
-      out[def.tag as MetricTag] = { unit: def.unit, ...statsOfSorted(store.sorted()) };
+    if (store === undefined || store.length === 0) continue;
+    const sorted = store.sorted();
+    out[def.tag as MetricTag] = { unit: def.unit, ...statsOfSorted(sorted), ...percentileConfidence(sorted) };
   }
   return out;
 }

@@ -9,11 +9,20 @@ import {
   interTokenLatency,
   outputTokenThroughputPerUser,
   requestLatency,
+  requestLatencyFromSchedule,
   timeToFirstOutputToken,
   timeToFirstToken,
+  timeToFirstTokenFromSchedule,
   timeToSecondToken,
 } from './metric-defs/latency.js';
-import { clientLag, connectionWait, connectTime, prefillWait, scheduleLag } from './metric-defs/schedule.js';
+import {
+  clientLag,
+  concurrencyWait,
+  connectionWait,
+  connectTime,
+  prefillWait,
+  scheduleLag,
+} from './metric-defs/schedule.js';
 import {
   errorIsl,
   inputSequenceLength,
@@ -43,6 +52,8 @@ export const RECORD_METRIC_DEFS = {
   time_to_second_token: timeToSecondToken,
   time_to_first_output_token: timeToFirstOutputToken,
   request_latency: requestLatency,
+  time_to_first_token_from_schedule: timeToFirstTokenFromSchedule,
+  request_latency_from_schedule: requestLatencyFromSchedule,
   inter_token_latency: interTokenLatency,
   inter_chunk_latency: interChunkLatency,
   output_token_throughput_per_user: outputTokenThroughputPerUser,
@@ -66,6 +77,7 @@ export const RECORD_METRIC_DEFS = {
   connection_wait: connectionWait,
   connect_time: connectTime,
   prefill_wait: prefillWait,
+  concurrency_wait: concurrencyWait,
   error_isl: errorIsl,
   error_time_to_first_token: errorTimeToFirstToken,
 } as const satisfies Record<string, RecordMetricDef>;

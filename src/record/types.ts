@@ -179,6 +179,12 @@ export interface RawRecord extends RequestIdentity {
    * without a prefill gate.
    */
   prefillWaitNs?: number;
+  /**
+   * How much of the request's lateness the session cap imposed (`--concurrency` with a schedule),
+   * ns: from its scheduled time to the moment a session slot freed, 0 when it did not wait for one.
+   * Set by the sender from what the load strategy says; absent without a cap or without a schedule.
+   */
+  concurrencyWaitNs?: number;
 }
 
 /** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */

@@ -82,8 +82,9 @@ export function createSender(deps: SenderDeps): Dispatch {
     const model = deps.config.models[requestNum++ % deps.config.models.length] as string;
     const built = yield* prepareOne(deps, context, item, model, cancelPicker());
     return {
-      send: async (scheduledNs?: number) => {
+      send: async (scheduledNs?: number, concurrencyWaitNs?: number) => {
         const raw = await built.send(scheduledNs);
+        if (concurrencyWaitNs !== undefined) raw.concurrencyWaitNs = concurrencyWaitNs;
         await deps.onRecord(raw);
       },
     };

@@ -3,6 +3,7 @@
  * Ctrl-C / SIGTERM, at once on a second Ctrl-C, and at the `--benchmark-duration` cut-off plus
  * `--benchmark-grace-period`; and what became of the requests in flight at that cut-off.
  */
+import { InFlightSeries } from '../metrics/analysis/in-flight-series.js';
 import type { RawRecord } from '../record/types.js';
 import type { Clock } from '../timing/clock.js';
 import type { RunEnv } from '../util/run-env.js';
@@ -17,9 +18,17 @@ export interface CutoffReport {
   cancelledAfterGrace: number;
 }
 
-/** Counts requests in flight, and what became of those in flight at the duration cut-off. */
+/**
+ * Counts requests in flight, and what became of those in flight at the duration cut-off; keeps the
+ * count over time ({@link InFlightSeries}) for the run analysis.
+ */
 export class InFlightTracker {
   private inFlight = 0;
+  /** The count over time, on the run's clock. */
+  readonly series = new InFlightSeries();
+
+  /** @param nowNs - the run's clock (monotonic ns), read at every change. */
+  constructor(private readonly nowNs: () => number) {}
   private cutoffNs: number | null = null;
   private atCutoff = 0;
   private completedInGrace = 0;
@@ -28,11 +37,13 @@ export class InFlightTracker {
   /** A request is about to be sent. */
   started(): void {
     this.inFlight++;
+    this.series.change(this.nowNs(), 1);
   }
 
   /** A request finished (its record); counted against the cut-off when it started before it. */
   done(raw: RawRecord): void {
     this.inFlight--;
+    this.series.change(this.nowNs(), -1);
     if (this.cutoffNs === null || raw.startNs > this.cutoffNs) return;
     if (raw.cancelled) this.cancelledAfterGrace++;
     else this.completedInGrace++;

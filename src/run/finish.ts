@@ -28,6 +28,7 @@ import {
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
+import { analyzeRun } from './analysis-run.js';
 import { header } from './console-head.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
 import { runWarnings } from './run-warnings.js';
@@ -77,6 +78,8 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     ...runWarnings(input),
     ...responseWarnings(summary.responses, usageContext(config, sendsVerbatimBodies(config))),
   );
+  const analysis = await analyzeRun(input, summary);
+  summary.warnings.push(...analysis.warnings);
   const inputError = feedErrorOf(profiling.load);
   const status = runStatusOf({
     summary,
@@ -101,10 +104,12 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       ...extraSections(input, warmupSummary),
       responses: summary.responses,
       ...tailsSection(summary),
+      ...(analysis.steadyState === null ? {} : { steady_state: analysis.steadyState }),
+      ...(analysis.serverVerdict === null ? {} : { server_verdict: analysis.serverVerdict }),
       ...(server === null ? {} : { server_metrics: server }),
     },
   };
-  const text = await writeConsoleAndSummaries(input, ctx, server);
+  const text = await writeConsoleAndSummaries(input, ctx, server, analysis.lines);
   const report = await writeReport(config.artifactDir);
   await pruneAfterReport(config);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
@@ -131,6 +136,7 @@ async function writeConsoleAndSummaries(
   input: FinishInput,
   ctx: SummaryExportContext & { runStatus: RunStatus },
   server: ServerMetricsSection | null,
+  analysisLines: readonly string[],
 ): Promise<string> {
   const dir = input.config.artifactDir;
   const files = await writeSummaryFiles(dir, ctx);
@@ -148,7 +154,8 @@ async function writeConsoleAndSummaries(
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const text = `${header(input, ctx.runStatus)}${serverLine}${consoleText}`;
+  const analysis = analysisLines.map((line) => `${line}\n`).join('');
+  const text = `${header(input, ctx.runStatus)}${serverLine}${consoleText}${analysis}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
 }

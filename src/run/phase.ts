@@ -21,6 +21,8 @@ import type { ClientFloor } from '../health/client-floor.js';
 import { startClientMonitor } from '../health/monitor.js';
 import { SendLog } from '../health/send-log.js';
 import type { ClientHealth } from '../health/types.js';
+import type { InFlightPoint } from '../metrics/analysis/in-flight-series.js';
+import { RequestTimeline } from '../metrics/analysis/request-timeline.js';
 import { runSlos } from '../metrics/goodput.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
@@ -69,6 +71,10 @@ export interface PhaseResult {
   servers?: ServerSummary[];
   /** The phase's first send and its sessions (the summary's `shard` section). */
   tally: SendTally;
+  /** The client's in-flight count over the phase (the run analysis reads it). */
+  inFlight: InFlightPoint[];
+  /** The few numbers per request the run analysis reads. */
+  timeline: RequestTimeline;
 }
 
 /** `connections` section of the summary: how the run got its connections to the target. */
@@ -121,6 +127,8 @@ export async function runPhase(
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
     tally: sinks.tally,
+    inFlight: sinks.tracker.series.snapshot(ctx.clock.nowNs()),
+    timeline: sinks.timeline,
   };
 }
 
@@ -250,6 +258,7 @@ interface PhaseSinks extends PhaseWriters {
   sends: SendLog;
   progress: Progress;
   tracker: InFlightTracker;
+  timeline: RequestTimeline;
   /** Set when the load begins. */
   startUp: StartUpSplit | null;
   connectionUse: Omit<ConnectionsReport, 'prewarm'>;
@@ -307,7 +316,7 @@ function startSinks(
     ...(replay === undefined ? {} : { replay }),
   });
   const connectionUse = { requests_on_open_connections: 0, requests_on_new_connections: 0 };
-  const tracker = new InFlightTracker();
+  const tracker = new InFlightTracker(() => ctx.clock.nowNs());
   const servers = phase === 'profiling' && ctx.targets.length > 1 ? new ServerSplit(ctx.targets) : null;
   return {
     ...writers,
@@ -315,6 +324,7 @@ function startSinks(
     sends: new SendLog(),
     progress,
     tracker,
+    timeline: new RequestTimeline(),
     startUp: null,
     connectionUse,
     servers,
@@ -375,6 +385,7 @@ function phaseSender(
       sinks.summary.add(processed);
       sinks.sends.add(processed);
       sinks.startUp?.add(processed);
+      sinks.timeline.add(processed);
       sinks.servers?.add(processed);
       sinks.tally.add(raw);
       countConnection(sinks.connectionUse, raw);

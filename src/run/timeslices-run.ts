@@ -9,14 +9,10 @@
  * in memory. The file holds exactly the records the summary folded, with their metric values as
  * computed; reading it keeps only the slices' metric values, as the summary keeps the run's.
  */
-import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { RECORDS_FILE_NAME, writeTimesliceFiles } from '../export/index.js';
-import { EpochBase, readRecordLine } from '../export/record-reader.js';
+import { writeTimesliceFiles } from '../export/index.js';
 import type { SummarizeOptions } from '../metrics/summary.js';
 import { type Timeslice, TimesliceBuilder } from '../metrics/timeslices.js';
-import { TimeBase } from '../timing/clock.js';
+import { readRecordsBack } from './records-readback.js';
 
 /** What {@link writeTimeslices} needs. */
 export interface TimesliceRunInput {
@@ -46,21 +42,12 @@ export interface TimesliceFiles {
  * @throws {RecordLineError} for a records line the run did not write; the file system error of a failed read or write.
  */
 export async function writeTimeslices(input: TimesliceRunInput): Promise<TimesliceFiles> {
-  // The records' epoch ns go onto a base at the earliest start (the writer's own conversion of it),
-  // so the slices' origin is 0 on the read-back clock.
-  const time = new EpochBase(new TimeBase().toEpochNs(input.firstStartNs));
   const builder = new TimesliceBuilder({
     sliceNs: Math.round(input.sliceSeconds * 1e9),
     originNs: 0,
     summarize: input.summarize,
   });
-  const lines = createInterface({
-    input: createReadStream(join(input.artifactDir, RECORDS_FILE_NAME)),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
-  for await (const line of lines) {
-    if (line.trim() !== '') builder.add(readRecordLine(line, { time, streaming: input.streaming }));
-  }
+  const time = await readRecordsBack(input, (record) => builder.add(record));
   const slices = builder.build();
   const files = await writeTimesliceFiles(input.artifactDir, {
     slices,

@@ -1,9 +1,15 @@
 /**
- * Fixed-mode scheduler: no batching and no queueing. Token i of a request is emitted at
- * `arrival + ttftMs + ttftPerUncachedTokenMs·uncachedPromptTokens + i·itlMs`, on absolute
- * timestamps; a first token due at arrival (TTFT 0) is emitted at once, without a timer. The prefix
+ * Fixed-mode scheduler: no batching. Token i of a request is emitted at
+ * `admission + ttftMs + ttftPerUncachedTokenMs·uncachedPromptTokens + i·itlMs`, on absolute
+ * timestamps; a first token due at admission (TTFT 0) is emitted at once, without a timer. The prefix
  * cache is still consulted so `cached_tokens` is reported; when the pool cannot hold a request its
  * prompt is simply treated as uncached.
+ *
+ * Admission is at arrival, unless `fixedMaxRunning` (> 0) caps the requests served at once: then a
+ * request arriving with every slot taken waits in FIFO order and is admitted when one frees, so its
+ * TTFT holds the wait. The server's capacity is then exactly
+ * `fixedMaxRunning / (ttftMs + (outputTokens − 1)·itlMs)` requests per second (uncached cost aside): a
+ * known truth for tests of overload (queue growth, its onset rate).
  */
 import { monotonicNowNs } from '../timing/clock.js';
 import { DueTimer } from './due-timer.js';
@@ -15,11 +21,17 @@ export interface FixedParams {
   ttftMs: number;
   itlMs: number;
   ttftPerUncachedTokenMs: number;
+  /** Most requests served at once; 0 or absent: no limit. */
+  fixedMaxRunning?: number;
 }
 
 /** Per-request timers on absolute targets (one per token, or one per request when `itlMs` is 0). */
 export class FixedScheduler implements Scheduler {
   private readonly timers = new Map<Sequence, DueTimer>();
+  /** Admitted and not finished (the slots taken). */
+  private readonly admitted = new Set<Sequence>();
+  /** Arrived while every slot was taken, in arrival order. */
+  private readonly queue: Sequence[] = [];
   private closed = false;
 
   constructor(
@@ -29,6 +41,14 @@ export class FixedScheduler implements Scheduler {
 
   submit(seq: Sequence): void {
     if (this.closed) return;
+    const slots = this.params.fixedMaxRunning ?? 0;
+    if (slots > 0 && this.admitted.size >= slots) this.queue.push(seq);
+    else this.admit(seq);
+  }
+
+  /** Starts serving `seq` now: its tokens are timed from this moment. */
+  private admit(seq: Sequence): void {
+    this.admitted.add(seq);
     const arrivalNs = monotonicNowNs();
     const total = this.pool.blocksFor(seq.promptTokens + seq.outputTokens);
     seq.alloc = this.pool.allocate(seq.blockKeys, seq.promptTokens, total);
@@ -86,18 +106,31 @@ export class FixedScheduler implements Scheduler {
     this.timers.delete(seq);
     if (seq.alloc !== null) this.pool.release(seq.alloc);
     seq.alloc = null;
+    if (this.admitted.delete(seq)) this.admitNext();
+    else {
+      // Cancelled while waiting (the client went away): it never took a slot.
+      const at = this.queue.indexOf(seq);
+      if (at >= 0) this.queue.splice(at, 1);
+    }
+  }
+
+  /** A slot freed: the longest-waiting request takes it. */
+  private admitNext(): void {
+    const next = this.queue.shift();
+    if (next !== undefined && !this.closed) this.admit(next);
   }
 
   running(): number {
-    return this.timers.size;
+    return this.admitted.size;
   }
 
   waiting(): number {
-    return 0;
+    return this.queue.length;
   }
 
   close(): void {
     this.closed = true;
+    this.queue.length = 0;
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
   }

@@ -63,6 +63,11 @@ export const SimulatorOptionsSchema = z.strictObject({
     unit: 'ms/token',
     help: 'Fixed mode: extra TTFT per prompt token not served from the prefix cache.',
   }),
+  fixedMaxRunning: option(z.number().int().min(0).default(0), {
+    flag: 'fixed-max-running',
+    unit: 'requests',
+    help: 'Fixed mode: most requests served at once; later ones wait in arrival order, their TTFT holding the wait (0: no limit).',
+  }),
   stepBaseMs: option(nonNegMs.default(2), {
     flag: 'step-base-ms',
     unit: 'ms',

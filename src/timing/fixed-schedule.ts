@@ -119,6 +119,8 @@ interface Session {
   lastEndNs: number;
   /** First turn built ahead of its send time. */
   prepared: PreparedSend | null;
+  /** With a session cap: how much of the first turn's lateness the cap imposed, ns (its `concurrency_wait`). */
+  capWaitNs?: number;
 }
 
 class Replay {
@@ -134,6 +136,8 @@ class Replay {
   private readonly sessions = new Map<string, Session>();
   private readonly starts = new StartQueue<Session>();
   private readonly slots: Semaphore | null;
+  /** When a session slot last freed for a start that waited for one (−∞: none waited yet). */
+  private freedNs = Number.NEGATIVE_INFINITY;
   private readonly stop: StopConditions;
   private zeroMs = 0;
   private startNs = 0;
@@ -362,7 +366,10 @@ class Replay {
       // than the window): it is built then, not at its send time.
       const wakeNs = Math.min(dueNs, this.nextBuildAtNs());
       if (!(await this.sleepUntilDue(wakeNs)) || wakeNs < dueNs) continue;
-      if (this.slots !== null) await this.slots.acquire();
+      if (this.slots !== null && !this.slots.tryAcquire()) {
+        await this.slots.acquire();
+        this.freedNs = this.clock.nowNs();
+      }
       if (this.halted()) {
         this.slots?.release();
         return;
@@ -371,6 +378,8 @@ class Replay {
       if (entry === undefined) continue;
       this.lastStartTsMs = Math.max(this.lastStartTsMs, entry.tsMs);
       entry.session.started = true;
+      // A start behind one that waited for a slot is delayed by that wait too (starts go in order).
+      if (this.slots !== null) entry.session.capWaitNs = Math.max(0, this.freedNs - dueNs);
       this.sendNext(entry.session);
     }
   }
@@ -481,7 +490,8 @@ class Replay {
     session.next = k + 1;
     session.orders[k] = Number.NEGATIVE_INFINITY;
     this.issued++;
-    await prepared.send(scheduledNs);
+    // Later turns hold their session's slot: the cap never delays them.
+    await prepared.send(scheduledNs, k === 0 ? session.capWaitNs : this.slots === null ? undefined : 0);
     session.conversation.turns[k] = RELEASED_TURN;
     session.lastEndNs = this.clock.nowNs();
     session.busy = false;

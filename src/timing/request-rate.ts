@@ -5,7 +5,12 @@
  * new session starts (AIPerf gives continuations priority). Catch-up is bounded: when the loop is
  * more than `maxCatchupNs` behind a tick it re-anchors the timeline to now and counts it, instead of
  * bursting an unbounded backlog. With `concurrency` the loop waits for a session slot after the tick
- * (sleep-then-gate). `rampNs` raises the rate linearly from ~0 to the target (`--request-rate-ramp-duration`).
+ * (sleep-then-gate). Such a wait is queueing the load asked for, not client lateness: lateness is
+ * measured from the later of the tick and the moment the cap let the loop go, so the ticks behind a
+ * full cap keep their intended times (no re-anchor, nothing dropped; coordinated omission would hide
+ * the backlog) and each send carries the wait as its `concurrency_wait`. A client stall still
+ * re-anchors, by the stall only. `rampNs` raises the rate linearly from ~0 to the target
+ * (`--request-rate-ramp-duration`).
  * When a tick is sure to start a new session, that session's request is prepared before the sleep,
  * so building it never delays the send.
  */
@@ -73,21 +78,25 @@ async function runRequestRate(options: RequestRateOptions, input: StrategyInput)
   const firstTickNs = startNs + (options.firstTickNs ?? 0);
   let tickNs = firstTickNs;
   let lastSentTickNs = firstTickNs;
+  /** When the session cap last let a blocked tick go (a slot freed, a continuation queued or due). */
+  let freedNs = Number.NEGATIVE_INFINITY;
   for (;;) {
     if (!budget.exhausted(tickNs)) state.prepareAhead(tickNs);
     await clock.sleepUntil(tickNs, signal);
     const now = clock.nowNs();
     if (signal.aborted || budget.exhausted(now)) break;
     const scheduledNs = tickNs;
-    if (now - tickNs > maxCatchupNs) {
-      report.skippedArrivals += ((now - tickNs) / 1e9) * rampedRatePerS(options, tickNs - startNs);
-      tickNs = now;
+    // Lateness is the client's own: a wait the session cap imposed (until `freedNs`) is not.
+    const lateNs = now - Math.max(tickNs, freedNs);
+    if (lateNs > maxCatchupNs) {
+      report.skippedArrivals += (lateNs / 1e9) * rampedRatePerS(options, tickNs - startNs);
+      tickNs += lateNs;
       report.reanchors++;
     }
-    let outcome = state.issue(now, scheduledNs);
+    let outcome = state.issue(now, scheduledNs, capWaitNs(options, freedNs, scheduledNs));
     while (outcome === 'blocked' && !signal.aborted) {
-      await state.waitForChange(clock, signal);
-      outcome = state.issue(clock.nowNs(), scheduledNs);
+      freedNs = await state.waitForChange(clock, signal);
+      outcome = state.issue(clock.nowNs(), scheduledNs, capWaitNs(options, freedNs, scheduledNs));
     }
     if (outcome === 'done' || outcome === 'blocked') break;
     if (outcome === 'sent') {
@@ -116,7 +125,7 @@ class RateState {
   private readonly slots: RampedSemaphore | null;
   private sessions = 0;
   private sourceDone = false;
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<(changedNs: number) => void> = [];
   /** In-flight requests whose session has another turn (each may queue a continuation). */
   private continuable = 0;
   /** The next new session, already prepared for the coming tick. */
@@ -139,12 +148,13 @@ class RateState {
   /**
    * Issues one request at a tick: a ready continuation first, else a new session. 'blocked' means
    * every session slot is taken (sleep-then-gate: the caller waits for a change and retries).
+   * `capWaitNs` is the part of the send's lateness the session cap imposed (absent without a cap).
    */
-  issue(nowNs: number, scheduledNs: number): 'sent' | 'idle' | 'done' | 'blocked' {
+  issue(nowNs: number, scheduledNs: number, capWaitNs?: number): 'sent' | 'idle' | 'done' | 'blocked' {
     const i = this.ready.findIndex((c) => c.readyAtNs <= nowNs);
     if (i >= 0) {
       const c = this.ready.splice(i, 1)[0] as Continuation;
-      this.launch(c.conversation, c.turn, c.sessionNum, scheduledNs, c.release);
+      this.launch(c.conversation, c.turn, c.sessionNum, scheduledNs, c.release, capWaitNs);
       return 'sent';
     }
     const early = this.early;
@@ -158,7 +168,8 @@ class RateState {
       const conversation = this.options.source.next();
       if (conversation !== undefined) {
         const release = this.newSessionRelease();
-        this.launch(conversation, conversation.turns[0] as Turn, this.sessions++, scheduledNs, release);
+        const first = conversation.turns[0] as Turn;
+        this.launch(conversation, first, this.sessions++, scheduledNs, release, capWaitNs);
         return 'sent';
       }
       this.slots?.release();
@@ -193,23 +204,30 @@ class RateState {
     this.early = { conversation, sessionNum, prepared };
   }
 
-  /** Resolves when a slot is released, a continuation is queued, or the earliest queued one is due. */
-  async waitForChange(clock: StrategyInput['clock'], signal: AbortSignal): Promise<void> {
-    const changed = new Promise<void>((resolve) => {
+  /**
+   * Resolves when a slot is released, a continuation is queued, or the earliest queued one is due,
+   * with the monotonic ns of that change (not of when this continuation ran: that delay is the
+   * client's own); with the current time when the signal aborts.
+   */
+  async waitForChange(clock: StrategyInput['clock'], signal: AbortSignal): Promise<number> {
+    const changed = new Promise<number>((resolve) => {
       this.waiters.push(resolve);
     });
     const earliest = Math.min(...this.ready.map((c) => c.readyAtNs));
-    const waits: Promise<void>[] = [changed];
-    if (Number.isFinite(earliest)) waits.push(clock.sleepUntil(earliest, signal));
-    if (signal.aborted) return;
+    const waits: Promise<number>[] = [changed];
+    if (Number.isFinite(earliest)) waits.push(clock.sleepUntil(earliest, signal).then(() => earliest));
+    if (signal.aborted) return clock.nowNs();
     waits.push(
-      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+      new Promise<number>((resolve) =>
+        signal.addEventListener('abort', () => resolve(clock.nowNs()), { once: true }),
+      ),
     );
-    await Promise.race(waits);
+    return await Promise.race(waits);
   }
 
   private notify(): void {
-    for (const w of this.waiters.splice(0)) w();
+    const nowNs = this.input.clock.nowNs();
+    for (const w of this.waiters.splice(0)) w(nowNs);
   }
 
   /** Waits for every in-flight request. */
@@ -232,22 +250,27 @@ class RateState {
     sessionNum: number,
     scheduledNs: number,
     release: () => void,
+    capWaitNs: number | undefined,
   ): void {
     const prepared = this.input.dispatch.prepare({ conversation, turn, sessionNum, scheduledNs });
-    this.start(conversation, sessionNum, prepared, release, turn);
+    this.start(conversation, sessionNum, prepared, release, turn, capWaitNs);
   }
 
-  /** Sends a prepared turn (the first one unless `turn` says otherwise) and queues its continuation. */
+  /**
+   * Sends a prepared turn (the first one unless `turn` says otherwise), with the wait the session
+   * cap imposed on it when there is a cap, and queues its continuation.
+   */
   private start(
     conversation: Conversation,
     sessionNum: number,
     prepared: PreparedSend,
     release: () => void,
     turn: Turn = conversation.turns[0] as Turn,
+    capWaitNs?: number,
   ): void {
     const next = conversation.turns[turn.index + 1];
     if (next !== undefined) this.continuable++;
-    const p = prepared.send().then(() => {
+    const p = prepared.send(undefined, capWaitNs).then(() => {
       if (next === undefined) release();
       else {
         this.continuable--;
@@ -259,6 +282,14 @@ class RateState {
     });
     this.running.add(p);
   }
+}
+
+/**
+ * The part of a send's lateness the session cap imposed, ns: from its scheduled time to the moment
+ * the cap last let a blocked tick go (`freedNs`), 0 when that was before it; undefined without a cap.
+ */
+function capWaitNs(options: RequestRateOptions, freedNs: number, scheduledNs: number): number | undefined {
+  return options.concurrency === undefined ? undefined : Math.max(0, freedNs - scheduledNs);
 }
 
 /** The rate asked for `elapsedNs` into the run (rising linearly during the ramp), requests/s. */

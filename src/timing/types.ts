@@ -20,9 +20,11 @@ export interface PreparedSend {
   /**
    * Sends it; resolves when its response has completed or failed (never rejects). `scheduledNs`,
    * when given, is its scheduled send time in place of the one it was prepared with (a strategy
-   * that builds requests before it fixes its time zero).
+   * that builds requests before it fixes its time zero). `concurrencyWaitNs`, given by a strategy
+   * with a session cap and a schedule, is how much of the send's lateness the cap imposed (the
+   * record's `concurrency_wait`); absent: no cap.
    */
-  send(scheduledNs?: number): Promise<void>;
+  send(scheduledNs?: number, concurrencyWaitNs?: number): Promise<void>;
 }
 
 /**

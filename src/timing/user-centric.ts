@@ -155,8 +155,8 @@ class UserCentricRun {
       const conversation = this.nextSession();
       if (conversation === undefined) return;
       const sent = Math.min(limit ?? conversation.turns.length, conversation.turns.length);
-      if (this.slots !== null) await this.slots.acquire();
-      const user = this.runUser(conversation, sent, dueNs).finally(() => {
+      const capWaitNs = await this.takeSlot(dueNs);
+      const user = this.runUser(conversation, sent, dueNs, capWaitNs).finally(() => {
         this.slots?.release();
         this.users.delete(user);
       });
@@ -164,6 +164,18 @@ class UserCentricRun {
       dueNs += sent * this.gapNs;
       limit = null;
     }
+  }
+
+  /**
+   * Takes a session slot for a user due at `dueNs`; returns how much of its lateness waiting for it
+   * imposed, ns (its `concurrency_wait`: from `dueNs` to the slot freeing, 0 when one was free), or
+   * undefined without a cap.
+   */
+  private async takeSlot(dueNs: number): Promise<number | undefined> {
+    if (this.slots === null) return undefined;
+    if (this.slots.tryAcquire()) return 0;
+    await this.slots.acquire();
+    return Math.max(0, this.input.clock.nowNs() - dueNs);
   }
 
   private stopped(): boolean {
@@ -178,8 +190,16 @@ class UserCentricRun {
     return conversation;
   }
 
-  /** Sends the first `turns` turns of `conversation` as one user, the first due at `dueNs`. */
-  private async runUser(conversation: Conversation, turns: number, firstDueNs: number): Promise<void> {
+  /**
+   * Sends the first `turns` turns of `conversation` as one user, the first due at `firstDueNs`;
+   * `capWaitNs` is the first turn's wait for a session slot (the later ones hold it: 0).
+   */
+  private async runUser(
+    conversation: Conversation,
+    turns: number,
+    firstDueNs: number,
+    capWaitNs: number | undefined,
+  ): Promise<void> {
     const { clock, signal, dispatch } = this.input;
     const session = turns === conversation.turns.length ? conversation : truncated(conversation, turns);
     const sessionNum = this.sessions++;
@@ -191,7 +211,10 @@ class UserCentricRun {
         await clock.sleepUntil(Math.min(dueNs, this.budget.endNs()), this.budget.waitSignal(signal));
       }
       if (signal.aborted || !this.budget.tryIssue(clock.nowNs())) return;
-      await dispatch.prepare({ conversation: session, turn, sessionNum, scheduledNs: dueNs }).send();
+      const waitNs = turn.index === 0 || capWaitNs === undefined ? capWaitNs : 0;
+      await dispatch
+        .prepare({ conversation: session, turn, sessionNum, scheduledNs: dueNs })
+        .send(undefined, waitNs);
     }
   }
 }

@@ -357,3 +357,91 @@ test('a sweep with --num-profile-runs: repeated trials (default) and independent
   assert.equal(iSweep.metadata.sweep_mode, 'independent');
   assert.equal(iSweep.num_profile_runs, 4);
 });
+
+/** A fixed-mode simulator (1 ms to the first token, the rest at once): many short requests fast. */
+const FIXED = [
+  ...BASE,
+  ...[
+    '--simulator-option',
+    'mode=fixed',
+    '--simulator-option',
+    'ttft-ms=1',
+    '--simulator-option',
+    'itl-ms=0',
+  ],
+];
+
+const STAT_PERCENTILES = ['p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99'];
+
+/** Each per-record metric of `doc` (a summary or a time slice): its tag and statistics. */
+function distributions(doc: Json): [string, Json][] {
+  return Object.entries(doc).filter(([, m]) => typeof m === 'object' && m !== null && 'count' in m);
+}
+
+/** Every percentile of every distribution of `doc` has a 95 % interval around its value. */
+function assertIntervalsAround(doc: Json): void {
+  for (const [tag, m] of distributions(doc)) {
+    const keys = [...STAT_PERCENTILES, ...('p999' in m ? ['p999'] : [])];
+    assert.deepEqual(Object.keys(m.ci95), keys, tag);
+    for (const key of keys) {
+      const { low, high } = m.ci95[key];
+      assert.ok(
+        (low ?? -Infinity) <= m[key] && m[key] <= (high ?? Infinity),
+        `${tag} ${key} ${m[key]} ${low} ${high}`,
+      );
+    }
+  }
+}
+
+test('every percentile carries a 95 % interval; p99 bounded at 3,000 requests, open at 300; p99.9 from 3,688 values', async () => {
+  const root = tempDir();
+  const run = async (n: number, extra: string[]): Promise<{ s: Json; console: string; dir: string }> => {
+    const dir = join(root, `n${n}`);
+    const r = await runCliInProcess([
+      ...FIXED,
+      '--concurrency',
+      '64',
+      '--request-count',
+      `${n}`,
+      ...extra,
+      '--artifact-dir',
+      dir,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const console = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+    return { s: readJson(join(dir, 'profile_export_aiperf.json')), console, dir };
+  };
+  const small = await run(300, []);
+  const large = await run(3000, ['--slice-duration', '0.5']);
+  for (const { s } of [small, large]) assertIntervalsAround(s);
+  // 300 values cannot bound p99 from above (0.99^300 = 4.9 % > 2.5 %); 3,000 can, on both sides.
+  assert.equal(small.s.time_to_first_token.ci95.p99.high, null);
+  const p99 = large.s.time_to_first_token.ci95.p99;
+  assert.ok(p99.low !== null && p99.high !== null);
+  // p99.9 needs 3,688 values: not the 3,000 latencies, but the 9,000 chunk gaps (3 per request).
+  assert.equal(large.s.request_latency.p999, undefined);
+  assert.equal(large.s.inter_chunk_latency.count, 9000);
+  assert.equal(typeof large.s.inter_chunk_latency.p999, 'number');
+  assert.equal(small.s.inter_chunk_latency.p999, undefined);
+  // The console names the 300-run's p99s that vary; at 3,000 a metric is named exactly when its
+  // interval is wider than 20 % of its p99.
+  assert.match(
+    small.console,
+    /^Note: p99 rests on few values .* for Time to First Token \(3 of 300 values rank above it; 95 % interval [\d.,]+ to none ms\)/m,
+  );
+  assert.match(small.console, /Request Latency \(3 of 300 values/);
+  const wide = (m: Json): boolean => m.ci95.p99.high - m.ci95.p99.low > 0.2 * m.p99;
+  for (const [tag, header] of [
+    ['time_to_first_token', 'Time to First Token'],
+    ['request_latency', 'Request Latency'],
+  ] as const)
+    assert.equal(large.console.includes(`${header} (30 of 3000 values`), wide(large.s[tag]), large.console);
+  // Time slices carry the intervals in their JSON; both CSVs keep AIPerf's statistics only.
+  const slices = readJson(join(large.dir, 'profile_export_aiperf_timeslices.json')).timeslices as Json[];
+  assert.ok(slices.length >= 1);
+  for (const slice of slices) assertIntervalsAround(slice);
+  const csv = readFileSync(join(large.dir, 'profile_export_aiperf.csv'), 'utf8');
+  assert.equal(csv.split('\n')[0], 'Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std');
+  const sliceCsv = readFileSync(join(large.dir, 'profile_export_aiperf_timeslices.csv'), 'utf8');
+  assert.doesNotMatch(sliceCsv, /ci95|p999|low|high/);
+});

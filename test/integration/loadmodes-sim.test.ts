@@ -5,7 +5,7 @@
  * and synthetic input lengths.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -116,6 +116,101 @@ test('--concurrency 3: never more than 3 requests open on the server; request_co
   const max = maxInFlight(run.truth);
   assert.ok(max <= 3, `server saw ${max} requests at once`);
   assert.ok(max >= 2, `closed loop of 3 never overlapped (max ${max})`);
+  // No schedule, so no latency from it and no cap wait, in the records, the summary or the console.
+  assert.doesNotMatch(run.outcome.consoleText, /from Schedule|Latency from the schedule/);
+  for (const tag of FROM_SCHEDULE_TAGS) {
+    assert.equal(run.summary[tag], undefined, tag);
+    for (const r of run.records) assert.equal(r.metrics[tag], undefined, tag);
+  }
+});
+
+const FROM_SCHEDULE_TAGS = [
+  'time_to_first_token_from_schedule',
+  'request_latency_from_schedule',
+  'concurrency_wait',
+] as const;
+
+/** Mean of `xs[from, to)`. */
+const meanOf = (xs: readonly number[], from: number, to: number) =>
+  xs.slice(from, to).reduce((a, b) => a + b, 0) / (to - from);
+
+/** Each record's value of `tag`, in send order (scheduled time). */
+function inSendOrder(records: readonly RecordLine[], tag: string): number[] {
+  return [...records]
+    .sort((a, b) =>
+      BigInt(a.metadata.request_scheduled_ns ?? '0') < BigInt(b.metadata.request_scheduled_ns ?? '0')
+        ? -1
+        : 1,
+    )
+    .map((r) => r.metrics[tag]?.value ?? Number.NaN);
+}
+
+/** Quartile means of `xs` (first to last). */
+function quartileMeans(xs: readonly number[]): number[] {
+  const q = Math.floor(xs.length / 4);
+  return [0, 1, 2, 3].map((i) => meanOf(xs, i * q, i === 3 ? xs.length : (i + 1) * q));
+}
+
+test('--request-rate 20 --concurrency 1 against a 100 ms server: latency from the schedule grows, request_latency does not', async () => {
+  // 50 ms to the first token, then 3 more tokens 50/3 ms apart: each request takes 100 ms, so the
+  // cap of 1 serves 10/s of the 20/s asked for and the queue grows by one request every 100 ms.
+  const run = await profile(
+    { requestRate: 20, arrivalPattern: 'constant', concurrency: 1, requestCount: 32 },
+    { ttftMs: 50, itlMs: 50 / 3 },
+  );
+  assert.equal(run.records.length, 32);
+  for (const r of run.records) assert.equal(r.error, null);
+  const pacing = run.summary.pacing as { schedule_reanchors: number; skipped_arrivals?: number };
+  assert.equal(pacing.schedule_reanchors, 0, 'a wait the cap imposed is not client lateness');
+  const scheduled = run.records.map((r) => BigInt(r.metadata.request_scheduled_ns ?? '0')).sort();
+  for (let i = 1; i < scheduled.length; i++) {
+    const gapNs = Number((scheduled[i] as bigint) - (scheduled[i - 1] as bigint));
+    assert.ok(
+      Math.abs(gapNs - 50e6) <= 1e3,
+      `scheduled ${gapNs} ns after the previous: ticks keep their times`,
+    );
+  }
+  const fromSchedule = quartileMeans(inSendOrder(run.records, 'request_latency_from_schedule'));
+  const ttftFromSchedule = quartileMeans(inSendOrder(run.records, 'time_to_first_token_from_schedule'));
+  const latency = quartileMeans(inSendOrder(run.records, 'request_latency'));
+  const waits = quartileMeans(inSendOrder(run.records, 'concurrency_wait'));
+  for (const series of [fromSchedule, ttftFromSchedule, waits])
+    for (let i = 1; i < 4; i++) assert.ok(series[i]! > series[i - 1]!, `quartile means ${series.join(', ')}`);
+  assert.ok(fromSchedule[3]! > 3 * fromSchedule[0]!, `from the schedule: ${fromSchedule.join(', ')} ms`);
+  assert.ok(latency[3]! < 1.5 * latency[0]!, `request_latency grew: ${latency.join(', ')} ms`);
+  assert.ok(fromSchedule[3]! > 3 * latency[3]!, `from the schedule ${fromSchedule[3]} vs ${latency[3]} ms`);
+  for (const tag of FROM_SCHEDULE_TAGS) assert.equal((run.summary[tag] as { count?: number }).count, 32, tag);
+  const avgOf = (tag: string) => (run.summary[tag] as { avg: number }).avg;
+  assert.ok(avgOf('client_lag') < avgOf('concurrency_wait') / 10, 'client_lag holds none of the cap’s wait');
+  const health = run.summary.client_health as { status: string } | undefined;
+  assert.notEqual(health?.status, 'late', 'waits for the cap are not client lateness');
+  const consoleText = run.outcome.consoleText;
+  assert.match(consoleText, /Request Latency from Schedule/);
+  assert.match(
+    consoleText,
+    /\nLatency from the schedule is higher: the concurrency cap \(1\) queued requests \(concurrency_wait p99 [\d,.]+ ms\)\n/,
+  );
+});
+
+test('a fixed schedule capped at 1 session: latency from the schedule and concurrency_wait in the records and summary', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-loadmodes-trace-'));
+  const inputFile = join(dir, 'trace.jsonl');
+  const rows = Array.from({ length: 6 }, (_, i) => ({ timestamp: i * 10, text: 'a b c', output_length: 2 }));
+  writeFileSync(inputFile, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const run = await profile(
+    { inputFile, customDatasetType: 'single_turn', fixedSchedule: true, concurrency: 1 },
+    { ttftMs: 30, itlMs: 10 },
+  );
+  assert.equal(run.records.length, 6);
+  for (const tag of FROM_SCHEDULE_TAGS) assert.equal((run.summary[tag] as { count?: number }).count, 6, tag);
+  const waits = inSendOrder(run.records, 'concurrency_wait');
+  assert.equal(waits[0], 0, 'the first start found its slot free');
+  for (let i = 1; i < 6; i++) assert.ok(waits[i]! > waits[i - 1]!, `concurrency_wait ${waits.join(', ')}`);
+  const gaps = inSendOrder(run.records, 'request_latency_from_schedule').map(
+    (v, i) => v - (inSendOrder(run.records, 'request_latency')[i] as number),
+  );
+  for (let i = 0; i < 6; i++)
+    assert.ok(gaps[i]! >= waits[i]!, `from the schedule holds the cap's wait (${i})`);
 });
 
 test('--request-rate 20 constant: scheduled sends 50 ms apart, achieved rate in the summary pacing', async () => {

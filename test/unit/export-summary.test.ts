@@ -4,7 +4,7 @@ import { renderConsole } from '../../src/export/console-table.js';
 import { renderSummaryCsv } from '../../src/export/summary-csv.js';
 import { buildSummaryJson } from '../../src/export/summary-json.js';
 import { ResponseChecks } from '../../src/metrics/response-checks.js';
-import type { Summary } from '../../src/metrics/summary.js';
+import type { StatsSummary, Summary } from '../../src/metrics/summary.js';
 import { emptyTotals } from '../../src/metrics/totals.js';
 import { REDACTED, redactConfig } from '../../src/util/redact.js';
 
@@ -180,4 +180,54 @@ test('console: title, column order, scalar rows in avg, hidden metrics, error ta
   assert.match(text, /tokenload \| Error Summary/);
   assert.match(text, /│ 429 +│ Too Many Requests │ rate limited, retry │ 3 +│/);
   assert.match(text, /Benchmark Duration: 1\.50 sec\nCSV Export: out\/a\.csv\nJSON Export: out\/a\.json\n$/);
+});
+
+test('console: the from-schedule rows and their line only when p50 or p99 is > 10 % and > 1 ms above the usual', () => {
+  const base = tinySummary();
+  const ttft = base.metrics.time_to_first_token as StatsSummary;
+  /** TTFT's statistics moved up by `ms` (every percentile and the mean), as another metric. */
+  const shifted = (ms: number): StatsSummary => {
+    const out = { ...ttft };
+    for (const key of [
+      'avg',
+      'min',
+      'max',
+      'p1',
+      'p5',
+      'p10',
+      'p25',
+      'p50',
+      'p75',
+      'p90',
+      'p95',
+      'p99',
+    ] as const)
+      out[key] = ttft[key] + ms;
+    return out;
+  };
+  const render = (fromScheduleUpMs: number, waits: Record<string, StatsSummary>, concurrency?: number) =>
+    renderConsole({
+      summary: {
+        ...base,
+        metrics: { ...base.metrics, time_to_first_token_from_schedule: shifted(fromScheduleUpMs), ...waits },
+      },
+      ...(concurrency === undefined ? {} : { inputConfig: { concurrency } }),
+    });
+  // TTFT p50 12.5, p99 14.95: 1.2 ms up is under 10 % of both; 1.3 ms is over 10 % of p50 and over 1 ms
+  const lag = { client_lag: shifted(-9.5), concurrency_wait: shifted(-12) };
+  const quiet = render(1.2, lag);
+  assert.equal(quiet.includes('from Schedule'), false);
+  assert.equal(quiet.includes('Latency from the schedule'), false);
+  const late = render(1.3, lag);
+  assert.match(late, /│ Time to First Token from Schedule +│ +13\.80 │/);
+  assert.ok(late.indexOf('Time to First Token (ms)') < late.indexOf('Time to First Token from Schedule'));
+  assert.match(
+    late,
+    /\n└[─┴]+┘\nLatency from the schedule is higher: the client sent late \(client_lag p99 5\.45 ms\)\n/,
+  );
+  const queued = render(30, { client_lag: shifted(-9.5), concurrency_wait: shifted(10) }, 4);
+  assert.match(
+    queued,
+    /\nLatency from the schedule is higher: the concurrency cap \(4\) queued requests \(concurrency_wait p99 24\.95 ms\)\n/,
+  );
 });

@@ -123,6 +123,46 @@ test('schedule_lag is on the wire − scheduled, split into client_lag and conne
   assert.equal(processRecord(unsent, STREAM).metrics.schedule_lag, undefined);
 });
 
+test('latency from the schedule: TTFT and latency from request_scheduled_ns; client_lag net of concurrency_wait', () => {
+  // scheduled 990 ms, a session slot freed at 996 ms (6 ms of the cap's), started 1000 ms
+  const r = raw({
+    scheduledNs: 990 * MS,
+    concurrencyWaitNs: 6 * MS,
+    sentNs: 1001 * MS,
+    chunks: [chunk(1100), chunk(1150)],
+  });
+  const m = processRecord(r, STREAM).metrics;
+  assert.deepEqual(
+    [
+      m.time_to_first_token_from_schedule,
+      m.request_latency_from_schedule,
+      m.time_to_first_token,
+      m.request_latency,
+    ],
+    [110, 160, 100, 150],
+  );
+  assert.deepEqual([m.schedule_lag, m.concurrency_wait, m.client_lag, m.connection_wait], [11, 6, 4, 1]);
+  const unscheduled = processRecord(raw({ chunks: [chunk(1100)] }), STREAM).metrics;
+  assert.deepEqual(
+    [
+      unscheduled.time_to_first_token_from_schedule,
+      unscheduled.request_latency_from_schedule,
+      unscheduled.concurrency_wait,
+    ],
+    [undefined, undefined, undefined],
+  );
+  const error = {
+    kind: 'http_status' as const,
+    code: 503,
+    type: 'Service Unavailable',
+    message: '',
+    failedAtNs: 0,
+  };
+  const failed = processRecord(raw({ scheduledNs: 990 * MS, concurrencyWaitNs: 0, error }), STREAM).metrics;
+  assert.equal(failed.request_latency_from_schedule, undefined, 'a failed request has no latency');
+  assert.equal(failed.concurrency_wait, 0, 'but how it was sent is kept');
+});
+
 test('connect_time only for a request that waited for a new connection', () => {
   const opened = raw({
     sentNs: 1002 * MS,

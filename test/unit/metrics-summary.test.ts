@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { renderConsole } from '../../src/export/console-table.js';
 import { GoodputParseError, meetsSlos, parseGoodput } from '../../src/metrics/goodput.js';
+import { percentileConfidence } from '../../src/metrics/percentile-ci.js';
 import { METRICS } from '../../src/metrics/registry.js';
 import { computeStats } from '../../src/metrics/stats.js';
 import { isStatsSummary, type MetricSummary, SummaryBuilder, summarize } from '../../src/metrics/summary.js';
@@ -117,9 +119,11 @@ test('values kept past many store chunks: stats over all of them, values in the 
   assert.equal(gaps.length, 2997);
   const builder = new SummaryBuilder();
   for (const r of records) builder.add(r);
+  const sorted = Float64Array.from(gaps).sort();
   assert.deepEqual(builder.build().metrics.inter_chunk_latency, {
     unit: 'ms',
-    ...computeStats(Float64Array.from(gaps)),
+    ...computeStats(sorted),
+    ...percentileConfidence(sorted),
   });
   assert.deepEqual(builder.valuesOf('inter_chunk_latency'), gaps);
 });
@@ -216,6 +220,42 @@ test('a reasoning-only answer cut by max tokens is valid but raises a warning', 
   const s = summarize([rec]);
   assert.ok(s.warnings.some((w) => w.includes('finish_reason "length"') && w.startsWith('1 of 1')));
   assert.ok(!summarize(fixture()).warnings.some((w) => w.includes('finish_reason')));
+});
+
+/** `n` records whose TTFT (ms) is `ttft(i)`, one chunk gap of 10 ms, ISL 8. */
+function ttftRecords(n: number, ttft: (i: number) => number): ProcessedRecord[] {
+  return Array.from({ length: n }, (_, i) => ok(i, [i + ttft(i), i + ttft(i) + 10], 8, 2));
+}
+
+/** The console's note line under the metrics table, or undefined. */
+const noteOf = (records: ProcessedRecord[]): string | undefined =>
+  renderConsole({ summary: summarize(records) })
+    .split('\n')
+    .find((l) => l.startsWith('Note: p99'));
+
+test('console: one note names each metric whose p99 interval is open-ended or wider than 20 % of p99', () => {
+  const spread = (i: number): number => 100 + (i % 50) / 100; // 100 … 100.49 ms
+  // 300 values cannot bound p99 from above (0.99^300 > 2.5 %): TTFT and latency are named, with
+  // how many values rank above p99; the constant ISL, OSL and chunk gap are not.
+  const open = noteOf(ttftRecords(300, spread));
+  assert.ok(open !== undefined);
+  assert.match(
+    open,
+    /Time to First Token \(3 of 300 values rank above it; 95 % interval 100\.\d\d to none ms\)/,
+  );
+  assert.match(open, /Request Latency \(3 of 300/);
+  assert.doesNotMatch(open, /Sequence Length|Inter Chunk|Inter Token/);
+  // 400 values bound it, 0.05 ms wide: no note.
+  assert.equal(noteOf(ttftRecords(400, spread)), undefined);
+  // 392 values of 100 ms and 8 of 1,000 ms: bounded (x_(392) to x_(400)) but 900 ms wide.
+  const tail = ttftRecords(400, (i) => (i < 392 ? 100 : 1000));
+  const ttft = summarize(tail).metrics.time_to_first_token;
+  assert.ok(ttft !== undefined && isStatsSummary(ttft));
+  assert.deepEqual(ttft.ci95?.p99, { low: 100, high: 1000 });
+  assert.match(
+    noteOf(tail) ?? '',
+    /Time to First Token \(4 of 400 values rank above it; 95 % interval 100\.00 to 1,000\.00 ms\)/,
+  );
 });
 
 test('tails counting failures: Kaplan-Meier over successes, a censored request, a failure (hand-checked)', () => {

@@ -34,6 +34,8 @@ interface Sent {
   sentMs: number;
   doneMs: number;
   scheduledMs: number | null;
+  /** The wait the session cap imposed, as the strategy handed it to the send; undefined without a cap. */
+  capWaitMs: number | undefined;
 }
 
 async function run<R extends StrategyReport>(
@@ -46,7 +48,7 @@ async function run<R extends StrategyReport>(
   let maxInFlight = 0;
   const dispatch = {
     prepare: (item: DispatchItem) => ({
-      send: async () => {
+      send: async (_scheduledNs?: number, capWaitNs?: number) => {
         const at = clock.nowNs();
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
@@ -58,6 +60,7 @@ async function run<R extends StrategyReport>(
           sentMs: at / MS,
           doneMs: clock.nowNs() / MS,
           scheduledMs: item.scheduledNs === null ? null : item.scheduledNs / MS,
+          capWaitMs: capWaitNs === undefined ? undefined : capWaitNs / MS,
         });
       },
     }),
@@ -137,6 +140,54 @@ test('rate + concurrency: sleep-then-gate delays arrivals until a slot frees, no
     sent.map((s) => s.sentMs),
     [0, 10, 25, 35],
   );
+});
+
+test('rate 20/s + concurrency 1 against 100 ms requests: every tick keeps its time, the backlog grows, the wait is the cap’s', async () => {
+  const strategy = createRequestRate({
+    ratePerS: 20,
+    intervals: createIntervals('constant', 20, 1),
+    source: cyclingSource(sessions(12), inOrder(12), 1),
+    stop: {},
+    concurrency: 1,
+  });
+  const { sent, report } = await run(strategy, 100);
+  assert.equal(sent.length, 12);
+  assert.equal(report.pacing.reanchors, 0);
+  assert.equal(report.pacing.skippedArrivals, 0);
+  // tick k is due at 50k ms and goes out when the slot frees at 100k ms: it queued 50k ms for the cap
+  assert.deepEqual(
+    sent.map((s) => [s.scheduledMs, s.sentMs, s.capWaitMs]),
+    sent.map((_, k) => [50 * k, 100 * k, 50 * k]),
+  );
+});
+
+test('rate + concurrency: a client stall still re-anchors and counts what it skipped; a cap wait does not', async () => {
+  // The cap holds tick 1 (due at 10 ms) until the first request ends at 40 ms; the backlog drains by
+  // 50 ms (later requests take 1 ms); the loop's sleep until the 100 ms tick then stalls to 340 ms.
+  const clock = new StallingClock(100, 340);
+  const strategy = createRequestRate({
+    ratePerS: 100,
+    intervals: createIntervals('constant', 100, 1),
+    source: cyclingSource(sessions(5), inOrder(5)),
+    stop: { durationNs: 1000 * MS },
+    concurrency: 1,
+  });
+  const waits: number[] = [];
+  const dispatch = {
+    prepare: () => ({
+      send: async (_s?: number, capWaitNs?: number) => {
+        waits.push((capWaitNs ?? Number.NaN) / MS);
+        await clock.sleepUntil(clock.nowNs() + (waits.length === 1 ? 40 : 1) * MS);
+      },
+    }),
+  };
+  const done = strategy.run({ conversations: [], clock, dispatch, signal: new AbortController().signal });
+  await clock.runUntilIdle(done);
+  const report = (await done).pacing;
+  assert.equal(report.reanchors, 1);
+  assert.ok(Math.abs(report.skippedArrivals - 24) <= 1, `skipped ${report.skippedArrivals}`);
+  assert.deepEqual(waits.slice(0, 3), [0, 30, 21]);
+  assert.ok(Math.abs(waits.length - (100 - 24)) <= 1, `sent ${waits.length}`);
 });
 
 test('multi-turn sessions under a rate: a continuation takes the first tick after it is ready', async () => {

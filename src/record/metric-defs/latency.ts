@@ -88,6 +88,42 @@ export const requestLatency: RecordMetricDef = {
   compute: (input) => sinceStartMs(input, lastChunkNs(input)),
 };
 
+function sinceScheduledMs(input: RecordMetricInput, atNs: number | undefined): number | undefined {
+  const scheduledNs = input.raw.scheduledNs;
+  return atNs === undefined || scheduledNs === null ? undefined : (atNs - scheduledNs) / NS_PER_MS;
+}
+
+/**
+ * Time to First Token from the schedule, ms: first content chunk − the request's scheduled send time
+ * (`request_scheduled_ns`), so it holds every wait before the request start (the client's lateness,
+ * a concurrency cap's or prefill gate's queue) as a user arriving on schedule would feel it. Omitted
+ * without a schedule. tokenload's own; AIPerf's `time_to_first_token` stays measured from the start.
+ */
+export const timeToFirstTokenFromSchedule: RecordMetricDef = {
+  tag: 'time_to_first_token_from_schedule',
+  header: 'Time to First Token from Schedule',
+  unit: 'ms',
+  kind: 'record',
+  flags: { streamingOnly: true, noConsole: true },
+  displayOrder: 101,
+  compute: (input) => sinceScheduledMs(input, firstChunkNs(input)),
+};
+
+/**
+ * Request Latency from the schedule, ms: last content chunk − the request's scheduled send time
+ * (`request_scheduled_ns`); see {@link timeToFirstTokenFromSchedule}. Omitted without a schedule.
+ * tokenload's own; AIPerf's `request_latency` stays measured from the start.
+ */
+export const requestLatencyFromSchedule: RecordMetricDef = {
+  tag: 'request_latency_from_schedule',
+  header: 'Request Latency from Schedule',
+  unit: 'ms',
+  kind: 'record',
+  flags: { noConsole: true },
+  displayOrder: 301,
+  compute: (input) => sinceScheduledMs(input, lastChunkNs(input)),
+};
+
 /**
  * Number of tokens the decode phase spread over: OSL − 1 (AIPerf's definition). Only with
  * `--per-chunk-usage` (`input.perChunkUsage`), when the first content chunk's running

@@ -4,11 +4,14 @@
  * to the least-late request (which hides a constant delay) and is taken when the client begins a
  * request, so it cannot see a wait for a connection; these are absolute, and split at that point.
  *
- *   scheduled ──client_lag──▶ ──prefill_wait──▶ request start ──connection_wait──▶ on the wire
+ *   scheduled ──concurrency_wait──▶ ──client_lag──▶ ──prefill_wait──▶ request start ──connection_wait──▶ on the wire
  *   └──────────────────────────────── schedule_lag ────────────────────────────────┘
  *
  * `prefill_wait` exists only with `--prefill-concurrency`: the request waited for a prefill slot
  * (client-side queueing the load asked for), before the client began it, so TTFT does not hold it.
+ *
+ * `concurrency_wait` exists only with a session cap on a schedule (`--concurrency` with a rate or a
+ * fixed schedule): the request's tick waited for a session slot (queueing the load asked for).
  *
  * TTFT and request latency stay AIPerf's (measured from the request start), so a connection wait is
  * part of them; `connection_wait` says how much. All four are computed for every request, failed ones
@@ -16,9 +19,13 @@
  * request sent late is exactly the one whose lateness matters.
  */
 import type { RecordMetricDef } from '../metric-types.js';
+import type { RawRecord } from '../types.js';
 
 /** `toNs − fromNs` in ms, rounded to the ns (monotonic stamps are doubles; no float noise below 1 ns). */
 const spanMs = (fromNs: number, toNs: number): number => Math.round(toNs - fromNs) / 1e6;
+
+/** The waits the load asked for before the request start (prefill gate, concurrency cap), ns. */
+const queuedNs = (raw: RawRecord): number => (raw.prefillWaitNs ?? 0) + (raw.concurrencyWaitNs ?? 0);
 
 /**
  * Schedule Lag, ms: when the request's last byte was handed to the socket − its scheduled send time
@@ -36,9 +43,9 @@ export const scheduleLag: RecordMetricDef = {
 };
 
 /**
- * Client Lag, ms: request start − scheduled send time − any prefill wait
- * (`request_start_ns − request_scheduled_ns − prefill_wait`): the client's own lateness (a busy event
- * loop, a timer that woke late, a body built late). Omitted without a schedule.
+ * Client Lag, ms: request start − scheduled send time − any prefill and concurrency wait
+ * (`request_start_ns − request_scheduled_ns − prefill_wait − concurrency_wait`): the client's own
+ * lateness (a busy event loop, a timer that woke late, a body built late). Omitted without a schedule.
  */
 export const clientLag: RecordMetricDef = {
   tag: 'client_lag',
@@ -48,7 +55,7 @@ export const clientLag: RecordMetricDef = {
   flags: { noConsole: true, everyRecord: true },
   displayOrder: 1051,
   compute: ({ raw }) =>
-    raw.scheduledNs === null ? undefined : spanMs(raw.scheduledNs + (raw.prefillWaitNs ?? 0), raw.startNs),
+    raw.scheduledNs === null ? undefined : spanMs(raw.scheduledNs + queuedNs(raw), raw.startNs),
 };
 
 /**
@@ -64,6 +71,22 @@ export const prefillWait: RecordMetricDef = {
   flags: { everyRecord: true },
   displayOrder: 1054,
   compute: ({ raw }) => (raw.prefillWaitNs === undefined ? undefined : spanMs(0, raw.prefillWaitNs)),
+};
+
+/**
+ * Concurrency Wait, ms: how much of the request's lateness the session cap (`--concurrency` with a
+ * request rate or a schedule) imposed: from its scheduled time to the moment a session slot freed,
+ * 0 when it did not wait for one. Queueing the load asked for, before the client began the request,
+ * so outside TTFT and latency and outside `client_lag`. Omitted without a cap or without a schedule.
+ */
+export const concurrencyWait: RecordMetricDef = {
+  tag: 'concurrency_wait',
+  header: 'Concurrency Wait',
+  unit: 'ms',
+  kind: 'record',
+  flags: { noConsole: true, everyRecord: true },
+  displayOrder: 1055,
+  compute: ({ raw }) => (raw.concurrencyWaitNs === undefined ? undefined : spanMs(0, raw.concurrencyWaitNs)),
 };
 
 /**

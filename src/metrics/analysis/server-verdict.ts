@@ -1,0 +1,208 @@
+/**
+ * A verdict on the server, beside the one on the client: did the offered load exceed what the server
+ * could serve, so that the latency figures measure a growing queue rather than service?
+ *
+ * Read over the sending period (first request start → last request start) in {@link BINS} time bins:
+ * the client's in-flight count per bin (its time-average) and the median TTFT of the successful
+ * requests that started in each bin (request latency when the run has no TTFT).
+ *
+ * - A signal *rises* when the Mann–Kendall test (./trend.ts) finds a rising trend at z ≥
+ *   {@link Z_RISING} (one-sided p ≈ 0.001) and the rise is material: the mean of the last fifth of the
+ *   bins is at least {@link MATERIAL_RATIO} × that of the first fifth (bin 0, the fill-up, left out)
+ *   and at least {@link MATERIAL_IN_FLIGHT} requests (in flight) or {@link MATERIAL_TTFT_MS} ms (TTFT)
+ *   above it. A rank test sees a backlog that grows like √t (a server exactly at capacity) as a rise.
+ * - `overloaded`: both rise; a queue grew while each request waited longer.
+ * - `unstable`: TTFT rises but in-flight does not: the server slowed down under a load that did not
+ *   grow (throttling, cache thrash, a noisy neighbour).
+ * - `ok`: TTFT does not rise. In-flight rising alone is the offered load rising (a trace's own
+ *   shape), served without a wait; the evidence says so.
+ * - A closed loop (`--concurrency`) holds in-flight at its level, so only TTFT can rise: `ok` or
+ *   `unstable`.
+ * - `unknown`: the client did not deliver the load (its verdict saturated or late), or too few
+ *   requests to judge.
+ *
+ * `since_s` is where the queue began to grow: a one-sided CUSUM on the in-flight count's change from
+ * bin to bin (how much faster requests arrived than they left), against 0 (a queue that does not
+ * grow), with k = σ/2 and h = 5σ, σ the robust spread of the first fifth's changes (at least half a
+ * request). Queueing delay rises a little before capacity (waits grow with utilization), so the
+ * change of the count, not TTFT, marks when arrivals outran the server. `onset_request_rate_per_s`
+ * is the offered rate then (requests scheduled, else started, per second over the onset's bin and
+ * {@link RATE_HALF_WIDTH} bins either side); `queue_growth_per_s` Sen's slope of in-flight after it.
+ */
+import { binnedInFlight, type InFlightPoint } from './in-flight-series.js';
+import type { TimelineRequest } from './request-timeline.js';
+import { cusumOnset, mannKendall, median, robustSigma, senSlope } from './trend.js';
+
+/** Time bins of the sending period. */
+export const BINS = 30;
+/** Mann–Kendall z at which a signal counts as rising (one-sided p ≈ 0.001). */
+export const Z_RISING = 3.09;
+/** Last fifth over first fifth that makes a rise material. */
+export const MATERIAL_RATIO = 1.5;
+/** Smallest material rise of in-flight requests. */
+export const MATERIAL_IN_FLIGHT = 3;
+/** Smallest material rise of TTFT, ms. */
+export const MATERIAL_TTFT_MS = 5;
+/** Bins either side of the onset's over which the offered rate is read. */
+export const RATE_HALF_WIDTH = 2;
+/** Fewest requests judged. */
+export const MIN_REQUESTS = 30;
+
+/** `server_verdict` section of the summary. */
+export interface ServerVerdict {
+  status: 'ok' | 'overloaded' | 'unstable' | 'unknown';
+  /** One plain sentence: why this status. */
+  reason: string;
+  /** Growth of in-flight requests after the onset, requests per second; null when not overloaded. */
+  queue_growth_per_s: number | null;
+  /** When the rise began, s from the first request start; null without one. */
+  since_s: number | null;
+  /** The offered request rate when the rise began, requests/s; null without one. */
+  onset_request_rate_per_s: number | null;
+  /** The figures the verdict rests on, in words. */
+  evidence: string[];
+}
+
+/** What {@link judgeServer} reads. */
+export interface ServerVerdictInput {
+  /** The phase's requests, sorted by start. */
+  requests: readonly TimelineRequest[];
+  inFlight: readonly InFlightPoint[];
+  /** True for a closed loop (`--concurrency` without a rate). */
+  closedLoop: boolean;
+  /** The client-health status; `saturated` or `late` make the verdict unknown. */
+  clientStatus: string | null;
+}
+
+/** The server verdict of a run (see the module comment). */
+export function judgeServer(input: ServerVerdictInput): ServerVerdict {
+  const { requests } = input;
+  if (input.clientStatus === 'saturated' || input.clientStatus === 'late')
+    return unknown(
+      `the client did not deliver the load (client health: ${input.clientStatus}), so the server cannot be judged on it`,
+    );
+  if (requests.length < MIN_REQUESTS)
+    return unknown(`too few requests to judge the server (${requests.length} < ${MIN_REQUESTS})`);
+  const fromNs = (requests[0] as TimelineRequest).startNs;
+  const toNs = (requests[requests.length - 1] as TimelineRequest).startNs;
+  if (!(toNs > fromNs)) return unknown('every request started at once');
+  const binS = (toNs - fromNs) / BINS / 1e9;
+  const inFlight = binnedInFlight(input.inFlight, fromNs, toNs, BINS);
+  const ttft = ttftBins(requests, fromNs, toNs);
+  const load = rise(inFlight, MATERIAL_IN_FLIGHT);
+  const wait = rise(ttft.values, MATERIAL_TTFT_MS);
+  const evidence = [
+    `in flight: ${fmt(load.early)} early, ${fmt(load.late)} late (Mann–Kendall z ${load.z.toFixed(1)})`,
+    `${ttft.label} median: ${fmt(wait.early)} ms early, ${fmt(wait.late)} ms late (Mann–Kendall z ${wait.z.toFixed(1)})`,
+  ];
+  if (!wait.rising) {
+    if (load.rising && !input.closedLoop)
+      evidence.push('in flight rose with the offered load while the wait did not: the server kept up');
+    return verdict('ok', `${ttft.label} did not rise through the run`, evidence);
+  }
+  if (input.closedLoop || !load.rising)
+    return verdict(
+      'unstable',
+      `${ttft.label} rose through the run while the load held (${input.closedLoop ? 'closed loop' : 'in flight did not rise'}): the server slowed down`,
+      evidence,
+    );
+  const onsetBin = onset(inFlight) ?? 0;
+  const sinceS = onsetBin * binS;
+  const growth = senSlope(inFlight.slice(onsetBin), binS);
+  const rate = offeredRate(
+    requests,
+    fromNs + Math.max(0, onsetBin - RATE_HALF_WIDTH) * binS * 1e9,
+    fromNs + Math.min(BINS, onsetBin + RATE_HALF_WIDTH + 1) * binS * 1e9,
+  );
+  return {
+    status: 'overloaded',
+    reason: `the queue grew by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s while ${ttft.label} rose: the offered load (${fmt(rate)} req/s then) exceeded what the server could serve, and the latency figures measure queueing`,
+    queue_growth_per_s: round3(growth),
+    since_s: round3(sinceS),
+    onset_request_rate_per_s: round3(rate),
+    evidence,
+  };
+}
+
+interface Rise {
+  rising: boolean;
+  z: number;
+  early: number;
+  late: number;
+}
+
+/** Whether `values` (time bins, NaN for empty ones) rise materially and significantly. */
+function rise(values: readonly number[], minStep: number): Rise {
+  const present = values.filter((v) => Number.isFinite(v));
+  const fifth = Math.max(1, Math.floor(present.length / 5));
+  const early = mean(present.slice(1, 1 + fifth));
+  const late = mean(present.slice(present.length - fifth));
+  const z = mannKendall(present).z;
+  const material = late >= MATERIAL_RATIO * early && late - early >= minStep;
+  return { rising: z >= Z_RISING && material, z, early, late };
+}
+
+/** Median TTFT (else latency) of the successful requests started in each bin, ms; NaN when none. */
+function ttftBins(
+  requests: readonly TimelineRequest[],
+  fromNs: number,
+  toNs: number,
+): { values: number[]; label: string } {
+  const withTtft = requests.some((r) => r.valid && r.ttftMs !== null);
+  const width = (toNs - fromNs) / BINS;
+  const groups: number[][] = Array.from({ length: BINS }, () => []);
+  for (const r of requests) {
+    if (!r.valid) continue;
+    const v = withTtft ? r.ttftMs : (r.endNs - r.startNs) / 1e6;
+    if (v === null) continue;
+    groups[Math.min(BINS - 1, Math.floor((r.startNs - fromNs) / width))]?.push(v);
+  }
+  return { values: groups.map(median), label: withTtft ? 'TTFT' : 'request latency' };
+}
+
+/** The bin where the in-flight count began to grow for good (CUSUM on its changes); null when never. */
+function onset(inFlight: readonly number[]): number | null {
+  const changes = inFlight.slice(1).map((v, i) => v - (inFlight[i] as number));
+  const early = changes.slice(1, 1 + Math.max(2, Math.floor(changes.length / 5)));
+  const sigma = Math.max(robustSigma(early), 0.5);
+  const at = cusumOnset(changes, 0, sigma / 2, 5 * sigma);
+  return at === null ? null : at + 1;
+}
+
+/** Requests scheduled (else started) per second in `[fromNs, toNs)`. */
+function offeredRate(requests: readonly TimelineRequest[], fromNs: number, toNs: number): number {
+  let n = 0;
+  for (const r of requests) {
+    const at = r.scheduledNs ?? r.startNs;
+    if (at >= fromNs && at < toNs) n++;
+  }
+  return toNs > fromNs ? n / ((toNs - fromNs) / 1e9) : 0;
+}
+
+function unknown(reason: string): ServerVerdict {
+  return verdict('unknown', reason, []);
+}
+
+function verdict(status: ServerVerdict['status'], reason: string, evidence: string[]): ServerVerdict {
+  return {
+    status,
+    reason,
+    queue_growth_per_s: null,
+    since_s: null,
+    onset_request_rate_per_s: null,
+    evidence,
+  };
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return 'n/a';
+  return Math.abs(x) >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1);
+}
