@@ -9,6 +9,7 @@ import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/sum
 import type { MetricDef } from '../metrics/types.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
 import { p99Note } from './console-ci-note.js';
+import { tailsBlock } from './console-tails.js';
 import { formatConsoleNumber, metricLabel } from './format.js';
 import { fromScheduleLine, fromScheduleRowsShown } from './from-schedule.js';
 
@@ -113,16 +114,20 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
  * The console report text: `tokenload | <title>` table with columns `Metric | avg | min | max | p99 |
  * p90 | p50 | std` (rows by display order, `N/A` for missing values, run-level values in `avg`), an
  * the latency-from-the-schedule line when those rows are shown (./from-schedule.ts), an
- * `Error Summary` table when requests failed, warnings, the usage and prefix-cache check lines, then
+ * `Error Summary` table when requests failed, the tails counting failures (console-tails.ts: before
+ * everything when more than 5 % failed), warnings, the usage and prefix-cache check lines, then
  * footer lines. Ends with a newline.
  */
 export function renderConsole(ctx: ConsoleContext): string {
   const cap = ctx.inputConfig?.concurrency;
   const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined);
   const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics');
+  const tails = tailsBlock(ctx.summary);
   const parts = [reason === null ? table : `${table}\n${reason}`];
+  if (tails?.leads === true) parts.unshift(tails.text);
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);
+  if (tails?.leads === false) parts.push(tails.text);
   for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
   const checks = [usageCheckLine(ctx.summary.usageCheck), cacheCheckLine(ctx.summary.cacheCheck)];
   if (checks.some((l) => l !== null)) parts.push(checks.filter((l) => l !== null).join('\n'));

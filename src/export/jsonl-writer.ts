@@ -37,6 +37,11 @@ export interface RecordLineMetadata {
    */
   response_streamed: boolean | null;
   was_cancelled: boolean;
+  /**
+   * True when the run ended the request while it was in flight (the duration cut-off's grace or
+   * Ctrl-C's ran out): its latency is right-censored at its elapsed time (tokenload's).
+   */
+  censored: boolean;
   /** The answer's last `finish_reason`; null when none came (tokenload's, as the rest below). */
   finish_reason: string | null;
   /** `max_tokens` (or `max_completion_tokens`) sent; null when none was. */
@@ -86,6 +91,7 @@ function metadataOf(record: LineRecord, time: EpochConverter): RecordLineMetadat
     request_end_ns: time.toEpochNs(raw.endNs),
     response_streamed: raw.responseStreamed,
     was_cancelled: raw.cancelled,
+    censored: raw.censored === true,
     finish_reason: raw.finishReason,
     requested_output_tokens: raw.requestedOutputTokens,
     input_tokens: raw.inputTokens,
@@ -140,7 +146,7 @@ export function metadataText(record: LineRecord, time: EpochConverter): string {
     `,"request_start_ns":${nsText(time.toEpochNs(raw.startNs))},"request_sent_ns":${nsText(sent)}` +
     `,"connection_reused":${raw.connectionReused},"request_ack_ns":${nsText(ack)}` +
     `,"request_end_ns":${nsText(time.toEpochNs(raw.endNs))},"response_streamed":${raw.responseStreamed}` +
-    `,"was_cancelled":${raw.cancelled},"finish_reason":${JSON.stringify(raw.finishReason)}` +
+    `,"was_cancelled":${raw.cancelled},"censored":${raw.censored === true},"finish_reason":${JSON.stringify(raw.finishReason)}` +
     `,"requested_output_tokens":${JSON.stringify(raw.requestedOutputTokens)}` +
     `,"input_tokens":${JSON.stringify(raw.inputTokens)},"sent_prompt_tokens":${JSON.stringify(raw.sentPromptTokens ?? null)}` +
     `,"prompt_layout":${JSON.stringify(raw.promptLayout ?? null)},"isl_source":${JSON.stringify(record.islSource ?? null)}` +

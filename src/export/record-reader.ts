@@ -217,6 +217,7 @@ function rawOf(
     usage: meta.objectOrNull('usage') as Usage | null,
     error,
   };
+  if (meta.bool('censored')) raw.censored = true;
   setIfNotNull(raw, 'serverUrl', meta.strOrNull('server_url'));
   setIfNotNull(raw, 'requestType', meta.strOrNull('request_type'));
   setIfNotNull(raw, 'sentPromptTokens', meta.intOrNull('sent_prompt_tokens'));

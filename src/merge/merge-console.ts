@@ -1,6 +1,6 @@
 /**
  * The merged run's summary sections beside the metrics (`shards`, `load`, `tokenizer`, `responses`,
- * `start_up`, `servers`) and its console report: what was merged first, then the table a single run
+ * `tails_with_failures`, `start_up`, `servers`) and its console report: what was merged first, then the table a single run
  * prints.
  */
 import { join } from 'node:path';
@@ -43,6 +43,9 @@ export function extraSections(
   const servers = fold.serversSection();
   if (servers !== null) extra.servers = servers;
   extra.responses = summary.responses;
+  // Recomputed from the lines, as the metrics are (their `censored` flag included).
+  if (summary.tails !== undefined && summary.tails !== null)
+    extra.tails_with_failures = summary.tails.section;
   extra.shards = shards;
   return extra;
 }

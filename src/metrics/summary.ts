@@ -12,6 +12,7 @@ import { type PercentileConfidence, percentileConfidence } from './percentile-ci
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { type Stats, statsOfSorted } from './stats.js';
+import { TailsBuilder, type TailsSummary } from './tails.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
 import { type OverheadOf, UsageCheck, type UsageCheckSummary, usageWarnings } from './usage-check.js';
@@ -54,6 +55,11 @@ export interface Summary {
   cacheCheck: CacheCheckSummary | null;
   /** What the successful answers were like: not streamed, without usage, where counts came from. */
   responses: ResponsesSection;
+  /**
+   * TTFT and latency percentiles counting failures and censored requests (`tails_with_failures`);
+   * null without records, absent from a summary not built from records.
+   */
+  tails?: TailsSummary | null;
 }
 
 /** Options of {@link summarize}. */
@@ -132,6 +138,7 @@ export class SummaryBuilder {
   private readonly usage: UsageCheck;
   private readonly cache = new CacheCheck();
   private readonly checks = new ResponseChecks();
+  private readonly tails = new TailsBuilder();
   /** Records added. */
   count = 0;
   /** Earliest request start of every record added, failed ones included (monotonic ns); null before any. */
@@ -157,6 +164,7 @@ export class SummaryBuilder {
     this.usage.add(record);
     this.cache.add(record);
     this.checks.add(record);
+    this.tails.add(record);
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
@@ -182,6 +190,7 @@ export class SummaryBuilder {
       usageCheck,
       cacheCheck,
       responses: this.checks.section(),
+      tails: this.tails.build(),
     };
   }
 }

@@ -4,6 +4,7 @@
  * aggregate and derived metrics.
  */
 import {
+  errorTimeToFirstToken,
   interChunkLatency,
   interTokenLatency,
   outputTokenThroughputPerUser,
@@ -78,6 +79,7 @@ export const RECORD_METRIC_DEFS = {
   prefill_wait: prefillWait,
   concurrency_wait: concurrencyWait,
   error_isl: errorIsl,
+  error_time_to_first_token: errorTimeToFirstToken,
 } as const satisfies Record<string, RecordMetricDef>;
 
 /** Per-record metric definitions, in computation order. */

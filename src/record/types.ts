@@ -159,6 +159,14 @@ export interface RawRecord extends RequestIdentity {
   /** True when the client cancelled the request (cancellation rate, or Ctrl-C grace expiry). */
   cancelled: boolean;
   /**
+   * Set when the run itself cancelled the request while it was in flight: at the
+   * `--benchmark-duration` cut-off after its grace period, or after Ctrl-C (its grace period, or a
+   * second Ctrl-C). Its true latency is longer than its elapsed time, unknown: right-censored (the
+   * tails section, metrics/tails.ts). A `--request-cancellation-rate` cancellation is not censored.
+   * Set by the sender; absent otherwise.
+   */
+  censored?: true;
+  /**
    * Prompt tokens an ideal (infinite) prefix cache would already hold when this request was sent:
    * the leading blocks of its synthesized prompt that requests sent before it in this run had
    * (dataset/prefix-chain.ts). Set by the sender; absent for prompts not built from blocks, for turns
@@ -224,6 +232,7 @@ export type LineRawField =
   | 'endNs'
   | 'responseStreamed'
   | 'cancelled'
+  | 'censored'
   | 'finishReason'
   | 'requestedOutputTokens'
   | 'inputTokens'

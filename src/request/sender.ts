@@ -124,6 +124,15 @@ function requestSignal(
   return { signal: AbortSignal.any([runSignal, own.signal]), disarm };
 }
 
+/**
+ * Whether a request's cancellation came from the run's signal (the duration cut-off's or Ctrl-C's
+ * grace ran out), not its own `--request-cancellation-rate` timer: the combined signal carries the
+ * reason of whichever fired first.
+ */
+function endedByRun(runSignal: AbortSignal, requestSignal: AbortSignal): boolean {
+  return runSignal.aborted && requestSignal.reason === runSignal.reason;
+}
+
 /** Who a request is, before its prompt is built (`inputTokens` is filled in then). */
 function identityOf(
   { conversation, turn, sessionNum, scheduledNs }: DispatchItem,
@@ -277,6 +286,7 @@ async function sendBuilt(
     facts.cacheBlocks === null ? undefined : deps.idealCaches?.[server]?.admit(facts.cacheBlocks, sendingNs);
   const raw = await pending;
   cancel.disarm();
+  if (raw.cancelled && endedByRun(deps.cancelSignal, cancel.signal)) raw.censored = true;
   if (gate !== null) {
     gate.release();
     raw.prefillWaitNs = gate.waitNs;

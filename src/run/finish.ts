@@ -38,7 +38,7 @@ import {
   serverMetricsFormatsOf,
   serverMetricsLine,
 } from './server-metrics-run.js';
-import { extraSections } from './summary-sections.js';
+import { extraSections, tailsSection } from './summary-sections.js';
 import { writeTimeslices } from './timeslices-run.js';
 
 /** What a finished run returns to the CLI. */
@@ -103,6 +103,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     extra: {
       ...extraSections(input, warmupSummary),
       responses: summary.responses,
+      ...tailsSection(summary),
       ...(analysis.steadyState === null ? {} : { steady_state: analysis.steadyState }),
       ...(analysis.serverVerdict === null ? {} : { server_verdict: analysis.serverVerdict }),
       ...(server === null ? {} : { server_metrics: server }),

@@ -1,6 +1,7 @@
 /** The summary's sections beyond the metrics: warmup, pacing, replay, cut-off, client health, connections, ... */
 import type { SkipCounts } from '../dataset/types.js';
 import type { Summary } from '../metrics/summary.js';
+import type { TailsWithFailures } from '../metrics/tails.js';
 import type { StrategyReport } from '../timing/types.js';
 import { type FinishInput, replayError } from './finish-input.js';
 
@@ -90,4 +91,10 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
         },
       };
   }
+}
+
+/** `tails_with_failures` of the profiling summary (metrics/tails.ts); empty when it has none. */
+export function tailsSection(summary: Summary): { tails_with_failures?: TailsWithFailures } {
+  const tails = summary.tails;
+  return tails === undefined || tails === null ? {} : { tails_with_failures: tails.section };
 }

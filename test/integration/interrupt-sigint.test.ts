@@ -128,6 +128,7 @@ async function waitGone(pid: number): Promise<boolean> {
 }
 
 interface RecordLine {
+  metadata: { censored: boolean };
   error: { code: number; type: string; kind: string } | null;
 }
 
@@ -145,6 +146,7 @@ function checkArtifacts(run: Run): RecordLine[] {
   const summary = JSON.parse(readFileSync(join(run.dir, 'profile_export_aiperf.json'), 'utf8')) as {
     was_cancelled: boolean;
     request_count?: { avg: number };
+    tails_with_failures: { censored: number; failed: number };
   };
   assert.equal(summary.was_cancelled, true);
   const ok = records.filter((r) => r.error === null).length;
@@ -154,7 +156,10 @@ function checkArtifacts(run: Run): RecordLine[] {
     if (r.error === null) continue;
     assert.equal(r.error.code, 499, `only cancellations fail here: ${JSON.stringify(r.error)}`);
     assert.equal(r.error.kind, 'cancelled');
+    assert.equal(r.metadata.censored, true, 'a request the run ended is censored, not a failure');
   }
+  const tails = summary.tails_with_failures;
+  assert.deepEqual([tails.censored, tails.failed], [records.length - ok, 0]);
   return records;
 }
 

@@ -118,6 +118,7 @@ test('the merge of the shards is the run: every metric, check and count as the s
     'usage_check',
     'cache_check',
     'responses',
+    'tails_with_failures',
     'warnings',
     'start_up',
   ] as const)

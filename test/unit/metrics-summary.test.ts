@@ -257,3 +257,40 @@ test('console: one note names each metric whose p99 interval is open-ended or wi
     /Time to First Token \(4 of 400 values rank above it; 95 % interval 100\.00 to 1,000\.00 ms\)/,
   );
 });
+
+test('tails counting failures: Kaplan-Meier over successes, a censored request, a failure (hand-checked)', () => {
+  const ctx = { tokenizer: null, useServerTokenCount: false, streaming: true, perChunkUsage: false };
+  const error = {
+    kind: 'http_status' as const,
+    code: 500,
+    type: 'Internal Server Error',
+    message: 'boom',
+    failedAtNs: 0,
+  };
+  // Latencies 10, 20, 30, 40 ms (TTFT 5 each); one request the run ended at 25 ms, before its first
+  // token; one 500. N = 6. S(10) = 5/6, S(20) = 4/6; the censored one leaves the risk set at 25 ms,
+  // so S(30) = 4/6 · 2/3 = 4/9 (CDF 0.56), S(40) = 2/9 (CDF 0.78): p50 = 30, p90 and above never reached.
+  const records = [10, 20, 30, 40].map((ms) => ok(0, [5, ms], 8, 2));
+  const censored = raw({ endNs: 25 * MS, cancelled: true, censored: true });
+  records.push(processRecord(censored, ctx), processRecord(raw({ endNs: 3 * MS, error }), ctx));
+  const tails = summarize(records).tails?.section;
+  assert.ok(tails !== undefined && tails !== null);
+  assert.deepEqual(
+    { requests: tails.requests, failed: tails.failed, cancelled: tails.cancelled, censored: tails.censored },
+    { requests: 6, failed: 1, cancelled: 0, censored: 1 },
+  );
+  assert.deepEqual(tails.request_latency, { unit: 'ms', p50: 30, p90: null, p95: null, p99: null });
+  // TTFT: four events at 5 ms of six (CDF 4/6 at 5 ms): p50 = 5, p90 beyond every success.
+  assert.deepEqual(tails.time_to_first_token, { unit: 'ms', p50: 5, p90: null, p95: null, p99: null });
+  // Nine successes 10 … 90 ms and one request the run ended at 5 ms: censored before every success,
+  // it leaves the risk set, the successes carry all the mass, p95 = p99 = 90. Failed instead, it
+  // holds 1/10 beyond every success: p95 and p99 are null.
+  const nine = [10, 20, 30, 40, 50, 60, 70, 80, 90].map((ms) => ok(0, [5, ms], 8, 2));
+  const early = (over: Partial<RawRecord>) =>
+    processRecord(raw({ endNs: 5 * MS, cancelled: true, ...over }), ctx);
+  const withCensored = summarize([...nine, early({ censored: true })]).tails?.section.request_latency;
+  assert.deepEqual(withCensored, { unit: 'ms', p50: 50, p90: 90, p95: 90, p99: 90 });
+  const withFailed = summarize([...nine, early({})]).tails?.section;
+  assert.deepEqual(withFailed?.request_latency, { unit: 'ms', p50: 50, p90: 90, p95: null, p99: null });
+  assert.equal(withFailed?.cancelled, 1);
+});

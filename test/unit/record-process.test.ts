@@ -112,7 +112,7 @@ test('osl_mismatch_diff_pct is signed (OSL − requested)/requested·100', () =>
   assert.equal(p.metrics.osl_mismatch_diff_pct, -25); // (3 − 4)/4·100
 });
 
-test('failed records get only error_isl; cancelled and empty records get an explicit error', () => {
+test('failed records get only error_isl (and error_time_to_first_token after a first token); cancelled and empty records get an explicit error', () => {
   const error = {
     kind: 'http_status' as const,
     code: 500,
@@ -120,9 +120,13 @@ test('failed records get only error_isl; cancelled and empty records get an expl
     message: 'boom',
     failedAtNs: 0,
   };
-  const failed = processRecord(raw({ error }), { ...ctx, streaming: true, perChunkUsage: false });
+  const failed = processRecord(raw({ error, chunks: [] }), { ...ctx, streaming: true, perChunkUsage: false });
   assert.equal(failed.valid, false);
   assert.deepEqual(failed.metrics, { error_isl: 40 });
+  const cutShort = processRecord(raw({ error }), { ...ctx, streaming: true, perChunkUsage: false });
+  assert.deepEqual(cutShort.metrics, { error_isl: 40, error_time_to_first_token: 100 });
+  const notStreaming = processRecord(raw({ error }), { ...ctx, streaming: false, perChunkUsage: false });
+  assert.deepEqual(notStreaming.metrics, { error_isl: 40 });
   const cancelled = processRecord(raw({ cancelled: true }), {
     ...ctx,
     streaming: true,

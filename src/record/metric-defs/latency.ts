@@ -59,6 +59,22 @@ export const timeToFirstOutputToken: RecordMetricDef = {
 };
 
 /**
+ * Error Time to First Token, ms (**ours**): a failed request's first content chunk − request start,
+ * for a streamed request that failed after its first token (a stream cut short, a cancellation, a
+ * timeout while decoding). Only failed records get it; their TTFT was measured, so the tails section
+ * (metrics/tails.ts) counts it there, while their latency counts as a failure.
+ */
+export const errorTimeToFirstToken: RecordMetricDef = {
+  tag: 'error_time_to_first_token',
+  header: 'Error Time to First Token',
+  unit: 'ms',
+  kind: 'record',
+  flags: { errorOnly: true, streamingOnly: true, noConsole: true },
+  displayOrder: 1310,
+  compute: (input) => (input.streaming ? sinceStartMs(input, firstChunkNs(input)) : undefined),
+};
+
+/**
  * Request Latency, ms: last content chunk − request start. It ends at the last content chunk, not at
  * the trailing usage chunk, `[DONE]` or connection close. AIPerf `request_latency`.
  */
