@@ -124,6 +124,11 @@ class Fields {
     return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
   }
 
+  /** Whether the object has `key` at all (a field newer than some files). */
+  has(key: string): boolean {
+    return key in this.obj;
+  }
+
   boolOrNull(key: string): boolean | null {
     return this.obj[key] === null ? null : this.bool(key);
   }
@@ -217,7 +222,8 @@ function rawOf(
     usage: meta.objectOrNull('usage') as Usage | null,
     error,
   };
-  if (meta.bool('censored')) raw.censored = true;
+  // Absent in files written before the field existed: such a record was not marked censored.
+  if (meta.has('censored') && meta.bool('censored')) raw.censored = true;
   setIfNotNull(raw, 'serverUrl', meta.strOrNull('server_url'));
   setIfNotNull(raw, 'requestType', meta.strOrNull('request_type'));
   setIfNotNull(raw, 'sentPromptTokens', meta.intOrNull('sent_prompt_tokens'));
