@@ -14,6 +14,7 @@ import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { PHASE_LOAD_RULES, userCentricRules } from './rules-phase-load.js';
 import { systemPromptRule } from './rules-prompt.js';
+import { rateSeriesRules } from './rules-rate-series.js';
 import { serverMetricsFormatsRule, waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
 import { synthesisRule } from './rules-synthesis.js';
@@ -99,8 +100,8 @@ const loadRules: ConfigRule[] = [
   ),
   rule('--arrival-pattern', (c) =>
     when(
-      c.arrivalPattern !== undefined && c.requestRate === undefined,
-      '--arrival-pattern requires --request-rate.',
+      c.arrivalPattern !== undefined && c.requestRate === undefined && c.requestRateSeries === undefined,
+      '--arrival-pattern requires --request-rate or --request-rate-series.',
     ),
   ),
   rule('--request-rate-ramp-duration', (c) =>
@@ -190,6 +191,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   ...loadRules,
   ...PHASE_LOAD_RULES,
   ...userCentricRules(resolvesToFixedSchedule),
+  ...rateSeriesRules(resolvesToFixedSchedule),
   rule('--simulator-option', simulatorOptionProblem),
   rule('--url', (c) => (c.simulator && c.url.join(',') !== DEFAULT_URL ? simulatorUrlProblem(c.url) : null)),
   rule('--apply-chat-template', (c) =>

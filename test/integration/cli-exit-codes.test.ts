@@ -68,7 +68,7 @@ test('a bad flag value exits 2 naming the flag', async () => {
     ...quiet,
   ]);
   assert.equal(rule.code, 2, rule.stderr);
-  assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate\.$/m);
+  assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate or --request-rate-series\.$/m);
 });
 
 test('a bad trace line exits 1 naming the file and line', async () => {
