@@ -23,7 +23,8 @@ export interface LeadLine {
 function statusLine(runStatus: RunSummary['runStatus']): LeadLine | null {
   const text = runStatus === null ? null : statusLeadLine(runStatus);
   if (text === null) return null;
-  return { text, tone: runStatus?.status === 'failed' ? 'bad' : 'warn' };
+  const bad = runStatus?.status === 'failed' || runStatus?.status === 'failed_request_threshold';
+  return { text, tone: bad ? 'bad' : 'warn' };
 }
 
 /** The lead lines of a run's summary, in the console's order; empty without a summary. */

@@ -35,6 +35,7 @@ import { RampedSemaphore } from '../timing/ramped-semaphore.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
+import { FailureStop, type FailureStopReport } from './failure-stop.js';
 import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { describePhase, type PhaseLimits } from './strategy-factory.js';
@@ -69,6 +70,8 @@ export interface PhaseResult {
   servers?: ServerSummary[];
   /** The phase's first send and its sessions (the summary's `shard` section). */
   tally: SendTally;
+  /** `--failed-request-threshold` of a profiling phase: whether and when it stopped the phase; absent without it. */
+  failureStop?: FailureStopReport;
 }
 
 /** `connections` section of the summary: how the run got its connections to the target. */
@@ -121,6 +124,7 @@ export async function runPhase(
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
     tally: sinks.tally,
+    ...(sinks.failureStop === null ? {} : { failureStop: sinks.failureStop.report() }),
   };
 }
 
@@ -175,9 +179,18 @@ async function driveLoad(
   run: PhaseRun,
 ): Promise<{ load: StrategyReport; clientHealth: ClientHealth | undefined }> {
   const { sinks, start, limits } = run;
+  const loadStartNs = start.startAtNs ?? ctx.clock.nowNs();
+  const threshold = ctx.config.failedRequestThreshold;
+  if (run.phase === 'profiling' && threshold !== undefined)
+    sinks.failureStop = new FailureStop(threshold, ctx.clock, loadStartNs, ctx.env.log);
+  // The threshold stops issuing as Ctrl-C does: the same signal to the strategy and the same grace.
+  const stopSignal =
+    sinks.failureStop === null
+      ? ctx.env.stopSignal
+      : AbortSignal.any([ctx.env.stopSignal, sinks.failureStop.signal]);
   const disarm = armCancellation({
     clock: ctx.clock,
-    env: ctx.env,
+    env: { ...ctx.env, stopSignal },
     gracePeriodSeconds: ctx.config.gracePeriodSeconds,
     ...(limits.cutoffGraceSeconds === undefined ? {} : { cutoffGraceSeconds: limits.cutoffGraceSeconds }),
     durationNs:
@@ -186,7 +199,7 @@ async function driveLoad(
     tracker: sinks.tracker,
   });
   const monitor = start.floor === null ? null : startClientMonitor(start.floor, run.client);
-  sinks.startUp = run.phase === 'profiling' ? new StartUpSplit(start.startAtNs ?? ctx.clock.nowNs()) : null;
+  sinks.startUp = run.phase === 'profiling' ? new StartUpSplit(loadStartNs) : null;
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   try {
@@ -194,7 +207,7 @@ async function driveLoad(
       conversations: ctx.dataset.conversations,
       clock: ctx.clock,
       dispatch: run.dispatch,
-      signal: ctx.env.stopSignal,
+      signal: stopSignal,
       ...(start.startAtNs === undefined ? {} : { startAtNs: start.startAtNs }),
     });
   } finally {
@@ -256,6 +269,8 @@ interface PhaseSinks extends PhaseWriters {
   /** Per-server tallies (profiling with several servers); null otherwise. */
   servers: ServerSplit | null;
   tally: SendTally;
+  /** `--failed-request-threshold` (profiling); set when the load begins, null without it. */
+  failureStop: FailureStop | null;
 }
 
 function openWriters(
@@ -319,6 +334,7 @@ function startSinks(
     connectionUse,
     servers,
     tally: new SendTally(),
+    failureStop: null,
   };
 }
 
@@ -375,6 +391,7 @@ function phaseSender(
       sinks.summary.add(processed);
       sinks.sends.add(processed);
       sinks.startUp?.add(processed);
+      sinks.failureStop?.add(processed);
       sinks.servers?.add(processed);
       sinks.tally.add(raw);
       countConnection(sinks.connectionUse, raw);
