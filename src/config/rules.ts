@@ -188,10 +188,10 @@ export function simulatorUrlProblem(urls: readonly string[]): string {
 export const CONFIG_RULES: readonly ConfigRule[] = [
   ...datasetRules,
   ...scheduleRules,
+  ...rateSeriesRules(resolvesToFixedSchedule),
   ...loadRules,
   ...PHASE_LOAD_RULES,
   ...userCentricRules(resolvesToFixedSchedule),
-  ...rateSeriesRules(resolvesToFixedSchedule),
   rule('--simulator-option', simulatorOptionProblem),
   rule('--url', (c) => (c.simulator && c.url.join(',') !== DEFAULT_URL ? simulatorUrlProblem(c.url) : null)),
   rule('--apply-chat-template', (c) =>
