@@ -231,7 +231,10 @@ function seriesStrategy(points: Array<{ time_s: number; qps: number }>, stop: { 
 /** Ticks scheduled in each whole second [s, s + 1). */
 function perSecond(sent: readonly Sent[], seconds: number): number[] {
   const counts = Array.from({ length: seconds }, () => 0);
-  for (const s of sent) counts[Math.floor((s.scheduledMs ?? Number.NaN) / 1000)]++;
+  for (const s of sent) {
+    const second = Math.floor((s.scheduledMs ?? Number.NaN) / 1000);
+    counts[second] = (counts[second] ?? 0) + 1;
+  }
   return counts;
 }
 
