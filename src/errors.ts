@@ -54,6 +54,12 @@ export type ErrorCode = keyof typeof ERROR_CODES;
  */
 export const EXIT_NO_SUCCESS = 3;
 
+/**
+ * Exit code of a run that `--failed-request-threshold` stopped: too many of its requests failed; its
+ * artifacts are written, and cover the requests sent before the stop.
+ */
+export const EXIT_FAILED_REQUEST_THRESHOLD = 4;
+
 /** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
 export const EXIT_INTERNAL = 70;
 

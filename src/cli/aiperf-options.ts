@@ -297,6 +297,18 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   load('--prefill-concurrency-ramp-duration', same()),
   load('--request-rate-ramp-duration', same()),
   load(
+    '--request-rate-series',
+    same(
+      'also a bare JSON list of points; linear between points, the last qps held after the last point; without --request-count or --benchmark-duration the run ends at the last point; arrivals (--arrival-pattern) are warped onto the series',
+    ),
+  ),
+  load(
+    '--failed-request-threshold',
+    same(
+      'checked from the 20th answered profiling request (AIPerf: max(concurrency, 10)); client cancellations are not counted; the run drains, exports and exits 4 with run_status failed_request_threshold',
+    ),
+  ),
+  load(
     '--user-centric-rate',
     same(
       'users start in a steady state (virtual history) and send a turn every --num-users / rate seconds; not with --shard-count',

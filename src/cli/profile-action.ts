@@ -2,11 +2,12 @@
  * Wires `tokenload profile` to {@link runProfile}: parses flags (and `-f` config files), installs
  * Ctrl-C / SIGTERM handling (first: stop issuing and drain for the grace period; second: cancel
  * in-flight now), prints the console report, runs sweeps one value after another, and maps
- * failures to exit codes (a run where no request succeeded: {@link EXIT_NO_SUCCESS}).
+ * failures to exit codes (a run where no request succeeded: {@link EXIT_NO_SUCCESS}; one that
+ * --failed-request-threshold stopped: {@link EXIT_FAILED_REQUEST_THRESHOLD}).
  */
 import type { Command } from 'commander';
 import type { RunSetPlan } from '../config/sweep.js';
-import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
+import { EXIT_FAILED_REQUEST_THRESHOLD, EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
 import { runSet, writeSetAggregates } from '../run/run-set.js';
 import type { Logger } from '../util/run-env.js';
 import { rateWarning, readCalibration } from './calibration-file.js';
@@ -87,9 +88,10 @@ async function runAll(plan: RunSetPlan): Promise<number> {
             inputCode = exitCodeFor(outcome.inputError, (t) => process.stderr.write(t));
             return false;
           }
-          if (outcome.status.exit_code === EXIT_NO_SUCCESS) {
+          const code = outcome.status.exit_code;
+          if (code === EXIT_NO_SUCCESS || code === EXIT_FAILED_REQUEST_THRESHOLD) {
             process.stderr.write(`error: ${outcome.status.reason}\n`);
-            failedCode = EXIT_NO_SUCCESS;
+            failedCode = code;
           }
           return true;
         },
@@ -100,7 +102,7 @@ async function runAll(plan: RunSetPlan): Promise<number> {
       const text = await writeSetAggregates(plan, results);
       if (text !== '') process.stdout.write(`${text}\n`);
     }
-    // A sweep goes on after a value where nothing succeeded, and exits with that failure at the end.
+    // A sweep goes on after a value where nothing succeeded (or too much failed), and exits with that failure at the end.
     return stop.signal.aborted ? EXIT_INTERRUPTED : failedCode;
   } finally {
     process.off('SIGINT', onSignal);

@@ -9,6 +9,7 @@ import { option } from '../util/option-meta.js';
 import { int, positive } from './field-kinds.js';
 import { gateFields, userCentricFields, warmupLoadFields } from './fields-phase-load.js';
 import { shardFields } from './fields-shard.js';
+import { RateSeriesError, rateSeriesOf } from './rate-series.js';
 
 /**
  * The most concurrent sessions one client process takes: more connections than one source address
@@ -18,6 +19,12 @@ export const MAX_CONCURRENCY = 65_536;
 
 const MAX_CONCURRENCY_REASON =
   'one client process cannot hold more connections to one server (its ports run out); split a larger load with --shard-count';
+
+/**
+ * Answered profiling requests (client cancellations not counted) before `--failed-request-threshold`
+ * is checked, so that one early failure does not stop a run (AIPerf waits for max(concurrency, 10)).
+ */
+export const FAILED_THRESHOLD_MIN_REQUESTS = 20;
 
 /** Load generator, stop condition, warmup, cancellation and goodput options. */
 export const loadFields = {
@@ -36,6 +43,29 @@ export const loadFields = {
     help: 'requests/s (open loop); a list runs a sweep',
     list: true,
   }),
+  /**
+   * `--request-rate-series FILE`: the rate over time, read and checked when the configuration is
+   * (./rate-series.ts); the value is the file with its points, as `input_config` records them.
+   */
+  requestRateSeries: option(
+    z
+      .union([z.string(), z.object({ file: z.string(), points: z.array(z.unknown()) })])
+      .transform((value, ctx) => {
+        try {
+          return rateSeriesOf(value);
+        } catch (err) {
+          if (!(err instanceof RateSeriesError)) throw err;
+          ctx.addIssue({ code: 'custom', message: err.message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+    {
+      flag: 'request-rate-series',
+      unit: 'file',
+      help: 'requests/s over time from a JSON file of {time_s, qps} points, linear in between, the last held; without --request-count or --benchmark-duration the run ends at the last point',
+    },
+  ),
   /** `--arrival-pattern`: inter-arrival distribution of `--request-rate`. */
   arrivalPattern: option(z.enum(ARRIVAL_PATTERNS).optional(), {
     flag: 'arrival-pattern',
@@ -74,6 +104,16 @@ export const loadFields = {
     flag: 'benchmark-duration',
     unit: 's',
     help: 'stop issuing after this many seconds',
+  }),
+  /**
+   * `--failed-request-threshold` (AIPerf's flag): once more than this fraction of the profiling
+   * requests answered so far failed (after {@link FAILED_THRESHOLD_MIN_REQUESTS} of them), the run
+   * stops issuing, drains and exits non-zero (run/failure-stop.ts).
+   */
+  failedRequestThreshold: option(z.number().gt(0).max(1).optional(), {
+    flag: 'failed-request-threshold',
+    unit: 'r',
+    help: `stop issuing once more than this fraction (0 < r <= 1) of the answered profiling requests failed, counted from the ${FAILED_THRESHOLD_MIN_REQUESTS}th; drain, export, exit 4`,
   }),
   /** `--benchmark-grace-period`, s: wait this long for in-flight requests at a stop. */
   gracePeriodSeconds: option(z.number().min(0).default(30), {

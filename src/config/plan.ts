@@ -9,6 +9,7 @@ import type { DatasetTypeName } from '../dataset/registry.js';
 import { defaultSamplingStrategy, type SamplingStrategy } from '../dataset/sampling.js';
 import type { SyntheticOptions } from '../dataset/synthetic-options.js';
 import type { ArrivalPattern } from '../timing/arrivals.js';
+import type { RateSeries } from '../timing/rate-curve.js';
 import { strategyName } from '../timing/registry.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './fields-server.js';
 import type { ProfileConfig } from './resolve.js';
@@ -42,8 +43,10 @@ export type RunInput =
 
 /** `--request-rate` and its arrival settings, defaults applied. */
 export interface RateSpec {
-  /** `--request-rate`, requests/s (> 0). */
+  /** `--request-rate`, requests/s (> 0); 1 with `series`, whose qps scale it. */
   ratePerS: number;
+  /** `--request-rate-series`: the rate over time; absent: constant (or ramped). */
+  series?: RateSeries;
   /** `--arrival-pattern` (default `poisson`). */
   pattern: ArrivalPattern;
   /** `--arrival-smoothness`, the gamma shape (default 1). */
@@ -166,6 +169,7 @@ const PLANNED_KEYS = [
   'fixedScheduleEndOffsetMs',
   'fixedScheduleAutoOffset',
   'requestRate',
+  'requestRateSeries',
   'concurrency',
   'arrivalPattern',
   'arrivalSmoothness',
@@ -270,9 +274,11 @@ function loadOf(config: ProfileConfig): LoadSpec {
       concurrency: cap,
     });
   }
-  if (name === 'request_rate' && config.requestRate !== undefined) {
+  const series = config.requestRateSeries;
+  if (name === 'request_rate' && (config.requestRate !== undefined || series !== undefined)) {
     const rate: RateSpec = defined({
-      ratePerS: config.requestRate,
+      ratePerS: config.requestRate ?? 1,
+      series,
       pattern: config.arrivalPattern ?? 'poisson',
       smoothness: config.arrivalSmoothness ?? 1,
       rampNs: nsOf(config.requestRateRampSeconds),
@@ -290,17 +296,22 @@ function loadOf(config: ProfileConfig): LoadSpec {
 /** AIPerf's `--conversation-num` default for a `random_pool` file with no other stop condition. */
 const RANDOM_POOL_DEFAULT_SESSIONS = 100;
 
+/**
+ * When the profiling phase stops issuing. A `--request-rate-series` without `--request-count` or
+ * `--benchmark-duration` ends at its last point, as `--benchmark-duration` would.
+ */
 function stopOf(config: ProfileConfig): StopSpec {
   const counted = config.requestCount !== undefined || config.benchmarkDurationSeconds !== undefined;
+  const seriesEndS = counted ? undefined : config.requestRateSeries?.points.at(-1)?.time_s;
   const pool = config.inputFile !== undefined && config.customDatasetType === 'random_pool';
   const sessionCount =
     config.conversationNum ?? (pool && !counted ? RANDOM_POOL_DEFAULT_SESSIONS : undefined);
   const requestCount = config.requestCount ?? syntheticDefaultCount(config);
   return defined({
     requestCount,
-    durationNs: nsOf(config.benchmarkDurationSeconds),
+    durationNs: nsOf(config.benchmarkDurationSeconds ?? seriesEndS),
     sessionCount,
-    defaulted: !counted && sessionCount === undefined,
+    defaulted: !counted && seriesEndS === undefined && sessionCount === undefined,
   });
 }
 

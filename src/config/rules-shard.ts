@@ -38,8 +38,8 @@ function splitProblem(c: RuleInput, count: number, fixed: boolean): string | nul
 const COUNTED_FILE_TYPES: ReadonlySet<string> = new Set(['single_turn', 'multi_turn']);
 
 /**
- * The request count a run stops at without --request-count, --benchmark-duration or
- * --conversation-num (AIPerf's max(10, 2 × concurrency)): a synthetic run, or a `single_turn` /
+ * The request count a run stops at without --request-count, --benchmark-duration,
+ * --conversation-num or --request-rate-series (AIPerf's max(10, 2 × concurrency)): a synthetic run, or a `single_turn` /
  * `multi_turn` file not replayed on a fixed schedule; undefined for anything else (a trace is
  * replayed once).
  */
@@ -51,8 +51,11 @@ export function syntheticDefaultCount(c: {
   benchmarkDurationSeconds?: number | undefined;
   conversationNum?: number | undefined;
   concurrency?: number | undefined;
+  requestRateSeries?: unknown;
 }): number | undefined {
   if (c.requestCount !== undefined || c.benchmarkDurationSeconds !== undefined) return undefined;
+  // A rate series without a count or duration ends at its last point.
+  if (c.requestRateSeries !== undefined) return undefined;
   if (c.conversationNum !== undefined) return undefined;
   if (c.inputFile !== undefined) {
     const counted = c.customDatasetType !== undefined && COUNTED_FILE_TYPES.has(c.customDatasetType);

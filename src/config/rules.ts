@@ -14,6 +14,7 @@ import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { PHASE_LOAD_RULES, userCentricRules } from './rules-phase-load.js';
 import { systemPromptRule } from './rules-prompt.js';
+import { rateSeriesRules } from './rules-rate-series.js';
 import { serverMetricsFormatsRule, waitForModelRule } from './rules-server.js';
 import { shardProblem } from './rules-shard.js';
 import { synthesisRule } from './rules-synthesis.js';
@@ -99,8 +100,8 @@ const loadRules: ConfigRule[] = [
   ),
   rule('--arrival-pattern', (c) =>
     when(
-      c.arrivalPattern !== undefined && c.requestRate === undefined,
-      '--arrival-pattern requires --request-rate.',
+      c.arrivalPattern !== undefined && c.requestRate === undefined && c.requestRateSeries === undefined,
+      '--arrival-pattern requires --request-rate or --request-rate-series.',
     ),
   ),
   rule('--request-rate-ramp-duration', (c) =>
@@ -187,6 +188,7 @@ export function simulatorUrlProblem(urls: readonly string[]): string {
 export const CONFIG_RULES: readonly ConfigRule[] = [
   ...datasetRules,
   ...scheduleRules,
+  ...rateSeriesRules(resolvesToFixedSchedule),
   ...loadRules,
   ...PHASE_LOAD_RULES,
   ...userCentricRules(resolvesToFixedSchedule),

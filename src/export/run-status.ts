@@ -3,7 +3,13 @@
  * measured nothing (no request succeeded) or stopped on an error says so here, first, instead of
  * leaving a table of absent numbers to be read as a result.
  */
-import { EXIT_INTERRUPTED, EXIT_NO_SUCCESS, exitCodeOf, InterruptedError } from '../errors.js';
+import {
+  EXIT_FAILED_REQUEST_THRESHOLD,
+  EXIT_INTERRUPTED,
+  EXIT_NO_SUCCESS,
+  exitCodeOf,
+  InterruptedError,
+} from '../errors.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunStatus } from './summary-json.js';
 
@@ -79,6 +85,8 @@ export interface RunStatusInput extends RequestTarget {
   inputError: Error | null;
   /** Requests sent, warmup included (an interrupt before the first says nothing was sent). */
   issued: number;
+  /** Why `--failed-request-threshold` stopped the run (run/failure-stop.ts); null or absent when it did not. */
+  failureStop?: string | null;
 }
 
 /**
@@ -101,6 +109,8 @@ export function statusLeadLine(status: { status: string; reason: string | null }
   if (status.status === 'completed') return null;
   if (status.status === 'failed') return `Run failed: ${status.reason ?? 'no reason recorded'}`;
   if (status.status === 'partial') return `Partial run: ${status.reason ?? 'no reason recorded'}`;
+  if (status.status === 'failed_request_threshold')
+    return `Stopped early: ${status.reason ?? 'too many requests failed'}`;
   return capitalized(status.reason ?? interruptedReason(1));
 }
 
@@ -111,7 +121,8 @@ export function interruptedLine(issued: number): string {
 
 /**
  * The status of a run that reached its exports: a bad trace row first (exit 1), then an interrupt
- * (130), then no successful request ({@link EXIT_NO_SUCCESS}), else completed (0).
+ * (130), then `--failed-request-threshold` ({@link EXIT_FAILED_REQUEST_THRESHOLD}), then no
+ * successful request ({@link EXIT_NO_SUCCESS}), else completed (0).
  */
 export function runStatusOf(input: RunStatusInput): RunStatus {
   if (input.inputError !== null) {
@@ -123,6 +134,10 @@ export function runStatusOf(input: RunStatusInput): RunStatus {
   }
   if (input.interrupted) {
     return { status: 'interrupted', reason: interruptedReason(input.issued), exit_code: EXIT_INTERRUPTED };
+  }
+  if (input.failureStop !== undefined && input.failureStop !== null) {
+    const reason = `${input.failureStop}; no request was sent after that, the requests in flight were drained, and the summary covers every request sent`;
+    return { status: 'failed_request_threshold', reason, exit_code: EXIT_FAILED_REQUEST_THRESHOLD };
   }
   if (input.summary.totals.validCount === 0) {
     return {

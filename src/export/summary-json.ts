@@ -76,9 +76,11 @@ export interface RunStatus {
    * `completed`: the run ran to its end and at least one request succeeded; `failed`: no request
    * succeeded, or the run stopped on an error (a bad trace row, a tokenizer, a crash); `interrupted`:
    * Ctrl-C or SIGTERM stopped it; `partial`: `tokenload merge --allow-partial` of shards with some
-   * missing or unfinished (the reason names them).
+   * missing or unfinished (the reason names them); `failed_request_threshold`: more than
+   * `--failed-request-threshold` of its requests failed, so it stopped issuing (the reason gives the
+   * counts and when).
    */
-  status: 'completed' | 'failed' | 'interrupted' | 'partial';
+  status: 'completed' | 'failed' | 'interrupted' | 'partial' | 'failed_request_threshold';
   /** Why it failed or stopped, one line; null for a completed run. */
   reason: string | null;
   /** The exit code `tokenload profile` gives for this run. */

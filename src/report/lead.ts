@@ -46,7 +46,8 @@ export interface LeadLine {
 function statusLine(runStatus: RunSummary['runStatus']): LeadLine | null {
   const text = runStatus === null ? null : statusLeadLine(runStatus);
   if (text === null) return null;
-  return { text, tone: runStatus?.status === 'failed' ? 'bad' : 'warn' };
+  const bad = runStatus?.status === 'failed' || runStatus?.status === 'failed_request_threshold';
+  return { text, tone: bad ? 'bad' : 'warn' };
 }
 
 /** `3.2`, `0.05`: a figure to 3 significant digits. */

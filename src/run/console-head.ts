@@ -18,9 +18,10 @@ export function header(input: FinishInput, status: RunStatus): string {
   if (offset !== null) lines.push(offset);
   if (input.shard) lines.push(input.shard.line);
   if (input.tokenizer !== undefined) lines.push(tokenizerLine(input.tokenizer));
-  // A run that measured nothing says so before anything else (client health included).
+  // A run that measured nothing, or that too many failures stopped, says so before anything else.
   const lead = statusLeadLine(status);
-  if (status.exit_code === EXIT_NO_SUCCESS && lead !== null) lines.unshift(lead);
+  const leads = status.exit_code === EXIT_NO_SUCCESS || status.status === 'failed_request_threshold';
+  if (leads && lead !== null) lines.unshift(lead);
   const cut = input.profiling.cutoff;
   if (cut !== null && cut !== undefined) {
     lines.push(

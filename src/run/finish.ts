@@ -30,6 +30,7 @@ import {
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { analyzeRun } from './analysis-run.js';
 import { header } from './console-head.js';
+import { failureStopReason } from './failure-stop.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
 import { runWarnings } from './run-warnings.js';
 import {
@@ -89,6 +90,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     issued: sentCount(input),
     models: config.models,
     servedModels: input.servedModels ?? null,
+    failureStop: profiling.failureStop?.tripped === true ? failureStopReason(profiling.failureStop) : null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {

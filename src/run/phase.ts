@@ -37,6 +37,7 @@ import { RampedSemaphore } from '../timing/ramped-semaphore.js';
 import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js';
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
+import { FailureStop, type FailureStopReport } from './failure-stop.js';
 import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { describePhase, type PhaseLimits } from './strategy-factory.js';
@@ -75,6 +76,8 @@ export interface PhaseResult {
   inFlight: InFlightPoint[];
   /** The few numbers per request the run analysis reads. */
   timeline: RequestTimeline;
+  /** `--failed-request-threshold` of a profiling phase: whether and when it stopped the phase; absent without it. */
+  failureStop?: FailureStopReport;
 }
 
 /** `connections` section of the summary: how the run got its connections to the target. */
@@ -129,6 +132,7 @@ export async function runPhase(
     tally: sinks.tally,
     inFlight: sinks.tracker.series.snapshot(ctx.clock.nowNs()),
     timeline: sinks.timeline,
+    ...(sinks.failureStop === null ? {} : { failureStop: sinks.failureStop.report() }),
   };
 }
 
@@ -183,9 +187,18 @@ async function driveLoad(
   run: PhaseRun,
 ): Promise<{ load: StrategyReport; clientHealth: ClientHealth | undefined }> {
   const { sinks, start, limits } = run;
+  const loadStartNs = start.startAtNs ?? ctx.clock.nowNs();
+  const threshold = ctx.config.failedRequestThreshold;
+  if (run.phase === 'profiling' && threshold !== undefined)
+    sinks.failureStop = new FailureStop(threshold, ctx.clock, loadStartNs, ctx.env.log);
+  // The threshold stops issuing as Ctrl-C does: the same signal to the strategy and the same grace.
+  const stopSignal =
+    sinks.failureStop === null
+      ? ctx.env.stopSignal
+      : AbortSignal.any([ctx.env.stopSignal, sinks.failureStop.signal]);
   const disarm = armCancellation({
     clock: ctx.clock,
-    env: ctx.env,
+    env: { ...ctx.env, stopSignal },
     gracePeriodSeconds: ctx.config.gracePeriodSeconds,
     ...(limits.cutoffGraceSeconds === undefined ? {} : { cutoffGraceSeconds: limits.cutoffGraceSeconds }),
     durationNs:
@@ -194,7 +207,7 @@ async function driveLoad(
     tracker: sinks.tracker,
   });
   const monitor = start.floor === null ? null : startClientMonitor(start.floor, run.client);
-  sinks.startUp = run.phase === 'profiling' ? new StartUpSplit(start.startAtNs ?? ctx.clock.nowNs()) : null;
+  sinks.startUp = run.phase === 'profiling' ? new StartUpSplit(loadStartNs) : null;
   let load: StrategyReport;
   let clientHealth: ClientHealth | undefined;
   try {
@@ -202,7 +215,7 @@ async function driveLoad(
       conversations: ctx.dataset.conversations,
       clock: ctx.clock,
       dispatch: run.dispatch,
-      signal: ctx.env.stopSignal,
+      signal: stopSignal,
       ...(start.startAtNs === undefined ? {} : { startAtNs: start.startAtNs }),
     });
   } finally {
@@ -265,6 +278,8 @@ interface PhaseSinks extends PhaseWriters {
   /** Per-server tallies (profiling with several servers); null otherwise. */
   servers: ServerSplit | null;
   tally: SendTally;
+  /** `--failed-request-threshold` (profiling); set when the load begins, null without it. */
+  failureStop: FailureStop | null;
 }
 
 function openWriters(
@@ -329,6 +344,7 @@ function startSinks(
     connectionUse,
     servers,
     tally: new SendTally(),
+    failureStop: null,
   };
 }
 
@@ -386,6 +402,7 @@ function phaseSender(
       sinks.sends.add(processed);
       sinks.startUp?.add(processed);
       sinks.timeline.add(processed);
+      sinks.failureStop?.add(processed);
       sinks.servers?.add(processed);
       sinks.tally.add(raw);
       countConnection(sinks.connectionUse, raw);

@@ -81,9 +81,12 @@ function autoOrAsked(
       : plan;
   }
   if (load.kind === 'request_rate') {
-    const expected = Math.ceil(load.rate.ratePerS * PREWARM_LIFE_S);
+    const series = load.rate.series;
+    const peak = series === undefined ? load.rate.ratePerS : Math.max(...series.points.map((p) => p.qps));
+    const expected = Math.ceil(peak * PREWARM_LIFE_S);
     if (concurrency !== undefined && concurrency < expected) return capped(concurrency, '--concurrency');
-    return capped(expected, `--request-rate × ${PREWARM_LIFE_S} s`);
+    const rate = series === undefined ? '--request-rate' : 'the series’ peak qps';
+    return capped(expected, `${rate} × ${PREWARM_LIFE_S} s`);
   }
   if (load.kind === 'user_centric') {
     // Each user holds at most one request in flight; the fresh user of the opening can add one.

@@ -7,6 +7,7 @@ import type { StreamedTurn } from '../dataset/types.js';
 import { type ArrivalPattern, createIntervals } from './arrivals.js';
 import { createConcurrency } from './concurrency.js';
 import { createFixedSchedule, type ScheduleZero } from './fixed-schedule.js';
+import { RateCurve, type RateSeries } from './rate-curve.js';
 import { createRequestRate } from './request-rate.js';
 import type { SessionSource, StopConditions } from './session-source.js';
 import type {
@@ -20,10 +21,12 @@ import type {
 } from './types.js';
 import { createUserCentric } from './user-centric.js';
 
-/** `--request-rate` and its arrival settings. */
+/** `--request-rate` (or `--request-rate-series`) and its arrival settings. */
 export interface RatePlan {
-  /** Requests/s asked for (`--request-rate`); must be > 0. */
+  /** Requests/s asked for (`--request-rate`; 1 with a series, whose qps scale it); must be > 0. */
   ratePerS: number;
+  /** `--request-rate-series`: the rate over time, in place of a constant or ramped one. */
+  series?: RateSeries;
   /** `--arrival-pattern`. */
   pattern: ArrivalPattern;
   /** Gamma shape (`--arrival-smoothness`); must be > 0 with `gamma`. */
@@ -152,8 +155,16 @@ function fixedScheduleFromPlan(plan: PlanOf<'fixed_schedule'>): LoadStrategy<Fix
   });
 }
 
+/** The shape of a plan's rate: its series, its ramp, or none (constant). */
+function curveOf(rate: RatePlan): RateCurve | undefined {
+  if (rate.series !== undefined) return RateCurve.series(rate.series);
+  return rate.rampNs === undefined ? undefined : RateCurve.ramp(rate.rampNs);
+}
+
 function requestRateFromPlan(plan: PlanOf<'request_rate'>): LoadStrategy<RequestRateReport> {
   const { rate } = plan;
+  const curve = curveOf(rate);
+  const firstTickNs = rate.firstTickNs ?? curve?.firstArrivalNs();
   return createRequestRate({
     ratePerS: rate.ratePerS,
     intervals: createIntervals(rate.pattern, rate.ratePerS, rate.seed, rate.smoothness, rate.stream),
@@ -161,8 +172,8 @@ function requestRateFromPlan(plan: PlanOf<'request_rate'>): LoadStrategy<Request
     stop: plan.stop,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
     ...(plan.concurrencyRampNs === undefined ? {} : { concurrencyRampNs: plan.concurrencyRampNs }),
-    ...(rate.rampNs === undefined ? {} : { rampNs: rate.rampNs }),
-    ...(rate.firstTickNs === undefined ? {} : { firstTickNs: rate.firstTickNs }),
+    ...(curve === undefined ? {} : { curve }),
+    ...(firstTickNs === undefined ? {} : { firstTickNs }),
     arrivals: rate.pattern === 'gamma' ? `gamma, smoothness ${rate.smoothness}` : rate.pattern,
   });
 }
@@ -182,6 +193,8 @@ export interface StrategyChoice {
   fixedSchedule: boolean;
   /** `--request-rate`, requests/s. */
   requestRate?: number | undefined;
+  /** `--request-rate-series`. */
+  requestRateSeries?: RateSeries | undefined;
   /** `--concurrency`. */
   concurrency?: number | undefined;
   /** `--user-centric-rate`, requests/s. */
@@ -196,13 +209,18 @@ export interface StrategyChoice {
 export function strategyName(choice: StrategyChoice): StrategyName {
   if (choice.fixedSchedule) return 'fixed_schedule';
   if (choice.userCentricRate !== undefined) return 'user_centric';
-  return choice.requestRate === undefined ? 'concurrency' : 'request_rate';
+  const rated = choice.requestRate !== undefined || choice.requestRateSeries !== undefined;
+  return rated ? 'request_rate' : 'concurrency';
 }
 
-/** Run-folder stimulus part, AIPerf style: `fixed_schedule`, `concurrency8`, `request_rate100`, `user_centric_rate1`. */
+/**
+ * Run-folder stimulus part, AIPerf style: `fixed_schedule`, `concurrency8`, `request_rate100`,
+ * `request_rate_series`, `user_centric_rate1`.
+ */
 export function stimulusName(choice: StrategyChoice): string {
   const name = strategyName(choice);
   if (name === 'fixed_schedule') return name;
+  if (choice.requestRateSeries !== undefined) return 'request_rate_series';
   if (name === 'user_centric') return `user_centric_rate${choice.userCentricRate}`;
   return name === 'request_rate'
     ? `request_rate${choice.requestRate}`

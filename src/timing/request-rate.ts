@@ -9,19 +9,22 @@
  * measured from the later of the tick and the moment the cap let the loop go, so the ticks behind a
  * full cap keep their intended times (no re-anchor, nothing dropped; coordinated omission would hide
  * the backlog) and each send carries the wait as its `concurrency_wait`. A client stall still
- * re-anchors, by the stall only. `rampNs` raises the rate linearly from ~0 to the target
- * (`--request-rate-ramp-duration`).
+ * re-anchors, by the stall only. The rate follows a {@link RateCurve}
+ * (constant, the `--request-rate-ramp-duration` ramp, or `--request-rate-series`): each interval of
+ * the arrival process is warped onto it.
  * When a tick is sure to start a new session, that session's request is prepared before the sleep,
  * so building it never delays the send.
  */
 import type { Conversation, Turn } from '../dataset/types.js';
 import type { IntervalSource } from './arrivals.js';
 import { RampedSemaphore } from './ramped-semaphore.js';
+import type { RateCurve } from './rate-curve.js';
 import { IssueBudget, type SessionSource, type StopConditions } from './session-source.js';
 import type { LoadStrategy, PacingReport, PreparedSend, RequestRateReport, StrategyInput } from './types.js';
 
 /** Options of the request-rate strategy. */
 export interface RequestRateOptions {
+  /** The nominal rate, requests/s: the rate `intervals` are drawn at, which `curve` scales. */
   ratePerS: number;
   intervals: IntervalSource;
   source: SessionSource;
@@ -30,8 +33,11 @@ export interface RequestRateOptions {
   concurrency?: number;
   /** The cap's slots open one by one over this time from the first tick, ns (`--concurrency-ramp-duration`). */
   concurrencyRampNs?: number;
-  /** Ramp from ~0 to the full rate over this time, ns. */
-  rampNs?: number;
+  /**
+   * The rate over time as a factor of `ratePerS` (a ramp, or a series over a nominal 1/s); absent:
+   * constant. Past its end (0 req/s for good) no tick is left and issuing stops.
+   */
+  curve?: RateCurve;
   /** Largest backlog sent as a burst before re-anchoring, ns (default {@link DEFAULT_MAX_CATCHUP_NS}). */
   maxCatchupNs?: number;
   /** The first arrival comes this long after the start, ns (a shard's phase: shard/shard-run.ts); default 0. */
@@ -63,7 +69,7 @@ export function createRequestRate(options: RequestRateOptions): LoadStrategy<Req
   return {
     name: 'request_rate',
     describe: () =>
-      `request rate ${options.ratePerS}/s${options.arrivals === undefined ? '' : ` (${options.arrivals})`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
+      `request rate ${options.curve?.description ?? `${options.ratePerS}/s`}${options.arrivals === undefined ? '' : ` (${options.arrivals})`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
     run: (input) => runRequestRate(options, input),
   };
 }
@@ -81,6 +87,8 @@ async function runRequestRate(options: RequestRateOptions, input: StrategyInput)
   /** When the session cap last let a blocked tick go (a slot freed, a continuation queued or due). */
   let freedNs = Number.NEGATIVE_INFINITY;
   for (;;) {
+    // A rate curve that ends at 0 req/s has no tick left.
+    if (!Number.isFinite(tickNs)) break;
     if (!budget.exhausted(tickNs)) state.prepareAhead(tickNs);
     await clock.sleepUntil(tickNs, signal);
     const now = clock.nowNs();
@@ -292,16 +300,18 @@ function capWaitNs(options: RequestRateOptions, freedNs: number, scheduledNs: nu
   return options.concurrency === undefined ? undefined : Math.max(0, freedNs - scheduledNs);
 }
 
-/** The rate asked for `elapsedNs` into the run (rising linearly during the ramp), requests/s. */
+/** The rate asked for `elapsedNs` into the run (the nominal rate times the curve's factor), requests/s. */
 function rampedRatePerS(options: RequestRateOptions, elapsedNs: number): number {
-  if (options.rampNs === undefined || elapsedNs >= options.rampNs) return options.ratePerS;
-  return options.ratePerS * Math.max(elapsedNs / options.rampNs, 0.01);
+  return options.ratePerS * (options.curve?.factorAt(elapsedNs) ?? 1);
 }
 
-/** Next interval, stretched during the ramp so the rate rises linearly from ~0 to the target. */
+/**
+ * The next interval, ns: one interval of the arrival process at the nominal rate, warped onto the
+ * curve (the next tick comes when the curve's integral from this tick reaches it); Infinity when
+ * the curve has no tick left.
+ */
 function rampedInterval(options: RequestRateOptions, elapsedNs: number): number {
   const base = options.intervals();
-  if (options.rampNs === undefined || elapsedNs >= options.rampNs) return base;
-  const fraction = Math.max(elapsedNs / options.rampNs, 0.01);
-  return base / fraction;
+  if (options.curve === undefined) return base;
+  return options.curve.warp(elapsedNs, base) - elapsedNs;
 }

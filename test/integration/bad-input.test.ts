@@ -269,6 +269,88 @@ test('--goodput with an unknown tag lists the tags it takes (and the closest), e
   );
 });
 
+test('--request-rate-series: a bad file or point is refused naming the file, the point and the field; so are the options it cannot go with (exit 2)', async () => {
+  const dir = freshDir();
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const good = file('good.json', '[{"time_s":0,"qps":1},{"time_s":2,"qps":5}]');
+  const cases: Array<[string[], RegExp]> = [
+    [['--request-rate-series', join(dir, 'none.json')], /cannot read it \(ENOENT\)/],
+    [['--request-rate-series', file('text.json', 'qps=5')], /text\.json: not JSON/],
+    [['--request-rate-series', file('obj.json', '{"rate":[]}')], /obj\.json: expected \{"points"/],
+    [
+      ['--request-rate-series', file('empty.json', '{"points":[]}')],
+      /empty\.json: points: the list is empty/,
+    ],
+    [
+      ['--request-rate-series', file('late.json', '{"points":[{"time_s":1,"qps":2}]}')],
+      /late\.json: points\[0\]\.time_s: the first point must be at time_s 0, got 1/,
+    ],
+    [
+      [
+        '--request-rate-series',
+        file('order.json', '[{"time_s":0,"qps":1},{"time_s":5,"qps":2},{"time_s":5,"qps":3}]'),
+      ],
+      /order\.json: points\[2\]\.time_s: 5 is not after points\[1\]\.time_s 5/,
+    ],
+    [
+      ['--request-rate-series', file('neg.json', '[{"time_s":0,"qps":1},{"time_s":1,"qps":-2}]')],
+      /neg\.json: points\[1\]\.qps: must be >= 0, got -2/,
+    ],
+    [
+      ['--request-rate-series', file('str.json', '[{"time_s":0,"qps":"4"}]')],
+      /str\.json: points\[0\]\.qps: expected a number, got "4"/,
+    ],
+    [
+      ['--request-rate-series', file('miss.json', '[{"time_s":0,"qps":1},{"time_s":1}]')],
+      /miss\.json: points\[1\]\.qps: missing/,
+    ],
+    [
+      ['--request-rate-series', file('extra.json', '[{"time_s":0,"qps":1,"rate":2}]')],
+      /extra\.json: points\[0\]\.rate: unknown field/,
+    ],
+    [
+      ['--request-rate-series', file('zero.json', '[{"time_s":0,"qps":0},{"time_s":1,"qps":0}]')],
+      /zero\.json: points: every qps is 0/,
+    ],
+    [
+      ['--request-rate-series', file('one.json', '[{"time_s":0,"qps":3}]')],
+      /one\.json: its only point is at time_s 0, and without --request-count or --benchmark-duration/,
+    ],
+    [
+      ['--request-rate-series', good, '--request-rate', '5'],
+      /--request-rate-series cannot be combined with --request-rate \(/,
+    ],
+    [
+      [
+        '--request-rate-series',
+        good,
+        '--user-centric-rate',
+        '5',
+        '--num-users',
+        '2',
+        '--session-turns-mean',
+        '2',
+      ],
+      /--request-rate-series cannot be combined with --user-centric-rate/,
+    ],
+    [
+      ['--request-rate-series', good, '--request-rate-ramp-duration', '2'],
+      /--request-rate-series cannot be combined with --request-rate-ramp-duration/,
+    ],
+  ];
+  for (const [extra, message] of cases) {
+    const r = await tokenload([...PROFILE, ...extra]);
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message, extra.join(' '));
+    // Every message names the file (a flag value's: after the flag and its value).
+    if (extra[1] !== good) assert.ok(r.stderr.includes(`${extra[1]}: `), r.stderr);
+  }
+});
+
 /** A quick run against the built-in simulator into a new folder; returns the folder too. */
 async function quickRun(extra: string[]): Promise<{ code: number | null; stderr: string; dir: string }> {
   const dir = join(freshDir(), 'out');

@@ -1,7 +1,7 @@
 /**
  * The exit codes of the real binary (`bin/tokenload.js` over the built package), as a script or CI
  * job sees them: 2 a bad flag, 1 a bad trace line, 1 an unreachable server, 3 a run in which no
- * request succeeded, 130 Ctrl-C, 70 an internal bug (with its stack and a request to report it,
+ * request succeeded, 4 a run --failed-request-threshold stopped, 130 Ctrl-C, 70 an internal bug (with its stack and a request to report it,
  * never a one-line user error).
  */
 import assert from 'node:assert/strict';
@@ -68,7 +68,7 @@ test('a bad flag value exits 2 naming the flag', async () => {
     ...quiet,
   ]);
   assert.equal(rule.code, 2, rule.stderr);
-  assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate\.$/m);
+  assert.match(rule.stderr, /^error: --arrival-pattern requires --request-rate or --request-rate-series\.$/m);
 });
 
 test('a bad trace line exits 1 naming the file and line', async () => {
@@ -140,6 +140,124 @@ test('a run in which every request failed exits 3, saying so on stderr', async (
   assert.match(r.stderr, /^error: no request succeeded: all 2 requests failed: 404 Not Found ×2/m);
   const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
   assert.deepEqual([summary.run_status.status, summary.run_status.exit_code], ['failed', 3]);
+});
+
+interface ThresholdRun {
+  code: number | null;
+  stderr: string;
+  summary: {
+    run_status: { status: string; reason: string | null; exit_code: number };
+    failed_request_threshold: {
+      threshold: number;
+      min_requests: number;
+      tripped: boolean;
+      failed: number;
+      counted: number;
+      tripped_after_s: number | null;
+    };
+  };
+  records: Array<{ metadata: { was_cancelled: boolean; benchmark_phase: string }; error: unknown }>;
+  console: string;
+}
+
+/** A run against the simulator with `--failed-request-threshold`; its exit, summary and records. */
+async function thresholdRun(extra: string[]): Promise<ThresholdRun> {
+  const dir = tempDir();
+  const r = await run([
+    'profile',
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--simulator',
+    '--simulator-option',
+    'mode=fixed',
+    '--simulator-option',
+    'ttft-ms=2',
+    '--simulator-option',
+    'itl-ms=1',
+    '--synthetic-input-tokens-mean',
+    '16',
+    '--output-tokens-mean',
+    '4',
+    '--artifact-dir',
+    dir,
+    ...quiet,
+    ...extra,
+  ]);
+  const read = (name: string) => readFileSync(join(dir, name), 'utf8');
+  return {
+    ...r,
+    summary: JSON.parse(read('profile_export_aiperf.json')),
+    records: read('profile_export.jsonl')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l)),
+    console: read('profile_export_console.txt'),
+  };
+}
+
+test('--failed-request-threshold: half the answers failing stops the run early, drains, exports, exits 4 saying why', async () => {
+  const r = await thresholdRun([
+    '--simulator-option',
+    'fault-rate-500=0.5',
+    '--concurrency',
+    '4',
+    '--request-count',
+    '400',
+    '--failed-request-threshold',
+    '0.2',
+  ]);
+  assert.equal(r.code, 4, r.stderr);
+  const t = r.summary.failed_request_threshold;
+  assert.equal(t.tripped, true);
+  assert.ok(t.counted >= t.min_requests && t.min_requests === 20, JSON.stringify(t));
+  assert.ok(t.failed > 0.2 * t.counted, JSON.stringify(t));
+  assert.ok(t.tripped_after_s !== null && t.tripped_after_s > 0);
+  // Stopped issuing: far fewer than the 400 asked, each one exported; the ones in flight drained.
+  assert.ok(r.records.length < 100 && r.records.length >= t.counted, String(r.records.length));
+  assert.ok(r.records.every((x) => !x.metadata.was_cancelled));
+  assert.equal(r.summary.run_status.status, 'failed_request_threshold');
+  assert.equal(r.summary.run_status.exit_code, 4);
+  const said = `--failed-request-threshold 0.2 exceeded: ${t.failed} of ${t.counted} answered profiling requests failed`;
+  assert.ok(r.summary.run_status.reason?.startsWith(said), r.summary.run_status.reason ?? '');
+  assert.match(r.stderr, new RegExp(`^error: ${said.replace(/[.]/g, '\\.')}`, 'm'));
+  assert.ok(r.console.startsWith(`Stopped early: ${said}`), r.console.slice(0, 300));
+});
+
+test('--failed-request-threshold not reached: the run completes; warm-up and client cancellations are not counted', async () => {
+  const r = await thresholdRun([
+    '--simulator-option',
+    'fault-rate-500=0.05',
+    '--simulator-option',
+    'seed=3',
+    '--concurrency',
+    '4',
+    '--request-count',
+    '60',
+    '--warmup-request-count',
+    '25',
+    '--request-cancellation-rate',
+    '50',
+    '--random-seed',
+    '7',
+    '--failed-request-threshold',
+    '0.25',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.summary.run_status.status, 'completed');
+  assert.equal(r.records.length, 60);
+  const answered = r.records.filter((x) => !x.metadata.was_cancelled);
+  const cancelled = r.records.length - answered.length;
+  assert.ok(cancelled > 0.25 * 60, `cancelled ${cancelled}: enough to trip the threshold were they counted`);
+  assert.deepEqual(r.summary.failed_request_threshold, {
+    threshold: 0.25,
+    min_requests: 20,
+    tripped: false,
+    failed: answered.filter((x) => x.error !== null).length,
+    counted: answered.length,
+    tripped_after_s: null,
+  });
 });
 
 test('an artifact folder that cannot be created names --artifact-dir, exit 1', async () => {

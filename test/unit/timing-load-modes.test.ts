@@ -4,6 +4,7 @@ import type { Conversation, Turn } from '../../src/dataset/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { createIntervals } from '../../src/timing/arrivals.js';
 import { createConcurrency } from '../../src/timing/concurrency.js';
+import { createStrategy } from '../../src/timing/registry.js';
 import { createRequestRate } from '../../src/timing/request-rate.js';
 import { cyclingSource } from '../../src/timing/session-source.js';
 import type { DispatchItem, LoadStrategy, StrategyReport } from '../../src/timing/types.js';
@@ -266,4 +267,91 @@ test('request rate: a stall under the catch-up bound is caught up; a longer one 
     assert.ok(Math.abs(report.skippedArrivals - skipped) <= 1, `skipped ${report.skippedArrivals}`);
     assert.ok(Math.abs(sent - (100 - skipped)) <= 1, `sent ${sent} after a ${stallMs} ms stall`);
   }
+});
+
+/** A `--request-rate-series` strategy from the registry, as a run builds it (constant arrivals). */
+function seriesStrategy(points: Array<{ time_s: number; qps: number }>, stop: { durationNs?: number }) {
+  return createStrategy({
+    kind: 'request_rate',
+    source: cyclingSource(sessions(4), inOrder(4)),
+    stop,
+    rate: { ratePerS: 1, pattern: 'constant', smoothness: 1, seed: 1, series: { file: 'mem.json', points } },
+  });
+}
+
+/** Ticks scheduled in each whole second [s, s + 1). */
+function perSecond(sent: readonly Sent[], seconds: number): number[] {
+  const counts = Array.from({ length: seconds }, () => 0);
+  for (const s of sent) {
+    const second = Math.floor((s.scheduledMs ?? Number.NaN) / 1000);
+    counts[second] = (counts[second] ?? 0) + 1;
+  }
+  return counts;
+}
+
+test('rate series: each second gets the integral of the series over it (10/s rising to 40/s at 3 s, then 40/s)', async () => {
+  const { sent, report } = await run(
+    seriesStrategy(
+      [
+        { time_s: 0, qps: 10 },
+        { time_s: 3, qps: 40 },
+        { time_s: 5, qps: 40 },
+      ],
+      { durationNs: 5e9 },
+    ),
+    1,
+  );
+  // The rate is 10 + 10·t up to 3 s: its integral over the seconds is 15, 25, 35, then 40 and 40.
+  const expected = [15, 25, 35, 40, 40];
+  perSecond(sent, 5).forEach((n, s) => {
+    assert.ok(Math.abs(n - (expected[s] as number)) <= 1, `second ${s}: ${n} sent, ${expected[s]} expected`);
+  });
+  assert.ok(Math.abs(report.issued - 155) <= 1, `${report.issued} issued of 155`);
+  assert.ok(sent.every((s) => s.sentMs === s.scheduledMs));
+});
+
+test('rate series: a stretch at 0 req/s sends nothing and divides by nothing; a series ending at 0 ends the run', async () => {
+  // 20/s, down to 0 by 1.5 s, nothing until 3 s, back to 20/s at 3.5 s, down to 0 at 5 s and held.
+  const points = [
+    { time_s: 0, qps: 20 },
+    { time_s: 1, qps: 20 },
+    { time_s: 1.5, qps: 0 },
+    { time_s: 3, qps: 0 },
+    { time_s: 3.5, qps: 20 },
+    { time_s: 4, qps: 20 },
+    { time_s: 5, qps: 0 },
+  ];
+  const { sent, report } = await run(seriesStrategy(points, {}), 1);
+  const at = sent.map((s) => s.scheduledMs ?? Number.NaN);
+  assert.ok(at.every(Number.isFinite));
+  assert.deepEqual(
+    at.filter((t) => t > 1500 && t <= 3000),
+    [],
+  );
+  // 20 + 5 before the gap, 5 + 10 + 10 after it: 50 arrivals, the last one at most at 5 s.
+  assert.ok(Math.abs(report.issued - 50) <= 1, `${report.issued} issued of 50`);
+  assert.ok(Math.max(...at) <= 5000);
+  assert.equal(report.stopped, false);
+});
+
+test('rate series: a series that starts at 0 sends its first request when the rate turns positive', async () => {
+  const { sent } = await run(
+    seriesStrategy(
+      [
+        { time_s: 0, qps: 0 },
+        { time_s: 1, qps: 0 },
+        { time_s: 2, qps: 10 },
+      ],
+      { durationNs: 3e9 },
+    ),
+    1,
+  );
+  // The first at 1 s; 5 in the rising second, 10 in the last.
+  assert.equal(sent[0]?.scheduledMs, 1000);
+  const counts = perSecond(sent, 3);
+  assert.equal(counts[0], 0);
+  assert.ok(
+    Math.abs((counts[1] as number) - 5) <= 1 && Math.abs((counts[2] as number) - 10) <= 1,
+    String(counts),
+  );
 });
