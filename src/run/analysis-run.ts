@@ -58,7 +58,6 @@ export async function analyzeRun(input: FinishInput, summary: Summary): Promise<
   const closed = config.load.kind === 'concurrency' ? config.load.concurrency : null;
   const serverVerdict = judgeServer({
     requests,
-    inFlight: profiling.inFlight,
     closedLoop: closed !== null,
     clientStatus: profiling.clientHealth?.status ?? null,
   });

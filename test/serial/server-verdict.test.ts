@@ -6,7 +6,9 @@
  * - a rate ramped from 0 past twice the capacity: the queue grows from when the rate crosses
  *   20/s, `overloaded`, with the onset rate near 20/s;
  * - Poisson arrivals at exactly the capacity: the backlog grows like √t (a null-recurrent queue),
- *   which a verdict reading only a linear slope could call fine; it must not be `ok`.
+ *   which a verdict reading only a linear slope could call fine; it must not be `ok`;
+ * - twice the capacity behind `--concurrency 2`: the server's own queue stays empty, the backlog waits
+ *   on the client (coordinated omission would hide it), and the verdict is `overloaded` all the same.
  *
  * Serial: a verdict is given only when the client delivered the load (client health not late or
  * saturated); under the parallel group's load the client can be late, and the verdict is then,
@@ -136,4 +138,26 @@ test('Poisson arrivals at exactly the capacity (backlog ~ √t) are not called o
   ]);
   if (skippedForLateClient(t, health, verdict)) return;
   assert.notEqual(verdict.status, 'ok', JSON.stringify(verdict));
+});
+
+test('twice the capacity behind a --concurrency cap: overloaded, the queue named as the client-side one', async (t) => {
+  // The cap (2 sessions) keeps the server's own queue empty; the 40/s schedule's backlog waits on the client.
+  const { verdict, health } = await verdictOf([
+    '--request-rate',
+    String(2 * CAPACITY_PER_S),
+    '--arrival-pattern',
+    'constant',
+    '--concurrency',
+    '2',
+    '--request-count',
+    '160',
+  ]);
+  if (skippedForLateClient(t, health, verdict)) return;
+  assert.equal(verdict.status, 'overloaded', JSON.stringify(verdict));
+  assert.match(verdict.reason, /on the client, behind its concurrency cap/);
+  // The queue grows at about the offered rate minus the capacity: 40 − 20 = 20 requests/s.
+  assert.ok(
+    (verdict.queue_growth_per_s ?? 0) > 10 && (verdict.queue_growth_per_s ?? 0) < 30,
+    String(verdict.queue_growth_per_s),
+  );
 });

@@ -2,34 +2,37 @@
  * A verdict on the server, beside the one on the client: did the offered load exceed what the server
  * could serve, so that the latency figures measure a growing queue rather than service?
  *
- * Read over the sending period (first request start → last request start) in {@link BINS} time bins:
- * the client's in-flight count per bin (its time-average) and the median TTFT of the successful
- * requests that started in each bin (request latency when the run has no TTFT).
+ * Read over the arrival period (first to last arrival; an arrival is a request's scheduled time,
+ * else its start) in {@link BINS} time bins: the requests in the system per bin (time-average of
+ * those between arrival and end: waiting on the client, such as behind a `--concurrency` cap, or in
+ * flight) and the median wait of the successful requests arriving in each bin (TTFT from arrival;
+ * request latency from arrival when the run has no TTFT). Counting from arrival keeps a queue the
+ * client held visible (coordinated omission would hide it).
  *
  * - A signal *rises* when the Mann–Kendall test (./trend.ts) finds a rising trend at z ≥
  *   {@link Z_RISING} (one-sided p ≈ 0.001) and the rise is material: the mean of the last fifth of the
  *   bins is at least {@link MATERIAL_RATIO} × that of the first fifth (bin 0, the fill-up, left out)
- *   and at least {@link MATERIAL_IN_FLIGHT} requests (in flight) or {@link MATERIAL_TTFT_MS} ms (TTFT)
- *   above it. A rank test sees a backlog that grows like √t (a server exactly at capacity) as a rise.
- * - `overloaded`: both rise; a queue grew while each request waited longer.
- * - `unstable`: TTFT rises but in-flight does not: the server slowed down under a load that did not
- *   grow (throttling, cache thrash, a noisy neighbour).
- * - `ok`: TTFT does not rise. In-flight rising alone is the offered load rising (a trace's own
- *   shape), served without a wait; the evidence says so.
- * - A closed loop (`--concurrency`) holds in-flight at its level, so only TTFT can rise: `ok` or
- *   `unstable`.
+ *   and at least {@link MATERIAL_IN_FLIGHT} requests (in the system) or {@link MATERIAL_TTFT_MS} ms
+ *   (the wait) above it. A rank test sees a backlog that grows like √t (a server exactly at capacity) as a rise.
+ * - `overloaded`: both rise; a queue grew while each request waited longer. The reason says when
+ *   the queue grew on the client (more than half of it, late in the run, not yet sent).
+ * - `unstable`: the wait rises but the requests in the system do not: the server slowed down under a
+ *   load that did not grow (throttling, cache thrash, a noisy neighbour).
+ * - `ok`: the wait does not rise. Requests in the system rising alone is the offered load rising (a
+ *   trace's own shape), served without a wait; the evidence says so.
+ * - A closed loop (`--concurrency` without a rate) holds its requests in flight at its level, so only
+ *   the wait can rise: `ok` or `unstable`.
  * - `unknown`: the client did not deliver the load (its verdict saturated or late), or too few
  *   requests to judge.
  *
- * `since_s` is where the queue began to grow: a one-sided CUSUM on the in-flight count's change from
+ * `since_s` is where the queue began to grow: a one-sided CUSUM on the count in the system's change from
  * bin to bin (how much faster requests arrived than they left), against 0 (a queue that does not
  * grow), with k = σ/2 and h = 5σ, σ the robust spread of the first fifth's changes (at least half a
  * request). Queueing delay rises a little before capacity (waits grow with utilization), so the
  * change of the count, not TTFT, marks when arrivals outran the server. `onset_request_rate_per_s`
  * is the offered rate then (requests scheduled, else started, per second over the onset's bin and
- * {@link RATE_HALF_WIDTH} bins either side); `queue_growth_per_s` Sen's slope of in-flight after it.
+ * {@link RATE_HALF_WIDTH} bins either side); `queue_growth_per_s` Sen's slope of the count after it.
  */
-import { binnedInFlight, type InFlightPoint } from './in-flight-series.js';
 import type { TimelineRequest } from './request-timeline.js';
 import { cusumOnset, mannKendall, median, robustSigma, senSlope } from './trend.js';
 
@@ -53,7 +56,7 @@ export interface ServerVerdict {
   status: 'ok' | 'overloaded' | 'unstable' | 'unknown';
   /** One plain sentence: why this status. */
   reason: string;
-  /** Growth of in-flight requests after the onset, requests per second; null when not overloaded. */
+  /** Growth of the requests in the system after the onset, requests per second; null when not overloaded. */
   queue_growth_per_s: number | null;
   /** When the rise began, s from the first request start; null without one. */
   since_s: number | null;
@@ -65,9 +68,8 @@ export interface ServerVerdict {
 
 /** What {@link judgeServer} reads. */
 export interface ServerVerdictInput {
-  /** The phase's requests, sorted by start. */
+  /** The phase's requests (any order). */
   requests: readonly TimelineRequest[];
-  inFlight: readonly InFlightPoint[];
   /** True for a closed loop (`--concurrency` without a rate). */
   closedLoop: boolean;
   /** The client-health status; `saturated` or `late` make the verdict unknown. */
@@ -76,52 +78,105 @@ export interface ServerVerdictInput {
 
 /** The server verdict of a run (see the module comment). */
 export function judgeServer(input: ServerVerdictInput): ServerVerdict {
-  const { requests } = input;
   if (input.clientStatus === 'saturated' || input.clientStatus === 'late')
     return unknown(
       `the client did not deliver the load (client health: ${input.clientStatus}), so the server cannot be judged on it`,
     );
-  if (requests.length < MIN_REQUESTS)
-    return unknown(`too few requests to judge the server (${requests.length} < ${MIN_REQUESTS})`);
-  const fromNs = (requests[0] as TimelineRequest).startNs;
-  const toNs = (requests[requests.length - 1] as TimelineRequest).startNs;
-  if (!(toNs > fromNs)) return unknown('every request started at once');
-  const binS = (toNs - fromNs) / BINS / 1e9;
-  const inFlight = binnedInFlight(input.inFlight, fromNs, toNs, BINS);
-  const ttft = ttftBins(requests, fromNs, toNs);
-  const load = rise(inFlight, MATERIAL_IN_FLIGHT);
-  const wait = rise(ttft.values, MATERIAL_TTFT_MS);
+  if (input.requests.length < MIN_REQUESTS)
+    return unknown(`too few requests to judge the server (${input.requests.length} < ${MIN_REQUESTS})`);
+  const requests = [...input.requests].sort((x, y) => arrivalNs(x) - arrivalNs(y));
+  const fromNs = arrivalNs(requests[0] as TimelineRequest);
+  const toNs = arrivalNs(requests[requests.length - 1] as TimelineRequest);
+  if (!(toNs > fromNs)) return unknown('every request arrived at once');
+  const inSystem = occupancyBins(requests, fromNs, toNs, (r) => r.endNs);
+  const waits = waitBins(requests, fromNs, toNs);
+  const load = rise(inSystem, MATERIAL_IN_FLIGHT);
+  const wait = rise(waits.values, MATERIAL_TTFT_MS);
   const evidence = [
-    `in flight: ${fmt(load.early)} early, ${fmt(load.late)} late (Mann–Kendall z ${load.z.toFixed(1)})`,
-    `${ttft.label} median: ${fmt(wait.early)} ms early, ${fmt(wait.late)} ms late (Mann–Kendall z ${wait.z.toFixed(1)})`,
+    `waiting or in flight: ${fmt(load.early)} early, ${fmt(load.late)} late (Mann–Kendall z ${load.z.toFixed(1)})`,
+    `${waits.label} median: ${fmt(wait.early)} ms early, ${fmt(wait.late)} ms late (Mann–Kendall z ${wait.z.toFixed(1)})`,
   ];
   if (!wait.rising) {
     if (load.rising && !input.closedLoop)
-      evidence.push('in flight rose with the offered load while the wait did not: the server kept up');
-    return verdict('ok', `${ttft.label} did not rise through the run`, evidence);
+      evidence.push(
+        'requests in the system rose with the offered load while the wait did not: the server kept up',
+      );
+    return verdict('ok', `${waits.label} did not rise through the run`, evidence);
   }
   if (input.closedLoop || !load.rising)
     return verdict(
       'unstable',
-      `${ttft.label} rose through the run while the load held (${input.closedLoop ? 'closed loop' : 'in flight did not rise'}): the server slowed down`,
+      `${waits.label} rose through the run while the load held (${input.closedLoop ? 'closed loop' : 'requests in the system did not rise'}): the server slowed down`,
       evidence,
     );
-  const onsetBin = onset(inFlight) ?? 0;
+  return overloaded(requests, inSystem, fromNs, toNs, waits.label, evidence);
+}
+
+/** The `overloaded` verdict: where the queue began to grow, the offered rate then, and where it grew. */
+function overloaded(
+  requests: readonly TimelineRequest[],
+  inSystem: readonly number[],
+  fromNs: number,
+  toNs: number,
+  label: string,
+  evidence: string[],
+): ServerVerdict {
+  const binS = (toNs - fromNs) / BINS / 1e9;
+  const onsetBin = onset(inSystem) ?? 0;
   const sinceS = onsetBin * binS;
-  const growth = senSlope(inFlight.slice(onsetBin), binS);
+  const growth = senSlope(inSystem.slice(onsetBin), binS);
   const rate = offeredRate(
     requests,
     fromNs + Math.max(0, onsetBin - RATE_HALF_WIDTH) * binS * 1e9,
     fromNs + Math.min(BINS, onsetBin + RATE_HALF_WIDTH + 1) * binS * 1e9,
   );
+  // The part of the queue that waited on the client (a --concurrency cap, a prefill gate) before its send.
+  const queued = occupancyBins(requests, fromNs, toNs, (r) => Math.min(r.startNs, r.endNs));
+  const late = (xs: readonly number[]): number =>
+    mean(xs.slice(xs.length - Math.max(1, Math.floor(xs.length / 5))));
+  const onClient = late(queued) > 0.5 * late(inSystem);
+  if (onClient)
+    evidence.push(`${fmt(late(queued))} of them were waiting on the client to be sent, late in the run`);
+  const where = onClient ? 'the queue grew on the client, behind its concurrency cap, ' : 'the queue grew ';
   return {
     status: 'overloaded',
-    reason: `the queue grew by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s while ${ttft.label} rose: the offered load (${fmt(rate)} req/s then) exceeded what the server could serve, and the latency figures measure queueing`,
+    reason: `${where}by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s while ${label} rose: the offered load (${fmt(rate)} req/s then) exceeded what the server could serve, and the latency figures measure queueing`,
     queue_growth_per_s: round3(growth),
     since_s: round3(sinceS),
     onset_request_rate_per_s: round3(rate),
     evidence,
   };
+}
+
+/** When a request arrived: its scheduled time, else its start (a closed loop has no schedule). */
+function arrivalNs(r: TimelineRequest): number {
+  return r.scheduledNs ?? r.startNs;
+}
+
+/**
+ * Time-average, per bin of `[fromNs, toNs]`, of the requests between their arrival and `untilNs`
+ * (their end: in the system; their start: waiting on the client).
+ */
+function occupancyBins(
+  requests: readonly TimelineRequest[],
+  fromNs: number,
+  toNs: number,
+  untilNs: (r: TimelineRequest) => number,
+): number[] {
+  const width = (toNs - fromNs) / BINS;
+  const area = new Array<number>(BINS).fill(0);
+  for (const r of requests) {
+    const a = Math.max(arrivalNs(r), fromNs);
+    const e = Math.min(untilNs(r), toNs);
+    if (!(e > a)) continue;
+    const first = Math.min(BINS - 1, Math.floor((a - fromNs) / width));
+    const last = Math.min(BINS - 1, Math.floor((e - fromNs) / width));
+    for (let b = first; b <= last; b++) {
+      const lo = fromNs + b * width;
+      area[b] = (area[b] as number) + Math.min(e, lo + width) - Math.max(a, lo);
+    }
+  }
+  return area.map((x) => x / width);
 }
 
 interface Rise {
@@ -142,8 +197,11 @@ function rise(values: readonly number[], minStep: number): Rise {
   return { rising: z >= Z_RISING && material, z, early, late };
 }
 
-/** Median TTFT (else latency) of the successful requests started in each bin, ms; NaN when none. */
-function ttftBins(
+/**
+ * Median TTFT (else request latency) of the successful requests arriving in each bin, from their
+ * arrival (so a wait on the client before the send counts), ms; NaN for a bin without one.
+ */
+function waitBins(
   requests: readonly TimelineRequest[],
   fromNs: number,
   toNs: number,
@@ -153,16 +211,17 @@ function ttftBins(
   const groups: number[][] = Array.from({ length: BINS }, () => []);
   for (const r of requests) {
     if (!r.valid) continue;
+    const fromArrivalMs = (r.startNs - arrivalNs(r)) / 1e6;
     const v = withTtft ? r.ttftMs : (r.endNs - r.startNs) / 1e6;
     if (v === null) continue;
-    groups[Math.min(BINS - 1, Math.floor((r.startNs - fromNs) / width))]?.push(v);
+    groups[Math.min(BINS - 1, Math.floor((arrivalNs(r) - fromNs) / width))]?.push(v + fromArrivalMs);
   }
   return { values: groups.map(median), label: withTtft ? 'TTFT' : 'request latency' };
 }
 
-/** The bin where the in-flight count began to grow for good (CUSUM on its changes); null when never. */
-function onset(inFlight: readonly number[]): number | null {
-  const changes = inFlight.slice(1).map((v, i) => v - (inFlight[i] as number));
+/** The bin where the count in the system began to grow for good (CUSUM on its changes); null when never. */
+function onset(inSystem: readonly number[]): number | null {
+  const changes = inSystem.slice(1).map((v, i) => v - (inSystem[i] as number));
   const early = changes.slice(1, 1 + Math.max(2, Math.floor(changes.length / 5)));
   const sigma = Math.max(robustSigma(early), 0.5);
   const at = cusumOnset(changes, 0, sigma / 2, 5 * sigma);
