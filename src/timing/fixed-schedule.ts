@@ -310,7 +310,7 @@ class Replay {
       const session = entry.session;
       session.prepared = this.input.dispatch.prepare(this.itemOf(session, 0, this.targetNs(entry.tsMs)));
     }
-    this.input.dispatch.reserveConnections?.(this.preparedAhead);
+    this.input.dispatch.reserveConnections?.(this.preparedAhead, this.clock.nowNs());
   }
 
   /**
@@ -411,7 +411,7 @@ class Replay {
       const built = await this.builder.advance(nextDueNs);
       if (built === null) return;
       built.key.prepared = built.prepared;
-      this.input.dispatch.reserveConnections?.(this.preparedAhead);
+      this.input.dispatch.reserveConnections?.(this.preparedAhead, nextDueNs);
     }
   }
 

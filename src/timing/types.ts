@@ -38,10 +38,11 @@ export interface Dispatch {
    */
   prepareInSteps?(item: DispatchItem): Iterator<void, PreparedSend, void>;
   /**
-   * Optional: the strategy holds `count` requests built ahead and not yet sent; the client opens
-   * connections for those that no free connection covers, so they go out without a handshake.
+   * Optional: the strategy holds `count` requests built ahead and not yet sent, the earliest due at
+   * `dueNs` (the clock's ns; now when absent); the client opens connections for those that no free
+   * connection covers just before `dueNs`, so they go out without a handshake.
    */
-  reserveConnections?(count: number): void;
+  reserveConnections?(count: number, dueNs?: number): void;
 }
 
 /** What every strategy receives. */
