@@ -230,8 +230,12 @@ export class Connector {
     const earlier = this.pending === null ? dueNs : Math.min(this.pending.dueNs, dueNs);
     this.pending = { count, dueNs: earlier, free };
     const waitMs = (earlier - this.nowNs()) / 1e6 - this.leadMs();
-    if (waitMs <= 0) return this.openPending();
     if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
+    this.pendingTimer = null;
+    if (waitMs <= 0) {
+      this.openPending();
+      return;
+    }
     this.pendingTimer = setTimeout(() => this.openPending(), waitMs);
     this.pendingTimer.unref();
   }

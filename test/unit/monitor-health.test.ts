@@ -10,6 +10,7 @@ import { clientHealthLine, sendLag, startClientMonitor } from '../../src/health/
 import { SendLog } from '../../src/health/send-log.js';
 import type { HealthFigures } from '../../src/health/types.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
+import { sampleRecord } from '../helpers/sample-record.js';
 
 /** This VM's floor as a run measures it at start-up (figures of the runs in issue 13). */
 const vmFloor: ClientFloor = {
@@ -221,10 +222,8 @@ test('the monitor sees a blocked event loop and reports thread figures of a pool
  */
 function reconnected(scheduledMs: number, lagMs: number, waitMs: number, idle: boolean): ProcessedRecord {
   const idleClose = { idleNs: 5.02e9, byServer: true, keepAliveS: null };
-  return {
-    raw: { scheduledNs: scheduledMs * 1e6, connectionReused: false, ...(idle ? { idleClose } : {}) },
-    metrics: { schedule_lag: lagMs, connection_wait: waitMs },
-  } as ProcessedRecord;
+  const raw = { scheduledNs: scheduledMs * 1e6, connectionReused: false, ...(idle ? { idleClose } : {}) };
+  return { ...sampleRecord(raw), metrics: { schedule_lag: lagMs, connection_wait: waitMs } };
 }
 
 /** The verdict of a run whose sends are `records`, on the VM floor, an idle client. */
