@@ -146,6 +146,19 @@ export interface ReplayProgress {
   rowsRead: number;
   /** Sessions seen. */
   sessions: number;
+  /**
+   * The next request the replay will send (the earliest of the next session start and the later
+   * turns waiting for their time); null when none is known (all sent, or not started).
+   */
+  nextDue?: NextDue | null;
+}
+
+/** When a replay's next request is due. */
+export interface NextDue {
+  /** Due in this many ns from when it was read (≤ 0: due now). */
+  inNs: number;
+  /** Its timestamp in the trace, ms (after `--synthesis-speedup-ratio`). */
+  traceMs: number;
 }
 
 /** A load strategy whose run resolves with a report of type `R`. */
