@@ -60,14 +60,6 @@ export interface SocketInfo {
   replaced: IdleClose | null;
 }
 
-/** What {@link Connector.reserve} did over the run. */
-export interface ReserveStats {
-  /** Connections it opened. */
-  opened: number;
-  /** The lead it last opened them with, ms; null when it opened none. */
-  leadMs: number | null;
-}
-
 /** Outcome of {@link Connector.prewarm}. */
 export interface PrewarmResult {
   /** Connections asked for. */
@@ -129,7 +121,6 @@ export class Connector {
   /** The reservation waiting for its time: the latest count, the earliest due time. */
   private pending: { count: number; dueNs: number; free: () => number } | null = null;
   private pendingTimer: NodeJS.Timeout | null = null;
-  private readonly stats: ReserveStats = { opened: 0, leadMs: null };
 
   /**
    * @param origin the server origin, e.g. `http://127.0.0.1:8000`.
@@ -176,11 +167,6 @@ export class Connector {
     if (this.connectsMs.length === 0) return RESERVE_LEAD_CAP_MS;
     const lead = 2 * Math.max(...this.connectsMs) + RESERVE_LEAD_MARGIN_MS;
     return Math.min(RESERVE_LEAD_CAP_MS, Math.round(lead * 1000) / 1000);
-  }
-
-  /** What {@link Connector.reserve} opened so far, and its lead. */
-  reserveStats(): ReserveStats {
-    return { ...this.stats };
   }
 
   /** What is known of `socket` (a socket this connector opened), or undefined. */
@@ -258,10 +244,8 @@ export class Connector {
     this.pendingTimer = null;
     if (pending === null || this.closed) return;
     const missing = pending.count - pending.free() - this.stash.length - this.opening;
-    if (missing > 0) this.stats.leadMs = this.leadMs();
     for (let i = 0; i < missing; i++) {
       this.opening++;
-      this.stats.opened++;
       void this.openOne().then((result) => {
         this.opening--;
         if (result instanceof Error) return;

@@ -26,7 +26,7 @@ import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
-import { Connector, type PrewarmResult, type ReserveStats, type SocketInfo } from './connector.js';
+import { Connector, type PrewarmResult, type SocketInfo } from './connector.js';
 import { type Deadline, Deadlines } from './deadlines.js';
 import { RecordBuilder } from './record-builder.js';
 import { responseHeaders } from './response-headers.js';
@@ -78,8 +78,6 @@ export interface PooledHttpClient extends HttpClient {
    * never throws, failures are counted in the result.
    */
   prewarm(count: number): Promise<PrewarmResult>;
-  /** What {@link HttpClient.reserveConnections} opened so far, and the lead it opened them with. */
-  reserveStats?(): ReserveStats;
 }
 
 /** What every exchange of one client shares. */
@@ -131,7 +129,6 @@ export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
     cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
     prewarm: (count) => connector.prewarm(count),
     reserveConnections: (count, dueNs) => connector.reserve(count, dueNs ?? nowNs(), () => pool.stats.free),
-    reserveStats: () => connector.reserveStats(),
     close: async () => {
       connector.close();
       await pool.destroy();
