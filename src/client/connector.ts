@@ -1,32 +1,43 @@
 /**
  * The client's connection opener: undici's own connector (`buildConnector`, the code undici runs by
- * default), wrapped to do two things undici does not:
+ * default), wrapped to do what undici does not:
  * - **time every connect** and remember, per socket, how long opening it took and how many requests
  *   it has carried, so each record can say whether it reused a connection or waited for a new one;
  * - **pre-open connections** ({@link Connector.prewarm}) before the first measured request, so the
  *   first seconds of an open-loop run do not pay a TCP (and TLS) handshake per request while the
- *   number of in-flight requests ramps up. A pre-opened socket waits in a stash until undici asks for
- *   a connection; stashed sockets that the server closes leave the stash, and any still unused after
- *   {@link STASH_IDLE_MS} are closed by us, well inside the idle timeouts servers use (5 s for
- *   uvicorn, which vLLM and SGLang run on, and for Node's http server), so a request never gets a
- *   socket the server has already given up on;
- * - **open connections ahead of need** ({@link Connector.reserve}) while the run goes on: a
+ *   number of in-flight requests ramps up;
+ * - **open connections just before need** ({@link Connector.reserve}) while the run goes on: a
  *   strategy that builds requests ahead of their send time (a fixed schedule's look-ahead) asks for
- *   as many spare connections as it holds built requests, so a burst that finds every connection
- *   busy (a slow server holding thousands of streams) goes out on open sockets at once instead of
- *   each request waiting for a handshake behind the event loop's other work.
+ *   as many connections as it holds built requests, due when the earliest of them is to be sent;
+ *   the missing ones are opened {@link Connector.leadMs} before that (twice the slowest recent
+ *   connect + {@link RESERVE_LEAD_MARGIN_MS}, at most {@link RESERVE_LEAD_CAP_MS}), not when the
+ *   request is built up to a second earlier, so a server with a short idle timeout does not close
+ *   them first, and a burst that finds every connection busy goes out on open sockets;
+ * - **see idle connections close** ({@link IdleClose}): a pool connection that closes while no
+ *   request is on it (a keep-alive timeout: the server's, or undici's own, which follows the server's
+ *   `Keep-Alive: timeout=N` hint) is remembered, and the next connection opened for a request (or
+ *   taken from the stash) carries that close, so its first record says why it needed a new one.
  *
- * Both land in the same stash: a socket in it waits until undici asks for a connection; one the
- * server closes leaves the stash, and one still unused {@link STASH_IDLE_MS} after it was opened is
- * closed by us, well inside the idle timeouts servers use (5 s for uvicorn, which vLLM and SGLang
- * run on, and for Node's http server), so a request never gets a socket the server has already
- * given up on.
+ * Pre-opened sockets wait in a stash until undici asks for a connection; one the server closes
+ * leaves the stash, and one still unused {@link STASH_IDLE_MS} after it was opened is closed by us,
+ * well inside the idle timeouts servers use (5 s for uvicorn, which vLLM and SGLang run on, and for
+ * Node's http server), so a request never gets a socket the server has already given up on.
  */
 import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
+import type { IdleClose } from '../record/types.js';
 
 /** Unused pre-opened sockets are closed after this long, ms. */
 export const STASH_IDLE_MS = 2000;
+
+/** Added to twice the slowest recent connect to give the lead of {@link Connector.reserve}, ms. */
+export const RESERVE_LEAD_MARGIN_MS = 5;
+
+/** The most {@link Connector.reserve} opens a connection ahead of its send, ms (also its lead before any connect was timed). */
+export const RESERVE_LEAD_CAP_MS = 250;
+
+/** How many of the latest connect times the lead looks at. */
+const RECENT_CONNECTS = 16;
 
 /** What the connector knows of one open socket. */
 export interface SocketInfo {
@@ -39,6 +50,14 @@ export interface SocketInfo {
    * {@link Connector.reserve} ahead of a built request.
    */
   prewarmed: boolean;
+  /** A request is on it: written, its answer not yet complete. */
+  busy: boolean;
+  /** Client ns when its last answer completed; null before the first. */
+  idleSinceNs: number | null;
+  /** The keep-alive timeout the server announced on it (`Keep-Alive: timeout=N`), s; null when none. */
+  keepAliveS: number | null;
+  /** The idle close this connection replaced (given to the first request on it); null when none. */
+  replaced: IdleClose | null;
 }
 
 /** Outcome of {@link Connector.prewarm}. */
@@ -95,6 +114,13 @@ export class Connector {
   /** Sockets {@link Connector.reserve} is still opening. */
   private opening = 0;
   private closed = false;
+  /** Pool connections that closed while idle and were not replaced yet, oldest first. */
+  private readonly idleCloses: IdleClose[] = [];
+  /** The latest connect times, ms (a ring of {@link RECENT_CONNECTS}). */
+  private readonly connectsMs: number[] = [];
+  /** The reservation waiting for its time: the latest count, the earliest due time. */
+  private pending: { count: number; dueNs: number; free: () => number } | null = null;
+  private pendingTimer: NodeJS.Timeout | null = null;
 
   /**
    * @param origin the server origin, e.g. `http://127.0.0.1:8000`.
@@ -113,6 +139,7 @@ export class Connector {
   readonly connect = (options: ConnectOptions, callback: ConnectCallback): void => {
     const warm = this.takeStashed();
     if (warm !== null) {
+      this.enterPool(warm);
       // Asynchronously, as a real connect would: undici ignores a resume requested from inside its
       // own resume, so a synchronous answer would leave the request unsent.
       queueMicrotask(() => callback(null, warm));
@@ -121,11 +148,26 @@ export class Connector {
     const t0 = this.nowNs();
     this.base(options, (...args) => {
       const socket = args[1];
-      if (args[0] === null && socket != null)
-        this.sockets.set(socket, { connectDurationNs: this.nowNs() - t0, uses: 0, prewarmed: false });
+      if (args[0] === null && socket != null) {
+        const durationNs = this.nowNs() - t0;
+        this.noteConnect(durationNs / 1e6);
+        this.sockets.set(socket, socketInfo(durationNs, false));
+        this.enterPool(socket);
+      }
       callback(...args);
     });
   };
+
+  /**
+   * How long before a reserved connection's due time it is opened, ms: twice the slowest of the
+   * latest connect times + {@link RESERVE_LEAD_MARGIN_MS}, at most {@link RESERVE_LEAD_CAP_MS} (the
+   * cap before any connect was timed).
+   */
+  leadMs(): number {
+    if (this.connectsMs.length === 0) return RESERVE_LEAD_CAP_MS;
+    const lead = 2 * Math.max(...this.connectsMs) + RESERVE_LEAD_MARGIN_MS;
+    return Math.min(RESERVE_LEAD_CAP_MS, Math.round(lead * 1000) / 1000);
+  }
 
   /** What is known of `socket` (a socket this connector opened), or undefined. */
   info(socket: object): SocketInfo | undefined {
@@ -162,13 +204,47 @@ export class Connector {
   }
 
   /**
-   * Makes `count` connections ready ahead of need: opens, in the background, as many as the stash
-   * (with those still opening) is short of `count`. Never throws; a failed open is dropped (the
-   * request that would have used it opens its own connection, as without this).
+   * Makes `count` connections ready for requests due from `dueNs` (client ns) on: at `dueNs` less
+   * {@link Connector.leadMs} (at once when that has passed), opens in the background as many as the
+   * free pool connections (`free()`, read then), the stash and those still opening are short of
+   * `count`. A call before that time replaces the count and keeps the earlier due time. Never
+   * throws; a failed open is dropped (the request that would have used it opens its own connection,
+   * as without this).
    */
-  reserve(count: number): void {
+  reserve(count: number, dueNs: number, free: () => number): void {
     if (this.closed) return;
-    for (let missing = count - this.stash.length - this.opening; missing > 0; missing--) {
+    const earlier = this.pending === null ? dueNs : Math.min(this.pending.dueNs, dueNs);
+    this.pending = { count, dueNs: earlier, free };
+    const waitMs = (earlier - this.nowNs()) / 1e6 - this.leadMs();
+    if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
+    this.pendingTimer = null;
+    if (waitMs <= 0) {
+      this.openPending();
+      return;
+    }
+    this.pendingTimer = setTimeout(() => this.openPending(), waitMs);
+    this.pendingTimer.unref();
+  }
+
+  /** Closes every stashed socket, and any that {@link Connector.reserve} is still opening. */
+  close(): void {
+    this.closed = true;
+    if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
+    this.pending = null;
+    if (this.stashTimer !== null) clearTimeout(this.stashTimer);
+    this.stashTimer = null;
+    for (const entry of this.stash.splice(0)) this.release(entry).destroy();
+  }
+
+  /** Opens what the pending reservation is short of, now. */
+  private openPending(): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
+    this.pendingTimer = null;
+    if (pending === null || this.closed) return;
+    const missing = pending.count - pending.free() - this.stash.length - this.opening;
+    for (let i = 0; i < missing; i++) {
       this.opening++;
       void this.openOne().then((result) => {
         this.opening--;
@@ -179,22 +255,41 @@ export class Connector {
     }
   }
 
-  /** Closes every stashed socket, and any that {@link Connector.reserve} is still opening. */
-  close(): void {
-    this.closed = true;
-    if (this.stashTimer !== null) clearTimeout(this.stashTimer);
-    this.stashTimer = null;
-    for (const entry of this.stash.splice(0)) this.release(entry).destroy();
-  }
-
   private openOne(): Promise<Socket | Error> {
     const url = this.origin;
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const options: ConnectOptions = { hostname, host: url.host, protocol: url.protocol, port: url.port };
+    const t0 = this.nowNs();
     return new Promise((resolve) => {
-      this.base(options, (...args) =>
-        resolve(args[0] ?? (args[1] as Socket | undefined) ?? new Error('no socket')),
-      );
+      this.base(options, (...args) => {
+        if (args[0] === null) this.noteConnect((this.nowNs() - t0) / 1e6);
+        resolve(args[0] ?? (args[1] as Socket | undefined) ?? new Error('no socket'));
+      });
+    });
+  }
+
+  /** Keeps one connect time among the latest {@link RECENT_CONNECTS}. */
+  private noteConnect(ms: number): void {
+    this.connectsMs.push(ms);
+    if (this.connectsMs.length > RECENT_CONNECTS) this.connectsMs.shift();
+  }
+
+  /**
+   * A socket joins undici's pool: it replaces the oldest idle close not yet replaced, and its own
+   * close is watched (a close while no request is on it is an idle close).
+   */
+  private enterPool(socket: Socket): void {
+    const info = this.sockets.get(socket);
+    if (info === undefined) return;
+    info.replaced = this.idleCloses.shift() ?? null;
+    let peerEnded = false;
+    socket.once('end', () => {
+      peerEnded = true;
+    });
+    socket.once('close', () => {
+      if (info.busy || info.idleSinceNs === null || this.closed) return;
+      const idleNs = this.nowNs() - info.idleSinceNs;
+      this.idleCloses.push({ idleNs, byServer: peerEnded, keepAliveS: info.keepAliveS });
     });
   }
 
@@ -203,7 +298,7 @@ export class Connector {
    * close or end from the server is seen at once and the socket leaves the stash.
    */
   private stashOne(socket: Socket): void {
-    this.sockets.set(socket, { connectDurationNs: 0, uses: 0, prewarmed: true });
+    this.sockets.set(socket, socketInfo(0, true));
     const entry: Stashed = { socket, drop: () => this.drop(entry), sinceMs: performance.now() };
     socket.on('end', entry.drop);
     socket.on('close', entry.drop);
@@ -254,4 +349,16 @@ export class Connector {
     for (const entry of this.stash.filter((e) => e.sinceMs <= dueMs)) this.drop(entry);
     this.armStashTimer();
   }
+}
+
+function socketInfo(connectDurationNs: number, prewarmed: boolean): SocketInfo {
+  return {
+    connectDurationNs,
+    uses: 0,
+    prewarmed,
+    busy: false,
+    idleSinceNs: null,
+    keepAliveS: null,
+    replaced: null,
+  };
 }

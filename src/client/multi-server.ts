@@ -56,8 +56,8 @@ export function createMultiServerClient(clients: readonly PooledHttpClient[]): P
       const results = await Promise.all(clients.map((c, i) => c.prewarm(evenShare(count, n, i))));
       return sumPrewarms(count, results, performance.now() - t0);
     },
-    reserveConnections: (count) => {
-      for (let i = 0; i < n; i++) clients[i]?.reserveConnections?.(evenShare(count, n, i));
+    reserveConnections: (count, dueNs) => {
+      for (let i = 0; i < n; i++) clients[i]?.reserveConnections?.(evenShare(count, n, i), dueNs);
     },
     close: async () => {
       await Promise.all(clients.map((c) => c.close()));

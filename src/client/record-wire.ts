@@ -13,16 +13,17 @@
  * Typed arrays and strings clone as plain copies. {@link unpackRecords} rebuilds records equal to
  * the originals (test/unit/record-wire.test.ts).
  */
-import type { ContentChunk, RawRecord, RecordError, Usage } from '../record/types.js';
+import type { ContentChunk, IdleClose, RawRecord, RecordError, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
-const FIELDS = 11;
+const FIELDS = 14;
 
 /** A batch of records in column form (structured-clone friendly). */
 export interface PackedRecords {
   /**
    * Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0), sentNs,
-   * connectionReused (1/0), connectDurationNs, responseStreamed (1/0); NaN = null.
+   * connectionReused (1/0), connectDurationNs, responseStreamed (1/0), then `idleClose`'s idleNs,
+   * byServer (1/0) and keepAliveS; NaN = null (all three NaN without an `idleClose`).
    */
   numbers: Float64Array;
   finishReasons: (string | null)[];
@@ -77,6 +78,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     numbers[at + 8] = flag(raw.connectionReused);
     numbers[at + 9] = orNaN(raw.connectDurationNs);
     numbers[at + 10] = flag(raw.responseStreamed);
+    packIdleClose(numbers, at + 11, raw.idleClose);
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
@@ -130,6 +132,8 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.connectionReused = unflag(numbers[at + 8] as number);
     raw.connectDurationNs = orNull(numbers[at + 9] as number);
     raw.responseStreamed = unflag(numbers[at + 10] as number);
+    const idleClose = unpackIdleClose(numbers, at + 11);
+    if (idleClose !== undefined) raw.idleClose = idleClose;
     raw.finishReason = packed.finishReasons[r] ?? null;
     raw.usage = packed.usages[r] ?? null;
     raw.error = packed.errors[r] ?? null;
@@ -152,4 +156,18 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.chunks = chunks;
   }
   return shells;
+}
+
+/** Writes `idleClose` into three slots from `at` (all NaN when absent). */
+function packIdleClose(numbers: Float64Array, at: number, idleClose: IdleClose | undefined): void {
+  numbers[at] = idleClose === undefined ? Number.NaN : idleClose.idleNs;
+  numbers[at + 1] = flag(idleClose === undefined ? null : idleClose.byServer);
+  numbers[at + 2] = idleClose === undefined ? Number.NaN : orNaN(idleClose.keepAliveS);
+}
+
+/** Reads what {@link packIdleClose} wrote; undefined when absent. */
+function unpackIdleClose(numbers: Float64Array, at: number): IdleClose | undefined {
+  const idleNs = numbers[at] as number;
+  if (Number.isNaN(idleNs)) return undefined;
+  return { idleNs, byServer: numbers[at + 1] === 1, keepAliveS: orNull(numbers[at + 2] as number) };
 }

@@ -1,5 +1,6 @@
 /**
- * The response headers the record builder reads (`content-type`, `retry-after`), taken from
+ * The response headers the client reads (`content-type`, `retry-after`, and `keep-alive` for the
+ * connection's idle timeout), taken from
  * undici's raw header list (`[name, value, name, value, …]` as Buffers) exactly as undici's own
  * `parseHeaders` would give them: names compared lower-cased, values decoded as latin1, a repeated
  * header as an array of its values. Every other header is skipped without being decoded.
@@ -8,7 +9,7 @@
 /** The headers of a response that matter to a record, keyed by lower-case name. */
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
-const WANTED = ['content-type', 'retry-after'];
+const WANTED = ['content-type', 'retry-after', 'keep-alive'];
 
 function wantedName(name: Buffer | string): string | undefined {
   const length = name.length;
@@ -22,7 +23,7 @@ function wantedName(name: Buffer | string): string | undefined {
 }
 
 /**
- * Picks `content-type` and `retry-after` out of raw headers.
+ * Picks `content-type`, `retry-after` and `keep-alive` out of raw headers.
  * @param raw alternating names and values (Buffers, or strings)
  */
 export function responseHeaders(raw: ReadonlyArray<Buffer | string>): ResponseHeaders {

@@ -44,10 +44,11 @@ export interface HttpClient {
   /** Sends one request; resolves with its record, never rejects. */
   send(request: SendRequest): Promise<RawRecord>;
   /**
-   * Optional: `count` requests are built and will be sent soon; have a connection ready for each
-   * that the free ones do not cover, opened in the background now (connector.ts). Never throws.
+   * Optional: `count` requests are built and will be sent, the earliest at `dueNs` (client ns; now
+   * when absent); have a connection ready for each that the free ones do not cover, opened in the
+   * background just before `dueNs` (connector.ts). Never throws.
    */
-  reserveConnections?(count: number): void;
+  reserveConnections?(count: number, dueNs?: number): void;
   /** Closes pooled connections. */
   close(): Promise<void>;
 }

@@ -26,7 +26,7 @@ import type { RawRecord } from '../record/types.js';
 import { monotonicNowNs } from '../timing/clock.js';
 import { packageVersion } from '../util/package-root.js';
 import { AbortWatch, type AbortWatcher } from './abort-watch.js';
-import { Connector, type PrewarmResult } from './connector.js';
+import { Connector, type PrewarmResult, type SocketInfo } from './connector.js';
 import { type Deadline, Deadlines } from './deadlines.js';
 import { RecordBuilder } from './record-builder.js';
 import { responseHeaders } from './response-headers.js';
@@ -128,7 +128,7 @@ export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
     },
     cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
     prewarm: (count) => connector.prewarm(count),
-    reserveConnections: (count) => connector.reserve(count - pool.stats.free),
+    reserveConnections: (count, dueNs) => connector.reserve(count, dueNs ?? nowNs(), () => pool.stats.free),
     close: async () => {
       connector.close();
       await pool.destroy();
@@ -160,6 +160,8 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
   private readonly builder: RecordBuilder;
   private abort: ((err?: Error) => void) | null = null;
   private settled = false;
+  /** The connection the request went out on, once written (when the connector opened it). */
+  private socketInfo: SocketInfo | undefined = undefined;
   deadlineNs = 0;
   prevDeadline: Deadline | null = null;
   nextDeadline: Deadline | null = null;
@@ -246,13 +248,18 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
     const reused = info.prewarmed || info.uses > 0;
     raw.connectionReused = reused;
     raw.connectDurationNs = reused ? null : info.connectDurationNs;
+    if (info.uses === 0 && info.replaced !== null) raw.idleClose = info.replaced;
     info.uses++;
+    info.busy = true;
+    this.socketInfo = info;
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, statusText: string): boolean {
     const at = this.context.nowNs();
     if (this.settled || statusCode < 200) return true;
-    this.builder.onHeaders(statusCode, responseHeaders(rawHeaders), statusText ?? '', at);
+    const headers = responseHeaders(rawHeaders);
+    if (this.socketInfo !== undefined) this.socketInfo.keepAliveS = keepAliveTimeoutS(headers['keep-alive']);
+    this.builder.onHeaders(statusCode, headers, statusText ?? '', at);
     return true;
   }
 
@@ -264,6 +271,11 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
 
   onComplete(): void {
     const at = this.context.nowNs();
+    // The connection is idle from here (a close after this is an idle close, connector.ts).
+    if (this.socketInfo !== undefined) {
+      this.socketInfo.busy = false;
+      this.socketInfo.idleSinceNs = at;
+    }
     if (!this.settled) this.finish(this.builder.end(at));
   }
 
@@ -272,4 +284,11 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
     const at = this.context.nowNs();
     this.finish(this.builder.stop({ kind: 'transport', error }, at));
   }
+}
+
+/** The `timeout=N` of a `Keep-Alive` response header, s; null when absent or unreadable. */
+function keepAliveTimeoutS(header: string | string[] | undefined): number | null {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const match = text === undefined ? null : /(?:^|[,\s])timeout=(\d+(?:\.\d+)?)/i.exec(text);
+  return match === null ? null : Number(match[1]);
 }

@@ -19,6 +19,7 @@
  * - `ok`: none of these.
  */
 import { type ClientFloor, round3 } from './client-floor.js';
+import { idleCloseNote } from './idle-closes.js';
 import type { ClientHealth, HealthFigures, HealthStatus, LateCause } from './types.js';
 
 /** Margins over the floor (ms) and utilization bounds (0–1) of the verdict. */
@@ -71,8 +72,14 @@ export function judge(figures: HealthFigures): ClientHealth {
     status,
     ...(cause === undefined ? {} : { late_cause: cause }),
     saturated: status === 'saturated',
-    verdict: verdictOf(status, cause, figures, j),
+    verdict: withIdleCloses(verdictOf(status, cause, figures, j), figures),
   };
+}
+
+/** The verdict, with the sentence on connections closed while idle when there were any (idle-closes.ts). */
+function withIdleCloses(verdict: string, figures: HealthFigures): string {
+  const closes = figures.idle_closed_connections;
+  return closes === undefined ? verdict : `${verdict}; ${idleCloseNote(closes)}`;
 }
 
 /** The status rules of the module comment. */

@@ -23,6 +23,7 @@ import {
   round3,
 } from './client-floor.js';
 import { healthLimits, judge } from './health-judge.js';
+import type { IdleClosedConnections } from './idle-closes.js';
 import type { SendLog } from './send-log.js';
 import type { ClientHealth } from './types.js';
 
@@ -70,6 +71,7 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
         ...(workers === undefined ? {} : { workers }),
         send_lag_ms: sendLag(lagsMs),
         late_sends: sends.lateSends(healthLimits(floor).send_lag_p99),
+        ...idleClosedOf(sends),
       });
     },
   };
@@ -81,6 +83,11 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
  */
 export function sendLag(lagsMs: readonly number[]): MsStats | null {
   return lagsMs.length === 0 ? null : { ...tailStats(lagsMs), count: lagsMs.length };
+}
+
+function idleClosedOf(sends: SendLog): { idle_closed_connections?: IdleClosedConnections } {
+  const section = sends.idleClosed();
+  return section === null ? {} : { idle_closed_connections: section };
 }
 
 /** The console line of a health verdict. */

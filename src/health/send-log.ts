@@ -11,8 +11,13 @@
  * so it does not count. A late request that is not late from its burst counts as late *on its
  * connection* when it waited for a new connection to be opened and most of its lag was that
  * `connection_wait` (on an open connection, the wait is the client's own write path).
+ *
+ * A request that waited for a new connection because its last one closed while idle (a keep-alive
+ * timeout, idle-closes.ts) was held up by the server's keep-alive policy: that `connection_wait` is
+ * left out of its lag.
  */
 import type { ProcessedRecord } from '../record/types.js';
+import { type IdleClosedConnections, IdleCloseTally } from './idle-closes.js';
 
 /** Requests scheduled within this many ms of a group's first one form one burst. */
 export const BURST_WINDOW_MS = 1;
@@ -46,25 +51,35 @@ export class SendLog {
   private readonly lagsMs: number[] = [];
   /** Per request, its `connection_wait` when it waited for a new connection, else 0. */
   private readonly waitsMs: number[] = [];
+  private readonly idleCloses = new IdleCloseTally();
 
   /**
    * Adds one record; a record without a schedule or a `schedule_lag` is ignored. Its lag is its
    * `schedule_lag` less its `prefill_wait` and `concurrency_wait` (waits the load asked for — a
-   * prefill gate, a session cap — not the client's lateness).
+   * prefill gate, a session cap — not the client's lateness), and less a `connection_wait` caused by
+   * an idle close (the server's keep-alive policy).
    */
   add(record: ProcessedRecord): void {
     const lagMs = record.metrics.schedule_lag;
     if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
     this.scheduledNs.push(record.raw.scheduledNs);
-    this.lagsMs.push(lagMs - queuedMs(record, 'prefill_wait') - queuedMs(record, 'concurrency_wait'));
+    const keepAliveMs = this.idleCloses.add(record);
+    this.lagsMs.push(
+      lagMs - queuedMs(record, 'prefill_wait') - queuedMs(record, 'concurrency_wait') - keepAliveMs,
+    );
     const waitMs = record.metrics.connection_wait;
-    const opened = record.raw.connectionReused === false;
+    const opened = record.raw.connectionReused === false && keepAliveMs === 0;
     this.waitsMs.push(opened && typeof waitMs === 'number' ? waitMs : 0);
   }
 
+  /** The scheduled requests whose connection had closed while idle; null when none. */
+  idleClosed(): IdleClosedConnections | null {
+    return this.idleCloses.build();
+  }
+
   /**
-   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait` and
-   * `concurrency_wait`; what the client-health verdict judges.
+   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait`,
+   * `concurrency_wait` and wait after an idle close; what the client-health verdict judges.
    */
   clientLagsMs(): readonly number[] {
     return this.lagsMs;

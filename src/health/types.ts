@@ -3,6 +3,7 @@
  * health folder: the monitor measures, the judge decides, and both read these.
  */
 import type { ClientFloor, MsStats } from './client-floor.js';
+import type { IdleClosedConnections } from './idle-closes.js';
 import type { LateSends } from './send-log.js';
 
 /** The verdict's status; see `judge` in ./health-judge.ts for each one's rule. */
@@ -30,6 +31,11 @@ export interface ClientHealth extends ClientFloor {
   send_lag_ms: MsStats | null;
   /** Requests later than the send-lag limit and how many were bursts; null without a schedule. */
   late_sends: LateSends | null;
+  /**
+   * Scheduled requests whose connection had closed while idle (a keep-alive timeout), and how many
+   * of them waited for a new one; absent when none. Their wait is not in `send_lag_ms`.
+   */
+  idle_closed_connections?: IdleClosedConnections;
   /** What the run was judged against: wake floor p99 + margin, idle loop delay p99 + margin. */
   limits_ms: { send_lag_p99: number; loop_delay_p99: number };
   status: HealthStatus;

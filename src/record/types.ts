@@ -113,6 +113,19 @@ export interface RequestIdentity {
   serverUrl?: string;
 }
 
+/**
+ * How a kept-alive connection ended while idle (no request on it), so that the next request needed
+ * another one.
+ */
+export interface IdleClose {
+  /** How long it had been idle (since its last answer ended) when it closed, ns. */
+  idleNs: number;
+  /** True when the server closed it (its end of the connection ended first); false when the client did. */
+  byServer: boolean;
+  /** The keep-alive timeout the server announced (`Keep-Alive: timeout=N` response header), s; null when none. */
+  keepAliveS: number | null;
+}
+
 /** What the client observed for one request, before token counting: its identity plus observations. */
 export interface RawRecord extends RequestIdentity {
   /**
@@ -134,6 +147,12 @@ export interface RawRecord extends RequestIdentity {
   connectionReused: boolean | null;
   /** How long opening the new connection took (TCP, plus TLS for https), ns; null when reused or none. */
   connectDurationNs: number | null;
+  /**
+   * Set when the connection this request would have reused had been closed while idle (a keep-alive
+   * timeout ran out); the request then waited for a new connection (`connectionReused` false) or
+   * took one opened just before its send (client/connector.ts). Absent otherwise.
+   */
+  idleClose?: IdleClose;
   /** Monotonic ns when response status and headers arrived. */
   ackNs: number | null;
   /**

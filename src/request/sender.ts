@@ -92,7 +92,8 @@ export function createSender(deps: SenderDeps): Dispatch {
   return {
     prepare: (item: DispatchItem): PreparedSend => runSteps(prepareInSteps(item)),
     prepareInSteps,
-    reserveConnections: (count: number): void => deps.client.reserveConnections?.(count),
+    reserveConnections: (count: number, dueNs?: number): void =>
+      deps.client.reserveConnections?.(count, dueNs),
   };
 }
 

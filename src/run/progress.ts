@@ -8,10 +8,15 @@
  * A frame shows requests done / total with a bar when the total is known; a replay whose total is
  * not (a streamed trace) shows the rows read and sessions seen so far instead. Then in flight,
  * errors, the request rate over the last second and the send lag p50 of the last second's requests.
+ *
+ * During a quiet gap of a replay (its next request due more than {@link QUIET_GAP_S} s away) the frame
+ * ends with when it is due, e.g. `next request due in 3 h 12 min (trace time 3:12:05)`, so a trace
+ * read in the wrong unit does not look hung; off a TTY that line is printed as soon as the gap is seen
+ * (the sampler looks each second), not at the next 5 s line.
  */
 import { type Params, SingleBar } from 'cli-progress';
 import type { ProcessedRecord } from '../record/types.js';
-import type { ReplayProgress } from '../timing/types.js';
+import type { NextDue, ReplayProgress } from '../timing/types.js';
 import type { Logger } from '../util/run-env.js';
 
 /** Progress reporter handle. */
@@ -42,6 +47,38 @@ export interface ProgressSnapshot {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
+/** A replay whose next request is due more than this many seconds away is in a quiet gap. */
+export const QUIET_GAP_S = 10;
+
+/** The replay's next request when it is due more than {@link QUIET_GAP_S} s from now, else null. */
+function quietGap(replay: ReplayProgress | null): NextDue | null {
+  const next = replay?.nextDue ?? null;
+  return next !== null && next.inNs > QUIET_GAP_S * 1e9 ? next : null;
+}
+
+/** A wait in words, to the second: `3 h 12 min`, `4 min 5 s`, `42 s`. */
+function waitText(ns: number): string {
+  const s = Math.round(ns / 1e9);
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${s} s`;
+}
+
+/** Trace ms as `H:MM:SS` (hours not wrapped; a fraction of a second dropped). */
+function traceClock(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${two(Math.floor((s % 3600) / 60))}:${two(s % 60)}`;
+}
+
+/** ` | next request due in 3 h 12 min (trace time 3:12:05)` during a quiet gap, else ''. */
+function gapText(replay: ReplayProgress | null): string {
+  const gap = quietGap(replay);
+  return gap === null
+    ? ''
+    : ` | next request due in ${waitText(gap.inNs)} (trace time ${traceClock(gap.traceMs)})`;
+}
+
 /** The frame's counts before the rate: rows read and sessions (a replay), done (/ total). */
 function countsText(s: ProgressSnapshot): string {
   const parts: string[] = [];
@@ -57,7 +94,7 @@ function countsText(s: ProgressSnapshot): string {
  */
 export function formatProgress(s: ProgressSnapshot): string {
   const lag = s.lagP50Ms === null ? '-' : `${s.lagP50Ms.toFixed(2)} ms`;
-  return `${countsText(s)} | in flight ${count(s.inFlight)} | errors ${count(s.errors)} | ${s.ratePerS.toFixed(1)} req/s | lag p50 ${lag}`;
+  return `${countsText(s)} | in flight ${count(s.inFlight)} | errors ${count(s.errors)} | ${s.ratePerS.toFixed(1)} req/s | lag p50 ${lag}${gapText(s.replay)}`;
 }
 
 /**
@@ -79,7 +116,7 @@ class Counters {
 
   constructor(
     private readonly total: number | null,
-    private readonly replay: () => ReplayProgress | null,
+    readonly replay: () => ReplayProgress | null,
   ) {}
 
   snapshot(): ProgressSnapshot {
@@ -126,7 +163,15 @@ export function startProgress(ui: 'none' | 'simple', log: Logger, options: Progr
   if (ui === 'none') return { onSend, onRecord, stop: () => undefined };
   const stream = options.stream ?? process.stderr;
   if (stream.isTTY === true) return barProgress(c, stream, onSend, onRecord);
-  const timer = setInterval(() => log.info(`progress: ${formatProgress(c.snapshot())}`), 5000);
+  // Each second: a line every 5 s, and one at once when a quiet gap (a new next request) begins.
+  let ticks = 0;
+  let announced: number | null = null;
+  const timer = setInterval(() => {
+    const gap = quietGap(c.replay());
+    const fresh = gap !== null && gap.traceMs !== announced;
+    if (gap !== null) announced = gap.traceMs;
+    if (++ticks % 5 === 0 || fresh) log.info(`progress: ${formatProgress(c.snapshot())}`);
+  }, 1000);
   timer.unref();
   return {
     onSend,

@@ -24,6 +24,7 @@ import type {
   DispatchItem,
   FixedScheduleReport,
   LoadStrategy,
+  NextDue,
   PreparedSend,
   ReplayProgress,
   StrategyInput,
@@ -154,6 +155,8 @@ class Replay {
   private active = 0;
   private idle: (() => void) | null = null;
   private readonly builder: BuildAhead<Session>;
+  /** Later turns sleeping until their time: due ns → trace ms, per turn (for {@link Replay.progress}). */
+  private readonly waitingTurns = new Map<object, { dueNs: number; traceMs: number }>();
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -191,9 +194,18 @@ class Replay {
     };
   }
 
-  /** Rows read and sessions seen so far. */
+  /** Rows read and sessions seen so far, and when the next request is due. */
   progress(): ReplayProgress {
-    return { rowsRead: this.rowsRead, sessions: this.sessions.size };
+    return { rowsRead: this.rowsRead, sessions: this.sessions.size, nextDue: this.nextDue() };
+  }
+
+  /** The earliest of the next session start and the later turns waiting; null before the start or when none. */
+  private nextDue(): NextDue | null {
+    if (!this.primed || this.halted()) return null;
+    const head = this.starts.peek();
+    let best = head === undefined ? null : { dueNs: this.targetNs(head.tsMs), traceMs: head.tsMs };
+    for (const turn of this.waitingTurns.values()) if (best === null || turn.dueNs < best.dueNs) best = turn;
+    return best === null ? null : { inNs: best.dueNs - this.clock.nowNs(), traceMs: best.traceMs };
   }
 
   private targetNs(tsMs: number): number {
@@ -314,7 +326,7 @@ class Replay {
       const session = entry.session;
       session.prepared = this.input.dispatch.prepare(this.itemOf(session, 0, this.targetNs(entry.tsMs)));
     }
-    this.input.dispatch.reserveConnections?.(this.preparedAhead);
+    this.input.dispatch.reserveConnections?.(this.preparedAhead, this.clock.nowNs());
   }
 
   /**
@@ -420,7 +432,7 @@ class Replay {
       const built = await this.builder.advance(nextDueNs);
       if (built === null) return;
       built.key.prepared = built.prepared;
-      this.input.dispatch.reserveConnections?.(this.preparedAhead);
+      this.input.dispatch.reserveConnections?.(this.preparedAhead, nextDueNs);
     }
   }
 
@@ -482,9 +494,15 @@ class Replay {
         : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
     prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
     if (k > 0) {
-      // Woken by the end of --benchmark-duration before its time, the turn is not sent.
-      await this.clock.sleepUntil(Math.min(scheduledNs, this.stopNs()), this.signal);
-      if (!this.halted()) await this.clock.sleepUntil(scheduledNs, this.signal);
+      const traceMs = this.zeroMs + (scheduledNs - this.startNs) / 1e6;
+      this.waitingTurns.set(turn, { dueNs: scheduledNs, traceMs });
+      try {
+        // Woken by the end of --benchmark-duration before its time, the turn is not sent.
+        await this.clock.sleepUntil(Math.min(scheduledNs, this.stopNs()), this.signal);
+        if (!this.halted()) await this.clock.sleepUntil(scheduledNs, this.signal);
+      } finally {
+        this.waitingTurns.delete(turn);
+      }
     }
     if (this.halted()) return this.stopSession(session);
     session.next = k + 1;

@@ -40,10 +40,11 @@ export interface Dispatch {
    */
   prepareInSteps?(item: DispatchItem): Iterator<void, PreparedSend, void>;
   /**
-   * Optional: the strategy holds `count` requests built ahead and not yet sent; the client opens
-   * connections for those that no free connection covers, so they go out without a handshake.
+   * Optional: the strategy holds `count` requests built ahead and not yet sent, the earliest due at
+   * `dueNs` (the clock's ns; now when absent); the client opens connections for those that no free
+   * connection covers just before `dueNs`, so they go out without a handshake.
    */
-  reserveConnections?(count: number): void;
+  reserveConnections?(count: number, dueNs?: number): void;
 }
 
 /** What every strategy receives. */
@@ -147,6 +148,19 @@ export interface ReplayProgress {
   rowsRead: number;
   /** Sessions seen. */
   sessions: number;
+  /**
+   * The next request the replay will send (the earliest of the next session start and the later
+   * turns waiting for their time); null when none is known (all sent, or not started).
+   */
+  nextDue?: NextDue | null;
+}
+
+/** When a replay's next request is due. */
+export interface NextDue {
+  /** Due in this many ns from when it was read (≤ 0: due now). */
+  inNs: number;
+  /** Its timestamp in the trace, ms (after `--synthesis-speedup-ratio`). */
+  traceMs: number;
 }
 
 /** A load strategy whose run resolves with a report of type `R`. */

@@ -4,11 +4,12 @@
  * errors (never a made-up `0/1` total), and the final frame's counts are the summary's
  * (`request_count`, `error_request_count`, `replay.rows_read`, `replay.sessions`). Once with stderr
  * piped (plain `progress:` lines), once on a pseudo-terminal (`script`), where the cli-progress bar
- * draws its frames.
+ * draws its frames. A replay waiting through a 3 h gap says, on its progress line, when its next
+ * request is due (interrupted with SIGINT once it has).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -138,4 +139,43 @@ test('on a terminal: the bar shows rows read and sessions, not 0/1 (open), and e
   }
   assert.doesNotMatch(text, /\(open\)|0\/1/);
   assert.deepEqual(finalFrame(text), summaryFrame(out));
+});
+
+test('a replay in a long quiet gap says when its next request is due, so it does not look hung', {
+  timeout: 120_000,
+}, async () => {
+  const out = freshDir();
+  mkdirSync(out, { recursive: true });
+  // The second row 3 h 12 min 5 s after the first: a trace whose timestamps were read in the wrong unit looks like this.
+  const trace = join(out, 'gap.jsonl');
+  const rows = [0, 11_525_000].map((ts, i) => ({
+    timestamp: ts,
+    input_length: 16,
+    output_length: 2,
+    hash_ids: [i],
+  }));
+  writeFileSync(trace, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const args = [
+    ...['profile', '--simulator', '-m', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin', '--streaming'],
+    ...['--input-file', trace, '--custom-dataset-type', 'mooncake_trace', '--artifact-dir', join(out, 'run')],
+  ];
+  const child = spawn(process.execPath, [ENTRY, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  // The first live line once both rows are read (the replay is then in its gap), whatever it says.
+  const live = /progress: rows read 2 \|.*$/m;
+  const due = /progress: .*\| next request due in 3 h 12 min \(trace time 3:12:05\)$/m;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve) => {
+    const read = (d: Buffer): void => {
+      text += d.toString();
+      if (live.test(text)) resolve();
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    void exited.then(() => resolve());
+  });
+  child.kill('SIGINT');
+  await exited;
+  assert.match(live.exec(text)?.[0] ?? '', due);
+  assert.match(text, /progress: finished: rows read 2 \| sessions 2 \| done 1 \| ok 1 \|/);
 });

@@ -2,11 +2,16 @@
  * The client-health verdict and the calibration as a user meets them, through the real CLI (the
  * built one) against the built-in simulator: a bursty trace's summary carries the floor the run measured
  * and its bursts, with a verdict from the defined set; a calibration whose lowest step failed does not
- * make `profile` warn "exceeds 0 req/s"; `calibrate` writes floor-judged steps and no 0 ceiling.
- * Nothing here depends on how late this machine's sends are.
+ * make `profile` warn "exceeds 0 req/s"; `calibrate` writes floor-judged steps and no 0 ceiling; a
+ * sparse replay against a server that closes idle connections after 1 s names that close and sends
+ * every request on a connection opened just before it.
+ * Only the sparse replay's `status` is not `late` depends on this machine sending on time (four
+ * requests 1.4 s apart to a loopback server): the reason this file is serial.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -138,4 +143,121 @@ test('calibrate judges each step against its own floor and never saves a 0 ceili
   );
   assert.doesNotMatch(r.stdout, /: 0 req\/s/);
   assert.match(r.stdout, /tokenload profile reads only .*calibration\.json, not this file/);
+});
+
+/**
+ * An OpenAI-like streaming server that closes a connection idle for 1 s. `announce`: Node's own
+ * `keepAliveTimeout = 1000`, announced in a `Keep-Alive: timeout=1` header (Node 20 closes about a
+ * second later still); else no header and the server ends the connection 1 s after each answer
+ * itself, as uvicorn does after its `timeout_keep_alive` (5 s by default).
+ */
+async function keepAliveServer(announce: boolean): Promise<{ url: string; server: Server }> {
+  const chunk = (delta: object, finish: string | null): string =>
+    `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const idle = new WeakMap<object, NodeJS.Timeout>();
+  const server = createServer({ keepAliveTimeout: announce ? 1000 : 0 }, (req, res) => {
+    const socket = req.socket;
+    clearTimeout(idle.get(socket));
+    if (!announce)
+      res.on('finish', () =>
+        idle.set(
+          socket,
+          setTimeout(() => socket.end(), 1000),
+        ),
+      );
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ role: 'assistant', content: 'Hi' }, null));
+      setTimeout(() => res.end(`${chunk({ content: '!' }, 'stop')}data: [DONE]\n\n`), 10);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+interface SparseRun {
+  health: {
+    status: string;
+    verdict: string;
+    idle_closed_connections?: Record<string, number | null>;
+  };
+  requestsOnNew: number;
+  records: Array<{ metadata: { connection_reused: boolean }; metrics: Record<string, unknown> }>;
+}
+
+/** Replays four rows 1.4 s apart against a {@link keepAliveServer}. */
+async function sparseReplay(announce: boolean): Promise<SparseRun> {
+  const { url, server } = await keepAliveServer(announce);
+  const dir = tempDir();
+  const trace = join(dir, 'sparse.jsonl');
+  const rows = [0, 1400, 2800, 4200].map((ts, i) => ({
+    timestamp: ts,
+    input_length: 16,
+    output_length: 2,
+    hash_ids: [i],
+  }));
+  writeFileSync(trace, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const out = join(dir, 'out');
+  try {
+    const { code, stderr } = await runCli(
+      [
+        'profile',
+        ...['--model', 'm', '--tokenizer', 'builtin', '--streaming', '--url', url, '--ui', 'none'],
+        ...['--input-file', trace, '--custom-dataset-type', 'mooncake_trace', '--fixed-schedule'],
+        ...['--no-trace-streaming', '--artifact-dir', out],
+      ],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+  const summary = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8'));
+  const lines = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+  return {
+    health: summary.client_health,
+    requestsOnNew: summary.connections.requests_on_new_connections,
+    records: lines.map((l) => JSON.parse(l)),
+  };
+}
+
+test('a sparse replay against a server closing idle connections after 1 s: the close is named, not "late", and each request gets a connection opened just before it', async () => {
+  const [silent, announced] = await Promise.all([sparseReplay(false), sparseReplay(true)]);
+  for (const run of [silent, announced]) {
+    assert.notEqual(run.health.status, 'late', run.health.verdict);
+    assert.equal(run.requestsOnNew, 0);
+    assert.equal(run.records.length, 4);
+    for (const r of run.records) {
+      assert.equal(r.metadata.connection_reused, true);
+      assert.equal(r.metrics.connect_time, undefined);
+    }
+  }
+  // The server closed each idle connection about 1 s after its answer, before the next request at 1.4 s.
+  const closes = silent.health.idle_closed_connections;
+  assert.deepEqual(
+    { ...closes, idle_s: undefined },
+    {
+      requests: 3,
+      waited: 0,
+      wait_ms_max: 0,
+      idle_s: undefined,
+      closed_by_server: 3,
+      closed_by_client: 0,
+      server_keep_alive_s: null,
+    },
+  );
+  assert.ok(Math.abs((closes?.idle_s as number) - 1) < 0.2, `idle_s ${closes?.idle_s}`);
+  assert.match(
+    silent.health.verdict,
+    /; the server closed idle connections after ~1 s \(its keep-alive timeout\); no request waited for a new connection, 3 got one opened just before their send$/,
+  );
+  // Told 1 s, the client's pool closes each connection after its answer itself (undici keeps 2 s in hand).
+  assert.equal(announced.health.idle_closed_connections?.closed_by_client, 3);
+  assert.equal(announced.health.idle_closed_connections?.server_keep_alive_s, 1);
+  assert.match(
+    announced.health.verdict,
+    /; the server's keep-alive timeout of 1 s \(its Keep-Alive header\) made the client close idle connections right after each answer, before the server would; no request waited/,
+  );
 });

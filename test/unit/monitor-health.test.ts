@@ -10,6 +10,7 @@ import { clientHealthLine, sendLag, startClientMonitor } from '../../src/health/
 import { SendLog } from '../../src/health/send-log.js';
 import type { HealthFigures } from '../../src/health/types.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
+import { sampleRecord } from '../helpers/sample-record.js';
 
 /** This VM's floor as a run measures it at start-up (figures of the runs in issue 13). */
 const vmFloor: ClientFloor = {
@@ -213,4 +214,54 @@ test('the monitor sees a blocked event loop and reports thread figures of a pool
   assert.equal(health.send_lag_ms, null);
   assert.equal(health.late_sends, null);
   assert.deepEqual(health.wake_floor_ms, vmFloor.wake_floor_ms);
+});
+
+/**
+ * A request of a sparse schedule sent `lagMs` late, `waitMs` of it waiting for a new connection;
+ * `idle` when its last connection had closed while idle (the server's keep-alive timeout).
+ */
+function reconnected(scheduledMs: number, lagMs: number, waitMs: number, idle: boolean): ProcessedRecord {
+  const idleClose = { idleNs: 5.02e9, byServer: true, keepAliveS: null };
+  const raw = { scheduledNs: scheduledMs * 1e6, connectionReused: false, ...(idle ? { idleClose } : {}) };
+  return { ...sampleRecord(raw), metrics: { schedule_lag: lagMs, connection_wait: waitMs } };
+}
+
+/** The verdict of a run whose sends are `records`, on the VM floor, an idle client. */
+function verdictOf(records: readonly ProcessedRecord[]): ReturnType<typeof judge> {
+  const log = new SendLog();
+  for (const r of records) log.add(r);
+  const idle = log.idleClosed();
+  return judge({
+    ...at100,
+    send_lag_ms: sendLag(log.clientLagsMs()),
+    late_sends: log.lateSends(4.5),
+    ...(idle === null ? {} : { idle_closed_connections: idle }),
+  });
+}
+
+test('waits for a new connection after the server closed the idle one are the server\'s: not "late"', () => {
+  // 0.14 req/s against a server that closes idle connections after 5 s: every request after the first
+  // reconnects, 30 ms of a 31 ms lag spent opening the connection (a distant server).
+  const sparse = [1, 2, 3, 4, 5, 6].map((k) => reconnected(k * 7000, 31, 30, true));
+  const health = verdictOf(sparse);
+  assert.equal(health.status, 'ok');
+  assert.equal(health.send_lag_ms?.max, 1);
+  assert.deepEqual(health.idle_closed_connections, {
+    requests: 6,
+    waited: 6,
+    wait_ms_max: 30,
+    idle_s: 5.02,
+    closed_by_server: 6,
+    closed_by_client: 0,
+    server_keep_alive_s: null,
+  });
+  assert.match(
+    health.verdict,
+    /; the server closed idle connections after ~5 s \(its keep-alive timeout\); 6 requests waited for a new connection \(up to 30 ms, counted as the server's, not as send lag\)$/,
+  );
+  // The same waits with no idle close behind them are the client's connections: late.
+  const cold = verdictOf([1, 2, 3, 4, 5, 6].map((k) => reconnected(k * 7000, 31, 30, false)));
+  assert.equal(cold.status, 'late');
+  assert.equal(cold.late_cause, 'connections');
+  assert.equal(cold.idle_closed_connections, undefined);
 });

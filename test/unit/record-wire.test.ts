@@ -45,8 +45,15 @@ const record: fc.Arbitrary<RawRecord> = fc
     connectionReused: fc.option(fc.boolean()),
     connectDurationNs: fc.option(fc.nat()),
     responseStreamed: fc.option(fc.boolean()),
+    idleClose: fc.option(
+      fc.record({
+        idleNs: fc.double({ noNaN: true, min: 0, max: 1e12 }),
+        byServer: fc.boolean(),
+        keepAliveS: fc.option(fc.nat({ max: 600 })),
+      }),
+    ),
   })
-  .map(({ chunks, startNs, requestType, error, usage, ...observed }) => {
+  .map(({ chunks, startNs, requestType, error, usage, idleClose, ...observed }) => {
     const raw: RawRecord = {
       conversationId: 'c',
       turnIndex: 0,
@@ -74,6 +81,7 @@ const record: fc.Arbitrary<RawRecord> = fc
       cancelled: observed.cancelled,
     };
     if (requestType !== null) raw.requestType = requestType;
+    if (idleClose !== null) raw.idleClose = idleClose;
     return raw;
   });
 
