@@ -4,33 +4,14 @@
  * checked on reading (summary-analysis.ts); a section that does not fit is treated as absent.
  */
 
-/** `server_verdict`: whether the offered load exceeded the server's capacity. */
-export interface ServerVerdict {
-  /** `ok`, `overloaded`, `unstable` or `unknown` (the client did not deliver the load). */
-  status: string;
-  reason: string;
-  /** Growth of the requests waiting (in flight), requests/s; null when not measured. */
-  queue_growth_per_s: number | null;
-  /** When the queue began to grow, s since the run's start; null when it did not. */
-  since_s: number | null;
-  /** The offered request rate when the queue began to grow, requests/s; null when unknown. */
-  onset_request_rate_per_s: number | null;
-  /** One line per fact the verdict rests on. */
-  evidence: string[];
-}
+/** `server_verdict` as the run wrote it (metrics/analysis/server-verdict.ts). */
+export type { ServerVerdict } from '../metrics/analysis/server-verdict.js';
 
 /** One metric of a window: `{unit, avg}` plus percentiles for per-request metrics. */
 export type WindowMetric = { unit: string; avg: number } & Partial<Record<string, number>>;
 
-/** `steady_state.littles_law`: mean in flight against throughput × mean latency in the window. */
-export interface LittlesLaw {
-  mean_in_flight: number;
-  throughput_per_s: number;
-  mean_latency_s: number;
-  /** |L − λW| / L. */
-  relative_gap: number;
-  warning: string | null;
-}
+/** `steady_state.littles_law` as the run wrote it (metrics/analysis/littles-law.ts). */
+export type { LittlesLaw } from '../metrics/analysis/littles-law.js';
 
 /** `steady_state`: the window of the run the figures can be trusted in, and the metrics inside it. */
 export interface SteadyState {
@@ -45,7 +26,7 @@ export interface SteadyState {
   fallback_reason: string | null;
   /** Metrics inside the window, by tag, shaped as the summary's. */
   metrics: Record<string, WindowMetric>;
-  littles_law: LittlesLaw | null;
+  littles_law: import('../metrics/analysis/littles-law.js').LittlesLaw | null;
 }
 
 /** Percentiles of one metric in `tails_with_failures`; null when it falls among failed requests. */

@@ -14,9 +14,15 @@ import type {
 } from './analysis-types.js';
 import { isObject, numberOrNull, stringOrNull, stringsOf } from './json-read.js';
 
-/** The `server_verdict` section; null without a `status` and `reason`. */
+const VERDICT_STATUSES: readonly ServerVerdict['status'][] = ['ok', 'overloaded', 'unstable', 'unknown'];
+
+function isVerdictStatus(value: unknown): value is ServerVerdict['status'] {
+  return VERDICT_STATUSES.includes(value as ServerVerdict['status']);
+}
+
+/** The `server_verdict` section; null without a known `status`. */
 export function serverVerdictOf(value: unknown): ServerVerdict | null {
-  if (!isObject(value) || typeof value.status !== 'string') return null;
+  if (!isObject(value) || !isVerdictStatus(value.status)) return null;
   return {
     status: value.status,
     reason: stringOrNull(value.reason) ?? '',
