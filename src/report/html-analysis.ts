@@ -50,7 +50,7 @@ function windowNote(ss: SteadyState, t0Ns: bigint): string {
   const head =
     ss.fallback_reason === null
       ? `Window: ${seconds(fromS)} s to ${seconds(toS)} s after the first request (${facts.join(', ')}); shaded on the charts over time.`
-      : `No steady window: ${ss.fallback_reason}. The steady-state column is the whole run.`;
+      : `No steady window: ${ss.fallback_reason}. The whole run's figures stand.`;
   return `<p>${escapeHtml(head)}</p>`;
 }
 
@@ -78,7 +78,8 @@ export function steadyStateSection(run: RunData): string {
       ? []
       : [[f.label, formatConsoleNumber(a), formatConsoleNumber(b)]];
   });
-  const table = htmlTable(['Metric', 'whole run', 'steady state'], rows);
+  // Without a window the steady column would repeat the whole run: the note says why, no table.
+  const table = ss.fallback_reason === null ? htmlTable(['Metric', 'whole run', 'steady state'], rows) : '';
   return `<section id="steady-state"><h2>Steady state vs whole run</h2>${windowNote(ss, run.t0Ns)}${table}${littlesLawNote(ss)}</section>`;
 }
 

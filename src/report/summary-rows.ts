@@ -62,10 +62,13 @@ export const REPEAT_CANDIDATES: readonly RepeatedRow[] = [
   },
 ];
 
+/** Whether two metrics' figures are equal: every number, and every object of numbers (`ci95`) by value. */
 function sameFigures(a: SummaryMetric, b: SummaryMetric): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) if (a[k as keyof SummaryMetric] !== b[k as keyof SummaryMetric]) return false;
-  return true;
+  return JSON.stringify(sortedEntries(a)) === JSON.stringify(sortedEntries(b));
+}
+
+function sortedEntries(m: SummaryMetric): [string, unknown][] {
+  return Object.entries(m).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
 }
 
 /** The candidate rows of `metrics` whose every figure (unit, count and statistics) equals their twin's. */

@@ -42,7 +42,7 @@ export interface RunAnalysis {
   serverVerdict: ServerVerdict | null;
   /** Warnings for the summary (Little's law). */
   warnings: string[];
-  /** Lines for the console, under the table. */
+  /** Lines for the console, under the table (the server verdict's goes in its head, beside the client's). */
   lines: string[];
 }
 
@@ -76,7 +76,7 @@ export async function analyzeRun(input: FinishInput, summary: Summary): Promise<
     steadyState: steady,
     serverVerdict,
     warnings: warning === null ? [] : [warning],
-    lines: [...(steady === null ? [] : [steadyLine(steady, summary)]), serverLine(serverVerdict)],
+    lines: steady === null ? [] : [steadyLine(steady, summary)],
   };
 }
 
@@ -135,10 +135,6 @@ function steadyLine(s: SteadyStateSection, whole: Summary): string {
     m[tag] === undefined ? '' : `, ${name} p50 ${stat(tag, 'p50')} / p99 ${stat(tag, 'p99')} ms`;
   const head = `Steady state: ${s.start_s.toFixed(1)}–${s.end_s.toFixed(1)} s (${Math.round(s.fraction_of_run * 100)} % of the run, ${s.requests.toLocaleString('en-US')} requests; ${s.method})`;
   return `${head}: ${rate(m)} req/s (whole run ${rate(whole.metrics)})${pair('time_to_first_token', 'TTFT')}${pair('request_latency', 'latency')}`;
-}
-
-function serverLine(v: ServerVerdict): string {
-  return `Server verdict: ${v.status}: ${v.reason}`;
 }
 
 function round3(x: number): number {

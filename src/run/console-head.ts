@@ -6,13 +6,17 @@
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { interruptedLine, type RunStatus, statusLeadLine } from '../export/run-status.js';
 import { clientHealthLine } from '../health/monitor.js';
+import type { ServerVerdict } from '../metrics/analysis/server-verdict.js';
 import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
-import { connectionsLine, loadLine, tokenizerLine } from '../report/lead.js';
+import { connectionsLine, loadLine, serverVerdictLine, tokenizerLine } from '../report/lead.js';
 import { type FinishInput, feedErrorOf, sentCount } from './finish-input.js';
 
-/** The lines the console shows before its table, as one text ending in a newline. */
-export function header(input: FinishInput, status: RunStatus): string {
+/**
+ * The lines the console shows before its table, as one text ending in a newline; the server verdict
+ * follows the client's.
+ */
+export function header(input: FinishInput, status: RunStatus, verdict: ServerVerdict | null = null): string {
   const lines = [`CLI Command: ${input.config.commandLine}`, loadLine(input.profiling.description)];
   const offset = autoOffsetLine(input);
   if (offset !== null) lines.push(offset);
@@ -30,6 +34,7 @@ export function header(input: FinishInput, status: RunStatus): string {
   }
   const health = input.profiling.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
+  if (verdict !== null) lines.push(serverVerdictLine(verdict).text);
   const connections = input.profiling.connections;
   if (connections !== undefined) lines.push(connectionsLine(connections));
   const startUp = input.profiling.startUp;

@@ -85,6 +85,12 @@ export interface CancellationArming {
   cancel: AbortController;
   /** Told when the duration cut-off passes. */
   tracker: InFlightTracker;
+  /**
+   * Aborted when the duration cut-off passes: the strategy's own budget ends at about the same time,
+   * but a few ms later when the machine is busy, and a request issued in that gap would be cancelled
+   * at once (with a zero grace period) as soon as it began.
+   */
+  stopIssuing?: AbortController;
 }
 
 /**
@@ -114,6 +120,7 @@ export function armCancellation(arming: CancellationArming): () => void {
     const cutoffNs = clock.nowNs() + arming.durationNs;
     timers.push(
       clock.callAt(cutoffNs, () => {
+        arming.stopIssuing?.abort();
         tracker.markCutoff(clock.nowNs());
         cancelAfterGrace(arming.cutoffGraceSeconds);
       }),

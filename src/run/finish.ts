@@ -28,7 +28,7 @@ import {
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
-import { analyzeRun } from './analysis-run.js';
+import { analyzeRun, type RunAnalysis } from './analysis-run.js';
 import { header } from './console-head.js';
 import { failureStopReason } from './failure-stop.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
@@ -111,7 +111,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       ...(server === null ? {} : { server_metrics: server }),
     },
   };
-  const text = await writeConsoleAndSummaries(input, ctx, server, analysis.lines);
+  const text = await writeConsoleAndSummaries(input, ctx, server, analysis);
   const report = await writeReport(config.artifactDir);
   await pruneAfterReport(config);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
@@ -138,8 +138,9 @@ async function writeConsoleAndSummaries(
   input: FinishInput,
   ctx: SummaryExportContext & { runStatus: RunStatus },
   server: ServerMetricsSection | null,
-  analysisLines: readonly string[],
+  analysis: RunAnalysis,
 ): Promise<string> {
+  const verdict = analysis.serverVerdict;
   const dir = input.config.artifactDir;
   const files = await writeSummaryFiles(dir, ctx);
   const slices = await timeslicePaths(input, ctx);
@@ -156,8 +157,8 @@ async function writeConsoleAndSummaries(
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const analysis = analysisLines.map((line) => `${line}\n`).join('');
-  const text = `${header(input, ctx.runStatus)}${serverLine}${consoleText}${analysis}`;
+  const after = analysis.lines.map((line) => `${line}\n`).join('');
+  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${consoleText}${after}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
 }

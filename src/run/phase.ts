@@ -196,9 +196,12 @@ async function driveLoad(
     sinks.failureStop === null
       ? ctx.env.stopSignal
       : AbortSignal.any([ctx.env.stopSignal, sinks.failureStop.signal]);
+  // The duration cut-off also stops issuing, whatever the strategy's own clock says.
+  const stopIssuing = new AbortController();
   const disarm = armCancellation({
     clock: ctx.clock,
     env: { ...ctx.env, stopSignal },
+    stopIssuing,
     gracePeriodSeconds: ctx.config.gracePeriodSeconds,
     ...(limits.cutoffGraceSeconds === undefined ? {} : { cutoffGraceSeconds: limits.cutoffGraceSeconds }),
     durationNs:
@@ -215,7 +218,7 @@ async function driveLoad(
       conversations: ctx.dataset.conversations,
       clock: ctx.clock,
       dispatch: run.dispatch,
-      signal: stopSignal,
+      signal: AbortSignal.any([stopSignal, stopIssuing.signal]),
       ...(start.startAtNs === undefined ? {} : { startAtNs: start.startAtNs }),
     });
   } finally {

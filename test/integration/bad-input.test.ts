@@ -260,7 +260,7 @@ test('--goodput with an unknown tag lists the tags it takes (and the closest), e
   assert.equal(r.code, 2, r.stderr);
   assert.match(
     r.stderr,
-    /--goodput item "time_to_frist_token:300": "time_to_frist_token" is not a metric \(Did you mean time_to_first_token\?\); a goodput SLO takes one of: time_to_first_token, .*request_latency, inter_token_latency, /,
+    /--goodput item "time_to_frist_token:300": "time_to_frist_token" is not a metric \(Did you mean time_to_first_token\?\); a goodput SLO takes one of: time_to_first_token, .*request_latency, .*inter_token_latency, /,
   );
   const run = await tokenload([...PROFILE, '--goodput', 'request_throughput:3']);
   assert.match(

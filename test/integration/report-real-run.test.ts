@@ -44,7 +44,8 @@ function consoleRows(text: string): string[][] {
 
 /** Rows of the report's summary table as [label, ...cells]. */
 function htmlSummaryRows(html: string): string[][] {
-  const section = html.slice(html.indexOf('id="summary"'), html.indexOf('id="errors"'));
+  const from = html.indexOf('id="summary"');
+  const section = html.slice(from, html.indexOf('<section', from));
   return [...section.matchAll(/<tr>(<td.*?)<\/tr>/g)].map((m) =>
     [...(m[1] ?? '').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => c[1] ?? ''),
   );
@@ -119,17 +120,23 @@ function summaryMarks(summary: Record<string, Record<string, number>>, tag: stri
 function leadLines(html: string): string[] {
   const lead = html.slice(html.indexOf('<section id="lead">'), html.indexOf('<section id="summary">'));
   return [...lead.matchAll(/<div class="lead [a-z]+">([^<]*)<\/div>/g)].map((m) =>
-    (m[1] ?? '').replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&amp;', '&'),
+    (m[1] ?? '')
+      .replaceAll('&#39;', "'")
+      .replaceAll('&quot;', '"')
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&amp;', '&'),
   );
 }
 
-test('report.html leads with the console lines: load, tokenizer, client health, connections, start-up, usage check', async () => {
+test('report.html leads with the console lines: load, tokenizer, client and server verdicts, connections, start-up, usage check', async () => {
   const html = readFileSync((await writeReport(dir)).path, 'utf8');
   const console = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8').split('\n');
   const prefixes = [
     'Load: ',
     'Tokenizer: ',
     'Client health: ',
+    'Server verdict: ',
     'Connections: ',
     'Start-up: ',
     'Usage check: ',
