@@ -60,6 +60,7 @@ export async function analyzeRun(input: FinishInput, summary: Summary): Promise<
     requests,
     closedLoop: closed !== null,
     clientStatus: profiling.clientHealth?.status ?? null,
+    sendLagP99Ms: profiling.clientHealth?.send_lag_ms?.p99 ?? null,
   });
   const option = parseSteadyState(config.steadyState) ?? { kind: 'auto' };
   const steady =

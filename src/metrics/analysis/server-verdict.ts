@@ -22,8 +22,8 @@
  *   trace's own shape), served without a wait; the evidence says so.
  * - A closed loop (`--concurrency` without a rate) holds its requests in flight at its level, so only
  *   the wait can rise: `ok` or `unstable`.
- * - `unknown`: the client did not deliver the load (its verdict saturated or late), or too few
- *   requests to judge.
+ * - `unknown`: the client did not deliver the load (its verdict saturated; or late by more than a
+ *   tenth of the waits the verdict rests on: {@link judgeServer}), or too few requests to judge.
  *
  * `since_s` is where the queue began to grow: a one-sided CUSUM on the count in the system's change from
  * bin to bin (how much faster requests arrived than they left), against 0 (a queue that does not
@@ -48,6 +48,8 @@ export const MATERIAL_IN_FLIGHT = 3;
 export const MATERIAL_TTFT_MS = 5;
 /** Bins either side of the onset's over which the offered rate is read. */
 export const RATE_HALF_WIDTH = 2;
+/** How many times the client's send lag p99 the wait must be for a late client's verdict to stand. */
+export const LATE_CLIENT_FACTOR = 10;
 /** Fewest requests judged. */
 export const MIN_REQUESTS = 30;
 
@@ -72,26 +74,65 @@ export interface ServerVerdictInput {
   requests: readonly TimelineRequest[];
   /** True for a closed loop (`--concurrency` without a rate). */
   closedLoop: boolean;
-  /** The client-health status; `saturated` or `late` make the verdict unknown. */
+  /** The client-health status; `saturated` makes the verdict unknown, `late` unless the wait rose far more. */
   clientStatus: string | null;
+  /** The client's send lag p99 (`client_health.send_lag_ms.p99`), ms; null without a schedule. */
+  sendLagP99Ms: number | null;
 }
 
-/** The server verdict of a run (see the module comment). */
+/**
+ * The server verdict of a run (see the module comment). A saturated client did not deliver the load:
+ * `unknown`. A late one did, only later than asked: its verdict stands when its send lag p99 is at
+ * most 1 / {@link LATE_CLIENT_FACTOR} of the scale of what the verdict rests on (the early wait, or
+ * the wait's rise when larger): a lateness of milliseconds neither makes nor hides a queue of
+ * seconds. Else `unknown`.
+ */
 export function judgeServer(input: ServerVerdictInput): ServerVerdict {
-  if (input.clientStatus === 'saturated' || input.clientStatus === 'late')
+  if (input.clientStatus === 'saturated')
     return unknown(
-      `the client did not deliver the load (client health: ${input.clientStatus}), so the server cannot be judged on it`,
+      'the client did not deliver the load (client health: saturated), so the server cannot be judged on it',
     );
+  const judged = judgeLoad(input);
+  if (input.clientStatus !== 'late' || judged.verdict.status === 'unknown') return judged.verdict;
+  const lagMs = input.sendLagP99Ms ?? Number.POSITIVE_INFINITY;
+  const scaleMs = Math.max(judged.waitRiseMs, judged.earlyWaitMs);
+  if (LATE_CLIENT_FACTOR * lagMs <= scaleMs) {
+    judged.verdict.evidence.push(
+      `the client was late (send lag p99 ${fmt(lagMs)} ms), too little to matter against waits of ${fmt(scaleMs)} ms`,
+    );
+    return judged.verdict;
+  }
+  return unknown(
+    `the client was late (client health: late, send lag p99 ${fmt(lagMs)} ms), enough to explain what the run shows (${judged.verdict.status}), so the server cannot be judged on it`,
+  );
+}
+
+/** What {@link judgeLoad} found: the verdict, and the wait it rests on (ms). */
+interface Judged {
+  verdict: ServerVerdict;
+  /** The wait's rise, late fifth − early fifth; 0 when it did not rise. */
+  waitRiseMs: number;
+  /** The early fifth's median wait; 0 when not measured. */
+  earlyWaitMs: number;
+}
+
+/** The verdict on the load the client sent, with the wait it rests on. */
+function judgeLoad(input: ServerVerdictInput): Judged {
+  let earlyWaitMs = 0;
+  const judged = (v: ServerVerdict, waitRiseMs = 0): Judged => ({ verdict: v, waitRiseMs, earlyWaitMs });
   if (input.requests.length < MIN_REQUESTS)
-    return unknown(`too few requests to judge the server (${input.requests.length} < ${MIN_REQUESTS})`);
+    return judged(
+      unknown(`too few requests to judge the server (${input.requests.length} < ${MIN_REQUESTS})`),
+    );
   const requests = [...input.requests].sort((x, y) => arrivalNs(x) - arrivalNs(y));
   const fromNs = arrivalNs(requests[0] as TimelineRequest);
   const toNs = arrivalNs(requests[requests.length - 1] as TimelineRequest);
-  if (!(toNs > fromNs)) return unknown('every request arrived at once');
+  if (!(toNs > fromNs)) return judged(unknown('every request arrived at once'));
   const inSystem = occupancyBins(requests, fromNs, toNs, (r) => r.endNs);
   const waits = waitBins(requests, fromNs, toNs);
   const load = rise(inSystem, MATERIAL_IN_FLIGHT);
   const wait = rise(waits.values, MATERIAL_TTFT_MS);
+  earlyWaitMs = Number.isFinite(wait.early) ? wait.early : 0;
   const evidence = [
     `waiting or in flight: ${fmt(load.early)} early, ${fmt(load.late)} late (Mann–Kendall z ${load.z.toFixed(1)})`,
     `${waits.label} median: ${fmt(wait.early)} ms early, ${fmt(wait.late)} ms late (Mann–Kendall z ${wait.z.toFixed(1)})`,
@@ -101,15 +142,19 @@ export function judgeServer(input: ServerVerdictInput): ServerVerdict {
       evidence.push(
         'requests in the system rose with the offered load while the wait did not: the server kept up',
       );
-    return verdict('ok', `${waits.label} did not rise through the run`, evidence);
+    return judged(verdict('ok', `${waits.label} did not rise through the run`, evidence));
   }
+  const riseMs = wait.late - wait.early;
   if (input.closedLoop || !load.rising)
-    return verdict(
-      'unstable',
-      `${waits.label} rose through the run while the load held (${input.closedLoop ? 'closed loop' : 'requests in the system did not rise'}): the server slowed down`,
-      evidence,
+    return judged(
+      verdict(
+        'unstable',
+        `${waits.label} rose through the run while the load held (${input.closedLoop ? 'closed loop' : 'requests in the system did not rise'}): the server slowed down`,
+        evidence,
+      ),
+      riseMs,
     );
-  return overloaded(requests, inSystem, fromNs, toNs, waits.label, evidence);
+  return judged(overloaded(requests, inSystem, fromNs, toNs, waits.label, evidence), riseMs);
 }
 
 /** The `overloaded` verdict: where the queue began to grow, the offered rate then, and where it grew. */
