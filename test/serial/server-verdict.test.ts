@@ -110,6 +110,8 @@ test('a rate ramped past twice the capacity: overloaded, the queue growing from 
     '50',
     '--request-rate-ramp-duration',
     '10',
+    '--arrival-pattern',
+    'constant',
     '--request-count',
     '250',
   ]);
