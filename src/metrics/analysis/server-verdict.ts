@@ -261,7 +261,9 @@ function waitBins(
     if (v === null) continue;
     groups[Math.min(BINS - 1, Math.floor((arrivalNs(r) - fromNs) / width))]?.push(v + fromArrivalMs);
   }
-  return { values: groups.map(median), label: withTtft ? 'TTFT' : 'request latency' };
+  const scheduled = requests.some((r) => r.scheduledNs !== null);
+  const label = `${withTtft ? 'TTFT' : 'request latency'}${scheduled ? ' from the schedule' : ''}`;
+  return { values: groups.map(median), label };
 }
 
 /** The bin where the count in the system began to grow for good (CUSUM on its changes); null when never. */
