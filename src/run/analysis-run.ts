@@ -71,6 +71,7 @@ export async function analyzeRun(input: FinishInput, summary: Summary): Promise<
           inFlight: profiling.inFlight,
           closedLoopConcurrency: closed,
           option,
+          serverStatus: serverVerdict.status,
         });
   const warning = steady?.littles_law?.warning ?? null;
   return {
@@ -100,7 +101,13 @@ async function steadySection(
     requests: w.requests,
     fallback_reason: w.fallbackReason,
     ...(w.method === 'whole_run' ? {} : { metrics: await windowMetrics(input, w, firstNs) }),
-    littles_law: littlesLaw(requests, inFlight, w.startNs, w.endNs),
+    littles_law: littlesLaw(
+      requests,
+      inFlight,
+      w.startNs,
+      w.endNs,
+      w.method === 'whole_run' ? 'the whole run' : 'the steady window',
+    ),
   };
 }
 

@@ -225,12 +225,19 @@ class RateState {
     const waits: Promise<number>[] = [changed];
     if (Number.isFinite(earliest)) waits.push(clock.sleepUntil(earliest, signal).then(() => earliest));
     if (signal.aborted) return clock.nowNs();
+    // One listener per wait, removed when the wait ends: a cap that blocks every tick waits thousands of times.
+    let onAbort: () => void = () => undefined;
     waits.push(
-      new Promise<number>((resolve) =>
-        signal.addEventListener('abort', () => resolve(clock.nowNs()), { once: true }),
-      ),
+      new Promise<number>((resolve) => {
+        onAbort = () => resolve(clock.nowNs());
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
     );
-    return await Promise.race(waits);
+    try {
+      return await Promise.race(waits);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   private notify(): void {

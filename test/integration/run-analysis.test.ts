@@ -131,3 +131,64 @@ test('a bad --steady-state is refused before anything is sent', async () => {
     assert.match(run.stderr, /START_PCT:END_PCT/);
   }
 });
+
+test('a queue behind a --concurrency cap is no steady state; a run with no success gets no server verdict', async () => {
+  const slow = await startSimulator({ mode: 'fixed', ttftMs: 50, itlMs: 16, models: [MODEL] });
+  const failing = await startSimulator({
+    mode: 'fixed',
+    ttftMs: 1,
+    itlMs: 0,
+    models: [MODEL],
+    faultRate500: 1,
+  });
+  try {
+    const run = async (url: string, flags: string[]) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tokenload-steady-'));
+      const args = ['profile', '--model', MODEL, '--tokenizer', 'builtin', '--streaming', '--osl', '4'];
+      const exit = await runCliInProcess([
+        ...args,
+        ...flags,
+        '--url',
+        url,
+        '--artifact-dir',
+        dir,
+        '--ui',
+        'none',
+        '--no-server-metrics',
+      ]);
+      return {
+        ...exit,
+        summary: readRunArtifacts<Summary & { server_verdict: { status: string; reason: string } }>(dir)
+          .summary,
+      };
+    };
+    // 20/s offered, 1 at a time at ~100 ms each: the schedule's backlog grows on the client all run.
+    const capped = await run(slow.url, [
+      '--request-rate',
+      '20',
+      '--arrival-pattern',
+      'constant',
+      '--concurrency',
+      '1',
+      '--request-count',
+      '60',
+    ]);
+    assert.equal(capped.code, 0, capped.stderr);
+    assert.equal(
+      capped.summary.steady_state?.method,
+      'whole_run',
+      JSON.stringify(capped.summary.steady_state),
+    );
+    assert.match(
+      capped.summary.steady_state?.fallback_reason ?? '',
+      /server verdict: overloaded|never settled/,
+    );
+    const failed = await run(failing.url, ['--request-rate', '40', '--request-count', '40']);
+    assert.equal(failed.code, 3, failed.stderr);
+    assert.equal(failed.summary.server_verdict.status, 'unknown', failed.summary.server_verdict.reason);
+    assert.match(failed.summary.server_verdict.reason, /too few successful requests/);
+  } finally {
+    await slow.close();
+    await failing.close();
+  }
+});

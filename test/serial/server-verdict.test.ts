@@ -159,7 +159,8 @@ test('twice the capacity behind a --concurrency cap: overloaded, the queue named
   ]);
   if (skippedForLateClient(t, health, verdict)) return;
   assert.equal(verdict.status, 'overloaded', JSON.stringify(verdict));
-  assert.match(verdict.reason, /on the client, behind its concurrency cap/);
+  assert.match(verdict.reason, /on the client, behind its --concurrency cap/);
+  assert.match(verdict.reason, /a higher --concurrency shows whether the server itself keeps up/);
   // The queue grows at about the offered rate minus the capacity: 40 − 20 = 20 requests/s.
   assert.ok(
     (verdict.queue_growth_per_s ?? 0) > 10 && (verdict.queue_growth_per_s ?? 0) < 30,

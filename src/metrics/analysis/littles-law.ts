@@ -7,14 +7,19 @@
  * lost between its send and its record, counted twice, or stamped on a broken clock.
  *
  * Requests that straddle the window's edges make the two sides differ by about W / window length,
- * so the check warns only when the window is at least {@link MIN_WINDOW_LATENCIES} mean latencies
- * long and the gap exceeds {@link WARN_GAP}.
+ * and the count moves at the send and at the record's arrival on the main thread, a fraction of a
+ * millisecond from the request's start and end stamps. So the check warns only when the window is at
+ * least {@link MIN_WINDOW_LATENCIES} mean latencies long, the gap exceeds {@link WARN_GAP}, and it
+ * amounts to more than {@link MIN_GAP_MS} per request (|L/λ − W|): requests of 2 ms would otherwise
+ * warn on bookkeeping alone.
  */
 import { type InFlightPoint, meanInFlight } from './in-flight-series.js';
 import type { TimelineRequest } from './request-timeline.js';
 
 /** Relative gap above which the check warns. */
 export const WARN_GAP = 0.1;
+/** Smallest gap per request, |L/λ − W|, the check warns on, ms. */
+export const MIN_GAP_MS = 1;
 /** Shortest window, in mean latencies, the check warns on. */
 export const MIN_WINDOW_LATENCIES = 20;
 
@@ -32,12 +37,16 @@ export interface LittlesLaw {
   warning: string | null;
 }
 
-/** The check over `[startNs, endNs]`; null when no request started in it or no in-flight series. */
+/**
+ * The check over `[startNs, endNs]`, named `where` in its warning ("the steady window", "the whole
+ * run"); null when no request started in it or no in-flight series.
+ */
 export function littlesLaw(
   requests: readonly TimelineRequest[],
   inFlight: readonly InFlightPoint[],
   startNs: number,
   endNs: number,
+  where: string,
 ): LittlesLaw | null {
   const inside = requests.filter((r) => r.startNs >= startNs && r.startNs <= endNs);
   const L = meanInFlight(inFlight, startNs, endNs);
@@ -47,7 +56,8 @@ export function littlesLaw(
   const W = inside.reduce((s, r) => s + (r.endNs - r.startNs), 0) / inside.length / 1e9;
   const lw = lambda * W;
   const gap = Math.max(L, lw) > 0 ? Math.abs(L - lw) / Math.max(L, lw) : 0;
-  const judged = windowS >= MIN_WINDOW_LATENCIES * W;
+  const perRequestMs = Math.abs(L / lambda - W) * 1e3;
+  const judged = windowS >= MIN_WINDOW_LATENCIES * W && perRequestMs > MIN_GAP_MS;
   return {
     mean_in_flight: round(L),
     throughput_per_s: round(lambda),
@@ -55,7 +65,7 @@ export function littlesLaw(
     relative_gap: round(gap),
     warning:
       judged && gap > WARN_GAP
-        ? `Little's law does not hold in the steady window: ${round(L)} requests in flight on average, but throughput × latency = ${round(lw)} (gap ${Math.round(gap * 100)} %): a request may have been lost or counted twice, or a clock jumped`
+        ? `Little's law does not hold over ${where}: ${round(L)} requests in flight on average, but throughput × latency = ${round(lw)} (gap ${Math.round(gap * 100)} %): a request may have been lost or counted twice, or a clock jumped`
         : null,
   };
 }

@@ -42,3 +42,35 @@ export class RequestTimeline {
     return this.requests.length;
   }
 }
+
+/** When a request arrived: its scheduled time, else its start (a closed loop has no schedule). */
+export function arrivalNs(r: TimelineRequest): number {
+  return r.scheduledNs ?? r.startNs;
+}
+
+/**
+ * Time-average, per each of `bins` equal bins of `[fromNs, toNs]`, of the requests between their arrival and `untilNs`
+ * (their end: in the system; their start: waiting on the client).
+ */
+export function occupancyBins(
+  requests: readonly TimelineRequest[],
+  fromNs: number,
+  toNs: number,
+  bins: number,
+  untilNs: (r: TimelineRequest) => number,
+): number[] {
+  const width = (toNs - fromNs) / bins;
+  const area = new Array<number>(bins).fill(0);
+  for (const r of requests) {
+    const a = Math.max(arrivalNs(r), fromNs);
+    const e = Math.min(untilNs(r), toNs);
+    if (!(e > a)) continue;
+    const first = Math.min(bins - 1, Math.floor((a - fromNs) / width));
+    const last = Math.min(bins - 1, Math.floor((e - fromNs) / width));
+    for (let b = first; b <= last; b++) {
+      const lo = fromNs + b * width;
+      area[b] = (area[b] as number) + Math.min(e, lo + width) - Math.max(a, lo);
+    }
+  }
+  return area.map((x) => x / width);
+}

@@ -31,9 +31,9 @@
  * request). Queueing delay rises a little before capacity (waits grow with utilization), so the
  * change of the count, not TTFT, marks when arrivals outran the server. `onset_request_rate_per_s`
  * is the offered rate then (requests scheduled, else started, per second over the onset's bin and
- * {@link RATE_HALF_WIDTH} bins either side); `queue_growth_per_s` Sen's slope of the count after it.
+ * {@link RATE_HALF_WIDTH} bins either side, widened until it holds {@link MIN_RATE_REQUESTS}); `queue_growth_per_s` Sen's slope of the count after it.
  */
-import type { TimelineRequest } from './request-timeline.js';
+import { arrivalNs, occupancyBins, type TimelineRequest } from './request-timeline.js';
 import { cusumOnset, mannKendall, median, robustSigma, senSlope } from './trend.js';
 
 /** Time bins of the sending period. */
@@ -50,6 +50,10 @@ export const MATERIAL_TTFT_MS = 5;
 export const RATE_HALF_WIDTH = 2;
 /** How many times the client's send lag p99 the wait must be for a late client's verdict to stand. */
 export const LATE_CLIENT_FACTOR = 10;
+/** Fewest bins with a successful request's wait for a verdict (of {@link BINS}). */
+export const MIN_WAIT_BINS = 10;
+/** Fewest arrivals the onset's offered rate is read over. */
+export const MIN_RATE_REQUESTS = 20;
 /** Fewest requests judged. */
 export const MIN_REQUESTS = 30;
 
@@ -103,7 +107,7 @@ export function judgeServer(input: ServerVerdictInput): ServerVerdict {
     return judged.verdict;
   }
   return unknown(
-    `the client was late (client health: late, send lag p99 ${fmt(lagMs)} ms), enough to explain what the run shows (${judged.verdict.status}), so the server cannot be judged on it`,
+    `the client was late (send lag p99 ${fmt(lagMs)} ms), not small beside the waits this run measured (${fmt(scaleMs)} ms), so what it shows of the server cannot be told from the client's lateness`,
   );
 }
 
@@ -128,9 +132,16 @@ function judgeLoad(input: ServerVerdictInput): Judged {
   const fromNs = arrivalNs(requests[0] as TimelineRequest);
   const toNs = arrivalNs(requests[requests.length - 1] as TimelineRequest);
   if (!(toNs > fromNs)) return judged(unknown('every request arrived at once'));
-  const inSystem = occupancyBins(requests, fromNs, toNs, (r) => r.endNs);
+  const inSystem = occupancyBins(requests, fromNs, toNs, BINS, (r) => r.endNs);
   const waits = waitBins(requests, fromNs, toNs);
   const load = rise(inSystem, MATERIAL_IN_FLIGHT);
+  const measured = waits.values.filter((v) => Number.isFinite(v)).length;
+  if (measured < MIN_WAIT_BINS)
+    return judged(
+      unknown(
+        `too few successful requests to read a wait from (${waits.successes} succeeded): whether the server kept up is unknown`,
+      ),
+    );
   const wait = rise(waits.values, MATERIAL_TTFT_MS);
   earlyWaitMs = Number.isFinite(wait.early) ? wait.early : 0;
   const evidence = [
@@ -170,58 +181,27 @@ function overloaded(
   const onsetBin = onset(inSystem) ?? 0;
   const sinceS = onsetBin * binS;
   const growth = senSlope(inSystem.slice(onsetBin), binS);
-  const rate = offeredRate(
-    requests,
-    fromNs + Math.max(0, onsetBin - RATE_HALF_WIDTH) * binS * 1e9,
-    fromNs + Math.min(BINS, onsetBin + RATE_HALF_WIDTH + 1) * binS * 1e9,
-  );
+  const rate = onsetRate(requests, fromNs, binS, onsetBin);
   // The part of the queue that waited on the client (a --concurrency cap, a prefill gate) before its send.
-  const queued = occupancyBins(requests, fromNs, toNs, (r) => Math.min(r.startNs, r.endNs));
+  const queued = occupancyBins(requests, fromNs, toNs, BINS, (r) => Math.min(r.startNs, r.endNs));
   const late = (xs: readonly number[]): number =>
     mean(xs.slice(xs.length - Math.max(1, Math.floor(xs.length / 5))));
   const onClient = late(queued) > 0.5 * late(inSystem);
   if (onClient)
     evidence.push(`${fmt(late(queued))} of them were waiting on the client to be sent, late in the run`);
-  const where = onClient ? 'the queue grew on the client, behind its concurrency cap, ' : 'the queue grew ';
+  const served = servedRate(requests, fromNs, toNs);
+  const reason = onClient
+    ? `the queue grew on the client, behind its --concurrency cap, by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s, while ${label} rose: the schedule offered ${fmt(rate)} req/s then and the server, given at most the cap's requests at once, answered ${fmt(served)} req/s; a higher --concurrency shows whether the server itself keeps up`
+    : `the queue grew by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s while ${label} rose: the offered load (${fmt(rate)} req/s then) exceeded what the server could serve (${fmt(served)} req/s answered), and the latency figures measure queueing`;
   return {
     status: 'overloaded',
-    reason: `${where}by ${fmt(growth)} requests/s from ${sinceS.toFixed(1)} s while ${label} rose: the offered load (${fmt(rate)} req/s then) exceeded what the server could serve, and the latency figures measure queueing`,
+    reason,
+
     queue_growth_per_s: round3(growth),
     since_s: round3(sinceS),
     onset_request_rate_per_s: round3(rate),
     evidence,
   };
-}
-
-/** When a request arrived: its scheduled time, else its start (a closed loop has no schedule). */
-function arrivalNs(r: TimelineRequest): number {
-  return r.scheduledNs ?? r.startNs;
-}
-
-/**
- * Time-average, per bin of `[fromNs, toNs]`, of the requests between their arrival and `untilNs`
- * (their end: in the system; their start: waiting on the client).
- */
-function occupancyBins(
-  requests: readonly TimelineRequest[],
-  fromNs: number,
-  toNs: number,
-  untilNs: (r: TimelineRequest) => number,
-): number[] {
-  const width = (toNs - fromNs) / BINS;
-  const area = new Array<number>(BINS).fill(0);
-  for (const r of requests) {
-    const a = Math.max(arrivalNs(r), fromNs);
-    const e = Math.min(untilNs(r), toNs);
-    if (!(e > a)) continue;
-    const first = Math.min(BINS - 1, Math.floor((a - fromNs) / width));
-    const last = Math.min(BINS - 1, Math.floor((e - fromNs) / width));
-    for (let b = first; b <= last; b++) {
-      const lo = fromNs + b * width;
-      area[b] = (area[b] as number) + Math.min(e, lo + width) - Math.max(a, lo);
-    }
-  }
-  return area.map((x) => x / width);
 }
 
 interface Rise {
@@ -250,7 +230,7 @@ function waitBins(
   requests: readonly TimelineRequest[],
   fromNs: number,
   toNs: number,
-): { values: number[]; label: string } {
+): { values: number[]; label: string; successes: number } {
   const withTtft = requests.some((r) => r.valid && r.ttftMs !== null);
   const width = (toNs - fromNs) / BINS;
   const groups: number[][] = Array.from({ length: BINS }, () => []);
@@ -263,7 +243,8 @@ function waitBins(
   }
   const scheduled = requests.some((r) => r.scheduledNs !== null);
   const label = `${withTtft ? 'TTFT' : 'request latency'}${scheduled ? ' from the schedule' : ''}`;
-  return { values: groups.map(median), label };
+  const successes = groups.reduce((n, g) => n + g.length, 0);
+  return { values: groups.map(median), label, successes };
 }
 
 /** The bin where the count in the system began to grow for good (CUSUM on its changes); null when never. */
@@ -273,6 +254,34 @@ function onset(inSystem: readonly number[]): number | null {
   const sigma = Math.max(robustSigma(early), 0.5);
   const at = cusumOnset(changes, 0, sigma / 2, 5 * sigma);
   return at === null ? null : at + 1;
+}
+
+/**
+ * The offered rate around the onset's bin: over it and {@link RATE_HALF_WIDTH} bins either side,
+ * widened a bin at a time until it holds {@link MIN_RATE_REQUESTS} arrivals (a handful would make a
+ * rate of noise).
+ */
+function onsetRate(
+  requests: readonly TimelineRequest[],
+  fromNs: number,
+  binS: number,
+  onsetBin: number,
+): number {
+  let rate = 0;
+  for (let half = RATE_HALF_WIDTH; half <= BINS; half++) {
+    const lo = Math.max(0, onsetBin - half);
+    const hi = Math.min(BINS, onsetBin + half + 1);
+    rate = offeredRate(requests, fromNs + lo * binS * 1e9, fromNs + hi * binS * 1e9);
+    if (rate * (hi - lo) * binS >= MIN_RATE_REQUESTS) break;
+  }
+  return rate;
+}
+
+/** Requests answered per second over `[fromNs, toNs]` (ends in it). */
+function servedRate(requests: readonly TimelineRequest[], fromNs: number, toNs: number): number {
+  let n = 0;
+  for (const r of requests) if (r.endNs >= fromNs && r.endNs <= toNs) n++;
+  return toNs > fromNs ? n / ((toNs - fromNs) / 1e9) : 0;
 }
 
 /** Requests scheduled (else started) per second in `[fromNs, toNs)`. */

@@ -7,29 +7,28 @@
  * - Closed loop (`--concurrency N` without a rate): from the first moment the client's in-flight
  *   count reaches its level (90 % of N, or of the most it reached) to the last moment it is there
  *   (`closed_loop_in_flight`).
- * - Open loop and trace replay: MSER-5 truncation (./mser.ts) of three signals, each in time order:
- *   in-flight requests in time bins, request latency and TTFT of the successful requests by start. The
- *   window starts where the latest of them settles; it ends where the in-flight series, read
- *   backwards, settles (the drain), at the last request start at the latest (`mser5`).
+ * - Open loop and trace replay: MSER-5 truncation (./mser.ts) of three signals, each read from
+ *   arrival (a request's scheduled time, else its start), so a queue on the client counts: requests
+ *   in the system (arrived, not yet answered) in time bins, and request latency and TTFT from arrival
+ *   of the successful requests, in arrival order. The window starts where the latest of them settles
+ *   and ends where the in-system series, read backwards, settles (the drain), at the last arrival at
+ *   the latest (`mser5`).
  *
  * The whole run is kept instead, with the reason, when: fewer than {@link MIN_REQUESTS} requests;
- * a signal never settles (MSER-5's minimum in its second half: the run is still changing at its end);
- * the signals' start points lie more than {@link MAX_DISAGREEMENT} of the run apart; or the window
- * is shorter than {@link MIN_FRACTION} of the run.
+ * the server verdict found the wait rising through the run (`overloaded` or `unstable`: no part of
+ * such a run is steady); a signal never settles (MSER-5's minimum at its half-way bound: still
+ * changing); or the window is shorter than {@link MIN_FRACTION} of the run.
  */
 import type { InFlightPoint } from './in-flight-series.js';
-import { binnedInFlight } from './in-flight-series.js';
 import { MSER_BATCH, mser5 } from './mser.js';
-import type { TimelineRequest } from './request-timeline.js';
+import { arrivalNs, occupancyBins, type TimelineRequest } from './request-timeline.js';
 
 /** Fewest requests a window is searched with. */
 export const MIN_REQUESTS = 50;
 /** Shortest window kept, as a fraction of the run's span. */
 export const MIN_FRACTION = 0.5;
-/** Widest gap between the signals' start points, as a fraction of the run's span. */
-export const MAX_DISAGREEMENT = 0.25;
-/** Time bins of the in-flight series. */
-const IN_FLIGHT_BINS = 200;
+/** Time bins of the requests-in-the-system series. */
+const IN_SYSTEM_BINS = 200;
 
 /** `--steady-state`: auto (detect), off, or a share of the run in percent. */
 export type SteadyStateOption =
@@ -62,6 +61,8 @@ export interface SteadyInput {
   /** The concurrency of a closed-loop run; null for open loop and replay. */
   closedLoopConcurrency: number | null;
   option: Exclude<SteadyStateOption, { kind: 'off' }>;
+  /** The server verdict's status (./server-verdict.ts): `overloaded` and `unstable` leave no steady part. */
+  serverStatus: string | null;
 }
 
 /** The steady-state window of a run with at least one request (see the module comment). */
@@ -86,9 +87,13 @@ export function steadyWindow(input: SteadyInput): SteadyWindow {
   }
   if (requests.length < MIN_REQUESTS)
     return whole(`too few requests to find a steady state (${requests.length} < ${MIN_REQUESTS})`);
+  if (input.serverStatus === 'overloaded' || input.serverStatus === 'unstable')
+    return whole(
+      `the wait rose through the run (server verdict: ${input.serverStatus}), so no part of it is steady`,
+    );
   const found =
     input.closedLoopConcurrency === null
-      ? openLoopBounds(input, runStartNs)
+      ? openLoopBounds(input)
       : closedLoopBounds(input.inFlight, input.closedLoopConcurrency);
   if (typeof found === 'string') return whole(found);
   const window = windowOf(requests, runStartNs, runEndNs, found.startNs, found.endNs, found.method, null);
@@ -117,35 +122,39 @@ function closedLoopBounds(points: readonly InFlightPoint[], concurrency: number)
   return { startNs: first.atNs, endNs: last.atNs, method: 'closed_loop_in_flight' };
 }
 
-/** MSER-5 on in-flight bins, latency and TTFT; a reason when a signal never settles or they disagree. */
-function openLoopBounds(input: SteadyInput, runStartNs: number): Bounds | string {
-  const { requests } = input;
-  const lastStartNs = (requests[requests.length - 1] as TimelineRequest).startNs;
-  const binNs = (lastStartNs - runStartNs) / IN_FLIGHT_BINS;
-  if (!(binNs > 0)) return 'every request started at once';
-  const bins = binnedInFlight(input.inFlight, runStartNs, lastStartNs, IN_FLIGHT_BINS);
+/** MSER-5 on requests in the system, latency and TTFT, all from arrival; a reason when a signal never settles. */
+function openLoopBounds(input: SteadyInput): Bounds | string {
+  const requests = [...input.requests].sort((x, y) => arrivalNs(x) - arrivalNs(y));
+  const fromNs = arrivalNs(requests[0] as TimelineRequest);
+  const lastNs = arrivalNs(requests[requests.length - 1] as TimelineRequest);
+  const binNs = (lastNs - fromNs) / IN_SYSTEM_BINS;
+  if (!(binNs > 0)) return 'every request arrived at once';
+  const bins = occupancyBins(requests, fromNs, lastNs, IN_SYSTEM_BINS, (r) => r.endNs);
   const valid = requests.filter((r) => r.valid);
+  const withTtft = valid.filter((r) => r.ttftMs !== null);
+  const fromArrivalMs = (r: TimelineRequest): number => (r.startNs - arrivalNs(r)) / 1e6;
   const starts: Array<[string, number | null]> = [
-    ['in-flight requests', settledAt(bins, (i) => runStartNs + i * binNs)],
-    ['request latency', settledAt(valid.map(latencyMs), (i) => (valid[i] as TimelineRequest).startNs)],
+    ['requests in the system', settledAt(bins, (i) => fromNs + i * binNs)],
+    [
+      'request latency',
+      settledAt(
+        valid.map((r) => (r.endNs - arrivalNs(r)) / 1e6),
+        (i) => arrivalNs(valid[i] as TimelineRequest),
+      ),
+    ],
     [
       'TTFT',
       settledAt(
-        valid.filter((r) => r.ttftMs !== null).map((r) => r.ttftMs as number),
-        (i) => (valid.filter((r) => r.ttftMs !== null)[i] as TimelineRequest).startNs,
+        withTtft.map((r) => (r.ttftMs as number) + fromArrivalMs(r)),
+        (i) => arrivalNs(withTtft[i] as TimelineRequest),
       ),
     ],
   ];
   const unsettled = starts.find(([, at]) => at === null);
   if (unsettled !== undefined) return `${unsettled[0]} never settled: still changing at the end of the run`;
-  const times = starts.map(([, at]) => at as number);
-  const span = lastStartNs - runStartNs;
-  const spread = Math.max(...times) - Math.min(...times);
-  if (spread > MAX_DISAGREEMENT * span)
-    return `the signals disagree: ${starts.map(([name, at]) => `${name} settled at ${(((at as number) - runStartNs) / 1e9).toFixed(1)} s`).join(', ')}`;
   const end = mser5([...bins].reverse());
-  const endNs = end.settled ? lastStartNs - end.truncate * binNs : lastStartNs;
-  return { startNs: Math.max(...times), endNs, method: 'mser5' };
+  const endNs = end.settled ? lastNs - end.truncate * binNs : lastNs;
+  return { startNs: Math.max(...starts.map(([, at]) => at as number)), endNs, method: 'mser5' };
 }
 
 /** The time a series settles at (MSER-5 truncation mapped to time), null when it never does. */
@@ -153,10 +162,6 @@ function settledAt(values: readonly number[], timeOf: (index: number) => number)
   if (values.length < 4 * MSER_BATCH) return timeOf(0);
   const r = mser5(values);
   return r.settled ? timeOf(r.truncate) : null;
-}
-
-function latencyMs(r: TimelineRequest): number {
-  return (r.endNs - r.startNs) / 1e6;
 }
 
 function windowOf(
