@@ -24,18 +24,18 @@ const steadyStateSchema = z.string().superRefine((text, ctx) => {
 /** Why `text` is not a `--steady-state` value; null when it is. */
 function steadyStateProblem(text: string): string | null {
   return parseSteadyState(text) === null
-    ? `expected auto, off or START_PCT:END_PCT with 0 <= START < END <= 100 (e.g. 10:90), got '${text}'`
+    ? `expected auto, off or START_PCT:END_PCT (plain decimals, 0 <= START < END <= 100, no spaces; e.g. 10:90), got '${text}'`
     : null;
 }
 
 /**
- * `--steady-state` as an option: `auto`, `off`, or `START:END` percentages with
- * 0 ≤ START < END ≤ 100; null for any other text.
+ * `--steady-state` as an option: `auto`, `off`, or `START:END` plain decimal percentages with
+ * 0 ≤ START < END ≤ 100, no spaces; null for any other text.
  */
 export function parseSteadyState(text: string): SteadyStateOption | null {
-  const t = text.trim();
-  if (t === 'auto' || t === 'off') return { kind: t };
-  const m = /^(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)$/.exec(t);
+  if (text === 'auto' || text === 'off') return { kind: text };
+  // Plain decimal percentages, no spaces (as every other value: docs/running.md).
+  const m = /^(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(text);
   const startPct = Number(m?.[1]);
   const endPct = Number(m?.[2]);
   return m !== null && startPct >= 0 && startPct < endPct && endPct <= 100

@@ -44,8 +44,12 @@ function readJson(file: string): unknown {
 /** The list of points: the object's `points`, or the bare list. */
 function listOf(file: string, json: unknown): unknown[] {
   if (Array.isArray(json)) return json;
-  if (json !== null && typeof json === 'object' && Array.isArray((json as { points?: unknown }).points))
+  if (json !== null && typeof json === 'object' && Array.isArray((json as { points?: unknown }).points)) {
+    const extra = Object.keys(json).find((k) => k !== 'points');
+    if (extra !== undefined)
+      throw new RateSeriesError(`${file}: ${extra}: unknown field (the object has only "points")`);
     return (json as { points: unknown[] }).points;
+  }
   throw new RateSeriesError(
     `${file}: expected {"points": [{"time_s": 0, "qps": …}, …]} or a JSON list of such points`,
   );
@@ -82,8 +86,10 @@ function pointAt(file: string, p: unknown, i: number): RateSeriesPoint {
   const value = (field: (typeof POINT_FIELDS)[number]): number => {
     const v = (p as Record<string, unknown>)[field];
     if (v === undefined) throw new RateSeriesError(`${where}.${field}: missing`);
-    if (typeof v !== 'number' || !Number.isFinite(v))
+    if (typeof v !== 'number')
       throw new RateSeriesError(`${where}.${field}: expected a number, got ${JSON.stringify(v)}`);
+    // JSON.parse reads 1e400 as Infinity, which JSON.stringify would print as null.
+    if (!Number.isFinite(v)) throw new RateSeriesError(`${where}.${field}: ${v} is not a finite number`);
     return v;
   };
   return { time_s: value('time_s'), qps: value('qps') };

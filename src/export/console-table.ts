@@ -52,6 +52,10 @@ export interface ConsoleContext {
   artifacts?: ArtifactPaths;
   /** The run's flat configuration (`tokenload_config`); its `concurrency` is named in the from-schedule line. */
   inputConfig?: Record<string, unknown>;
+  /** The summary's other sections; `client_health.limits_ms.send_lag_p99` sets the from-schedule floor. */
+  extra?: Record<string, unknown>;
+  /** Lines printed right under the metrics table (the steady-state line). */
+  afterTable?: readonly string[];
 }
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
@@ -73,13 +77,20 @@ function rowCells(m: MetricSummary): string[] {
   return COLUMNS.map((c) => formatConsoleNumber(m[c]));
 }
 
-function metricsTable(summary: Summary, title: string): string {
+/** The client-health send-lag limit of the run (`client_health.limits_ms.send_lag_p99`), ms; 0 without one. */
+function sendLagLimitMs(extra: Record<string, unknown> | undefined): number {
+  const health = extra?.client_health as { limits_ms?: { send_lag_p99?: unknown } } | undefined;
+  const limit = health?.limits_ms?.send_lag_p99;
+  return typeof limit === 'number' && Number.isFinite(limit) ? limit : 0;
+}
+
+function metricsTable(summary: Summary, title: string, floorMs: number): string {
   const table = new Table({
     head: ['Metric', ...COLUMNS],
     colAligns: ['left', ...COLUMNS.map(() => 'right' as const)],
     style: PLAIN_STYLE,
   });
-  const fromSchedule = fromScheduleRowsShown(summary);
+  const fromSchedule = fromScheduleRowsShown(summary, floorMs);
   const rows = Object.entries(summary.metrics)
     .flatMap(([tag, m]) => {
       const def = shown(tag) ?? (fromSchedule.has(tag) ? metricByTag(tag) : undefined);
@@ -120,10 +131,12 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
  */
 export function renderConsole(ctx: ConsoleContext): string {
   const cap = ctx.inputConfig?.concurrency;
-  const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined);
-  const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics');
+  const floorMs = sendLagLimitMs(ctx.extra);
+  const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined, floorMs);
+  const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics', floorMs);
   const tails = tailsBlock(ctx.summary);
-  const parts = [reason === null ? table : `${table}\n${reason}`];
+  const under = [...(reason === null ? [] : [reason]), ...(ctx.afterTable ?? [])];
+  const parts = [[table, ...under].join('\n')];
   if (tails?.leads === true) parts.unshift(tails.text);
   const errors = errorTable(ctx.summary);
   if (errors !== null) parts.push(errors);

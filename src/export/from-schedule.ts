@@ -2,7 +2,9 @@
  * The console's latency-from-the-schedule rows and their one-line reason. The from-schedule metrics
  * (`time_to_first_token_from_schedule`, `request_latency_from_schedule`) are hidden from the table
  * unless they differ materially from the usual ones (measured from the request start): their p50 or
- * p99 is more than {@link MATERIAL_PCT} % and more than {@link MATERIAL_MS} ms above it. Then a line
+ * p99 is more than {@link MATERIAL_PCT} % and more than {@link MATERIAL_MS} ms above it, and more
+ * than the client-health send-lag limit (this machine's wake-up floor + 2 ms: lateness below it is
+ * what the client verdict calls ok, and the line would contradict it). Then a line
  * under the table names the dominant cause: of the waits between the schedule and the request start
  * (`concurrency_wait`, `prefill_wait`, `client_lag`, which sum to that gap), the one with the largest
  * mean.
@@ -33,19 +35,22 @@ function stats(summary: Summary, tag: string): (MetricSummary & { p50: number; p
   return m !== undefined && isStatsSummary(m) ? m : null;
 }
 
-function exceeds(fromScheduleMs: number, usualMs: number): boolean {
+function exceeds(fromScheduleMs: number, usualMs: number, floorMs: number): boolean {
   const gapMs = fromScheduleMs - usualMs;
-  return gapMs > MATERIAL_MS && gapMs > (Math.abs(usualMs) * MATERIAL_PCT) / 100;
+  return gapMs > Math.max(MATERIAL_MS, floorMs) && gapMs > (Math.abs(usualMs) * MATERIAL_PCT) / 100;
 }
 
-/** The from-schedule tags the console shows: those whose p50 or p99 differs materially from the usual one's. */
-export function fromScheduleRowsShown(summary: Summary): ReadonlySet<string> {
+/**
+ * The from-schedule tags the console shows: those whose p50 or p99 differs materially from the usual
+ * one's. `floorMs`: the client-health send-lag limit, ms (0 when the run has none).
+ */
+export function fromScheduleRowsShown(summary: Summary, floorMs = 0): ReadonlySet<string> {
   const shown = new Set<string>();
   for (const [tag, usualTag] of PAIRS) {
     const m = stats(summary, tag);
     const usual = stats(summary, usualTag);
     if (m === null || usual === null) continue;
-    if (exceeds(m.p50, usual.p50) || exceeds(m.p99, usual.p99)) shown.add(tag);
+    if (exceeds(m.p50, usual.p50, floorMs) || exceeds(m.p99, usual.p99, floorMs)) shown.add(tag);
   }
   return shown;
 }
@@ -53,10 +58,10 @@ export function fromScheduleRowsShown(summary: Summary): ReadonlySet<string> {
 /**
  * The line under the table when a from-schedule row is shown, e.g. `Latency from the schedule is
  * higher: the concurrency cap (1) queued requests (concurrency_wait p99 1,234.00 ms)`; null otherwise.
- * `concurrency` is the run's cap, named when given.
+ * `concurrency` is the run's cap, named when given; `floorMs` as for {@link fromScheduleRowsShown}.
  */
-export function fromScheduleLine(summary: Summary, concurrency?: number): string | null {
-  if (fromScheduleRowsShown(summary).size === 0) return null;
+export function fromScheduleLine(summary: Summary, concurrency?: number, floorMs = 0): string | null {
+  if (fromScheduleRowsShown(summary, floorMs).size === 0) return null;
   let best: { tag: string; avg: number; p99: number; text: string } | null = null;
   for (const [tag, text] of CAUSES) {
     const m = stats(summary, tag);

@@ -111,6 +111,9 @@ function tailRows(run: RunData, tails: TailsWithFailures): string[][] {
 export function tailsSection(run: RunData): string {
   const tails = run.summary?.tailsWithFailures;
   if (tails === null || tails === undefined) return '';
+  // With nothing failed or cut off the table would only differ from the summary's by its percentile
+  // method (nearest value, not interpolated), which reads as if failures had moved it.
+  if (tails.failed + tails.censored === 0) return '';
   const count = (n: number) => n.toLocaleString('en-US');
   const note =
     `${count(tails.requests)} requests: ${count(tails.failed)} failed, ${count(tails.cancelled)} cancelled, ` +

@@ -146,6 +146,7 @@ async function writeConsoleAndSummaries(
   const slices = await timeslicePaths(input, ctx);
   const consoleText = EXPORTERS.console.render({
     ...ctx,
+    afterTable: analysis.lines,
     artifacts: {
       json: files.summary_json,
       csv: files.summary_csv,
@@ -157,8 +158,7 @@ async function writeConsoleAndSummaries(
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const after = analysis.lines.map((line) => `${line}\n`).join('');
-  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${consoleText}${after}`;
+  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${consoleText}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
 }

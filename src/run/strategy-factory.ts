@@ -82,7 +82,7 @@ export function describePhase(strategy: LoadStrategy, limits: Pick<PhaseLimits, 
   const prefill = limits.prefill;
   if (prefill === null) return strategy.describe();
   const ramp = prefill.rampNs === undefined ? '' : `, opened from 1 over ${prefill.rampNs / 1e9} s`;
-  return `${strategy.describe()}, at most ${prefill.limit} requests in prefill (send to first token${ramp})`;
+  return `${strategy.describe()}, at most ${prefill.limit} ${prefill.limit === 1 ? 'request' : 'requests'} in prefill (send to first token${ramp})`;
 }
 
 /** What a profiling replay reads besides the loaded dataset (fixed schedule only). */

@@ -87,7 +87,7 @@ export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy
   return {
     name: 'fixed_schedule',
     describe: () =>
-      `fixed schedule (zero at trace ${zeroText(options.zeroMs)}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.feed === undefined ? '' : ', trace streamed'})`,
+      `fixed schedule (zero at trace ${zeroText(options.zeroMs)}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} ${options.concurrency === 1 ? 'session' : 'sessions'}`}${options.feed === undefined ? '' : ', trace streamed'})`,
     replayProgress: () => current?.progress() ?? null,
     run: (input) => {
       current = new Replay(options, input);

@@ -69,7 +69,7 @@ export function createRequestRate(options: RequestRateOptions): LoadStrategy<Req
   return {
     name: 'request_rate',
     describe: () =>
-      `request rate ${options.curve?.description ?? `${options.ratePerS}/s`}${options.arrivals === undefined ? '' : ` (${options.arrivals})`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
+      `request rate ${options.curve?.description ?? `${options.ratePerS}/s`}${options.arrivals === undefined ? '' : ` (${options.arrivals})`}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} ${options.concurrency === 1 ? 'session' : 'sessions'}`}${options.concurrencyRampNs === undefined ? '' : ` (opened over ${options.concurrencyRampNs / 1e9} s)`}`,
     run: (input) => runRequestRate(options, input),
   };
 }

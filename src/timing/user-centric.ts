@@ -84,7 +84,7 @@ export function createUserCentric(options: UserCentricOptions): LoadStrategy<Use
   return {
     name: 'user_centric',
     describe: () =>
-      `user-centric rate ${options.ratePerS}/s, ${options.users} users (a turn every ${round3(gapS)} s per user)${options.concurrency === undefined ? '' : `, at most ${options.concurrency} sessions`}`,
+      `user-centric rate ${options.ratePerS}/s, ${options.users} users (a turn every ${round3(gapS)} s per user)${options.concurrency === undefined ? '' : `, at most ${options.concurrency} ${options.concurrency === 1 ? 'session' : 'sessions'}`}`,
     run: (input) => new UserCentricRun(options, input).run(),
   };
 }

@@ -313,6 +313,14 @@ test('--request-rate-series: a bad file or point is refused naming the file, the
       /extra\.json: points\[0\]\.rate: unknown field/,
     ],
     [
+      ['--request-rate-series', file('top.json', '{"points":[{"time_s":0,"qps":1}],"extra":1}')],
+      /top\.json: extra: unknown field/,
+    ],
+    [
+      ['--request-rate-series', file('huge.json', '[{"time_s":0,"qps":1e400}]')],
+      /huge\.json: points\[0\]\.qps: Infinity is not a finite number/,
+    ],
+    [
       ['--request-rate-series', file('zero.json', '[{"time_s":0,"qps":0},{"time_s":1,"qps":0}]')],
       /zero\.json: points: every qps is 0/,
     ],

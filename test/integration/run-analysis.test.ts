@@ -124,7 +124,7 @@ test('a run too short to find a steady state says so and stands in with the whol
 });
 
 test('a bad --steady-state is refused before anything is sent', async () => {
-  for (const bad of ['80:20', 'sometimes', '10:101']) {
+  for (const bad of ['80:20', 'sometimes', '10:101', ' auto', '10 :90', '1e1:90']) {
     const run = await profile(['--concurrency', '2', '--request-count', '4', '--steady-state', bad]);
     assert.equal(run.code, 2, `${bad}: ${run.stderr}`);
     assert.match(run.stderr, /steady-state/);
