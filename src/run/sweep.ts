@@ -98,7 +98,14 @@ export function paretoOptimal(combos: readonly SweepCombination[]): Array<Record
 /** The sweep aggregate JSON object. */
 export function sweepAggregate(runs: SweepRuns): Record<string, unknown> {
   const all = runs.byValue.flat();
-  const { ok, failed } = splitRuns(all);
+  const { ok } = splitRuns(all);
+  // A sweep's runs repeat their labels per value (run_0001 of each): the value names the run.
+  const failed = runs.byValue.flatMap((valueRuns, i) =>
+    splitRuns(valueRuns).failed.map((f) => ({
+      ...f,
+      label: `${runs.axis.name}_${runs.axis.values[i]}/${f.label}`,
+    })),
+  );
   const combos: SweepCombination[] = runs.byValue.map((valueRuns, i) => ({
     parameters: { [runs.axis.name]: runs.axis.values[i] as number },
     metrics: metricsAcross(splitRuns(valueRuns).ok, runs.confidenceLevel),
