@@ -25,12 +25,9 @@ const SPEEDUP = 50;
 
 /**
  * The spawned simulator of the replays: fixed timing with no delays (the runs compare what was sent
- * and when it was due, not how fast it was answered), and no simulator or client warm-up.
+ * and when it was due, not how fast it was answered); no warm-ups (simulatorReplayConfig).
  */
-const FAST_SIMULATOR: Partial<ProfileConfig> = {
-  simulatorOptions: { mode: 'fixed', ttftMs: 0, itlMs: 0, warmupMs: 0 },
-  clientWarmupMs: 0,
-};
+const FAST_SIMULATOR: Partial<ProfileConfig> = { simulatorOptions: { mode: 'fixed', ttftMs: 0, itlMs: 0 } };
 const FAST_SIMULATOR_FLAGS = ['--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
 
 /** The synthesis flags under test (shared prefix blocks × 2; three rows over 6000 tokens). */
