@@ -7,7 +7,10 @@
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { profileConfig } from '../../src/config/schema.js';
 
-/** Replay of `inputFile` at `speedup`× into `artifactDir`; `overrides.simulatorOptions` add to the defaults. */
+/**
+ * Replay of `inputFile` at `speedup`× into `artifactDir`; `overrides.simulatorOptions` add to the
+ * defaults.
+ */
 export function simulatorReplayConfig(
   artifactDir: string,
   inputFile: string,
@@ -28,6 +31,9 @@ export function simulatorReplayConfig(
     gracePeriodSeconds: 5,
     clientWarmupMs: 0,
     ...overrides,
-    simulatorOptions: { warmupMs: 0, ...overrides.simulatorOptions },
+    // A run pointed at a server of the test's own (`simulator: false`) takes no simulator options.
+    ...(overrides.simulator === false
+      ? {}
+      : { simulatorOptions: { warmupMs: 0, ...overrides.simulatorOptions } }),
   });
 }
