@@ -20,6 +20,14 @@ import {
 } from './aiperf-docs.js';
 import { runCliInProcess } from './cli-in-process.js';
 
+/**
+ * Added after each row's arguments: the client warm-up (half a second of requests against an
+ * in-process simulator before each run, `--client-warmup-ms` 500 by default) only readies this
+ * process's code, sends nothing to the target and changes no count or class; the rows run one
+ * after another in a few processes whose code is warm after the first.
+ */
+const NO_CLIENT_WARMUP = ['--client-warmup-ms', '0'];
+
 /** What one row gave: `needs-file` with its reason, or the class of its run. */
 export type WorkerResult = { name: string; supplied: string[] } & (
   | { kind: 'needs-file'; detail: string }
@@ -38,7 +46,7 @@ export async function runDocRow(row: DocCommand, urls: readonly string[]): Promi
       return { name, supplied: [], kind: 'needs-file', detail: prepared.detail };
     Object.assign(process.env, prepared.env);
     process.chdir(dir);
-    const run = await runCliInProcess(prepared.args);
+    const run = await runCliInProcess([...prepared.args, ...NO_CLIENT_WARMUP]);
     const got = classify(row, { ...run, timedOut: false, dir }, prepared.fragment);
     return { name, supplied: prepared.supplied, kind: 'run', ...got };
   } finally {

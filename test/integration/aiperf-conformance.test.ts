@@ -1,7 +1,8 @@
 /**
  * AIPerf's documented `aiperf profile` commands (test/fixtures/aiperf-docs/commands.json), run as
  * `tokenload profile` against the simulator, keep the class `npm run conformance` gave them: each row
- * with an `expect.class` is run the way the runner runs it (same argument rewriting, one simulator
+ * with an `expect.class` is run the way the runner runs it (same argument rewriting, plus
+ * `--client-warmup-ms 0`: see test/helpers/aiperf-docs-worker.ts; one simulator
  * per distinct server the command names, same simulator timing, same offline tokenizer, the same
  * sample file where the row says `supplied`) and must fall in that class again (a fragment also in
  * its `completed` class), with the page's stated request count in both profile_export.jsonl and the

@@ -20,8 +20,16 @@ function mostInFlight(records: readonly ExportedRecord[]): number {
 }
 
 let sim: RunningSimulator;
+// Ten tokens a chunk: the same answer times, a tenth of the SSE chunks (220,000 at one a token) to
+// write and parse; the tests read request counts, starts, ends and schedules, not chunks.
 before(async () => {
-  sim = await startSimulator({ mode: 'fixed', ttftMs: 20, itlMs: 2, tokenizer: 'builtin' });
+  sim = await startSimulator({
+    mode: 'fixed',
+    ttftMs: 20,
+    itlMs: 2,
+    tokensPerChunk: 10,
+    tokenizer: 'builtin',
+  });
 });
 after(() => sim.close());
 

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
+import { type SpawnedSimulator, spawnSimulator } from '../../src/simulator/spawn.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const dirs: string[] = [];
@@ -22,17 +23,14 @@ function tempDir(): string {
   return dir;
 }
 
-/** A small synthetic chat run against the simulator; `extra` flags are appended. */
-const BASE = [
+/** A small synthetic chat run; `extra` flags are appended. */
+const COMMON = [
   'profile',
   '--model',
   'Qwen/Qwen3-0.6B',
   '--endpoint-type',
   'chat',
   '--streaming',
-  '--simulator',
-  '--simulator-option',
-  'warmup-ms=0',
   '--client-warmup-ms',
   '0',
   '--tokenizer',
@@ -45,6 +43,22 @@ const BASE = [
   'none',
 ];
 
+/**
+ * The built-in simulator the runs share (fixed mode, 1 ms to the first token, the rest at once: many
+ * short requests fast), started once for the file: `--simulator` would start one for every run of
+ * every sweep value and trial. The first test runs with `--simulator` itself.
+ */
+let sim: SpawnedSimulator | undefined;
+before(async () => {
+  sim = await spawnSimulator({ mode: 'fixed', ttftMs: 1, itlMs: 0, warmupMs: 0 });
+});
+after(async () => {
+  await sim?.close();
+});
+
+/** {@link COMMON} against the shared simulator. */
+const base = (): string[] => [...COMMON, '--url', sim?.url ?? ''];
+
 // biome-ignore lint/suspicious/noExplicitAny: parsed artifact JSON, checked key by key below
 type Json = Record<string, any>;
 
@@ -55,7 +69,10 @@ function readJson(path: string): Json {
 test('the summary carries AIPerf provenance keys and input_config in AIPerf layout', async () => {
   const dir = join(tempDir(), 'run');
   const r = await runCliInProcess([
-    ...BASE,
+    ...COMMON,
+    '--simulator',
+    '--simulator-option',
+    'warmup-ms=0',
     '--concurrency',
     '2',
     '--request-count',
@@ -95,7 +112,7 @@ test('the summary carries AIPerf provenance keys and input_config in AIPerf layo
   assert.equal(s.tokenload_config.concurrency, 2);
   assert.equal(s.request_count.avg, 4);
   // A second run writes a new benchmark id.
-  assert.equal((await runCliInProcess([...BASE, '--request-count', '1', '--artifact-dir', dir])).code, 0);
+  assert.equal((await runCliInProcess([...base(), '--request-count', '1', '--artifact-dir', dir])).code, 0);
   assert.notEqual(readJson(join(dir, 'profile_export_aiperf.json')).benchmark_id, s.benchmark_id);
 });
 
@@ -109,7 +126,7 @@ function lines(path: string): Json[] {
 test('--export-level raw writes profile_export_raw.jsonl: each request body and its response chunks', async () => {
   const dir = join(tempDir(), 'raw');
   const r = await runCliInProcess([
-    ...BASE,
+    ...base(),
     '--request-count',
     '3',
     '--export-level',
@@ -141,7 +158,7 @@ test('--export-level raw writes profile_export_raw.jsonl: each request body and 
 test('--profile-export-level summary leaves profile_export.jsonl out; --auto-plot is accepted', async () => {
   const dir = join(tempDir(), 'summary');
   const r = await runCliInProcess([
-    ...BASE,
+    ...base(),
     '--request-count',
     '2',
     '--profile-export-level',
@@ -161,7 +178,7 @@ test('--profile-export-level summary leaves profile_export.jsonl out; --auto-plo
 test('a --concurrency list runs in concurrency_<n>/ folders and writes sweep_aggregate/', async () => {
   const dir = join(tempDir(), 'sweep');
   const r = await runCliInProcess([
-    ...BASE,
+    ...base(),
     '--concurrency',
     '1,2',
     '--request-count',
@@ -207,7 +224,7 @@ test('a --concurrency list runs in concurrency_<n>/ folders and writes sweep_agg
 test('--num-profile-runs 3 runs in profile_runs/run_000N/ and writes aggregate/ with t intervals', async () => {
   const dir = join(tempDir(), 'multi');
   const r = await runCliInProcess([
-    ...BASE,
+    ...base(),
     '--request-count',
     '3',
     '--num-profile-runs',
@@ -260,7 +277,7 @@ test('--num-profile-runs 3 runs in profile_runs/run_000N/ and writes aggregate/ 
 
 test('server_metrics_metadata.json names each family of each endpoint; logs/aiperf.log holds the run log', async () => {
   const dir = join(tempDir(), 'meta');
-  const r = await runCliInProcess([...BASE, '--request-count', '2', '--artifact-dir', dir]);
+  const r = await runCliInProcess([...base(), '--request-count', '2', '--artifact-dir', dir]);
   assert.equal(r.code, 0, r.stderr);
   const meta = readJson(join(dir, 'server_metrics_metadata.json'));
   const urls = Object.keys(meta.endpoints);
@@ -287,7 +304,7 @@ test('an --input-file among the files a multi-run replaces is refused before any
   for (const input of [join(dir, 'inputs.json'), join(dir, 'profile_runs', 'run_0001', 'inputs.json')]) {
     writeFileSync(input, '{"text": "hello"}\n');
     const r = await runCliInProcess([
-      ...BASE,
+      ...base(),
       '--input-file',
       input,
       '--custom-dataset-type',
@@ -304,9 +321,9 @@ test('an --input-file among the files a multi-run replaces is refused before any
 });
 
 test('a sweep with --num-profile-runs: repeated trials (default) and independent values, each in AIPerf’s folders', async () => {
-  const base = [...BASE, '--concurrency', '1,2', '--request-count', '2', '--num-profile-runs', '2'];
+  const sweep = [...base(), '--concurrency', '1,2', '--request-count', '2', '--num-profile-runs', '2'];
   const repeated = join(tempDir(), 'repeated');
-  assert.equal((await runCliInProcess([...base, '--random-seed', '5', '--artifact-dir', repeated])).code, 0);
+  assert.equal((await runCliInProcess([...sweep, '--random-seed', '5', '--artifact-dir', repeated])).code, 0);
   const seeds = [];
   for (const trial of ['trial_0001', 'trial_0002'])
     for (const value of ['concurrency_1', 'concurrency_2'])
@@ -330,7 +347,7 @@ test('a sweep with --num-profile-runs: repeated trials (default) and independent
 
   const independent = join(tempDir(), 'independent');
   const r = await runCliInProcess([
-    ...base,
+    ...sweep,
     '--parameter-sweep-mode',
     'independent',
     '--parameter-sweep-same-seed',
@@ -357,19 +374,6 @@ test('a sweep with --num-profile-runs: repeated trials (default) and independent
   assert.equal(iSweep.metadata.sweep_mode, 'independent');
   assert.equal(iSweep.num_profile_runs, 4);
 });
-
-/** A fixed-mode simulator (1 ms to the first token, the rest at once): many short requests fast. */
-const FIXED = [
-  ...BASE,
-  ...[
-    '--simulator-option',
-    'mode=fixed',
-    '--simulator-option',
-    'ttft-ms=1',
-    '--simulator-option',
-    'itl-ms=0',
-  ],
-];
 
 const STAT_PERCENTILES = ['p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99'];
 
@@ -398,7 +402,7 @@ test('every percentile carries a 95 % interval; p99 bounded at 3,000 requests, o
   const run = async (n: number, extra: string[]): Promise<{ s: Json; console: string; dir: string }> => {
     const dir = join(root, `n${n}`);
     const r = await runCliInProcess([
-      ...FIXED,
+      ...base(),
       '--concurrency',
       '64',
       '--request-count',

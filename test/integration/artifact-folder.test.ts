@@ -4,11 +4,10 @@
  * file tokenload did not write, and a run that fails — every request failed, or an error after its
  * start — leaves a summary that says it failed and why. A re-run that fails on its input (the
  * tokenizer, the input file, its dataset type, the schedule, the server) fails before it touches
- * the folder: the earlier run's artifacts stay. Through `runProfile` and the CLI against the
- * in-process simulator.
+ * the folder: the earlier run's artifacts stay. Through `runProfile` and the CLI (its `main`, in this
+ * process) against the in-process simulator.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -25,7 +24,7 @@ import type { ProfileConfigInput } from '../../src/config/fields.js';
 import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import { builtCli } from '../helpers/built-package.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const SILENT = { info: () => undefined, warn: () => undefined };
 const STALE = 'STALE: written by an earlier run';
@@ -152,8 +151,6 @@ test('a tokenizer that cannot load: an earlier run is kept; a folder without one
   assert.deepEqual(readdirSync(fresh).sort(), ['logs', 'profile_export_aiperf.json']);
 });
 
-const ENTRY = builtCli();
-
 /** `tokenload profile` against the simulator into `dir`; resolves with the exit code and stderr. */
 function cli(dir: string, extra: string[]): Promise<{ code: number | null; stderr: string }> {
   const args = [
@@ -169,14 +166,7 @@ function cli(dir: string, extra: string[]): Promise<{ code: number | null; stder
     '--streaming',
   ];
   args.push('--isl', '16', '--osl', '3', '--request-count', '2', '--ui', 'none', '--client-warmup-ms', '0');
-  const child = spawn(process.execPath, [ENTRY, ...args, '--artifact-dir', dir, ...extra], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString('utf8');
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+  return runCliInProcess([...args, '--artifact-dir', dir, ...extra]);
 }
 
 /** Every file under `dir`, relative, sorted. */
@@ -226,17 +216,8 @@ test('a typo in --input-file fails before the earlier run’s artifacts are touc
   for (const name of EARLIER) assert.equal(read(dir, name), STALE, `${name} is the earlier run's`);
 });
 
-/** `tokenload <args>` (the built CLI); resolves with the exit code and stderr. */
-function tokenload(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [ENTRY, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString('utf8');
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
-}
+/** `tokenload <args>`, in this process; resolves with the exit code and stderr. */
+const tokenload = runCliInProcess;
 
 test('report and plot on a run that failed at start-up say why it failed', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-folder-'));

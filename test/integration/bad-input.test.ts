@@ -27,6 +27,12 @@ function freshDir(): string {
 /** Runs `tokenload <args>` in this process; resolves with its exit code and what it wrote to stderr. */
 const tokenload = runCliInProcess;
 
+/**
+ * The spawned simulator of the runs that send: fixed timing (the engine model would spend seconds
+ * prefilling a 2^20-token prompt) and no warm-up (these runs check messages, not timing).
+ */
+const QUICK_SIMULATOR = ['--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
+
 /** A profile command line that is valid up to `extra`; nothing runs before the flags are read. */
 const PROFILE = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin'];
 
@@ -117,6 +123,7 @@ test('a corrupt calibration file is named in a warning (the rate check is skippe
   const file = join(home, '.cache', 'tokenload', 'calibration.json');
   const run = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin', '--request-rate', '50'];
   run.push('--request-count', '1', '--ui', 'none', '--client-warmup-ms', '0', '--no-server-metrics');
+  run.push(...QUICK_SIMULATOR);
   const cases: Array<[string, RegExp]> = [
     [
       '{"schemaVersion": 2, "measuredAt": "x", "maxRequestRatePerS": "fast", "rateSteps": []}',
@@ -363,7 +370,15 @@ test('--request-rate-series: a bad file or point is refused naming the file, the
 async function quickRun(extra: string[]): Promise<{ code: number | null; stderr: string; dir: string }> {
   const dir = join(freshDir(), 'out');
   const args = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin', '--ui', 'none'];
-  args.push('--client-warmup-ms', '0', '--no-server-metrics', '--artifact-dir', dir, ...extra);
+  args.push(
+    '--client-warmup-ms',
+    '0',
+    '--no-server-metrics',
+    ...QUICK_SIMULATOR,
+    '--artifact-dir',
+    dir,
+    ...extra,
+  );
   const r = await runCliProcess(args);
   return { code: r.code, stderr: r.stderr, dir };
 }

@@ -1,12 +1,12 @@
 /**
  * AIPerf's documented `aiperf profile` commands for the endpoint types of its tutorials (messages,
  * rankings, template, image generation), run through the built CLI with only `aiperf` replaced by
- * `tokenload` and the `--url` pointed at the simulator, in a fresh working folder (so the artifacts
- * land in `artifacts/<name>/` as they would for the user). Each checks what a user checks: the
- * request count the doc states, no errors, the metrics that make sense for the endpoint (stream
- * metrics only when streamed), and what the simulator received. The model names of the docs are
- * not on a Hub here: a Hugging Face cache holding the bundled tokenizer under each name stands in
- * for the user's own cache.
+ * `tokenload`, the `--url` pointed at the simulator and `--client-warmup-ms 0` added, in a fresh
+ * working folder (so the artifacts land in `artifacts/<name>/` as they would for the user). Each
+ * checks what a user checks: the request count the doc states, no errors, the metrics that make
+ * sense for the endpoint (stream metrics only when streamed), and what the simulator received. The
+ * model names of the docs are not on a Hub here: a Hugging Face cache holding the bundled tokenizer
+ * under each name stands in for the user's own cache.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -51,6 +51,13 @@ interface DocRun {
 }
 
 /**
+ * Added to every command: the client warm-up (half a second of requests against a simulator inside
+ * the CLI's own process, by default) sends nothing to the target and only readies the client's code;
+ * these runs check counts and what the simulator received, not timing.
+ */
+const NO_CLIENT_WARMUP = ['--client-warmup-ms', '0'];
+
+/**
  * Runs a doc's command (split as a shell splits it, quotes and continuations included): `aiperf` →
  * the built CLI, the host of `--url <doc url>` → the simulator's (its path kept), `$VAR` →
  * `test-key`; `files` are written into the working folder first.
@@ -71,7 +78,7 @@ async function runDocCommand(command: string, files: Record<string, string> = {}
   const cache = fakeCache(model, COMMIT, TOKENIZER_JSON);
   const seen = sim.capturedRequests().length;
   const env = { ...process.env, HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1' };
-  const child = spawn(process.execPath, [builtCli(), ...args], {
+  const child = spawn(process.execPath, [builtCli(), ...args, ...NO_CLIENT_WARMUP], {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -22,10 +22,14 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** No simulator or client warm-up (1 s and 0.5 s of CPU a run): the runs check counts, not timing. */
+const NO_WARMUP = ['--simulator-option', 'warmup-ms=0', '--client-warmup-ms', '0'];
+
 function profileArgs(artifactDir: string): string[] {
   return [
     'profile',
     '--simulator',
+    ...NO_WARMUP,
     '-m',
     'Qwen/Qwen3-0.6B',
     '--streaming',
@@ -156,7 +160,8 @@ test('a replay in a long quiet gap says when its next request is due, so it does
   }));
   writeFileSync(trace, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
   const args = [
-    ...['profile', '--simulator', '-m', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin', '--streaming'],
+    ...['profile', '--simulator', ...NO_WARMUP, '-m', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin'],
+    '--streaming',
     ...['--input-file', trace, '--custom-dataset-type', 'mooncake_trace', '--artifact-dir', join(out, 'run')],
   ];
   const child = spawn(process.execPath, [ENTRY, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

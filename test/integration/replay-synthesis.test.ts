@@ -18,9 +18,17 @@ import { runCliProcess } from '../helpers/cli-process.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
-// 25×: the shortest gap between a turn and its follow-up (10.2 s) is 408 ms, several times what the
-// simulator takes for the parent, so every follow-up is sent at its own time, not at its parent's end.
-const SPEEDUP = 25;
+// 50×: the shortest gap between a turn and its follow-up (10.2 s) is 204 ms, many times what the
+// simulator (FAST_SIMULATOR) takes for the parent, so every follow-up is sent at its own time, not at
+// its parent's end.
+const SPEEDUP = 50;
+
+/**
+ * The spawned simulator of the replays: fixed timing with no delays (the runs compare what was sent
+ * and when it was due, not how fast it was answered); no warm-ups (simulatorReplayConfig).
+ */
+const FAST_SIMULATOR: Partial<ProfileConfig> = { simulatorOptions: { mode: 'fixed', ttftMs: 0, itlMs: 0 } };
+const FAST_SIMULATOR_FLAGS = ['--simulator-option', 'mode=fixed', '--simulator-option', 'warmup-ms=0'];
 
 /** The synthesis flags under test (shared prefix blocks × 2; three rows over 6000 tokens). */
 const FLAGS: Array<[string, number]> = [
@@ -56,7 +64,11 @@ async function replay(
   overrides: Partial<ProfileConfig>,
 ): Promise<string> {
   const dir = tmp();
-  const config = simulatorReplayConfig(dir, inputFile, speedup, { commandLine: 'test', ...overrides });
+  const config = simulatorReplayConfig(dir, inputFile, speedup, {
+    commandLine: 'test',
+    ...FAST_SIMULATOR,
+    ...overrides,
+  });
   const outcome = await runProfile(config, { log: silent, stopSignal: new AbortController().signal });
   assert.equal(outcome.wasCancelled, false);
   return dir;
@@ -229,6 +241,9 @@ test('--synthesis-max-isl drops and --synthesis-max-osl caps, both counted in th
   const r = await runCliProcess([
     'profile',
     '--simulator',
+    ...FAST_SIMULATOR_FLAGS,
+    '--client-warmup-ms',
+    '0',
     '-m',
     'Qwen/Qwen3-0.6B',
     '--input-file',

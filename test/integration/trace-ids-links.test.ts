@@ -11,9 +11,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { runProfile } from '../../src/run/profile.js';
+import { type SpawnedSimulator, spawnSimulator } from '../../src/simulator/spawn.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 
 interface RecordLine {
@@ -44,6 +45,26 @@ async function replay(trace: string, overrides: Partial<ProfileConfig> = {}) {
   };
   return { outcome, records, summary };
 }
+
+/**
+ * The simulator the session and warning tests share (they read sessions and warnings, not what the
+ * server cached): one start-up for six runs. The 64-bit ids test starts its own for each run, so
+ * that each run's cache hits are its own.
+ */
+let shared: SpawnedSimulator | undefined;
+before(async () => {
+  shared = await spawnSimulator({ warmupMs: 0 });
+});
+after(async () => {
+  await shared?.close();
+});
+
+/** A replay's overrides that point it at the shared simulator. */
+const onShared = (overrides: Partial<ProfileConfig>): Partial<ProfileConfig> => ({
+  ...overrides,
+  simulator: false,
+  url: [shared?.url ?? ''],
+});
 
 /** Bailian row, written as text so that ids keep every digit. */
 function bailianRow(
@@ -124,7 +145,7 @@ test('a parent named later in the file or never read: same sessions streamed or 
     'session of its own: chat_id 20 (line 3): its parent 21 comes later in the file; ' +
     'chat_id 30 (line 5): no row with chat_id 99 was read';
   for (const traceStreaming of [true, false]) {
-    const run = await replay(trace, { traceStreaming });
+    const run = await replay(trace, onShared({ traceStreaming }));
     const sessions = run.records
       .map((r) => [r.metrics.input_sequence_length?.value, r.metadata.conversation_id, r.metadata.turn_index])
       .sort((a, b) => (a[0] as number) - (b[0] as number));
@@ -160,7 +181,7 @@ test('a repeated chat_id: a row with parent -1 starts its own session, a child f
     "2 rows repeat an earlier row's chat_id (a row with parent_chat_id -1 still starts a session of its own; " +
     'a row naming that chat_id as parent follows the latest earlier row with it): chat_id 1 (line 2); chat_id 7 (line 5)';
   for (const traceStreaming of [true, false]) {
-    const run = await replay(trace, { traceStreaming });
+    const run = await replay(trace, onShared({ traceStreaming }));
     assert.deepEqual(sessionsOf(run.records), expected, `traceStreaming ${traceStreaming}`);
     assert.ok(run.summary.warnings.includes(warning), run.summary.warnings.join('\n'));
     assert.ok(run.outcome.consoleText.includes(`Warning: ${warning}`), run.outcome.consoleText);
@@ -178,7 +199,7 @@ test('a parent outside the offset window: the warning names the window, streamed
     'session of its own: chat_id 2 (line 2): its parent 1 is outside the offset window ' +
     '(--fixed-schedule-start-offset / --fixed-schedule-end-offset)';
   for (const traceStreaming of [true, false]) {
-    const run = await replay(trace, { traceStreaming, fixedScheduleStartOffsetMs: 500 });
+    const run = await replay(trace, onShared({ traceStreaming, fixedScheduleStartOffsetMs: 500 }));
     assert.deepEqual(sessionsOf(run.records), [
       [42, '2', 0],
       [43, '3', 0],

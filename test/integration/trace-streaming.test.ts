@@ -49,6 +49,11 @@ function profileArgs(trace: string, artifactDir: string, extra: string[] = []): 
   return [
     'profile',
     '--simulator',
+    // No warm-ups (1 s of simulator and 0.5 s of client CPU a run) for five short requests.
+    '--simulator-option',
+    'warmup-ms=0',
+    '--client-warmup-ms',
+    '0',
     '-m',
     'Qwen/Qwen3-0.6B',
     '--streaming',
