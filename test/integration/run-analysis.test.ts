@@ -232,3 +232,32 @@ test('open loop: a rate ramped up for 3 s then held at 60/s has its steady windo
     await slow.close();
   }
 });
+
+test('a run without TTFT (not streamed) gets its steady state and verdict from latency alone', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-steady-'));
+  const exit = await runCliInProcess([
+    'profile',
+    '--model',
+    MODEL,
+    '--tokenizer',
+    'builtin',
+    '--osl',
+    '4',
+    '--request-rate',
+    '100',
+    '--request-count',
+    '120',
+    '--url',
+    sim.url,
+    '--artifact-dir',
+    dir,
+    '--ui',
+    'none',
+    '--no-server-metrics',
+  ]);
+  assert.equal(exit.code, 0, exit.stderr);
+  const { summary } = readRunArtifacts<Summary & { server_verdict: { status: string; reason: string } }>(dir);
+  assert.ok(summary.steady_state !== undefined);
+  assert.ok(['mser5', 'whole_run'].includes(summary.steady_state.method));
+  assert.doesNotMatch(summary.server_verdict.reason, /TTFT/);
+});

@@ -1,6 +1,6 @@
 /**
  * The summary's `server_verdict` through the CLI, against a fixed-mode simulator whose capacity is
- * known exactly: `fixed-max-running` 2 and a 100 ms answer serve at most 20 requests/s, and a request
+ * known exactly: `fixed-max-running` 2 and a 50 ms answer serve at most 40 requests/s, and a request
  * arriving with both slots taken waits, its TTFT holding the wait. So the truth is known:
  * - half the capacity: no queue, `ok`;
  * - a rate ramped from 0 past twice the capacity: the queue grows from when the rate crosses
@@ -23,8 +23,8 @@ import { type RunningSimulator, startSimulator } from '../../src/simulator/serve
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
-/** 2 slots × (100 ms TTFT, then every token at once) = 20 requests/s. */
-const CAPACITY_PER_S = 20;
+/** 2 slots × (50 ms TTFT, then every token at once) = 40 requests/s. */
+const CAPACITY_PER_S = 40;
 
 interface Verdict {
   status: string;
@@ -37,7 +37,7 @@ interface Verdict {
 
 let sim: RunningSimulator;
 before(async () => {
-  sim = await startSimulator({ mode: 'fixed', ttftMs: 100, itlMs: 0, fixedMaxRunning: 2, models: [MODEL] });
+  sim = await startSimulator({ mode: 'fixed', ttftMs: 50, itlMs: 0, fixedMaxRunning: 2, models: [MODEL] });
 });
 after(async () => {
   await sim?.close();
@@ -104,12 +104,12 @@ test('half the capacity: the server verdict is ok', async (t) => {
 });
 
 test('a rate ramped past twice the capacity: overloaded, the queue growing from about the capacity', async (t) => {
-  // 0 → 50/s over 10 s: the rate crosses 20/s at 4 s; 250 requests by 10 s.
+  // 0 → 100/s over 5 s: the rate crosses 40/s at 2 s; 250 requests by 5 s.
   const { verdict, health } = await verdictOf([
     '--request-rate',
-    '50',
+    '100',
     '--request-rate-ramp-duration',
-    '10',
+    '5',
     '--arrival-pattern',
     'constant',
     '--request-count',
@@ -124,8 +124,8 @@ test('a rate ramped past twice the capacity: overloaded, the queue growing from 
     `onset at ${verdict.onset_request_rate_per_s} req/s, capacity ${CAPACITY_PER_S}`,
   );
   assert.ok(
-    verdict.since_s >= 2.5 && verdict.since_s <= 7,
-    `onset at ${verdict.since_s} s; the rate crosses capacity at 4 s`,
+    verdict.since_s >= 1.2 && verdict.since_s <= 3.5,
+    `onset at ${verdict.since_s} s; the rate crosses capacity at 2 s`,
   );
   assert.ok((verdict.queue_growth_per_s ?? 0) > 0);
 });
@@ -161,9 +161,9 @@ test('twice the capacity behind a --concurrency cap: overloaded, the queue named
   assert.equal(verdict.status, 'overloaded', JSON.stringify(verdict));
   assert.match(verdict.reason, /on the client, behind its --concurrency cap/);
   assert.match(verdict.reason, /a higher --concurrency shows whether the server itself keeps up/);
-  // The queue grows at about the offered rate minus the capacity: 40 − 20 = 20 requests/s.
+  // The queue grows at about the offered rate minus the capacity: 80 − 40 = 40 requests/s.
   assert.ok(
-    (verdict.queue_growth_per_s ?? 0) > 10 && (verdict.queue_growth_per_s ?? 0) < 30,
+    (verdict.queue_growth_per_s ?? 0) > 20 && (verdict.queue_growth_per_s ?? 0) < 60,
     String(verdict.queue_growth_per_s),
   );
 });

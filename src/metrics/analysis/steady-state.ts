@@ -134,12 +134,13 @@ function openLoopBounds(input: SteadyInput): Bounds | string {
   const withTtft = valid.filter((r) => r.ttftMs !== null);
   const fromArrivalMs = (r: TimelineRequest): number => (r.startNs - arrivalNs(r)) / 1e6;
   const starts: Array<[string, number | null]> = [
-    ['requests in the system', settledAt(bins, (i) => fromNs + i * binNs)],
+    ['requests in the system', settledAt(bins, (i) => fromNs + i * binNs, fromNs)],
     [
       'request latency',
       settledAt(
         valid.map((r) => (r.endNs - arrivalNs(r)) / 1e6),
         (i) => arrivalNs(valid[i] as TimelineRequest),
+        fromNs,
       ),
     ],
     [
@@ -147,6 +148,7 @@ function openLoopBounds(input: SteadyInput): Bounds | string {
       settledAt(
         withTtft.map((r) => (r.ttftMs as number) + fromArrivalMs(r)),
         (i) => arrivalNs(withTtft[i] as TimelineRequest),
+        fromNs,
       ),
     ],
   ];
@@ -158,8 +160,13 @@ function openLoopBounds(input: SteadyInput): Bounds | string {
 }
 
 /** The time a series settles at (MSER-5 truncation mapped to time), null when it never does. */
-function settledAt(values: readonly number[], timeOf: (index: number) => number): number | null {
-  if (values.length < 4 * MSER_BATCH) return timeOf(0);
+function settledAt(
+  values: readonly number[],
+  timeOf: (index: number) => number,
+  startNs: number,
+): number | null {
+  // Too few values to judge (none at all: a run without TTFT): this signal does not move the start.
+  if (values.length < 4 * MSER_BATCH) return startNs;
   const r = mser5(values);
   return r.settled ? timeOf(r.truncate) : null;
 }
