@@ -9,7 +9,12 @@ import type { InFlightPoint } from '../metrics/analysis/in-flight-series.js';
 import { type LittlesLaw, littlesLaw } from '../metrics/analysis/littles-law.js';
 import type { TimelineRequest } from '../metrics/analysis/request-timeline.js';
 import { judgeServer, type ServerVerdict } from '../metrics/analysis/server-verdict.js';
-import { type SteadyMethod, type SteadyWindow, steadyWindow } from '../metrics/analysis/steady-state.js';
+import {
+  firstMomentNs,
+  type SteadyMethod,
+  type SteadyWindow,
+  steadyWindow,
+} from '../metrics/analysis/steady-state.js';
 import type { MetricTag } from '../metrics/registry.js';
 import { isStatsSummary, type MetricSummary, type Summary, SummaryBuilder } from '../metrics/summary.js';
 import { TimeBase } from '../timing/clock.js';
@@ -26,11 +31,11 @@ export interface SteadyStateSection {
   end_s: number;
   method: SteadyMethod;
   fraction_of_run: number;
-  /** Requests that started in the window. */
+  /** Requests that arrived in the window (scheduled time, else start). */
   requests: number;
   /** Why the whole run stands in for the window; null when a window was found or given. */
   fallback_reason: string | null;
-  /** The window's metrics, as the run's (rates over the window's length); absent for the whole run. */
+  /** The metrics of the requests that arrived in the window, as the run's (rates over the window's length); absent for the whole run. */
   metrics?: Partial<Record<MetricTag, MetricSummary>>;
   /** Little's law over the window; null when it cannot be checked. */
   littles_law: LittlesLaw | null;
@@ -89,7 +94,7 @@ async function steadySection(
   args: Parameters<typeof steadyWindow>[0],
 ): Promise<SteadyStateSection> {
   const w = steadyWindow(args);
-  const firstNs = (requests[0] as TimelineRequest).startNs;
+  const firstNs = firstMomentNs(requests);
   const time = new TimeBase();
   return {
     start_ns: Number(time.toEpochNs(w.startNs)),
@@ -123,7 +128,8 @@ async function windowMetrics(
   await readRecordsBack(
     { artifactDir: input.config.artifactDir, firstStartNs: firstNs, streaming: input.config.streaming },
     (record) => {
-      if (record.raw.startNs >= fromNs && record.raw.startNs <= toNs) builder.add(record);
+      const at = record.raw.scheduledNs ?? record.raw.startNs;
+      if (at >= fromNs && at <= toNs) builder.add(record);
     },
   );
   return builder.count === 0 ? {} : builder.build({ startNs: fromNs, endNs: toNs }).metrics;

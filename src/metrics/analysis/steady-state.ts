@@ -46,7 +46,7 @@ export interface SteadyWindow {
   method: SteadyMethod;
   /** Window length / the run's span (first request start → last request end). */
   fractionOfRun: number;
-  /** Requests that started in the window. */
+  /** Requests that arrived in the window (scheduled time, else start). */
   requests: number;
   /** Why the whole run is used instead of a detected window; null when a window was used. */
   fallbackReason: string | null;
@@ -65,10 +65,20 @@ export interface SteadyInput {
   serverStatus: string | null;
 }
 
+/**
+ * The run's first moment: the earliest request start or arrival (a scheduled time can precede its
+ * start), monotonic ns; the origin of `start_s` and of the run's span.
+ */
+export function firstMomentNs(requests: readonly TimelineRequest[]): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const r of requests) first = Math.min(first, r.startNs, arrivalNs(r));
+  return first;
+}
+
 /** The steady-state window of a run with at least one request (see the module comment). */
 export function steadyWindow(input: SteadyInput): SteadyWindow {
   const { requests } = input;
-  const runStartNs = (requests[0] as TimelineRequest).startNs;
+  const runStartNs = firstMomentNs(requests);
   const runEndNs = requests.reduce((end, r) => Math.max(end, r.endNs), runStartNs);
   const whole = (reason: string | null, method: SteadyMethod = 'whole_run'): SteadyWindow =>
     windowOf(requests, runStartNs, runEndNs, runStartNs, runEndNs, method, reason);
@@ -181,7 +191,7 @@ function windowOf(
   fallbackReason: string | null,
 ): SteadyWindow {
   const span = runEndNs - runStartNs;
-  const inside = requests.filter((r) => r.startNs >= startNs && r.startNs <= endNs).length;
+  const inside = requests.filter((r) => arrivalNs(r) >= startNs && arrivalNs(r) <= endNs).length;
   return {
     startNs,
     endNs,
