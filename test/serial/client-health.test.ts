@@ -180,6 +180,7 @@ interface SparseRun {
   health: {
     status: string;
     verdict: string;
+    late_cause?: string;
     idle_closed_connections?: Record<string, number | null>;
   };
   requestsOnNew: number;
@@ -226,7 +227,9 @@ async function sparseReplay(announce: boolean): Promise<SparseRun> {
 test('a sparse replay against a server closing idle connections after 1 s: the close is named, not "late", and each request gets a connection opened just before it', async () => {
   const [silent, announced] = await Promise.all([sparseReplay(false), sparseReplay(true)]);
   for (const run of [silent, announced]) {
-    assert.notEqual(run.health.status, 'late', run.health.verdict);
+    // The idle closes are never the client's lateness: not `late (connections)`. (A GC pause at one of
+    // four sends can still make the run `late (pauses)`; that verdict is about the pause, and true.)
+    assert.ok(run.health.status !== 'late' || run.health.late_cause !== 'connections', run.health.verdict);
     assert.equal(run.requestsOnNew, 0);
     assert.equal(run.records.length, 4);
     for (const r of run.records) {
