@@ -114,21 +114,3 @@ export function meanInFlight(points: readonly InFlightPoint[], fromNs: number, t
   if (points.length === 0 || !(toNs > fromNs)) return null;
   return (areaAt(points, toNs) - areaAt(points, fromNs)) / (toNs - fromNs);
 }
-
-/**
- * The series as `bins` equal bins over `[fromNs, toNs]`, each the time-average of the count in it
- * ({@link meanInFlight}). Empty for an empty window, no checkpoints or no bins.
- */
-export function binnedInFlight(
-  points: readonly InFlightPoint[],
-  fromNs: number,
-  toNs: number,
-  bins: number,
-): number[] {
-  if (points.length === 0 || !(toNs > fromNs) || bins < 1) return [];
-  const width = (toNs - fromNs) / bins;
-  const out: number[] = [];
-  for (let b = 0; b < bins; b++)
-    out.push(meanInFlight(points, fromNs + b * width, fromNs + (b + 1) * width) ?? 0);
-  return out;
-}
