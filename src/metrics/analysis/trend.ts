@@ -9,6 +9,7 @@
  * - One-sided tabular CUSUM (Page 1954, Biometrika 41): where a sustained rise above a baseline
  *   began, taken as the last time the cumulative sum was 0 before it crossed the alarm level.
  */
+import { percentileSorted } from '../stats.js';
 
 /** Mann–Kendall statistic S and its normal score z (positive: rising). */
 export interface TrendTest {
@@ -60,14 +61,10 @@ export function cusumOnset(values: readonly number[], baseline: number, k: numbe
   return null;
 }
 
-/** Median of `values` (non-empty); NaN when empty. */
+/** Median of `values`; NaN when empty (the run's own percentile: numpy-linear at 50). */
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return percentileSorted(Float64Array.from(values).sort(), 50);
 }
 
 /** Robust spread: 1.4826 × the median absolute deviation (a normal σ's estimate); NaN when empty. */
