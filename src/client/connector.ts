@@ -31,7 +31,7 @@ import type { IdleClose } from '../record/types.js';
 export const STASH_IDLE_MS = 2000;
 
 /** Added to twice the slowest recent connect to give the lead of {@link Connector.reserve}, ms. */
-export const RESERVE_LEAD_MARGIN_MS = 5;
+export const RESERVE_LEAD_MARGIN_MS = 20;
 
 /** The most {@link Connector.reserve} opens a connection ahead of its send, ms (also its lead before any connect was timed). */
 export const RESERVE_LEAD_CAP_MS = 250;
@@ -113,6 +113,8 @@ export class Connector {
   private stashTimer: NodeJS.Timeout | null = null;
   /** Sockets {@link Connector.reserve} is still opening. */
   private opening = 0;
+  /** Requests that asked for a connection while reserved ones were opening, oldest first (at most {@link Connector.opening}). */
+  private readonly waiting: { options: ConnectOptions; callback: ConnectCallback }[] = [];
   private closed = false;
   /** Pool connections that closed while idle and were not replaced yet, oldest first. */
   private readonly idleCloses: IdleClose[] = [];
@@ -135,7 +137,11 @@ export class Connector {
     this.base = buildConnector({ timeout: connectTimeoutMs });
   }
 
-  /** The `connect` option of undici's Pool: a stashed socket if one is alive, else a timed new one. */
+  /**
+   * The `connect` option of undici's Pool: a stashed socket if one is alive, else one that
+   * {@link Connector.reserve} is still opening (a reserve timer that fired late never makes a
+   * request open a second connection beside it), else a timed new one.
+   */
   readonly connect = (options: ConnectOptions, callback: ConnectCallback): void => {
     const warm = this.takeStashed();
     if (warm !== null) {
@@ -145,6 +151,15 @@ export class Connector {
       queueMicrotask(() => callback(null, warm));
       return;
     }
+    if (this.waiting.length < this.opening) {
+      this.waiting.push({ options, callback });
+      return;
+    }
+    this.connectNew(options, callback);
+  };
+
+  /** Opens a connection for a request that asked for one, timed. */
+  private connectNew(options: ConnectOptions, callback: ConnectCallback): void {
     const t0 = this.nowNs();
     this.base(options, (...args) => {
       const socket = args[1];
@@ -156,7 +171,7 @@ export class Connector {
       }
       callback(...args);
     });
-  };
+  }
 
   /**
    * How long before a reserved connection's due time it is opened, ms: twice the slowest of the
@@ -246,13 +261,27 @@ export class Connector {
     const missing = pending.count - pending.free() - this.stash.length - this.opening;
     for (let i = 0; i < missing; i++) {
       this.opening++;
-      void this.openOne().then((result) => {
-        this.opening--;
-        if (result instanceof Error) return;
-        if (this.closed) result.destroy();
-        else this.stashOne(result);
-      });
+      void this.openOne().then((result) => this.settleReserved(result));
     }
+  }
+
+  /**
+   * A reserved connection finished opening: a request already waiting for it takes it (as a
+   * pre-opened socket), else it joins the stash. When it failed, the waiting request opens its own.
+   */
+  private settleReserved(result: Socket | Error): void {
+    this.opening--;
+    const waiter = this.waiting.shift();
+    if (result instanceof Error) {
+      if (waiter !== undefined) this.connectNew(waiter.options, waiter.callback);
+      return;
+    }
+    if (waiter !== undefined) {
+      this.sockets.set(result, socketInfo(0, true));
+      this.enterPool(result);
+      waiter.callback(null, result);
+    } else if (this.closed) result.destroy();
+    else this.stashOne(result);
   }
 
   private openOne(): Promise<Socket | Error> {
