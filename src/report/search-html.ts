@@ -39,6 +39,11 @@ function td(html: string, text = false): string {
   return `<td${text ? ' class="text"' : ''}>${html}</td>`;
 }
 
+/** A text cell that does not wrap (a probe's folder). */
+function tdNoWrap(html: string): string {
+  return `<td class="text" style="white-space: nowrap">${html}</td>`;
+}
+
 /** The probe's folder, linked to its report when `probe-NN/report.html` exists, else to the folder. */
 function probeLink(dir: string, folder: string): string {
   const hasReport = existsSync(join(dir, folder, REPORT_FILE_NAME));
@@ -76,7 +81,7 @@ function verdictText(
 function probeRow(dir: string, h: SearchHistory, it: SearchIteration): string {
   const note = it.client_note === null || it.client_note === undefined ? '' : ` (${it.client_note})`;
   const cells = [
-    td(probeLink(dir, it.folder), true),
+    tdNoWrap(probeLink(dir, it.folder)),
     td(escapeHtml(figure(it.load))),
     td(escapeHtml(it.phase), true),
     td(it.trial === undefined ? '–' : String(it.trial)),

@@ -81,7 +81,9 @@ function boundaryText(h: SearchHistory, b: SearchBoundary | null): string {
     case 'all-fail':
       return `Boundary: all fail: every load probed failed, down to ${loadText(lo, axis)}.`;
     default:
-      return 'Boundary: not known yet (the search did not finish).';
+      return h.convergence_reason === null
+        ? 'Boundary: not known yet (the search did not finish).'
+        : 'Boundary: not determined (the search stopped before it bracketed one).';
   }
 }
 
