@@ -113,7 +113,8 @@ function overloadedSeries(points: readonly Plotted[]): Series | null {
     symbol: 'emptyCircle',
     symbolSize: 22,
     itemStyle: { color: '#7a271a', borderWidth: 2 },
-    z: 5,
+    // Under the status marks, so the ring's white fill does not hide the probe's own mark.
+    z: 3,
     data: mine.map((p) => ({ name: p.it.folder, value: [p.x, p.y] })),
   };
 }
