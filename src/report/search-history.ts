@@ -84,6 +84,10 @@ const boundarySchema = z.object({
   binding_constraint: z.string().nullable().optional(),
   fitted_boundary: numOrNull.optional(),
   relative_gap: numOrNull.optional(),
+  /** Both ends sure (their intervals clear the SLOs); false when the budget ended first. */
+  confirmed: z.boolean().nullable().optional(),
+  /** A margin rose with load beyond the intervals between two neighbouring loads. */
+  non_monotonic: z.boolean().optional(),
 });
 
 const clientLimitSchema = z.object({

@@ -115,6 +115,21 @@ function fitLines(h: SearchHistory, b: SearchBoundary | null): LeadLine[] {
   return out;
 }
 
+function caveatLines(b: SearchBoundary | null): LeadLine[] {
+  const out: LeadLine[] = [];
+  if (b?.confirmed === false)
+    out.push({
+      tone: 'warn',
+      text: 'Not confirmed: the probe budget ended before both ends cleared their SLOs beyond their 95 % intervals.',
+    });
+  if (b?.non_monotonic === true)
+    out.push({
+      tone: 'warn',
+      text: 'Non-monotonic: an SLO margin improved with load between neighbouring loads by more than the intervals allow (a warm-up, a cache, batching); the fit pooled them and assumes load only hurts.',
+    });
+  return out;
+}
+
 function stopLine(h: SearchHistory): LeadLine {
   const n = h.iterations.length;
   const budget = h.config.max_probes === undefined ? '' : ` of at most ${h.config.max_probes}`;
@@ -135,6 +150,7 @@ export function searchLeadLines(h: SearchHistory): LeadLine[] {
     { tone: 'plain', text: boundaryText(h, b) },
     bindingLine(h, b),
     ...fitLines(h, b),
+    ...caveatLines(b),
     stopLine(h),
   ];
   return out.filter((l): l is LeadLine => l !== null);

@@ -110,7 +110,7 @@ test('a point boundary: the answer, a chart per SLO with its threshold and the b
     page.answer,
     new RegExp(`Stopped: the precision asked for was reached; ${BRACKETED.length} of at most 12 probes`),
   );
-  assert.doesNotMatch(page.answer, /Incomplete/);
+  assert.doesNotMatch(page.answer, /Incomplete|Not confirmed|Non-monotonic/);
 
   // One chart per SLO, on a log load axis (the range 1–100 spans 100×, said in the subtitle).
   assert.equal(page.charts.length, SLAS.length);
@@ -160,15 +160,15 @@ test('a point boundary: the answer, a chart per SLO with its threshold and the b
 });
 
 test('a cliff: a range in the answer and a band between the last pass and the first fail', async () => {
+  const boundary = { ...bracketedBoundary('cliff', null), confirmed: false, non_monotonic: true };
   const dir = writeSearchFolder(
-    searchHistory({
-      probes: BRACKETED,
-      boundary: bracketedBoundary('cliff', null),
-      range: { lo: 2, hi: 32 },
-    }),
+    searchHistory({ probes: BRACKETED, boundary, range: { lo: 2, hi: 32 } }),
     BRACKETED,
   );
   const page = await report(dir);
+  // The planner's caveats: an unconfirmed boundary and a non-monotonic margin.
+  assert.match(page.answer, /Not confirmed: /);
+  assert.match(page.answer, /Non-monotonic: /);
   assert.match(page.answer, /Boundary: a cliff between 20 requests\/s and 24 requests\/s/);
   assert.doesNotMatch(page.answer, /Fitted boundary/);
   for (const chart of page.charts) {
