@@ -3,10 +3,12 @@
  * runs' artifacts into a self-contained HTML report, PNG plots, or a side-by-side comparison.
  * Exit codes: 0 done, 1 unreadable artifacts or a failed write, 2 a usage error.
  */
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { COMPARE_FILE_NAME, compareRuns } from '../report/compare.js';
-import { writeReport } from '../report/html.js';
+import { type WrittenReport, writeReport } from '../report/html.js';
 import { DEFAULT_PLOT_SIZE, writePlots } from '../report/png.js';
+import { isSearchFolder, writeSearchReport } from '../report/search-html.js';
 import { integerAtLeast, numberIn } from './arg-parsers.js';
 import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
 
@@ -19,16 +21,27 @@ export function formatBytes(bytes: number): string {
   return `${bytes} B`;
 }
 
+/** The search report of a search folder (one holding `search_history.json`), timed as the run report. */
+async function searchReport(dir: string, output: string | undefined): Promise<WrittenReport> {
+  const started = performance.now();
+  const path = await writeSearchReport(dir, output);
+  return { path, bytes: (await stat(path)).size, ms: performance.now() - started };
+}
+
 function registerReport(program: Command, setExit: (code: number) => void, io: CliIo): void {
   program
     .command('report')
-    .description('Write a self-contained HTML report (charts, summary, errors, config) of a finished run.')
-    .argument('<dir>', 'artifact directory of the run (holds profile_export.jsonl)')
+    .description(
+      'Write a self-contained HTML report (charts, summary, errors, config) of a finished run, or of a search folder (holds search_history.json).',
+    )
+    .argument('<dir>', 'artifact directory of the run (holds profile_export.jsonl) or of a search')
     .option('-o, --output <file>', 'output file (default: <dir>/report.html)')
     .action(async (dir: string, flags: { output?: string }) => {
       setExit(
         await guarded(io, async () => {
-          const r = await writeReport(dir, flags.output);
+          const r = isSearchFolder(dir)
+            ? await searchReport(dir, flags.output)
+            : await writeReport(dir, flags.output);
           io.out(`Report: ${r.path} (${formatBytes(r.bytes)}, built in ${Math.round(r.ms)} ms)\n`);
         }),
       );

@@ -15,4 +15,10 @@ export {
   renderChartSvg,
   writePlots,
 } from './png.js';
+export { readSearchHistory, SEARCH_HISTORY_FILE, type SearchHistory } from './search-history.js';
+export {
+  isSearchFolder,
+  renderSearchReportHtml,
+  writeSearchReport,
+} from './search-html.js';
 export * from './types.js';

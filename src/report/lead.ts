@@ -101,7 +101,8 @@ export function leadLines(summary: RunSummary | null): LeadLine[] {
   return out;
 }
 
-function leadHtml(l: LeadLine): string {
+/** One lead line as HTML (escaped), its details listed under it. */
+export function leadHtml(l: LeadLine): string {
   const line = `<div class="lead ${l.tone}">${escapeHtml(l.text)}</div>`;
   if (l.details === undefined || l.details.length === 0) return line;
   const items = l.details.map((d) => `<li>${escapeHtml(d)}</li>`).join('');
