@@ -22,7 +22,7 @@ const LAYERS = [
   ['preflight', 'health', 'shard'],
   ['analyze', 'report'],
   ['run'],
-  ['probe', 'merge'],
+  ['probe', 'merge', 'search'],
   ['cli'],
   ['index.ts'],
 ];

@@ -79,6 +79,10 @@ export interface ProbePoint {
   slas: SlaObservation[];
   /** The server verdict was `overloaded`. */
   overloaded: boolean;
+  /** Why it was made (a repeated trial of a load keeps its first probe's phase); absent is read as `bracket`. */
+  phase?: ProbePhase;
+  /** What it failed first (a `fail`); the boundary's `infeasible_min.first_breach` is its load's latest. */
+  first_breach?: Breach | null;
 }
 
 /** Why the search made a probe. */
@@ -114,6 +118,18 @@ export interface BoundarySummary {
   fitted_boundary: number | null;
   /** `(infeasible_min − feasible_max) / feasible_max`, the resolution reached; null without both. */
   relative_gap: number | null;
+  /**
+   * Both ends are sure: every SLO's 95 % interval at `feasible_max` lies on the passing side, and at
+   * `infeasible_min` the breach's interval lies on the failing side (or the server was overloaded).
+   * False when the probe budget ended first; null without both ends.
+   */
+  confirmed: boolean | null;
+  /**
+   * Some SLO's margin rose with load between two neighbouring probed loads by more than both their
+   * 95 % intervals allow (a cold cache, a warm-up, a server that batches better under load): the
+   * monotone fit pooled them, and the answer assumes load only hurts.
+   */
+  non_monotonic: boolean;
 }
 
 /** What the planner is told about the search. */
