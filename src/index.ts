@@ -67,6 +67,11 @@ export {
 } from './export/index.js';
 export { EpochBase, RecordLineError, readRecordLine } from './export/record-reader.js';
 export { type MergeOutcome, mergeShards } from './merge/merge-run.js';
+export type { SearchFlags } from './search/config.js';
+export type { SearchHistory } from './search/history-types.js';
+export type { SearchResult } from './search/run-search.js';
+/** `tokenload search` as a library call: the largest load meeting the SLOs (docs/search.md). */
+export { type RunSearchOptions, runSearch } from './search/search.js';
 export { type MergeOptions, type MergeOptionsInput, MergeOptionsSchema } from './merge/options.js';
 export { ShardSetError } from './merge/shard-set.js';
 export {

@@ -146,10 +146,7 @@ export function searchSpecOf(raw: SearchFlags, probe: { streaming: boolean; tria
   }
   const flags = parsed.data;
   if (flags.searchOver === undefined)
-    throw new ConfigError(
-      '--search-over is required: request-rate, concurrency or speedup',
-      '--search-over',
-    );
+    throw new ConfigError('--search-over is required: request-rate, concurrency or speedup', '--search-over');
   const range = parseRange(flags.searchRange, flags.searchOver);
   const slas = slasOf(flags);
   for (const sla of slas) checkStreaming(sla, probe.streaming);
@@ -175,7 +172,13 @@ function parseRange(text: string | undefined, axis: SearchAxis): { lo: number; h
   const parts = text.split(',').map((s) => s.trim());
   const integer = axis === 'concurrency';
   const [lo, hi] = parts.map((p) => plainNumber(p, false));
-  if (parts.length !== 2 || lo === undefined || hi === undefined || !Number.isFinite(lo) || !Number.isFinite(hi))
+  if (
+    parts.length !== 2 ||
+    lo === undefined ||
+    hi === undefined ||
+    !Number.isFinite(lo) ||
+    !Number.isFinite(hi)
+  )
     throw new ConfigError(`${flag} ${text}: expected two numbers LO,HI (e.g. 1,64)`, flag);
   if (lo <= 0) throw new ConfigError(`${flag} ${text}: LO must be above 0`, flag);
   if (lo >= hi) throw new ConfigError(`${flag} ${text}: LO must be below HI (an empty range)`, flag);

@@ -31,12 +31,34 @@ export function loadText(swept: string, load: number | null | undefined): string
   return `${fmt(load)}${unit === '×' ? '×' : unit === '' ? '' : ` ${unit}`}`;
 }
 
-const COLUMN_WIDTH = { probe: 7, load: 14, phase: 9, status: 16, sla: 30, client: 11, server: 12, folder: 10 };
+const COLUMN_WIDTH = {
+  probe: 7,
+  load: 14,
+  phase: 9,
+  status: 16,
+  sla: 30,
+  client: 11,
+  server: 12,
+  folder: 10,
+};
 
 const STYLE = {
   chars: {
-    top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '',
-    'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' ',
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '',
+    'mid-mid': '',
+    right: '',
+    'right-mid': '',
+    middle: ' ',
   },
   style: { head: [], border: [], 'padding-left': 0, 'padding-right': 1 },
 };
@@ -105,7 +127,10 @@ export function answerText(history: SearchHistory, wallS: number): string {
       : `${loadText(swept, b.infeasible_min.value)} failed: ${breachText(b.infeasible_min.first_breach)} (${folder(b.infeasible_min.iteration_idx)})`;
   const gap = b.relative_gap === null ? '' : `, resolution ${(100 * b.relative_gap).toFixed(1)} %`;
   const lines = [`${pass}; ${fail} — ${b.boundary_type ?? 'unfinished'}${gap}`];
-  if (b.fitted_boundary !== null) lines.push(`fitted boundary (a smooth estimate, not a measured pass): ${loadText(swept, b.fitted_boundary)}`);
+  if (b.fitted_boundary !== null)
+    lines.push(
+      `fitted boundary (a smooth estimate, not a measured pass): ${loadText(swept, b.fitted_boundary)}`,
+    );
   const judged = history.iterations.filter((it) => it.status !== 'interrupted').length;
   lines.push(
     `binding SLO: ${b.binding_constraint ?? '–'}; probes: ${judged} of ${history.config.max_probes}; stopped: ${history.convergence_reason ?? 'interrupted'}; wall time ${wallS.toFixed(1)} s`,

@@ -2,7 +2,7 @@
  * The parts of `search_history.json` computed from the probes: the recorded configuration, what the
  * planner sees of each probe, the boundary while the search runs, and the client limit.
  */
-import { SWEPT_DIM_PATH, type SearchSpec } from './config.js';
+import { type SearchSpec, SWEPT_DIM_PATH } from './config.js';
 import type { ClientLimit, HistoryConfig, HistoryIteration } from './history-types.js';
 import type { BoundarySummary, PlannerConfig, ProbePoint } from './types.js';
 
@@ -49,6 +49,8 @@ export function pointOf(it: HistoryIteration): ProbePoint {
       passed: s.passed,
     })),
     overloaded: it.server_verdict?.status === 'overloaded',
+    phase: it.phase,
+    first_breach: it.first_breach,
   };
 }
 
@@ -58,9 +60,15 @@ export function pointOf(it: HistoryIteration): ProbePoint {
  */
 export function runningBoundary(swept: string, iterations: readonly HistoryIteration[]): BoundarySummary {
   const passes = iterations.filter((it) => it.status === 'pass');
-  const best = passes.reduce<HistoryIteration | null>((a, b) => (a === null || b.load > a.load ? b : a), null);
+  const best = passes.reduce<HistoryIteration | null>(
+    (a, b) => (a === null || b.load > a.load ? b : a),
+    null,
+  );
   const fails = iterations.filter((it) => it.status === 'fail' && (best === null || it.load > best.load));
-  const worst = fails.reduce<HistoryIteration | null>((a, b) => (a === null || b.load < a.load ? b : a), null);
+  const worst = fails.reduce<HistoryIteration | null>(
+    (a, b) => (a === null || b.load < a.load ? b : a),
+    null,
+  );
   return {
     swept_dim_path: swept,
     boundary_type: null,
@@ -72,6 +80,8 @@ export function runningBoundary(swept: string, iterations: readonly HistoryItera
     binding_constraint: null,
     fitted_boundary: null,
     relative_gap: best === null || worst === null ? null : (worst.load - best.load) / best.load,
+    confirmed: null,
+    non_monotonic: false,
   };
 }
 
@@ -83,8 +93,11 @@ export function runningBoundary(swept: string, iterations: readonly HistoryItera
 export function clientLimitOf(it: HistoryIteration, spec: SearchSpec, workers: number): ClientLimit {
   const delivered = it.delivered_request_rate_per_s;
   const saturated = it.client_health.status === 'saturated';
-  const ratio = spec.searchOver === 'request-rate' && delivered !== null && delivered > 0 ? it.load / delivered : null;
-  const suggested = saturated ? Math.max(workers + 1, ratio === null ? workers + 1 : Math.ceil(workers * ratio)) : null;
+  const ratio =
+    spec.searchOver === 'request-rate' && delivered !== null && delivered > 0 ? it.load / delivered : null;
+  const suggested = saturated
+    ? Math.max(workers + 1, ratio === null ? workers + 1 : Math.ceil(workers * ratio))
+    : null;
   const sent = delivered === null ? 'an unknown rate' : `${delivered.toFixed(1)} req/s`;
   return {
     iteration_idx: it.iteration_idx,

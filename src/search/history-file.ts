@@ -24,7 +24,11 @@ export async function writeHistory(dir: string, history: SearchHistory): Promise
     await writeFile(temp, `${JSON.stringify(history, null, 2)}\n`);
     await rename(temp, path);
   } catch (err) {
-    throw new OutputError(`${path}: cannot write the search history (${(err as Error).message})`, '--artifact-dir', err);
+    throw new OutputError(
+      `${path}: cannot write the search history (${(err as Error).message})`,
+      '--artifact-dir',
+      err,
+    );
   }
 }
 
@@ -35,10 +39,14 @@ export async function writeHistory(dir: string, history: SearchHistory): Promise
 export async function readHistory(dir: string): Promise<SearchHistory> {
   const path = historyPath(dir);
   if (!existsSync(path))
-    throw new ConfigError(`--resume ${dir}: no ${SEARCH_HISTORY_FILE_NAME} there (not a search folder)`, '--resume');
+    throw new ConfigError(
+      `--resume ${dir}: no ${SEARCH_HISTORY_FILE_NAME} there (not a search folder)`,
+      '--resume',
+    );
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as SearchHistory;
-    if (parsed.schema_version !== '1.0' || !Array.isArray(parsed.iterations)) throw new Error('not a tokenload search history');
+    if (parsed.schema_version !== '1.0' || !Array.isArray(parsed.iterations))
+      throw new Error('not a tokenload search history');
     return parsed;
   } catch (err) {
     throw new ConfigError(`--resume ${dir}: ${path} cannot be read: ${(err as Error).message}`, '--resume');

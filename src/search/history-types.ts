@@ -4,8 +4,8 @@
  * docs/api/search-history.md) where AIPerf has the field; the rest are tokenload's.
  */
 import type {
-  Breach,
   BoundarySummary,
+  Breach,
   ConvergenceReason,
   Interval,
   ProbePhase,

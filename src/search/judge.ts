@@ -53,14 +53,21 @@ export function deliveredRate(summary: Obj): number | null {
  * Whether the client limited the probe, with the note the history keeps for a `late` client.
  * Without an SLO in ms a late client limits the probe (nothing to weigh its lateness against).
  */
-function clientLimit(summary: Obj, slas: readonly Sla[], unitOf: (tag: string) => string): { limited: boolean; note: string | null } {
+function clientLimit(
+  summary: Obj,
+  slas: readonly Sla[],
+  unitOf: (tag: string) => string,
+): { limited: boolean; note: string | null } {
   const health = obj(summary.client_health);
   if (health.status === 'saturated') return { limited: true, note: null };
   if (health.status !== 'late') return { limited: false, note: null };
   const lagP99 = num(obj(health.send_lag_ms).p99);
   const msThresholds = slas.filter((s) => unitOf(s.metric_tag) === 'ms').map((s) => s.threshold);
   if (msThresholds.length === 0 || lagP99 === null)
-    return { limited: true, note: 'client late and no SLO in ms to weigh its lateness against: taken as client-limited' };
+    return {
+      limited: true,
+      note: 'client late and no SLO in ms to weigh its lateness against: taken as client-limited',
+    };
   const bound = LATE_SHARE_OF_SLO * Math.min(...msThresholds);
   const limited = lagP99 > bound;
   return {
@@ -81,13 +88,29 @@ function attainmentOf(summary: Obj, required: number | null): Judgement['attainm
 }
 
 /** The first rule the probe broke, in order: the SLOs, the attainment, the server verdict, no success. */
-function firstBreach(input: JudgeInput, slas: HistorySla[], j: Omit<Judgement, 'status' | 'feasible' | 'first_breach' | 'client_note'>): Breach | null {
+function firstBreach(
+  input: JudgeInput,
+  slas: HistorySla[],
+  j: Omit<Judgement, 'status' | 'feasible' | 'first_breach' | 'client_note'>,
+): Breach | null {
   const failed = input.slas.find((_, i) => slas[i]?.passed === false);
   if (failed !== undefined) return breachOf(failed, slas[input.slas.indexOf(failed)]?.observed ?? null);
   if (j.attainment !== null && !j.attainment.passed)
-    return { metric_tag: 'goodput', stat: 'fraction', op: 'ge', threshold: j.attainment.required, observed: j.attainment.fraction };
+    return {
+      metric_tag: 'goodput',
+      stat: 'fraction',
+      op: 'ge',
+      threshold: j.attainment.required,
+      observed: j.attainment.fraction,
+    };
   if (j.server_verdict?.status === 'overloaded')
-    return { metric_tag: 'server_verdict', stat: 'status', op: 'eq', threshold: 'not overloaded', observed: 'overloaded' };
+    return {
+      metric_tag: 'server_verdict',
+      stat: 'status',
+      op: 'eq',
+      threshold: 'not overloaded',
+      observed: 'overloaded',
+    };
   if (j.request_count === 0)
     return { metric_tag: 'request_count', stat: 'avg', op: 'gt', threshold: 0, observed: 0 };
   return null;
@@ -101,7 +124,17 @@ export function judgeProbe(input: JudgeInput, unitOf: (tag: string) => string): 
   const slas: HistorySla[] = input.slas.map((sla) => {
     const o = observeSla(summary, sla);
     const { metric_tag, stat, op, threshold } = sla;
-    return { metric_tag, stat, op, threshold, observed: o.observed, interval: o.interval, margin: o.margin, margin_interval: o.margin_interval, passed: o.passed };
+    return {
+      metric_tag,
+      stat,
+      op,
+      threshold,
+      observed: o.observed,
+      interval: o.interval,
+      margin: o.margin,
+      margin_interval: o.margin_interval,
+      passed: o.passed,
+    };
   });
   const health = obj(summary.client_health);
   const verdict = obj(summary.server_verdict);

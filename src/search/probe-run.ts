@@ -8,7 +8,7 @@ import type { ProfileConfigInput } from '../config/fields.js';
 import { SUMMARY_JSON_FILE_NAME } from '../export/index.js';
 import { runProfile } from '../run/profile.js';
 import type { RunEnv } from '../util/run-env.js';
-import { SWEPT_DIM_PATH, SWEPT_FIELD, type SearchSpec, slaUnit } from './config.js';
+import { type SearchSpec, SWEPT_DIM_PATH, SWEPT_FIELD, slaUnit } from './config.js';
 import type { HistoryIteration } from './history-types.js';
 import { judgeProbe } from './judge.js';
 import type { ProbePhase } from './types.js';
@@ -67,8 +67,14 @@ export async function runProbe(
   const dir = join(searchDir, folder);
   const started = new Date();
   const outcome = await runProfile(probeInput(base, spec, { load: at.load, dir, seed: at.seed }), env);
-  const summary = JSON.parse(await readFile(join(dir, SUMMARY_JSON_FILE_NAME), 'utf8')) as Record<string, unknown>;
-  const judged = judgeProbe({ summary, slas: spec.slas, attainmentFraction: spec.attainmentFraction }, slaUnit);
+  const summary = JSON.parse(await readFile(join(dir, SUMMARY_JSON_FILE_NAME), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const judged = judgeProbe(
+    { summary, slas: spec.slas, attainmentFraction: spec.attainmentFraction },
+    slaUnit,
+  );
   const interrupted = env.stopSignal.aborted;
   const iteration: HistoryIteration = {
     iteration_idx: at.iterationIdx,

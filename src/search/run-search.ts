@@ -7,8 +7,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MULTI_RUN_DEFAULT_SEED } from '../config/sweep.js';
 import type { ProfileConfigInput } from '../config/fields.js';
+import { MULTI_RUN_DEFAULT_SEED } from '../config/sweep.js';
 import { ConfigError } from '../errors.js';
 import { createArtifactDir } from '../run/artifacts.js';
 import { packageVersion } from '../util/package-root.js';
@@ -52,14 +52,17 @@ const FOLDER = /^probe-(\d{2,})$/;
 /** The next free probe number in `dir` (1 + the largest `probe-NN`). */
 function nextFolderNumber(dir: string, iterations: readonly HistoryIteration[]): number {
   const names = existsSync(dir) ? readdirSync(dir) : [];
-  const numbers = [...names, ...iterations.map((it) => it.folder)].map((n) => Number(FOLDER.exec(n)?.[1] ?? 0));
+  const numbers = [...names, ...iterations.map((it) => it.folder)].map((n) =>
+    Number(FOLDER.exec(n)?.[1] ?? 0),
+  );
   return Math.max(0, ...numbers) + 1;
 }
 
 /** The search flags of `now` that differ from the history's `then`, named as flags. */
 function differences(now: HistoryConfig, then: HistoryConfig): string[] {
   const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-  const slas = (c: HistoryConfig): unknown => c.sla_filters.map(({ metric_tag, stat, op, threshold }) => [metric_tag, stat, op, threshold]);
+  const slas = (c: HistoryConfig): unknown =>
+    c.sla_filters.map(({ metric_tag, stat, op, threshold }) => [metric_tag, stat, op, threshold]);
   const checks: Array<[string, unknown, unknown]> = [
     ['--search-over', now.search_over, then.search_over],
     ['--search-range', now.range, then.range],
@@ -70,7 +73,9 @@ function differences(now: HistoryConfig, then: HistoryConfig): string[] {
     ['--slo-attainment-fraction', now.slo_attainment_fraction, then.slo_attainment_fraction],
     ['--random-seed', now.random_seed, then.random_seed],
   ];
-  return checks.filter(([, a, b]) => !same(a, b)).map(([flag, a, b]) => `${flag} (history: ${JSON.stringify(b)}, now: ${JSON.stringify(a)})`);
+  return checks
+    .filter(([, a, b]) => !same(a, b))
+    .map(([flag, a, b]) => `${flag} (history: ${JSON.stringify(b)}, now: ${JSON.stringify(a)})`);
 }
 
 /**
@@ -84,7 +89,10 @@ export async function startHistory(options: SearchRunOptions): Promise<SearchHis
     const old = await readHistory(spec.resumeDir);
     const diff = differences(historyConfig(spec, searchSeed(options.profile, old.config)), old.config);
     if (diff.length > 0)
-      throw new ConfigError(`--resume ${spec.resumeDir}: the search flags differ from its history: ${diff.join('; ')}`, '--resume');
+      throw new ConfigError(
+        `--resume ${spec.resumeDir}: the search flags differ from its history: ${diff.join('; ')}`,
+        '--resume',
+      );
     return { ...old, command: options.commandLine, convergence_reason: null, client_limit: null };
   }
   const config = historyConfig(spec, searchSeed(options.profile, null));
@@ -108,7 +116,11 @@ export async function startHistory(options: SearchRunOptions): Promise<SearchHis
 function capped(step: PlanStep, spec: SearchSpec, history: SearchHistory): PlanStep {
   const judged = history.iterations.filter((it) => it.status !== 'interrupted').length;
   if (step.kind === 'done' || judged < spec.maxProbes) return step;
-  return { kind: 'done', reason: 'max_probes', boundary: runningBoundary(history.config.swept_dim_path, history.iterations) };
+  return {
+    kind: 'done',
+    reason: 'max_probes',
+    boundary: runningBoundary(history.config.swept_dim_path, history.iterations),
+  };
 }
 
 /** The seed of every probe: `--random-seed`, else the history's (resume), else AIPerf's multi-run seed. */
@@ -121,7 +133,11 @@ export function searchSeed(profile: ProfileConfigInput, resumed: HistoryConfig |
  * every probe and at the end.
  * @throws what a probe's {@link runProbe} throws before it measured anything (the history written first).
  */
-export async function runSearchLoop(options: SearchRunOptions, history: SearchHistory, env: RunEnv): Promise<SearchResult> {
+export async function runSearchLoop(
+  options: SearchRunOptions,
+  history: SearchHistory,
+  env: RunEnv,
+): Promise<SearchResult> {
   const { spec, searchDir } = options;
   const pc = plannerConfig(spec);
   const swept = SWEPT_DIM_PATH[spec.searchOver];
@@ -131,7 +147,8 @@ export async function runSearchLoop(options: SearchRunOptions, history: SearchHi
     const last = history.iterations.at(-1);
     if (last?.status === 'client_limited') {
       history.convergence_reason = 'client_limited';
-      history.boundary_summary = step.kind === 'done' ? step.boundary : runningBoundary(swept, history.iterations);
+      history.boundary_summary =
+        step.kind === 'done' ? step.boundary : runningBoundary(swept, history.iterations);
       history.client_limit = clientLimitOf(last, spec, options.profile.workers ?? 1);
       await writeHistory(searchDir, history);
       return { history, ending: 'client_limited', inputError: null };
@@ -152,7 +169,9 @@ export async function runSearchLoop(options: SearchRunOptions, history: SearchHi
       phase: step.phase,
       seed: history.config.random_seed,
     };
-    env.log.info(`probe ${at.folderNumber}: ${swept} ${step.load} (${step.phase}${trial > 1 ? `, trial ${trial}` : ''})`);
+    env.log.info(
+      `probe ${at.folderNumber}: ${swept} ${step.load} (${step.phase}${trial > 1 ? `, trial ${trial}` : ''})`,
+    );
     let result: Awaited<ReturnType<typeof runProbe>>;
     try {
       result = await runProbe(options.profile, spec, searchDir, at, env);
@@ -165,6 +184,7 @@ export async function runSearchLoop(options: SearchRunOptions, history: SearchHi
     await writeHistory(searchDir, history);
     options.onProbe?.(result.iteration, history);
     if (result.inputError !== null) return { history, ending: 'input_error', inputError: result.inputError };
-    if (result.iteration.status === 'interrupted') return { history, ending: 'interrupted', inputError: null };
+    if (result.iteration.status === 'interrupted')
+      return { history, ending: 'interrupted', inputError: null };
   }
 }

@@ -36,7 +36,10 @@ export function errorRate(summary: Record<string, unknown>): { observed: number;
 }
 
 /** The observed value of `sla` and its interval: a percentile's ci95, the mean's ±1.96·std/√n. */
-function valueOf(summary: Record<string, unknown>, sla: Sla): { observed: number | null; interval: Interval | null } {
+function observedOf(
+  summary: Record<string, unknown>,
+  sla: Sla,
+): { observed: number | null; interval: Interval | null } {
   if (sla.metric_tag === ERROR_RATE_TAG) return errorRate(summary) ?? { observed: null, interval: null };
   const entry = summary[sla.metric_tag] as MetricEntry | undefined;
   if (entry === undefined) return { observed: null, interval: null };
@@ -80,7 +83,7 @@ export function meets(sla: Sla, value: number | null): boolean {
  * end of the interval (the high end for `lt`/`le`) gives `margin_interval.low`.
  */
 export function observeSla(summary: Record<string, unknown>, sla: Sla): SlaObservation {
-  const { observed, interval } = valueOf(summary, sla);
+  const { observed, interval } = observedOf(summary, sla);
   const upper = sla.op === 'lt' || sla.op === 'le';
   const pessimistic = interval === null ? null : upper ? interval.high : interval.low;
   const optimistic = interval === null ? null : upper ? interval.low : interval.high;

@@ -27,12 +27,19 @@ export function checkSearchInput(input: SweepInput, spec: SearchSpec): ProfileCo
       `${SWEPT_FLAG[spec.searchOver]} cannot be given with --search-over ${spec.searchOver}: the search sets it (give the range in --search-range)`,
       SWEPT_FLAG[spec.searchOver],
     );
-  for (const [key, flag] of [['concurrency', '--concurrency'], ['requestRate', '--request-rate']] as const)
+  for (const [key, flag] of [
+    ['concurrency', '--concurrency'],
+    ['requestRate', '--request-rate'],
+  ] as const)
     if (Array.isArray(input[key]))
-      throw new ConfigError(`${flag}: a list (a sweep) cannot be searched; give one value, or search it with --search-over`, flag);
+      throw new ConfigError(
+        `${flag}: a list (a sweep) cannot be searched; give one value, or search it with --search-over`,
+        flag,
+      );
   if (spec.searchOver === 'speedup') checkReplay(input);
   const profile = withAttainment({ ...input, numProfileRuns: undefined } as ProfileConfigInput, spec);
-  for (const load of [spec.lo, spec.hi]) profileConfig(probeInput(profile, spec, { load, dir: '.', seed: 0 }));
+  for (const load of [spec.lo, spec.hi])
+    profileConfig(probeInput(profile, spec, { load, dir: '.', seed: 0 }));
   return profile;
 }
 
