@@ -67,11 +67,6 @@ export {
 } from './export/index.js';
 export { EpochBase, RecordLineError, readRecordLine } from './export/record-reader.js';
 export { type MergeOutcome, mergeShards } from './merge/merge-run.js';
-export type { SearchFlags } from './search/config.js';
-export type { SearchHistory } from './search/history-types.js';
-export type { SearchResult } from './search/run-search.js';
-/** `tokenload search` as a library call: the largest load meeting the SLOs (docs/search.md). */
-export { type RunSearchOptions, runSearch } from './search/search.js';
 export { type MergeOptions, type MergeOptionsInput, MergeOptionsSchema } from './merge/options.js';
 export { ShardSetError } from './merge/shard-set.js';
 export {
@@ -119,6 +114,11 @@ export {
 } from './report/index.js';
 export type { RunOutcome } from './run/finish.js';
 export { runProfile } from './run/profile.js';
+export type { SearchFlags } from './search/config.js';
+export type { SearchHistory } from './search/history-types.js';
+export type { SearchResult } from './search/run-search.js';
+/** `tokenload search` as a library call: the largest load meeting the SLOs (docs/search.md). */
+export { type RunSearchOptions, runSearch } from './search/search.js';
 export type { ClockOffset } from './shard/clock-offset.js';
 export type { ShardSection } from './shard/start-at.js';
 export {
