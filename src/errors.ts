@@ -60,6 +60,13 @@ export const EXIT_NO_SUCCESS = 3;
  */
 export const EXIT_FAILED_REQUEST_THRESHOLD = 4;
 
+/**
+ * Exit code of a `tokenload search` that a client-limited probe stopped: the client could not send
+ * the load asked (its verdict `saturated`, or `late` by more than the SLOs allow), so the probe says
+ * nothing of the server. `search_history.json` names the load the client delivered (`client_limit`).
+ */
+export const EXIT_SEARCH_CLIENT_LIMITED = 5;
+
 /** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
 export const EXIT_INTERNAL = 70;
 

@@ -114,6 +114,11 @@ export {
 } from './report/index.js';
 export type { RunOutcome } from './run/finish.js';
 export { runProfile } from './run/profile.js';
+export type { SearchFlags } from './search/config.js';
+export type { SearchHistory } from './search/history-types.js';
+export type { SearchResult } from './search/run-search.js';
+/** `tokenload search` as a library call: the largest load meeting the SLOs (docs/search.md). */
+export { type RunSearchOptions, runSearch } from './search/search.js';
 export type { ClockOffset } from './shard/clock-offset.js';
 export type { ShardSection } from './shard/start-at.js';
 export {

@@ -13,6 +13,7 @@ import { registerProbeCommand } from './probe-action.js';
 import { registerProfileCommand } from './profile-action.js';
 import { mapProfileArgs } from './profile-command.js';
 import { registerReportCommands } from './report-action.js';
+import { registerSearchCommand } from './search-action.js';
 import { registerSimulateCommand } from './simulate-action.js';
 
 /** The `tokenload` program of {@link createProgram}, and its `profile` command. */
@@ -21,6 +22,8 @@ export interface TokenloadProgram {
   program: Command;
   /** `tokenload profile`, whose arguments go through `mapProfileArgs` before commander parses them. */
   profile: Command;
+  /** `tokenload search`, whose arguments are mapped as `profile`'s. */
+  search: Command;
 }
 
 /**
@@ -37,13 +40,14 @@ export function createProgram(setExit: (code: number) => void, args: readonly st
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
   const profile = registerProfileCommand(program, setExit, args);
+  const search = registerSearchCommand(program, setExit, args);
   registerSimulateCommand(program, setExit);
   registerReportCommands(program, setExit);
   registerAnalyzeCommands(program, setExit);
   registerCalibrateCommand(program, setExit);
   registerProbeCommand(program, setExit);
   registerMergeCommand(program, setExit, args);
-  return { program, profile };
+  return { program, profile, search };
 }
 
 /**
@@ -52,13 +56,13 @@ export function createProgram(setExit: (code: number) => void, args: readonly st
  */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
-  const { program, profile } = createProgram((code) => {
+  const { program, profile, search } = createProgram((code) => {
     exitCode = code;
   }, argv.slice(2));
   try {
     // AIPerf's option names are mapped (or refused, with the reason) before commander sees them.
-    const args =
-      argv[2] === 'profile' ? [...argv.slice(0, 3), ...mapProfileArgs(profile, argv.slice(3))] : argv;
+    const mapped = argv[2] === 'profile' ? profile : argv[2] === 'search' ? search : null;
+    const args = mapped === null ? argv : [...argv.slice(0, 3), ...mapProfileArgs(mapped, argv.slice(3))];
     await program.parseAsync(args);
   } catch (err) {
     return exitCodeFor(err, (text) => process.stderr.write(text));

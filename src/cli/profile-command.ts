@@ -216,12 +216,28 @@ export function resolveProfilePlan(
   args: readonly string[],
   listeners: PlanListeners = {},
 ): RunSetPlan {
+  return planRunSet(resolveProfileInput(cmd, flags, args, listeners));
+}
+
+/**
+ * The input of a parsed `profile` command before it is planned into runs ({@link resolveProfilePlan}):
+ * `-f` file values under the typed flags, the command line recorded, the dataset type detected and
+ * a timestamp-less `mooncake_trace`'s schedule decided. Not yet validated (`tokenload search` sets
+ * its searched option on it first).
+ * @throws {ConfigError} for `--simulator` with a `--url`, or an undetectable dataset type.
+ */
+export function resolveProfileInput(
+  cmd: Command,
+  flags: SchemaFlags,
+  args: readonly string[],
+  listeners: PlanListeners = {},
+): SweepInput {
   const file = cmd.getOptionValue('config') as string | undefined;
   const fromFile = file === undefined ? {} : readConfigFile(file, PROFILE_FIELDS);
   const input = merge(merge(fromFile, flags.read(cmd)), { commandLine: recordedCommandLine(args) });
   refuseSimulatorWithUrl(input);
   const typed = withDatasetType(input, listeners.onDetected);
-  return planRunSet(withImpliedSchedule(typed, listeners.onNote) as SweepInput);
+  return withImpliedSchedule(typed, listeners.onNote) as SweepInput;
 }
 
 /**
