@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import { EXIT_INTERRUPTED, EXIT_SEARCH_CLIENT_LIMITED } from '../errors.js';
+import { writeSearchReport } from '../report/search-html.js';
 import { SEARCH_FIELDS, type SearchFlags } from '../search/config.js';
 import { answerText, tableHeader, tableRow } from '../search/console.js';
 import { runSearch } from '../search/search.js';
@@ -86,6 +87,7 @@ async function searchWithSignals(
       },
     });
     process.stdout.write(`${answerText(result.history, (Date.now() - started) / 1000)}\n`);
+    await writeReport(result.searchDir);
     if (result.ending === 'input_error')
       return exitCodeFor(result.inputError, (t) => process.stderr.write(t));
     if (result.ending === 'interrupted') return EXIT_INTERRUPTED;
@@ -93,10 +95,18 @@ async function searchWithSignals(
       process.stderr.write(`error: ${result.history.client_limit?.message ?? 'client-limited'}\n`);
       return EXIT_SEARCH_CLIENT_LIMITED;
     }
-    // The HTML report of the search (src/report/search-html.ts, another change): call it here once merged.
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+/** The search's report.html, whatever the ending (an interrupted search's says it is incomplete); a failure to write it is a warning. */
+async function writeReport(dir: string): Promise<void> {
+  try {
+    process.stdout.write(`Report: ${await writeSearchReport(dir)}\n`);
+  } catch (err) {
+    stderrLogger.warn(`the search report could not be written: ${(err as Error).message}`);
   }
 }

@@ -132,19 +132,31 @@ export function boundaryOf(
   return {
     swept_dim_path: config.swept_dim_path,
     boundary_type: type,
-    feasible_max: p === undefined ? null : { value: p.load, iteration_idx: p.probes.at(-1) as number },
-    infeasible_min:
-      f === undefined
-        ? null
-        : {
-            value: f.load,
-            iteration_idx: f.probes.at(-1) as number,
-            first_breach: points[f.probes.at(-1) as number]?.first_breach ?? null,
-          },
+    feasible_max:
+      p === undefined ? null : { value: p.load, iteration_idx: representative(p, points, 'pass') },
+    infeasible_min: f === undefined ? null : infeasibleOf(f, points),
     binding_constraint: binding.key,
     fitted_boundary: crossing,
     relative_gap: p === undefined || f === undefined ? null : (f.load - p.load) / p.load,
     confirmed: p === undefined || f === undefined ? null : passIsSure(p) && failIsSure(f),
     non_monotonic: marginsRise(pools),
   };
+}
+
+/** The latest probe of a pooled load whose own status is `status` (else its latest probe). */
+function representative(pool: PooledLoad, points: readonly ProbePoint[], status: 'pass' | 'fail'): number {
+  const own = pool.probes.filter((i) => points[i]?.status === status);
+  return (own.at(-1) ?? pool.probes.at(-1)) as number;
+}
+
+/**
+ * The first failing load with what it breached: its latest trial that failed on its own (one always
+ * did: a pooled fail needs a trial below the threshold, without a value, or failed for another reason).
+ */
+function infeasibleOf(
+  f: PooledLoad,
+  points: readonly ProbePoint[],
+): NonNullable<BoundarySummary['infeasible_min']> {
+  const at = representative(f, points, 'fail');
+  return { value: f.load, iteration_idx: at, first_breach: points[at]?.first_breach ?? null };
 }

@@ -4,7 +4,7 @@
  */
 import { type SearchSpec, SWEPT_DIM_PATH } from './config.js';
 import type { ClientLimit, HistoryConfig, HistoryIteration } from './history-types.js';
-import type { BoundarySummary, PlannerConfig, ProbePoint } from './types.js';
+import type { PlannerConfig, ProbePoint } from './types.js';
 
 /** The history's `config` of a search. */
 export function historyConfig(spec: SearchSpec, seed: number): HistoryConfig {
@@ -51,37 +51,6 @@ export function pointOf(it: HistoryIteration): ProbePoint {
     overloaded: it.server_verdict?.status === 'overloaded',
     phase: it.phase,
     first_breach: it.first_breach,
-  };
-}
-
-/**
- * The boundary as the probes so far show it (no type, no fit: the planner's final answer replaces
- * it): the largest passing load, and the smallest failing one above it.
- */
-export function runningBoundary(swept: string, iterations: readonly HistoryIteration[]): BoundarySummary {
-  const passes = iterations.filter((it) => it.status === 'pass');
-  const best = passes.reduce<HistoryIteration | null>(
-    (a, b) => (a === null || b.load > a.load ? b : a),
-    null,
-  );
-  const fails = iterations.filter((it) => it.status === 'fail' && (best === null || it.load > best.load));
-  const worst = fails.reduce<HistoryIteration | null>(
-    (a, b) => (a === null || b.load < a.load ? b : a),
-    null,
-  );
-  return {
-    swept_dim_path: swept,
-    boundary_type: null,
-    feasible_max: best === null ? null : { value: best.load, iteration_idx: best.iteration_idx },
-    infeasible_min:
-      worst === null
-        ? null
-        : { value: worst.load, iteration_idx: worst.iteration_idx, first_breach: worst.first_breach },
-    binding_constraint: null,
-    fitted_boundary: null,
-    relative_gap: best === null || worst === null ? null : (worst.load - best.load) / best.load,
-    confirmed: null,
-    non_monotonic: false,
   };
 }
 

@@ -58,7 +58,8 @@ export function nextStep(config: PlannerConfig, points: readonly ProbePoint[]): 
   if (points.some((p) => p.status === 'client_limited'))
     return done(config, pools, points, 'client_limited', null);
   const step = chooseStep(config, pools, points);
-  if (step.kind === 'probe' && points.length >= config.maxProbes) {
+  const judged = points.filter((p) => p.status !== 'interrupted').length;
+  if (step.kind === 'probe' && judged >= config.maxProbes) {
     const b = bracketOf(pools);
     return done(config, pools, points, 'max_probes', b.pass && b.fail ? typeOf(pools, b, points) : null);
   }

@@ -15,14 +15,11 @@ import { packageVersion } from '../util/package-root.js';
 import type { RunEnv } from '../util/run-env.js';
 import type { SearchSpec } from './config.js';
 import { SWEPT_DIM_PATH } from './config.js';
-import { clientLimitOf, historyConfig, plannerConfig, pointOf, runningBoundary } from './history-build.js';
+import { clientLimitOf, historyConfig, plannerConfig, pointOf } from './history-build.js';
 import { historyPath, readHistory, writeHistory } from './history-file.js';
 import type { HistoryConfig, HistoryIteration, SearchHistory } from './history-types.js';
+import { currentBoundary, nextStep } from './planner.js';
 import { runProbe } from './probe-run.js';
-import type { PlannerConfig, PlanStep, ProbePoint } from './types.js';
-
-/** The planner: the next step from the probes so far (pure; src/search/planner.ts `nextStep`). */
-export type Planner = (config: PlannerConfig, points: ProbePoint[]) => PlanStep;
 
 /** What {@link runSearchLoop} needs. */
 export interface SearchRunOptions {
@@ -33,7 +30,6 @@ export interface SearchRunOptions {
   searchDir: string;
   /** The command line as recorded (secrets redacted). */
   commandLine: string;
-  planner: Planner;
   /** Hears each finished probe (the console table), and the history as written after it. */
   onProbe?: (iteration: HistoryIteration, history: SearchHistory) => void;
 }
@@ -106,20 +102,9 @@ export async function startHistory(options: SearchRunOptions): Promise<SearchHis
     command: options.commandLine,
     config,
     iterations: [],
-    boundary_summary: runningBoundary(config.swept_dim_path, []),
+    boundary_summary: currentBoundary(plannerConfig(spec), []),
     convergence_reason: null,
     client_limit: null,
-  };
-}
-
-/** `step`, or done with `max_probes` once the probes judged reach `--search-max-probes` (a guard on the planner). */
-function capped(step: PlanStep, spec: SearchSpec, history: SearchHistory): PlanStep {
-  const judged = history.iterations.filter((it) => it.status !== 'interrupted').length;
-  if (step.kind === 'done' || judged < spec.maxProbes) return step;
-  return {
-    kind: 'done',
-    reason: 'max_probes',
-    boundary: runningBoundary(history.config.swept_dim_path, history.iterations),
   };
 }
 
@@ -143,12 +128,12 @@ export async function runSearchLoop(
   const swept = SWEPT_DIM_PATH[spec.searchOver];
   await writeHistory(searchDir, history);
   for (;;) {
-    const step = capped(options.planner(pc, history.iterations.map(pointOf)), spec, history);
+    const points = history.iterations.map(pointOf);
+    const step = nextStep(pc, points);
     const last = history.iterations.at(-1);
     if (last?.status === 'client_limited') {
       history.convergence_reason = 'client_limited';
-      history.boundary_summary =
-        step.kind === 'done' ? step.boundary : runningBoundary(swept, history.iterations);
+      history.boundary_summary = step.kind === 'done' ? step.boundary : currentBoundary(pc, points);
       history.client_limit = clientLimitOf(last, spec, options.profile.workers ?? 1);
       await writeHistory(searchDir, history);
       return { history, ending: 'client_limited', inputError: null };
@@ -180,7 +165,7 @@ export async function runSearchLoop(
       throw err;
     }
     history.iterations.push(result.iteration);
-    history.boundary_summary = runningBoundary(swept, history.iterations);
+    history.boundary_summary = currentBoundary(pc, history.iterations.map(pointOf));
     await writeHistory(searchDir, history);
     options.onProbe?.(result.iteration, history);
     if (result.inputError !== null) return { history, ending: 'input_error', inputError: result.inputError };

@@ -10,9 +10,8 @@ import type { SweepInput } from '../config/sweep.js';
 import type { Logger } from '../util/run-env.js';
 import { type SearchFlags, SWEPT_DIM_PATH, searchSpecOf } from './config.js';
 import type { HistoryIteration, SearchHistory } from './history-types.js';
-import { nextStep } from './planner.js';
 import { probeInput } from './probe-run.js';
-import { type Planner, runSearchLoop, type SearchResult, startHistory } from './run-search.js';
+import { runSearchLoop, type SearchResult, startHistory } from './run-search.js';
 import { checkSearchInput } from './validate.js';
 
 /** What {@link runSearch} takes. */
@@ -34,8 +33,6 @@ export interface RunSearchOptions {
   forceSignal?: AbortSignal;
   /** Hears each finished probe and the history as written after it. */
   onProbe?: (iteration: HistoryIteration, history: SearchHistory) => void;
-  /** The planner; default the product's (`src/search/planner.ts`). */
-  planner?: Planner;
 }
 
 const QUIET: Logger = { info: () => undefined, warn: () => undefined };
@@ -57,11 +54,12 @@ function searchDirOf(
  * Runs a search: checks every option before anything is sent, then probes until the planner is
  * done, a probe is client-limited, or `stopSignal` aborts. Writes `search_history.json` (and one
  * `probe-NN/` per probe) in the search folder.
- * @returns the history and how the search ended (`done`, `client_limited`, `interrupted`, `input_error`).
+ * @returns the history, how the search ended (`done`, `client_limited`, `interrupted`,
+ *   `input_error`) and the search folder.
  * @throws {ConfigError} for a bad search option (naming the flag), before anything is sent; what
  *   `runProfile` throws for a probe that could not start (unreachable server, bad input file).
  */
-export async function runSearch(options: RunSearchOptions): Promise<SearchResult> {
+export async function runSearch(options: RunSearchOptions): Promise<SearchResult & { searchDir: string }> {
   const spec = searchSpecOf(options.search, {
     streaming: options.profile.streaming === true,
     trials: options.profile.numProfileRuns ?? 1,
@@ -75,13 +73,13 @@ export async function runSearch(options: RunSearchOptions): Promise<SearchResult
     profile: { ...profile, artifactDir: searchDir },
     searchDir,
     commandLine: options.commandLine ?? 'tokenload search (library)',
-    planner: options.planner ?? nextStep,
     ...(options.onProbe === undefined ? {} : { onProbe: options.onProbe }),
   };
   const history = await startHistory(run);
-  return runSearchLoop(run, history, {
+  const result = await runSearchLoop(run, history, {
     log: options.log ?? QUIET,
     stopSignal: options.stopSignal ?? new AbortController().signal,
     ...(options.forceSignal === undefined ? {} : { forceSignal: options.forceSignal }),
   });
+  return { ...result, searchDir };
 }

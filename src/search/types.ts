@@ -139,7 +139,7 @@ export interface PlannerConfig {
   hi: number;
   /** `--search-precision`: stop when (fail − pass) / pass is at most this. */
   precision: number;
-  /** `--search-max-probes`: probes in all, trials and re-probes included. */
+  /** `--search-max-probes`: judged probes in all, trials and re-probes included (an interrupted one is not counted). */
   maxProbes: number;
   /** `--num-profile-runs`: trials of each new load. */
   trials: number;

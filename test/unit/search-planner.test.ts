@@ -216,3 +216,20 @@ test('the monotone fit pools neighbours that break the order (PAVA), weighted by
   assert.deepEqual(fitNonIncreasing([1, 3], [1, 3]), [2.5, 2.5]);
   assert.deepEqual(fitNonIncreasing([4, 3, 2], [1, 1, 1]), [4, 3, 2]);
 });
+
+test('pooled trials: the boundary ends point at a probe that itself passed / failed, with its breach', () => {
+  // Past 60 the trials disagree: 180, 70 and 60 ms; their mean (103 ms) fails.
+  const { boundary, points } = search({ trials: 3 }, (x, trial) =>
+    x <= 60 ? 50 : ([180, 70, 60][trial % 3] as number),
+  );
+  const fail = boundary.infeasible_min;
+  const pass = boundary.feasible_max;
+  assert.ok(fail !== null && pass !== null);
+  assert.equal(points[fail.iteration_idx]?.status, 'fail');
+  assert.equal(points[fail.iteration_idx]?.load, fail.value);
+  assert.equal(fail.first_breach?.observed, 180);
+  assert.equal(points[pass.iteration_idx]?.status, 'pass');
+  // Most trials at the failing load passed on their own, yet the load is a fail.
+  const trials = points.filter((p) => p.load === fail.value);
+  assert.ok(trials.filter((p) => p.status === 'pass').length * 2 > trials.length);
+});
