@@ -63,13 +63,24 @@ export function fittedMargins(pools: readonly PooledLoad[], j: number): Array<[n
   return known.map((p, i) => [p.load, fit[i] as number]);
 }
 
-/** Where SLO `j`'s fitted margin crosses zero between the bracket's loads; null when it does not. */
+/**
+ * A straight line between the bracket's fitted margins is trusted only while both lie within this
+ * of zero (the observed value within twice the threshold): past it the curve is a knee or a cliff,
+ * and the line's crossing hugs the passing end.
+ */
+export const TRUSTED_MARGIN = 1;
+
+/**
+ * Where SLO `j`'s fitted margin crosses zero between the bracket's loads; null when it does not, or
+ * when an end's fitted margin lies beyond {@link TRUSTED_MARGIN}.
+ */
 export function fittedCrossing(pools: readonly PooledLoad[], j: number, b: Bracket): number | null {
   if (b.pass === undefined || b.fail === undefined) return null;
   const fit = new Map(fittedMargins(pools, j));
   const mLo = fit.get(b.pass.load);
   const mHi = fit.get(b.fail.load);
   if (mLo === undefined || mHi === undefined) return null;
+  if (Math.abs(mLo) > TRUSTED_MARGIN || Math.abs(mHi) > TRUSTED_MARGIN) return null;
   return zeroCrossing(b.pass.load, mLo, b.fail.load, mHi);
 }
 

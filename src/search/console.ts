@@ -111,30 +111,55 @@ export function breachText(b: Breach | null): string {
   return `${b.metric_tag} ${b.stat} ${observed}${unit} (needs ${b.op} ${b.threshold}${unit})`;
 }
 
-/** The closing lines: the answer, the boundary type, the binding SLO, probes used, wall time. */
+/**
+ * The search's answer in a few lines: what was found (or why there is no answer), the fit, the
+ * caveats, then the binding SLO, the probes used, why it stopped and the wall time.
+ */
 export function answerText(history: SearchHistory, wallS: number): string {
   const b = history.boundary_summary;
-  const swept = history.config.swept_dim_path;
-  const name = NAME_OF_AXIS[swept] ?? swept;
-  const folder = (i: number): string => history.iterations[i]?.folder ?? '?';
-  const pass =
-    b.feasible_max === null
-      ? `no ${name} in the range met the SLOs`
-      : `largest ${name} meeting the SLOs: ${loadText(swept, b.feasible_max.value)} (${folder(b.feasible_max.iteration_idx)})`;
-  const fail =
-    b.infeasible_min === null
-      ? 'no probe above it failed'
-      : `${loadText(swept, b.infeasible_min.value)} failed: ${breachText(b.infeasible_min.first_breach)} (${folder(b.infeasible_min.iteration_idx)})`;
-  const gap = b.relative_gap === null ? '' : `, resolution ${(100 * b.relative_gap).toFixed(1)} %`;
-  const lines = [`${pass}; ${fail} — ${b.boundary_type ?? 'unfinished'}${gap}`];
+  const lines = [
+    history.client_limit === null ? boundaryLine(history) : `no answer: ${history.client_limit.message}`,
+  ];
+  if (history.client_limit !== null && (b.feasible_max !== null || b.infeasible_min !== null))
+    lines.push(`before it: ${boundaryLine(history)}`);
   if (b.fitted_boundary !== null)
     lines.push(
-      `fitted boundary (a smooth estimate, not a measured pass): ${loadText(swept, b.fitted_boundary)}`,
+      `fitted boundary (a smooth estimate, not a measured pass): ${loadText(b.swept_dim_path, b.fitted_boundary)}`,
+    );
+  if (b.confirmed === false)
+    lines.push(
+      'not sure at 95 %: an end of the boundary has an interval that straddles its SLO (more requests per probe, or --num-profile-runs, narrow it)',
+    );
+  if (b.non_monotonic)
+    lines.push(
+      'an SLO got better with more load somewhere in the range (a cold cache, a warm-up?): the fit pooled those loads',
     );
   const judged = history.iterations.filter((it) => it.status !== 'interrupted').length;
   lines.push(
     `binding SLO: ${b.binding_constraint ?? '–'}; probes: ${judged} of ${history.config.max_probes}; stopped: ${history.convergence_reason ?? 'interrupted'}; wall time ${wallS.toFixed(1)} s`,
   );
-  if (history.client_limit !== null) lines.push(history.client_limit.message);
   return lines.join('\n');
+}
+
+/** The boundary as one line: the largest pass, the first fail and its breach, the type and resolution. */
+function boundaryLine(history: SearchHistory): string {
+  const b = history.boundary_summary;
+  const swept = b.swept_dim_path;
+  const name = NAME_OF_AXIS[swept] ?? swept;
+  const folder = (i: number): string => history.iterations[i]?.folder ?? '?';
+  const { lo, hi } = history.config.range;
+  if (b.boundary_type === 'all-fail')
+    return `no ${name} in the range met the SLOs: the low end ${loadText(swept, lo)} failed: ${breachText(b.infeasible_min?.first_breach ?? null)} — all-fail (the boundary lies below the range)`;
+  const pass =
+    b.feasible_max === null
+      ? `no ${name} met the SLOs yet`
+      : `largest ${name} meeting the SLOs: ${loadText(swept, b.feasible_max.value)} (${folder(b.feasible_max.iteration_idx)})`;
+  if (b.boundary_type === 'none-in-range')
+    return `${pass}: the top of the range passed — none-in-range (the boundary lies above ${loadText(swept, hi)})`;
+  const fail =
+    b.infeasible_min === null
+      ? 'no probe has failed yet'
+      : `${loadText(swept, b.infeasible_min.value)} failed: ${breachText(b.infeasible_min.first_breach)} (${folder(b.infeasible_min.iteration_idx)})`;
+  const gap = b.relative_gap === null ? '' : `, resolution ${(100 * b.relative_gap).toFixed(1)} %`;
+  return `${pass}; ${fail} — ${b.boundary_type ?? 'unfinished'}${gap}`;
 }

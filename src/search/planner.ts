@@ -7,8 +7,9 @@
  * 2. **Narrow**: between the last pass and the first fail, fit each SLO's margin against load
  *    monotonically (PAVA, ./isotonic.ts), take the lowest load where a fitted margin crosses zero,
  *    and probe just past it on the side the last probe did not settle (so two probes can close the
- *    bracket to the precision); bisect in log-load when nothing crosses, or when two narrowing
- *    probes in a row landed on the same side (the Illinois guard against a stalled end).
+ *    bracket to the precision); bisect in log-load when nothing crosses, when an end's margin is
+ *    too far from zero for a straight line to mean anything (a knee or a cliff), or when two
+ *    narrowing probes in a row landed on the same side (the Illinois guard against a stalled end).
  * 3. **Confirm**: once the bracket is within `--search-precision`, re-probe an end whose 95 %
  *    interval does not clear the SLO (up to {@link MAX_REPROBES} more trials each); pooled
  *    trials may move the bracket, and the search narrows again.

@@ -22,7 +22,7 @@ export function probeFolder(index1: number): string {
 export function probeInput(
   base: ProfileConfigInput,
   spec: SearchSpec,
-  at: { load: number; dir: string; seed: number },
+  at: { load: number; dir: string; seed: number; warm?: boolean },
 ): ProfileConfigInput {
   return {
     ...base,
@@ -31,6 +31,9 @@ export function probeInput(
     randomSeed: at.seed,
     artifactDir: at.dir,
     ui: 'none',
+    // The client's hot path was compiled by an earlier probe of this process: no warm-up again,
+    // unless the user asked for one.
+    ...(at.warm === true && base.clientWarmupMs === undefined ? { clientWarmupMs: 0 } : {}),
   } as ProfileConfigInput;
 }
 
@@ -43,6 +46,8 @@ export interface ProbeAt {
   trial: number;
   phase: ProbePhase;
   seed: number;
+  /** An earlier probe ran in this process (its client warm-up compiled the hot path). */
+  warm: boolean;
 }
 
 /** A finished probe: its history entry, and the bad-input error that ended its run early, if any. */
@@ -66,7 +71,7 @@ export async function runProbe(
   const folder = probeFolder(at.folderNumber);
   const dir = join(searchDir, folder);
   const started = new Date();
-  const outcome = await runProfile(probeInput(base, spec, { load: at.load, dir, seed: at.seed }), env);
+  const outcome = await runProfile(probeInput(base, spec, { load: at.load, dir, seed: at.seed, warm: at.warm }), env);
   const summary = JSON.parse(await readFile(join(dir, SUMMARY_JSON_FILE_NAME), 'utf8')) as Record<
     string,
     unknown

@@ -127,6 +127,7 @@ export async function runSearchLoop(
   const pc = plannerConfig(spec);
   const swept = SWEPT_DIM_PATH[spec.searchOver];
   await writeHistory(searchDir, history);
+  let probesRun = 0;
   for (;;) {
     const points = history.iterations.map(pointOf);
     const step = nextStep(pc, points);
@@ -153,7 +154,9 @@ export async function runSearchLoop(
       trial,
       phase: step.phase,
       seed: history.config.random_seed,
+      warm: probesRun > 0,
     };
+    probesRun++;
     env.log.info(
       `probe ${at.folderNumber}: ${swept} ${step.load} (${step.phase}${trial > 1 ? `, trial ${trial}` : ''})`,
     );
