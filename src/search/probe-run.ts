@@ -71,7 +71,10 @@ export async function runProbe(
   const folder = probeFolder(at.folderNumber);
   const dir = join(searchDir, folder);
   const started = new Date();
-  const outcome = await runProfile(probeInput(base, spec, { load: at.load, dir, seed: at.seed, warm: at.warm }), env);
+  const outcome = await runProfile(
+    probeInput(base, spec, { load: at.load, dir, seed: at.seed, warm: at.warm }),
+    env,
+  );
   const summary = JSON.parse(await readFile(join(dir, SUMMARY_JSON_FILE_NAME), 'utf8')) as Record<
     string,
     unknown
