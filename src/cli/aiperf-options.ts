@@ -66,6 +66,12 @@ const NO_SIGV4 =
 const NO_LIVE_EXPORT =
   'tokenload streams no telemetry to OpenTelemetry or MLflow (not planned): upload the artifact files after the run (profile_export.jsonl grows as requests complete)';
 const NO_ACCURACY = 'tokenload measures serving performance, not answer accuracy (not planned)';
+const IN_SEARCH =
+  'tokenload searches in a command of its own: `tokenload search --search-over concurrency|request-rate|speedup --search-range LO,HI` with this flag (docs/search.md)';
+const SEARCH_RECIPE =
+  'tokenload searches in a command of its own: max-concurrency-under-sla is `tokenload search --search-over concurrency --search-range 1,1000` with the SLO flags, max-goodput-under-slo adds `--slo-attainment-fraction F` (docs/search.md)';
+const NO_SEARCH_STYLE =
+  'tokenload search has one planner (a monotone fit of every SLO margin, bracketed then narrowed, re-probing ends whose interval straddles the SLO; docs/search.md), and no objective to maximize: use `tokenload search`';
 const RANKINGS_SYNTHETIC = `${NOT_YET}: synthetic rankings inputs; give each query and its passages in --input-file (single_turn, texts named query and passages; docs/endpoints.md)`;
 
 const endpoint = row('Endpoint');
@@ -88,6 +94,7 @@ const multimodal = row('Multimodal input');
 const auth = row('Authentication');
 const liveExport = row('Live telemetry export');
 const accuracy = row('Accuracy');
+const search = row('Search');
 
 /** Every `aiperf profile` option, grouped as AIPerf groups them. */
 export const AIPERF_OPTIONS: readonly AiperfOption[] = [
@@ -489,6 +496,26 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--accuracy-system-prompt',
     '--accuracy-verbose',
   ].map((flag) => accuracy(flag, refused(NO_ACCURACY))),
+  ...[
+    '--search-sla',
+    '--ttft-sla-ms',
+    '--itl-sla-ms',
+    '--e2e-sla-ms',
+    '--error-rate-sla',
+    '--slo-attainment-fraction',
+  ].map((flag) => search(flag, refused(IN_SEARCH))),
+  search('--tpot-sla-ms', refused(`${IN_SEARCH}; AIPerf's --tpot-sla-ms is its --itl-sla-ms`)),
+  search('--search-max-iterations', refused(`${IN_SEARCH}; there it is --search-max-probes`)),
+  search('--search-recipe', refused(SEARCH_RECIPE)),
+  ...[
+    '--search-style',
+    '--search-space',
+    '--search-metric',
+    '--search-direction',
+    '--sla-replicates',
+    '--sla-precision',
+    '--sla-warmup-seconds',
+  ].map((flag) => search(flag, refused(NO_SEARCH_STYLE))),
   service('--api-port', refused('tokenload serves no API while it runs: read the artifact files')),
   service('--api-host', refused('tokenload serves no API while it runs: read the artifact files')),
 ];
