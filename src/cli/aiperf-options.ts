@@ -67,7 +67,7 @@ const NO_LIVE_EXPORT =
   'tokenload streams no telemetry to OpenTelemetry or MLflow (not planned): upload the artifact files after the run (profile_export.jsonl grows as requests complete)';
 const NO_ACCURACY = 'tokenload measures serving performance, not answer accuracy (not planned)';
 const IN_SEARCH =
-  'tokenload searches in a command of its own: `tokenload search --search-over concurrency|request-rate|speedup --search-range LO,HI` with this flag (docs/search.md)';
+  'tokenload searches in a command of its own: `tokenload search --search-over X --search-range LO,HI` (X: request-rate, concurrency or speedup) with this flag (docs/search.md)';
 const SEARCH_RECIPE =
   'tokenload searches in a command of its own: max-concurrency-under-sla is `tokenload search --search-over concurrency --search-range 1,1000` with the SLO flags, max-goodput-under-slo adds `--slo-attainment-fraction F` (docs/search.md)';
 const NO_SEARCH_STYLE =
