@@ -8,7 +8,9 @@
  * (as offsets from `--start-at`), and the summaries' `shard` sections. The client warm-up is off to
  * keep the start-ups short (it is not what is compared). A `--start-at`
  * must leave every shard time to start up: on a machine so loaded that a shard was not ready in
- * time (it warns so), the shards run once more with a later start.
+ * time (it warns so), the shards run once more with a later start. Nothing compared is a measured
+ * time (the offsets are of `request_scheduled_ns`, the schedule, not the send), so the file runs in
+ * the parallel group: load only costs it that second start.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
