@@ -3,8 +3,9 @@
  * client and server verdicts, and the probe's status (types.ts {@link ProbeStatus}):
  *
  * - `client_limited`: the client verdict `saturated`; or `late` with a send-lag p99 above a tenth of
- *   the smallest SLO threshold in ms (a late client whose lateness is small beside what the SLOs
- *   allow still delivered the load: a 15 ms pause does not stop a search whose SLO is 500 ms);
+ *   the smallest SLO threshold in ms and above a tenth of the mean gap between sends (a late client
+ *   whose lateness is small beside what the SLOs allow, or beside the spacing of its requests, still
+ *   delivered the load: a 15 ms pause does not stop a search whose SLO is 500 ms, nor one at 1 req/s);
  * - `fail`: an SLO missed, the attainment missed, the server verdict `overloaded`, or no success;
  * - `pass`: otherwise. (`interrupted` is the runner's: Ctrl-C stopped the probe.)
  */
@@ -37,8 +38,11 @@ export type Judgement = Pick<
   | 'error_count'
 >;
 
-/** The share of a late client's send-lag p99 in the smallest ms threshold above which it limits the probe. */
-export const LATE_SHARE_OF_SLO = 0.1;
+/**
+ * A late client limits the probe when its send-lag p99 is above this share of both the smallest SLO
+ * threshold in ms and the mean gap between its sends.
+ */
+export const LATE_SHARE = 0.1;
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' ? (v as Obj) : {});
@@ -50,8 +54,11 @@ export function deliveredRate(summary: Obj): number | null {
 }
 
 /**
- * Whether the client limited the probe, with the note the history keeps for a `late` client.
- * Without an SLO in ms a late client limits the probe (nothing to weigh its lateness against).
+ * Whether the client limited the probe, with the note the history keeps for a `late` client. A late
+ * client still delivered the load when its send-lag p99 is at most a tenth of the smallest SLO
+ * threshold in ms (too small to move what the SLOs judge), or at most a tenth of the mean gap between
+ * its sends (too small to bunch requests up). Without an SLO in ms or a lag figure, a late client
+ * limits the probe.
  */
 function clientLimit(
   summary: Obj,
@@ -68,11 +75,18 @@ function clientLimit(
       limited: true,
       note: 'client late and no SLO in ms to weigh its lateness against: taken as client-limited',
     };
-  const bound = LATE_SHARE_OF_SLO * Math.min(...msThresholds);
+  const sloBound = LATE_SHARE * Math.min(...msThresholds);
+  const rate = deliveredRate(summary);
+  const gapBound = rate === null || rate <= 0 ? 0 : (LATE_SHARE * 1000) / rate;
+  const bound = Math.max(sloBound, gapBound);
   const limited = lagP99 > bound;
+  const which =
+    gapBound > sloBound
+      ? `a tenth of the mean gap between sends, ${(1000 / (rate as number)).toFixed(1)} ms`
+      : 'a tenth of the smallest SLO threshold in ms';
   return {
     limited,
-    note: `client late: send lag p99 ${lagP99.toFixed(1)} ms ${limited ? '>' : '≤'} ${bound.toFixed(1)} ms (a tenth of the smallest SLO threshold in ms), so ${limited ? 'the load was not delivered: client-limited' : 'the load was delivered: judged'}`,
+    note: `client late: send lag p99 ${lagP99.toFixed(1)} ms ${limited ? '>' : '≤'} ${bound.toFixed(1)} ms (${which}), so ${limited ? 'the load was not delivered: client-limited' : 'the load was delivered: judged'}`,
   };
 }
 
