@@ -3,7 +3,7 @@
  * client and server verdicts, and the probe's status (types.ts {@link ProbeStatus}):
  *
  * - `client_limited`: the client verdict `saturated`; or `late` with a send-lag p99 above a tenth of
- *   the smallest SLO threshold in ms and above a tenth of the mean gap between sends (a late client
+ *   the smallest latency SLO threshold and above a tenth of the mean gap between sends (a late client
  *   whose lateness is small beside what the SLOs allow, or beside the spacing of its requests, still
  *   delivered the load: a 15 ms pause does not stop a search whose SLO is 500 ms, nor one at 1 req/s);
  * - `fail`: an SLO missed, the attainment missed, the server verdict `overloaded`, or no success;
@@ -44,6 +44,9 @@ export type Judgement = Pick<
  */
 export const LATE_SHARE = 0.1;
 
+/** Latencies between a request's tokens: a late send does not move them, so they are not weighed against its lag. */
+const BETWEEN_TOKENS = new Set(['inter_token_latency', 'inter_chunk_latency']);
+
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' ? (v as Obj) : {});
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -55,10 +58,10 @@ export function deliveredRate(summary: Obj): number | null {
 
 /**
  * Whether the client limited the probe, with the note the history keeps for a `late` client. A late
- * client still delivered the load when its send-lag p99 is at most a tenth of the smallest SLO
- * threshold in ms (too small to move what the SLOs judge), or at most a tenth of the mean gap between
- * its sends (too small to bunch requests up). Without an SLO in ms or a lag figure, a late client
- * limits the probe.
+ * client still delivered the load when its send-lag p99 is at most a tenth of the smallest latency
+ * SLO threshold (TTFT, request latency, …: not the latencies between tokens, which a late send does
+ * not move), or at most a tenth of the mean gap between its sends (too small to bunch requests up).
+ * With neither to weigh it against, a late client limits the probe.
  */
 function clientLimit(
   summary: Obj,
@@ -69,21 +72,23 @@ function clientLimit(
   if (health.status === 'saturated') return { limited: true, note: null };
   if (health.status !== 'late') return { limited: false, note: null };
   const lagP99 = num(obj(health.send_lag_ms).p99);
-  const msThresholds = slas.filter((s) => unitOf(s.metric_tag) === 'ms').map((s) => s.threshold);
-  if (msThresholds.length === 0 || lagP99 === null)
-    return {
-      limited: true,
-      note: 'client late and no SLO in ms to weigh its lateness against: taken as client-limited',
-    };
-  const sloBound = LATE_SHARE * Math.min(...msThresholds);
+  const msThresholds = slas
+    .filter((s) => unitOf(s.metric_tag) === 'ms' && !BETWEEN_TOKENS.has(s.metric_tag))
+    .map((s) => s.threshold);
+  const sloBound = msThresholds.length === 0 ? 0 : LATE_SHARE * Math.min(...msThresholds);
   const rate = deliveredRate(summary);
   const gapBound = rate === null || rate <= 0 ? 0 : (LATE_SHARE * 1000) / rate;
   const bound = Math.max(sloBound, gapBound);
+  if (lagP99 === null || bound === 0)
+    return {
+      limited: true,
+      note: 'client late, with no send lag, latency SLO or request rate to weigh its lateness against: taken as client-limited',
+    };
   const limited = lagP99 > bound;
   const which =
     gapBound > sloBound
       ? `a tenth of the mean gap between sends, ${(1000 / (rate as number)).toFixed(1)} ms`
-      : 'a tenth of the smallest SLO threshold in ms';
+      : 'a tenth of the smallest latency SLO threshold';
   return {
     limited,
     note: `client late: send lag p99 ${lagP99.toFixed(1)} ms ${limited ? '>' : '≤'} ${bound.toFixed(1)} ms (${which}), so ${limited ? 'the load was not delivered: client-limited' : 'the load was delivered: judged'}`,

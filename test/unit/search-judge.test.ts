@@ -28,6 +28,7 @@ function summary(o: {
   return {
     time_to_first_token: { unit: 'ms', p95: ttft, ci95: { p95: { low: ttft * 0.9, high: ttft * 1.2 } } },
     inter_token_latency: { unit: 'ms', avg: o.itlAvg ?? 20, std: 10, count: ok },
+    request_latency: { unit: 'ms', p99: 50, ci95: { p99: { low: 45, high: 60 } } },
     request_count: { avg: ok },
     error_request_count: { avg: o.failed ?? 0 },
     request_throughput: { avg: o.ratePerS ?? 10 },
@@ -78,24 +79,25 @@ test('a breach names the first SLO that failed; an overloaded server fails a pro
 test('the client: saturated limits the probe; late limits it only when its lag is large beside both the SLOs and its spacing', () => {
   assert.equal(judge(summary({ client: { status: 'saturated' } })).status, 'client_limited');
   assert.equal(judge(summary({ client: { status: 'busy', lagP99: 50 } })).status, 'pass');
-  // 10 ms late at 1 request/s (1,000 ms apart): no bunching, judged, though 10 ms > a tenth of the 40 ms ITL SLO.
-  const sparse = judge(summary({ client: { status: 'late', lagP99: 10 }, ratePerS: 1 }));
+  const E2E: Sla = { metric_tag: 'request_latency', stat: 'p99', op: 'lt', threshold: 80, source: 't' };
+  const late = (lagP99: number, ratePerS: number, slas: Sla[]) =>
+    judge(summary({ client: { status: 'late', lagP99 }, ratePerS, ttftP95: 10 }), slas);
+  // 10 ms late at 1 request/s (1,000 ms apart): no bunching, judged, though 10 ms > a tenth of the 80 ms SLO.
+  const sparse = late(10, 1, [E2E]);
   assert.equal(sparse.status, 'pass');
   assert.match(sparse.client_note ?? '', /judged/);
-  // 10 ms late at 500 requests/s (2 ms apart), against a 40 ms ITL SLO: the load was not delivered.
-  const dense = judge(summary({ client: { status: 'late', lagP99: 10 }, ratePerS: 500 }));
+  // 10 ms late at 500 requests/s (2 ms apart), against an 80 ms latency SLO: the load was not delivered.
+  const dense = late(10, 500, [E2E]);
   assert.equal(dense.status, 'client_limited');
   assert.equal(dense.first_breach, null);
-  // 10 ms late at 500 requests/s, against a 500 ms TTFT SLO only: too small to matter.
-  assert.equal(
-    judge(summary({ client: { status: 'late', lagP99: 10 }, ratePerS: 500 }), [TTFT]).status,
-    'pass',
-  );
-  // Late without an SLO in ms: nothing to weigh it against.
-  assert.equal(
-    judge(summary({ client: { status: 'late', lagP99: 0.5 }, ratePerS: 1 }), [ERRORS]).status,
-    'client_limited',
-  );
+  // 10 ms late at 500 requests/s, against a 500 ms TTFT SLO: too small to matter.
+  assert.equal(late(10, 500, [TTFT]).status, 'pass');
+  // A 40 ms ITL SLO is not weighed (a late send does not move the gaps between tokens): only the spacing is.
+  assert.equal(late(10, 500, [ITL]).status, 'client_limited');
+  assert.equal(late(10, 5, [ITL]).status, 'pass');
+  // Late with no request rate and no latency SLO: nothing to weigh it against.
+  const bare = { ...summary({ client: { status: 'late', lagP99: 0.5 } }), request_throughput: {} };
+  assert.equal(judge(bare, [ERRORS]).status, 'client_limited');
 });
 
 test('no success: a fail on request_count', () => {
