@@ -29,13 +29,19 @@ export function bracketOf(pools: readonly PooledLoad[]): Bracket {
   return { pass: at > 0 ? pools[at - 1] : undefined, fail: pools[at] };
 }
 
-/** Some SLO's margin rose from one probed load to the next by more than both intervals allow. */
+/** A rise of the margin smaller than this (5 % of the threshold) is not called non-monotonic, however sure. */
+export const MATERIAL_RISE = 0.05;
+
+/**
+ * Some SLO's margin rose from one probed load to the next by more than both intervals allow, and by
+ * at least {@link MATERIAL_RISE}.
+ */
 export function marginsRise(pools: readonly PooledLoad[]): boolean {
   return pools.slice(1).some((b, i) => {
     const a = pools[i] as PooledLoad;
     return b.margins.some((m, j) => {
       const high = a.margins[j]?.high ?? null;
-      return high !== null && m.low !== null && m.low > high;
+      return high !== null && m.low !== null && m.low > high + MATERIAL_RISE;
     });
   });
 }
