@@ -123,9 +123,25 @@ test('every SSE fixture gives the same record through the worker pool as through
       single.send(requestFor(fixture)),
       viaPool(requestFor(fixture)),
     ]);
-    assert.deepEqual(shape(actual), shape(expected), fixture.name);
+    if (fixture.response.end === 'destroy') assertSameUpToReset(actual, expected, fixture.name);
+    else assert.deepEqual(shape(actual), shape(expected), fixture.name);
   }
 });
+
+/**
+ * A fixture that ends in a TCP reset: a chunk sent just before the reset reaches the client only if
+ * it was read before the reset was (Node drops a socket's unread buffer when a read fails in the same
+ * turn), on either path alike. So the records agree on everything, except that one's chunks may stop
+ * short of the other's: the shorter is a prefix of the longer.
+ */
+function assertSameUpToReset(actual: RawRecord, expected: RawRecord, name: string): void {
+  const a = shape(actual);
+  const e = shape(expected);
+  const n = Math.min(a.chunks.length, e.chunks.length);
+  assert.ok(n > 0, `${name}: no chunk before the reset`);
+  assert.deepEqual(a.chunks.slice(0, n), e.chunks.slice(0, n), name);
+  assert.deepEqual({ ...a, chunks: [] }, { ...e, chunks: [] }, name);
+}
 
 test('records from the pool carry the identity of their own request (concurrent sends, both workers)', async () => {
   const base = fixtures[0] as Fixture;
