@@ -13,6 +13,7 @@ import type { Logger } from '../util/run-env.js';
 import { rateWarning, readCalibration } from './calibration-file.js';
 import { exitCodeFor } from './cli-io.js';
 import { defineProfileOptions, resolveProfilePlan } from './profile-command.js';
+import { listenForStop } from './stop-signals.js';
 
 /** Logger on stderr, so stdout carries only the report. */
 export const stderrLogger: Logger = {
@@ -46,33 +47,13 @@ export function registerProfileCommand(
 }
 
 async function runAll(plan: RunSetPlan): Promise<number> {
-  const stop = new AbortController();
-  const force = new AbortController();
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    signals++;
-    if (signals === 1) {
-      stderrLogger.warn(`${sig}: stopping; press Ctrl-C again to cancel in-flight requests`);
-      stop.abort();
-    } else if (signals === 2) {
-      stderrLogger.warn(
-        `${sig}: cancelling in-flight requests; exports follow (a third Ctrl-C exits at once)`,
-      );
-      force.abort();
-      // Something that cannot be interrupted (e.g. a hung file system call) must not hold the user.
-      setTimeout(() => process.exit(EXIT_INTERRUPTED), 10_000).unref();
-    } else {
-      process.exit(EXIT_INTERRUPTED);
-    }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signals = listenForStop(stderrLogger, 'stopping');
   try {
     let failedCode = 0;
     let inputCode: number | null = null;
     const results = await runSet(
       plan,
-      { log: stderrLogger, stopSignal: stop.signal, forceSignal: force.signal },
+      { log: stderrLogger, stopSignal: signals.stop, forceSignal: signals.force },
       {
         before: async ({ config }) => {
           if (config.requestRate === undefined) return;
@@ -103,9 +84,8 @@ async function runAll(plan: RunSetPlan): Promise<number> {
       if (text !== '') process.stdout.write(`${text}\n`);
     }
     // A sweep goes on after a value where nothing succeeded (or too much failed), and exits with that failure at the end.
-    return stop.signal.aborted ? EXIT_INTERRUPTED : failedCode;
+    return signals.stop.aborted ? EXIT_INTERRUPTED : failedCode;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    signals.dispose();
   }
 }

@@ -15,6 +15,7 @@ import { exitCodeFor } from './cli-io.js';
 import { stderrLogger } from './profile-action.js';
 import { defineProfileOptions, recordedCommandLine, resolveProfileInput } from './profile-command.js';
 import { addSchemaOptions } from './schema-options.js';
+import { listenForStop } from './stop-signals.js';
 
 /**
  * Registers `search` on `program`; `setExit` receives the exit code; `args` are the arguments as
@@ -51,25 +52,10 @@ async function searchWithSignals(
   profile: Parameters<typeof runSearch>[0]['profile'],
   commandLine: string,
 ): Promise<number> {
-  const stop = new AbortController();
-  const force = new AbortController();
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    signals++;
-    if (signals === 1) {
-      stderrLogger.warn(
-        `${sig}: stopping the probe and the search (the history is kept; --resume continues it); press Ctrl-C again to cancel in-flight requests`,
-      );
-      stop.abort();
-    } else if (signals === 2) {
-      force.abort();
-      setTimeout(() => process.exit(EXIT_INTERRUPTED), 10_000).unref();
-    } else {
-      process.exit(EXIT_INTERRUPTED);
-    }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signals = listenForStop(
+    stderrLogger,
+    'stopping the probe and the search (the history is kept; --resume continues it)',
+  );
   const started = Date.now();
   let headed = false;
   try {
@@ -78,8 +64,8 @@ async function searchWithSignals(
       profile,
       commandLine,
       log: stderrLogger,
-      stopSignal: stop.signal,
-      forceSignal: force.signal,
+      stopSignal: signals.stop,
+      forceSignal: signals.force,
       onProbe: (it, history) => {
         if (!headed) process.stdout.write(`${tableHeader(history.config.sla_filters)}\n`);
         headed = true;
@@ -97,8 +83,7 @@ async function searchWithSignals(
     }
     return 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    signals.dispose();
   }
 }
 

@@ -1,5 +1,5 @@
 /** Runs a Node.js child process to its end and collects what it printed. */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 /** How a child ended and what it printed. */
 export interface NodeExit {
@@ -8,9 +8,14 @@ export interface NodeExit {
   stderr: string;
 }
 
-/** Runs `node ...args` (stdin closed); kills it after `boundMs`. */
-export function runNode(args: readonly string[], boundMs = 120_000): Promise<NodeExit> {
+/** Runs `node ...args` (stdin closed); kills it after `boundMs`; `onStart` gets the child (to signal it). */
+export function runNode(
+  args: readonly string[],
+  boundMs = 120_000,
+  onStart?: (child: ChildProcess) => void,
+): Promise<NodeExit> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  onStart?.(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => {

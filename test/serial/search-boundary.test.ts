@@ -11,7 +11,6 @@
  * rather than judging the server.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SearchHistory } from '../../src/search/history-types.js';
 import { type SpawnedSimulator, spawnSimulator } from '../../src/simulator/spawn.js';
 import { builtCli } from '../helpers/built-package.js';
+import { type NodeExit, runNode } from '../helpers/run-node.js';
 
 const N = 6;
 const CAPACITY_PER_S = 20;
@@ -42,27 +42,11 @@ function common(out: string): string[] {
   ];
 }
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Exit = NodeExit;
 
-/** Runs the built CLI; `onStart` gets the child (to signal it). */
+/** Runs the built CLI's `search`; `onStart` gets a way to signal it. */
 function runSearch(args: string[], onStart?: (kill: (s: NodeJS.Signals) => void) => void): Promise<Exit> {
-  const child = spawn(process.execPath, [builtCli(), 'search', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString('utf8');
-  });
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString('utf8');
-  });
-  onStart?.((s) => child.kill(s));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  return runNode([builtCli(), 'search', ...args], 300_000, (child) => onStart?.((s) => child.kill(s)));
 }
 
 function historyOf(out: string): SearchHistory {
