@@ -33,17 +33,18 @@ export function bracketOf(pools: readonly PooledLoad[]): Bracket {
 export const MATERIAL_RISE = 0.05;
 
 /**
- * Some SLO's margin rose from one probed load to the next by more than both intervals allow, and by
- * at least {@link MATERIAL_RISE}.
+ * Some SLO's margin is higher at a probed load than at a lower one by more than both intervals allow,
+ * and by at least {@link MATERIAL_RISE}.
  */
 export function marginsRise(pools: readonly PooledLoad[]): boolean {
-  return pools.slice(1).some((b, i) => {
-    const a = pools[i] as PooledLoad;
-    return b.margins.some((m, j) => {
-      const high = a.margins[j]?.high ?? null;
-      return high !== null && m.low !== null && m.low > high + MATERIAL_RISE;
-    });
-  });
+  return pools.some((a, i) =>
+    pools.slice(i + 1).some((b) =>
+      b.margins.some((m, j) => {
+        const high = a.margins[j]?.high ?? null;
+        return high !== null && m.low !== null && m.low > high + MATERIAL_RISE;
+      }),
+    ),
+  );
 }
 
 /** Every SLO's pass end of the interval is above 0: the pass is sure. */

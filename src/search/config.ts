@@ -260,7 +260,40 @@ export function parseSla(text: string): Sla {
   const threshold = plainNumber(value, false);
   if (threshold === undefined || !Number.isFinite(threshold))
     throw new ConfigError(`${flag} ${text}: threshold "${value}" is not a finite number`, flag);
-  return { metric_tag: tag, stat: stat as SlaStat, op: op as SlaOp, threshold, source: flag };
+  const sla: Sla = { metric_tag: tag, stat: stat as SlaStat, op: op as SlaOp, threshold, source: flag };
+  checkThreshold(sla, text);
+  checkDirection(sla, text);
+  return sla;
+}
+
+/** Run-level fractions: an SLO on one needs a threshold in [0, 1]. */
+const FRACTIONS = [ERROR_RATE_TAG, 'good_request_fraction'];
+
+/** A threshold the metric can reach: in [0, 1] for a fraction, above 0 for a time (ms). */
+function checkThreshold(sla: Sla, text: string): void {
+  const t = sla.threshold;
+  const fraction = FRACTIONS.includes(sla.metric_tag);
+  if (fraction ? t < 0 || t > 1 : slaUnit(sla.metric_tag) === 'ms' && t <= 0)
+    throw new ConfigError(
+      `--search-sla ${text}: ${sla.metric_tag} ${fraction ? 'is a fraction: the threshold must lie in [0, 1]' : 'is a time: the threshold must be above 0 ms'}`,
+      '--search-sla',
+    );
+}
+
+/** Run-level figures that grow with the load offered (a floor on them is met more easily the higher the load). */
+const GROWS_WITH_LOAD = /(_throughput|^goodput)$/;
+
+/**
+ * The search looks for the largest load meeting every SLO, so each must get harder as load grows. A
+ * floor on a run's throughput gets easier (more load, more throughput): refused, with the way to say it.
+ */
+function checkDirection(sla: Sla, text: string): void {
+  if (!runTags().includes(sla.metric_tag) || !GROWS_WITH_LOAD.test(sla.metric_tag)) return;
+  if (sla.op !== 'gt' && sla.op !== 'ge') return;
+  throw new ConfigError(
+    `--search-sla ${text}: ${sla.metric_tag} grows with load, so a floor on it is met more easily the higher the load, and the search looks for the largest load that meets every SLO; bound it from above (lt/le), or put floors on per-request figures (e.g. output_token_throughput_per_user:p50:gt:X)`,
+    '--search-sla',
+  );
 }
 
 function checkTag(tag: string, text: string): void {

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, OutputError } from '../errors.js';
+import { parseSearchHistory } from '../report/search-history.js';
 import { SEARCH_HISTORY_FILE_NAME, type SearchHistory } from './history-types.js';
 
 /** The history file of the search folder `dir`. */
@@ -34,7 +35,8 @@ export async function writeHistory(dir: string, history: SearchHistory): Promise
 
 /**
  * The history of the search folder `dir`, for `--resume`.
- * @throws {ConfigError} naming `--resume` when `dir` holds no readable history.
+ * @throws {ConfigError} naming `--resume` when `dir` holds no readable history, or one with a bad
+ *   field (named).
  */
 export async function readHistory(dir: string): Promise<SearchHistory> {
   const path = historyPath(dir);
@@ -47,6 +49,8 @@ export async function readHistory(dir: string): Promise<SearchHistory> {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as SearchHistory;
     if (parsed.schema_version !== '1.0' || !Array.isArray(parsed.iterations))
       throw new Error('not a tokenload search history');
+    // Every field the search reads back, checked (a hand-edited or damaged file names its bad field).
+    parseSearchHistory(parsed, path);
     return parsed;
   } catch (err) {
     throw new ConfigError(`--resume ${dir}: ${path} cannot be read: ${(err as Error).message}`, '--resume');

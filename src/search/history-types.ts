@@ -33,6 +33,11 @@ export interface HistoryConfig {
   slo_attainment_fraction: number | null;
   /** The seed every probe uses (`--random-seed`, else 42). */
   random_seed: number;
+  /**
+   * SHA-256 of every probe's `profile` options (model, server, dataset, duration, …; not the folder,
+   * the seed or the UI): a `--resume` with other options is refused. Absent in older histories.
+   */
+  profile_sha256?: string;
 }
 
 /** One SLO of one probe: the SLO and what was observed (`margin` relative to the threshold). */
@@ -96,8 +101,10 @@ export interface ClientLimit {
 export interface SearchHistory {
   schema_version: '1.0';
   tokenload_version: string;
-  /** The command line, secrets redacted. */
+  /** The command line that started the search, secrets redacted. */
   command: string;
+  /** The command lines that resumed it, in order (absent until one did). */
+  resumed_by?: string[];
   config: HistoryConfig;
   iterations: HistoryIteration[];
   boundary_summary: BoundarySummary;

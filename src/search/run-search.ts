@@ -4,6 +4,7 @@
  * limits a probe, or the stop signal (Ctrl-C) ends one. A resumed search re-reads its probes from
  * the history and asks the planner again: the planner is a function of the probes alone.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -63,12 +64,17 @@ function differences(now: HistoryConfig, then: HistoryConfig): string[] {
     ['--search-over', now.search_over, then.search_over],
     ['--search-range', now.range, then.range],
     ['--search-precision', now.precision, then.precision],
-    ['--search-max-probes', now.max_probes, then.max_probes],
     ['--num-profile-runs', now.trials, then.trials],
     ['the SLOs (--search-sla and the shorthands)', slas(now), slas(then)],
     ['--slo-attainment-fraction', now.slo_attainment_fraction, then.slo_attainment_fraction],
     ['--random-seed', now.random_seed, then.random_seed],
   ];
+  if (then.profile_sha256 !== undefined && then.profile_sha256 !== now.profile_sha256)
+    checks.push([
+      'the profile options (model, server, dataset, duration, …)',
+      'others',
+      'the command recorded in it',
+    ]);
   return checks
     .filter(([, a, b]) => !same(a, b))
     .map(([flag, a, b]) => `${flag} (history: ${JSON.stringify(b)}, now: ${JSON.stringify(a)})`);
@@ -83,15 +89,29 @@ export async function startHistory(options: SearchRunOptions): Promise<SearchHis
   const { spec, searchDir } = options;
   if (spec.resumeDir !== null) {
     const old = await readHistory(spec.resumeDir);
-    const diff = differences(historyConfig(spec, searchSeed(options.profile, old.config)), old.config);
+    const now = {
+      ...historyConfig(spec, searchSeed(options.profile, old.config)),
+      profile_sha256: profileSha256(options.profile),
+    };
+    const diff = differences(now, old.config);
     if (diff.length > 0)
       throw new ConfigError(
-        `--resume ${spec.resumeDir}: the search flags differ from its history: ${diff.join('; ')}`,
+        `--resume ${spec.resumeDir}: the search flags differ from its history: ${diff.join('; ')} (the history was made by: ${old.command})`,
         '--resume',
       );
-    return { ...old, command: options.commandLine, convergence_reason: null, client_limit: null };
+    // A larger --search-max-probes gives a search that ran out of probes more.
+    return {
+      ...old,
+      config: { ...old.config, max_probes: spec.maxProbes },
+      resumed_by: [...(old.resumed_by ?? []), options.commandLine],
+      convergence_reason: null,
+      client_limit: null,
+    };
   }
-  const config = historyConfig(spec, searchSeed(options.profile, null));
+  const config = {
+    ...historyConfig(spec, searchSeed(options.profile, null)),
+    profile_sha256: profileSha256(options.profile),
+  };
   await createArtifactDir(searchDir);
   if (existsSync(historyPath(searchDir)))
     for (const name of readdirSync(searchDir).filter((n) => FOLDER.test(n)))
@@ -106,6 +126,36 @@ export async function startHistory(options: SearchRunOptions): Promise<SearchHis
     convergence_reason: null,
     client_limit: null,
   };
+}
+
+/**
+ * SHA-256 of the probes' profile options, keys sorted, without what may differ between a search and
+ * its resume (the folder, the UI, the command line, the seed, checked on its own, and the trials, a
+ * search option).
+ */
+export function profileSha256(profile: ProfileConfigInput): string {
+  const {
+    artifactDir: _dir,
+    ui: _ui,
+    randomSeed: _seed,
+    numProfileRuns: _trials,
+    commandLine: _line,
+    ...rest
+  } = profile;
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>)
+              .filter(([, x]) => x !== undefined)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, x]) => [k, sorted(x)]),
+          )
+        : v;
+  return createHash('sha256')
+    .update(JSON.stringify(sorted(rest)))
+    .digest('hex');
 }
 
 /** The seed of every probe: `--random-seed`, else the history's (resume), else AIPerf's multi-run seed. */

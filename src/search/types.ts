@@ -125,7 +125,7 @@ export interface BoundarySummary {
    */
   confirmed: boolean | null;
   /**
-   * Some SLO's margin rose with load between two neighbouring probed loads by more than both their
+   * Some SLO's margin was higher at a probed load than at a lower one by more than both their
    * 95 % intervals allow, and by 5 % of its threshold or more (a cold cache, a warm-up, a server that
    * batches better under load): the
    * monotone fit pooled them, and the answer assumes load only hurts.

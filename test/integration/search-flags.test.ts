@@ -3,7 +3,7 @@
  * anything is sent: a stub server on 127.0.0.1 counts the requests it sees, and must see none.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -255,6 +255,19 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
     ],
     says: /--goodput cannot be given with --slo-attainment-fraction/,
   },
+  ...[
+    ['a negative time', 'time_to_first_token:p95:lt:-5', /is a time: the threshold must be above 0 ms/],
+    [
+      'an error rate above 1',
+      'request_error_rate:p99:lt:5',
+      /is a fraction: the threshold must lie in \[0, 1\]/,
+    ],
+    ['a floor on a throughput that grows with load', 'request_throughput:avg:gt:60', /grows with load/],
+  ].map(([what, sla, says]) => ({
+    name: `an SLO with ${what as string}`,
+    args: ['--search-over', 'concurrency', '--search-range', '1,8', '--search-sla', sla as string],
+    says: says as RegExp,
+  })),
 ];
 
 for (const c of CASES) {
@@ -280,4 +293,44 @@ test('search refuses a TTFT SLO without --streaming', async () => {
   assert.equal(code, 2, stderr);
   assert.match(stderr, /--ttft-sla-ms \(time_to_first_token\) needs --streaming/);
   assert.equal(seen, 0);
+});
+
+test('search --resume of a damaged history (a field gone) exits 2 naming the file and the field', async () => {
+  const folder = join(dir, 'damaged');
+  mkdirSync(folder, { recursive: true });
+  const sla = {
+    metric_tag: 'time_to_first_token',
+    stat: 'p95',
+    op: 'lt',
+    threshold: 100,
+    source: '--ttft-sla-ms',
+  };
+  const history = {
+    schema_version: '1.0',
+    tokenload_version: '0',
+    command: 'tokenload search',
+    config: {
+      search_over: 'concurrency',
+      swept_dim_path: 'concurrency',
+      range: { lo: 1, hi: 8 },
+      kind: 'int',
+      precision: 0.05,
+      max_probes: 20,
+      trials: 1,
+      sla_filters: [sla],
+      slo_attainment_fraction: null,
+      random_seed: 42,
+    },
+    // One probe whose `slas` was deleted by hand.
+    iterations: [{ iteration_idx: 0, folder: 'probe-01', load: 1, status: 'pass' }],
+    boundary_summary: null,
+    convergence_reason: null,
+    client_limit: null,
+  };
+  writeFileSync(join(folder, 'search_history.json'), JSON.stringify(history));
+  const args = ['--search-over', 'concurrency', '--search-range', '1,8', '--ttft-sla-ms', '100'];
+  const { code, stderr } = await runCliInProcess([...base(), ...args, '--resume', folder]);
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /search_history\.json: field iterations\[0\]\.\w+/);
+  assert.equal(seen, 0, 'the server saw a request');
 });

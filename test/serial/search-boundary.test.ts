@@ -134,6 +134,11 @@ test('concurrency, interrupted and resumed: Ctrl-C writes the history and exits 
   ]);
   assert.equal(other.code, 2);
   assert.match(other.stderr, /precision/);
+  // So is one whose probes would run with other profile options (here a shorter duration).
+  const shorter = CONCURRENCY_ARGS.map((a) => (a === '1.5' ? '1' : a));
+  const changed = await runSearch([...common(out), ...shorter, '--resume', out]);
+  assert.equal(changed.code, 2);
+  assert.match(changed.stderr, /the profile options .* \(the history was made by: tokenload search /);
   const resumed = await runSearch([...common(out), ...CONCURRENCY_ARGS, '--resume', out]);
   const history = assertAnswered(resumed, out);
   assert.deepEqual(
@@ -164,6 +169,7 @@ test('concurrency, interrupted and resumed: Ctrl-C writes the history and exits 
   assert.equal(history.iterations[b.infeasible_min?.iteration_idx as number]?.status, 'fail');
   assert.equal(history.convergence_reason, 'precision_reached');
   assert.match(resumed.stdout, /largest concurrency meeting the SLOs: 6 \(probe-\d+\); 7 failed: /);
+  assert.equal(history.resumed_by?.length, 1);
 });
 
 test('a client that cannot deliver the load stops the search: exit 5, the rate it sent, a --workers hint', async () => {
