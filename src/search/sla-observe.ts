@@ -32,7 +32,10 @@ export function errorRate(summary: Record<string, unknown>): { observed: number;
   const z2 = Z95 * Z95;
   const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
   const half = (Z95 * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
-  return { observed: p, interval: { low: Math.max(0, centre - half), high: Math.min(1, centre + half) } };
+  // At 0 failures the lower end is 0 exactly; rounding would leave 1e-17 (a value no one can read).
+  const low = failed === 0 ? 0 : Math.max(0, centre - half);
+  const high = failed === n ? 1 : Math.min(1, centre + half);
+  return { observed: p, interval: { low, high } };
 }
 
 /** The observed value of `sla` and its interval: a percentile's ci95, the mean's ±1.96·std/√n. */
