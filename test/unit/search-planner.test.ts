@@ -233,3 +233,18 @@ test('pooled trials: the boundary ends point at a probe that itself passed / fai
   const trials = points.filter((p) => p.load === fail.value);
   assert.ok(trials.filter((p) => p.status === 'pass').length * 2 > trials.length);
 });
+
+test('two trials that disagree are not sure on their mean alone (Student t on the trials, not the normal quantile)', () => {
+  // Below the cliff the trials give 90, 96, 93 ms in turn: a mean 7 % under the SLO, but with 2 trials
+  // the t interval (12.7 × the spread) straddles it, so the pass end is probed again.
+  const { points, boundary } = search(
+    { trials: 2 },
+    (x, trial) => (x <= CAP ? ([90, 96, 93][trial % 3] as number) : 5000),
+    0.001,
+  );
+  const pass = boundary.feasible_max?.value as number;
+  assert.ok(
+    points.some((p) => p.load === pass && p.phase === 'confirm'),
+    'the pass end was not re-probed',
+  );
+});
