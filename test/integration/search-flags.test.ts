@@ -49,6 +49,11 @@ const base = (): string[] => [
   join(dir, 'out'),
 ];
 
+/** A valid concurrency search, and a speedup search: each case adds what it breaks. */
+const RANGE = ['--search-over', 'concurrency', '--search-range', '1,8'];
+const CONCURRENCY = [...RANGE, '--ttft-sla-ms', '100'];
+const SPEEDUP = ['--search-over', 'speedup', '--search-range', '1,8', '--ttft-sla-ms', '100'];
+
 const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
   {
     name: 'no --search-over',
@@ -82,74 +87,32 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
   },
   {
     name: 'unknown tag',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'time_to_first_tokn:p95:lt:100',
-    ],
+    args: [...RANGE, '--search-sla', 'time_to_first_tokn:p95:lt:100'],
     says: /not a metric tokenload exports \(did you mean time_to_first_token\?\); known tags: .*request_error_rate/,
   },
   {
     name: 'bad stat',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'time_to_first_token:p97:lt:100',
-    ],
+    args: [...RANGE, '--search-sla', 'time_to_first_token:p97:lt:100'],
     says: /stat "p97" is not one of/,
   },
   {
     name: 'bad op',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'time_to_first_token:p95:lessthan:100',
-    ],
+    args: [...RANGE, '--search-sla', 'time_to_first_token:p95:lessthan:100'],
     says: /op "lessthan" is not one of/,
   },
   {
     name: 'not a 4-tuple',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'time_to_first_token:p95:100',
-    ],
+    args: [...RANGE, '--search-sla', 'time_to_first_token:p95:100'],
     says: /expected TAG:STAT:OP:THRESHOLD/,
   },
   {
     name: 'bad threshold',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'time_to_first_token:p95:lt:abc',
-    ],
+    args: [...RANGE, '--search-sla', 'time_to_first_token:p95:lt:abc'],
     says: /not a finite number/,
   },
   {
     name: 'a percentile of a run-level metric',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--search-sla',
-      'request_throughput:p95:gt:3',
-    ],
+    args: [...RANGE, '--search-sla', 'request_throughput:p95:gt:3'],
     says: /only avg applies/,
   },
   { name: 'no SLO', args: ['--search-over', 'concurrency', '--search-range', '1,8'], says: /no SLO/ },
@@ -183,18 +146,13 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
   },
   {
     name: 'speedup on synthetic prompts',
-    args: ['--search-over', 'speedup', '--search-range', '1,8', '--ttft-sla-ms', '100'],
+    args: SPEEDUP,
     says: /give a timestamped trace/,
   },
   {
     name: 'speedup without a fixed schedule',
     args: [
-      '--search-over',
-      'speedup',
-      '--search-range',
-      '1,8',
-      '--ttft-sla-ms',
-      '100',
+      ...SPEEDUP,
       '--input-file',
       timed,
       '--custom-dataset-type',
@@ -206,12 +164,7 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
   {
     name: 'speedup on a trace without timestamps',
     args: [
-      '--search-over',
-      'speedup',
-      '--search-range',
-      '1,8',
-      '--ttft-sla-ms',
-      '100',
+      ...SPEEDUP,
       '--input-file',
       untimed,
       '--custom-dataset-type',
@@ -222,37 +175,17 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
   },
   {
     name: '--resume of a folder without a history',
-    args: ['--search-over', 'concurrency', '--search-range', '1,8', '--ttft-sla-ms', '100', '--resume', dir],
+    args: [...CONCURRENCY, '--resume', dir],
     says: /--resume .*: no search_history.json there/,
   },
   {
     name: 'a bad precision',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--ttft-sla-ms',
-      '100',
-      '--search-precision',
-      '1.5',
-    ],
+    args: [...CONCURRENCY, '--search-precision', '1.5'],
     says: /--search-precision/,
   },
   {
     name: '--goodput beside --slo-attainment-fraction',
-    args: [
-      '--search-over',
-      'concurrency',
-      '--search-range',
-      '1,8',
-      '--ttft-sla-ms',
-      '100',
-      '--slo-attainment-fraction',
-      '0.9',
-      '--goodput',
-      'time_to_first_token:50',
-    ],
+    args: [...CONCURRENCY, '--slo-attainment-fraction', '0.9', '--goodput', 'time_to_first_token:50'],
     says: /--goodput cannot be given with --slo-attainment-fraction/,
   },
   ...[
@@ -265,7 +198,7 @@ const CASES: Array<{ name: string; args: string[]; says: RegExp }> = [
     ['a floor on a throughput that grows with load', 'request_throughput:avg:gt:60', /grows with load/],
   ].map(([what, sla, says]) => ({
     name: `an SLO with ${what as string}`,
-    args: ['--search-over', 'concurrency', '--search-range', '1,8', '--search-sla', sla as string],
+    args: [...RANGE, '--search-sla', sla as string],
     says: says as RegExp,
   })),
 ];
@@ -328,8 +261,7 @@ test('search --resume of a damaged history (a field gone) exits 2 naming the fil
     client_limit: null,
   };
   writeFileSync(join(folder, 'search_history.json'), JSON.stringify(history));
-  const args = ['--search-over', 'concurrency', '--search-range', '1,8', '--ttft-sla-ms', '100'];
-  const { code, stderr } = await runCliInProcess([...base(), ...args, '--resume', folder]);
+  const { code, stderr } = await runCliInProcess([...base(), ...CONCURRENCY, '--resume', folder]);
   assert.equal(code, 2, stderr);
   assert.match(stderr, /search_history\.json: field iterations\[0\]\.\w+/);
   assert.equal(seen, 0, 'the server saw a request');
