@@ -1,15 +1,25 @@
 /**
  * Client warm-up: before the first measured request, this process runs its own request path —
- * prompt building, body encoding, the HTTP client, SSE decoding, record processing — for
- * `--client-warmup-ms` against a simulator started inside this process, not against the target
+ * prompt building, body encoding, the HTTP client, SSE decoding, record processing, the JSONL and
+ * `inputs.json` writers — against a simulator started inside this process, not against the target
  * server. Nothing reaches the target, so its KV cache and counters are untouched.
  *
  * Why: V8 runs a function in its interpreter until it has been called often enough to compile it.
  * A replay at 1,000 requests/s that starts with cold code sends its first requests late and reads
  * their streams late, and on a small machine that backlog feeds on itself for a second or two
- * (measured in bench/README.md). A few hundred requests beforehand remove most of it.
+ * (measured in bench/README.md).
+ *
+ * How long: in rounds of {@link WARMUP_ROUND_REQUESTS} completed requests, each measuring this process's CPU per completed
+ * request; it stops once that has stopped falling ({@link WARMUP_FLAT_ROUNDS} rounds in a row no
+ * better than {@link WARMUP_PLATEAU_RATIO} of the best before them, after at least
+ * {@link WARMUP_MIN_ROUNDS}), or at `--client-warmup-ms`, whichever comes first. The in-process
+ * server streams one token per write {@link WARMUP_ITL_MS} apart, as servers do, so the
+ * one-event-per-read path is the one compiled.
  */
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RunPlan } from '../config/plan.js';
 import type { Conversation, Dataset, StreamedTurn, Turn } from '../dataset/types.js';
 import { startSimulator } from '../simulator/server.js';
@@ -18,7 +28,25 @@ import { runPhase } from './phase.js';
 import { buildStrategy, type PhaseLimits } from './strategy-factory.js';
 
 /** Requests the warm-up keeps in flight. */
-export const CLIENT_WARMUP_CONCURRENCY = 8;
+export const CLIENT_WARMUP_CONCURRENCY = 32;
+
+/** Requests one measuring round of the warm-up completes. */
+export const WARMUP_ROUND_REQUESTS = 100;
+
+/** How often the warm-up looks whether a round is complete, ms. */
+const ROUND_CHECK_MS = 20;
+
+/** Rounds the warm-up always runs (when its cap allows). */
+export const WARMUP_MIN_ROUNDS = 3;
+
+/** A round whose CPU per request is above this fraction of the best earlier round has not improved. */
+export const WARMUP_PLATEAU_RATIO = 0.95;
+
+/** Rounds in a row without improvement that end the warm-up. */
+export const WARMUP_FLAT_ROUNDS = 2;
+
+/** Gap between the in-process server's token writes, ms (Node timers cannot go below 1 ms). */
+export const WARMUP_ITL_MS = 1;
 
 /** Warm-up conversations built from a streamed trace's first row. */
 const STREAMED_WARMUP_CONVERSATIONS = 32;
@@ -34,23 +62,37 @@ export interface ClientWarmupResult {
   errors: number;
   /** Wall time, ms. */
   durationMs: number;
+  /** This process's CPU per completed request in each round, ms. */
+  cpuMsPerRequest: number[];
+  /** `plateau`: the CPU per request stopped falling; `cap`: `--client-warmup-ms` ran out; `stopped`: Ctrl-C. */
+  endedBy: 'plateau' | 'cap' | 'stopped';
 }
 
 /**
- * Runs the client warm-up: a concurrency-{@link CLIENT_WARMUP_CONCURRENCY} phase of
- * `config.clientWarmupMs` against an in-process fixed-mode simulator (no delays), on the run's own
- * conversations, or for a streamed trace on copies of its first row with warm-up-only hash ids.
- * Records are discarded. Stops early when the run's stop signal fires.
+ * Runs the client warm-up (see the module comment): a concurrency-{@link CLIENT_WARMUP_CONCURRENCY}
+ * phase of at most `config.clientWarmupMs` against an in-process fixed-mode simulator, on the run's
+ * own conversations, or for a streamed trace on copies of its first row with warm-up-only hash ids.
+ * Records and bodies are written to a temporary folder that is removed afterwards. Stops early when
+ * the per-request CPU stops falling or the run's stop signal fires.
  * @param ctx the run's context (tokenizer, synthesizer, adapter, dataset).
  * @param first the first row of a streamed trace (null when the dataset was loaded whole).
- * @returns counts and duration.
+ * @returns counts, duration, the per-round CPU and why it ended.
  */
 export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null): Promise<ClientWarmupResult> {
   const t0 = performance.now();
   const sim = await startSimulator(
-    { models: [...ctx.config.models], mode: 'fixed', ttftMs: 0, itlMs: 0, tokenizer: ctx.config.tokenizer },
+    {
+      models: [...ctx.config.models],
+      mode: 'fixed',
+      ttftMs: 0,
+      itlMs: WARMUP_ITL_MS,
+      tokenizer: ctx.config.tokenizer,
+    },
     { tokenizer: ctx.tokenizer },
   );
+  const dir = await mkdtemp(join(tmpdir(), 'tokenload-client-warmup-'));
+  const plateau = new AbortController();
+  const rounds = watchRounds(() => sim.stats().completed, plateau);
   try {
     const config = warmupConfig(ctx.config);
     const dataset = warmupDataset(ctx.dataset, first);
@@ -59,10 +101,13 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
       onePass: false,
       load: config.load,
       prefill: null,
+      writesTo: dir,
     };
     // Never the run's ideal prefix cache: nothing of the warm-up reaches the target's cache.
     const { idealCaches: _runCaches, ...runCtx } = ctx;
-    const warmCtx: RunContext = { ...runCtx, config, dataset, targets: [sim.url], stream: null };
+    const stopSignal = AbortSignal.any([ctx.env.stopSignal, plateau.signal]);
+    const env = { ...ctx.env, stopSignal };
+    const warmCtx: RunContext = { ...runCtx, env, config, dataset, targets: [sim.url], stream: null };
     const result = await runPhase(
       warmCtx,
       'warmup',
@@ -72,10 +117,51 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
     const errors = result.summary.build().errorSummary.reduce((sum, e) => sum + e.count, 0);
     // The warm-up's prompts (other rows, or warm-up-only ids) say nothing about the run's block sizes.
     ctx.synthesizer.blocks.resetSizeConflicts();
-    return { requests: result.recordCount, errors, durationMs: performance.now() - t0 };
+    const endedBy = ctx.env.stopSignal.aborted ? 'stopped' : plateau.signal.aborted ? 'plateau' : 'cap';
+    const durationMs = performance.now() - t0;
+    return {
+      requests: result.recordCount,
+      errors,
+      durationMs,
+      cpuMsPerRequest: rounds.perRequestMs,
+      endedBy,
+    };
   } finally {
+    rounds.stop();
     await sim.close();
+    await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * This process's CPU per request over each round of {@link WARMUP_ROUND_REQUESTS} completed
+ * requests; aborts `plateau` once it has stopped falling (see the module comment).
+ */
+function watchRounds(
+  completed: () => number,
+  plateau: AbortController,
+): { perRequestMs: number[]; stop: () => void } {
+  const perRequestMs: number[] = [];
+  let lastCpu = process.cpuUsage();
+  let lastDone = completed();
+  const timer = setInterval(() => {
+    const done = completed();
+    if (done - lastDone < WARMUP_ROUND_REQUESTS) return;
+    const cpu = process.cpuUsage(lastCpu);
+    lastCpu = process.cpuUsage();
+    perRequestMs.push((cpu.user + cpu.system) / 1000 / (done - lastDone));
+    lastDone = done;
+    if (hasLevelledOff(perRequestMs)) plateau.abort();
+  }, ROUND_CHECK_MS);
+  return { perRequestMs, stop: () => clearInterval(timer) };
+}
+
+/** True when the last {@link WARMUP_FLAT_ROUNDS} rounds are no better than the best round before them. */
+function hasLevelledOff(perRequestMs: readonly number[]): boolean {
+  if (perRequestMs.length < Math.max(WARMUP_MIN_ROUNDS, WARMUP_FLAT_ROUNDS + 1)) return false;
+  const before = perRequestMs.slice(0, -WARMUP_FLAT_ROUNDS);
+  const best = Math.min(...before);
+  return perRequestMs.slice(-WARMUP_FLAT_ROUNDS).every((ms) => ms > WARMUP_PLATEAU_RATIO * best);
 }
 
 /**

@@ -98,7 +98,10 @@ export async function runPhase(
   limits: PhaseLimits,
 ): Promise<PhaseResult> {
   const { config } = ctx;
-  const writers = openWriters(config.artifactDir, phase, config.exportLevel);
+  const writers = openWriters(
+    limits.writesTo ?? (phase === 'profiling' ? config.artifactDir : null),
+    config.exportLevel,
+  );
   const connections = limits.load.concurrency ?? PHASE_CONNECTIONS;
   const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
   const cancel = new AbortController();
@@ -285,17 +288,15 @@ interface PhaseSinks extends PhaseWriters {
   failureStop: FailureStop | null;
 }
 
-function openWriters(
-  artifactDir: string,
-  phase: 'warmup' | 'profiling',
-  exportLevel: 'summary' | 'records' | 'raw',
-): PhaseWriters {
-  if (phase !== 'profiling') return { records: null, inputs: null, raw: null };
+/** The phase's writers into `dir`, or none (null). */
+function openWriters(dir: string | null, exportLevel: 'summary' | 'records' | 'raw'): PhaseWriters {
+  if (dir === null) return { records: null, inputs: null, raw: null };
   const time = new TimeBase();
+  const at = (name: string): string => join(dir, name);
   return {
-    records: new RecordWriter(join(artifactDir, RECORDS_FILE_NAME), time),
-    inputs: new InputsWriter(join(artifactDir, INPUTS_FILE_NAME)),
-    raw: exportLevel === 'raw' ? new RawRecordWriter(join(artifactDir, RAW_RECORDS_FILE_NAME), time) : null,
+    records: new RecordWriter(at(RECORDS_FILE_NAME), time),
+    inputs: new InputsWriter(at(INPUTS_FILE_NAME)),
+    raw: exportLevel === 'raw' ? new RawRecordWriter(at(RAW_RECORDS_FILE_NAME), time) : null,
   };
 }
 

@@ -38,7 +38,7 @@ import {
   writeFailedSummary,
   writeRunLog,
 } from './artifacts.js';
-import { warmUpClient } from './client-warmup.js';
+import { type ClientWarmupResult, WARMUP_ROUND_REQUESTS, warmUpClient } from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
@@ -195,8 +195,22 @@ async function warmUpClientLogged(ctx: RunContext): Promise<void> {
   if (ctx.config.clientWarmupMs <= 0 || ctx.env.stopSignal.aborted) return;
   const w = await warmUpClient(ctx, ctx.firstRow ?? null);
   ctx.env.log.info(
-    `client warm-up: ${w.requests} requests (${w.errors} failed) in ${Math.round(w.durationMs)} ms against an in-process simulator; nothing was sent to the target`,
+    `client warm-up: ${w.requests} requests (${w.errors} failed) in ${Math.round(w.durationMs)} ms against an in-process simulator; ${warmupCpuText(w)}; nothing was sent to the target`,
   );
+}
+
+/** How the warm-up's CPU per request went and why it ended, for its log line. */
+function warmupCpuText(w: ClientWarmupResult): string {
+  const first = w.cpuMsPerRequest[0];
+  const last = w.cpuMsPerRequest[w.cpuMsPerRequest.length - 1];
+  const why = {
+    plateau: 'it stopped falling',
+    cap: 'the --client-warmup-ms cap came first',
+    stopped: 'the run was stopped',
+  }[w.endedBy];
+  if (first === undefined || last === undefined)
+    return `no round of ${WARMUP_ROUND_REQUESTS} requests completed (${why})`;
+  return `CPU per request ${first.toFixed(2)} → ${last.toFixed(2)} ms over ${w.cpuMsPerRequest.length} rounds of ${WARMUP_ROUND_REQUESTS} requests; ended because ${why}`;
 }
 
 function startSimulator(

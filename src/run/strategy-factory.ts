@@ -33,6 +33,12 @@ export interface PhaseLimits {
    * limit); absent: `--benchmark-grace-period`.
    */
   cutoffGraceSeconds?: number;
+  /**
+   * A folder the phase writes its records and request bodies to, through the profiling phase's own
+   * writers (the client warm-up's throwaway folder: it warms the export path too); absent: the
+   * artifact folder for profiling, nothing for a warmup phase.
+   */
+  writesTo?: string;
 }
 
 /** Stop conditions of the profiling phase (the plan's stop; a synthetic default count stops too). */

@@ -4,7 +4,7 @@
  * before it listens (its real cache and counters start empty).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -80,6 +80,35 @@ test('client warm-up of a streamed trace replay uses its first row with warm-up-
     assert.ok(warm !== null && warm.requests > 0 && warm.failed === 0, JSON.stringify(lines));
     assert.equal(target.capturedRequests().length, 40, 'the 40 trace rows, and nothing else');
   } finally {
+    await target.close();
+  }
+});
+
+test('client warm-up stops once its CPU per request stops falling, and leaves no files behind', async () => {
+  const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
+  const scratch = mkdtempSync(join(tmpdir(), 'tokenload-warm-tmp-'));
+  const tmpBefore = process.env.TMPDIR;
+  process.env.TMPDIR = scratch;
+  try {
+    const { lines } = await profileAgainst(target.url, {
+      requestCount: 2,
+      synthetic: { isl: 32, osl: 4 },
+      clientWarmupMs: 60_000,
+    });
+    const line = lines.find((l) => l.startsWith('client warm-up:')) ?? '';
+    const m =
+      /CPU per request ([\d.]+) → ([\d.]+) ms over (\d+) rounds of (\d+) requests; ended because (.*); nothing/.exec(
+        line,
+      );
+    assert.ok(m !== null, line);
+    assert.ok(Number(m[3]) >= 3, `at least three rounds: ${line}`);
+    assert.equal(m[5], 'it stopped falling', line);
+    assert.ok(Number(m[2]) <= Number(m[1]), `CPU per request fell: ${line}`);
+    const left = readdirSync(scratch).filter((name) => name.startsWith('tokenload-client-warmup-'));
+    assert.deepEqual(left, [], 'the warm-up removed the folder its records went to');
+  } finally {
+    if (tmpBefore === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpBefore;
     await target.close();
   }
 });
