@@ -142,6 +142,20 @@ function starved(figures: HealthFigures): string | null {
 }
 
 /**
+ * What stopped the event loop: the longest GC pause when it was at least half the longest loop
+ * delay, else a starved main thread, else the two candidates.
+ */
+function pauseCause(figures: HealthFigures): string {
+  const gc = figures.gc;
+  if (gc.max_pause_ms >= figures.event_loop_delay_ms.max / 2)
+    return `the longest garbage-collection pause was ${gc.max_pause_ms} ms; ${gc.count} collections, ${gc.pause_ms_per_second} ms of pause per second`;
+  return (
+    starved(figures) ??
+    `not garbage collection (${gc.count} collections of at most ${gc.max_pause_ms} ms): a long task in this process, or another process on this machine's cores`
+  );
+}
+
+/**
  * What a `late` verdict says: how many were late, why, that the client was not saturated, and, when
  * the loop delay was over its limit, that timestamps carry it.
  */
@@ -151,7 +165,7 @@ function lateReason(figures: HealthFigures, cause: LateCause, j: Judged): string
   const why = {
     bursts: `${sends?.in_bursts} of them waited behind requests scheduled within 1 ms of them (largest burst ${sends?.largest_burst}), which go out one after another`,
     connections: `${sends?.on_connections} of them spent most of it waiting for a new connection to be opened (connection_wait, connect_time), not in the client`,
-    pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms (${starved(figures) ?? "a GC pause, or another process on this machine's cores"})`,
+    pauses: `the event loop stopped for up to ${figures.event_loop_delay_ms.max} ms (${pauseCause(figures)})`,
     waits:
       'neither bursts, connections nor event-loop pauses explain it: the requests began late while the event loop was not seen stopping',
   }[cause];

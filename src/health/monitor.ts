@@ -5,7 +5,7 @@
  *
  * Sampled: main-thread event-loop delay (`monitorEventLoopDelay`, 2 ms resolution — a cheap native
  * timer), main-thread event-loop utilization, process CPU (all threads) and, with the worker pool,
- * each worker's ELU and thread CPU. Send lag is the run's `schedule_lag` values, handed over at stop,
+ * each worker's ELU and thread CPU, and the main thread's garbage-collection pauses (gc-watch.ts). Send lag is the run's `schedule_lag` values, handed over at stop,
  * with the {@link SendLog} that tells bursts apart. Everything is judged ({@link judge}) against the
  * floor measured just before the phase ({@link measureClientFloor}). Cost: one native histogram
  * timer and two numbers per scheduled request.
@@ -22,6 +22,7 @@ import {
   type MsStats,
   round3,
 } from './client-floor.js';
+import { startGcWatch } from './gc-watch.js';
 import { healthLimits, judge } from './health-judge.js';
 import type { IdleClosedConnections } from './idle-closes.js';
 import type { SendLog } from './send-log.js';
@@ -50,10 +51,12 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
   const elu0: EventLoopUtilization = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const mainCpu0 = threadCpuSeconds(readProc);
+  const gc = startGcWatch();
   const t0Ms = performance.now();
   return {
     stop: (lagsMs, sends) => {
       loop.disable();
+      const gcFigures = gc.stop();
       const wallS = Math.max(1e-9, (performance.now() - t0Ms) / 1000);
       const cpu = process.cpuUsage(cpu0);
       const mainCpu1 = threadCpuSeconds(readProc);
@@ -69,6 +72,7 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
         main_thread_cpu_percent:
           mainCpu0 === null || mainCpu1 === null ? null : round1(((mainCpu1 - mainCpu0) / wallS) * 100),
         ...(workers === undefined ? {} : { workers }),
+        gc: gcFigures,
         send_lag_ms: sendLag(lagsMs),
         late_sends: sends.lateSends(healthLimits(floor).send_lag_p99),
         ...idleClosedOf(sends),

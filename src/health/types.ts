@@ -3,6 +3,7 @@
  * health folder: the monitor measures, the judge decides, and both read these.
  */
 import type { ClientFloor, MsStats } from './client-floor.js';
+import type { GcFigures } from './gc-watch.js';
 import type { IdleClosedConnections } from './idle-closes.js';
 import type { LateSends } from './send-log.js';
 
@@ -27,6 +28,8 @@ export interface ClientHealth extends ClientFloor {
   main_thread_cpu_percent: number | null;
   /** Per worker thread, when the worker pool ran. */
   workers?: Array<{ event_loop_utilization: number; cpu_percent: number | null }>;
+  /** Main-thread garbage collections over the phase: count, pause per second, longest pause. */
+  gc: GcFigures;
   /** `schedule_lag` percentiles over scheduled requests; null without a schedule. */
   send_lag_ms: MsStats | null;
   /** Requests later than the send-lag limit and how many were bursts; null without a schedule. */

@@ -27,6 +27,7 @@ const at100: HealthFigures = {
   main_thread_cpu_percent: 14,
   send_lag_ms: { p50: 0.05, p90: 0.6, p99: 3.1, max: 6, count: 500 },
   late_sends: { limit_ms: 4.5, count: 0, in_bursts: 0, on_connections: 0, largest_burst: 1 },
+  gc: { count: 20, major_count: 0, per_second: 4, pause_ms_per_second: 3, max_pause_ms: 1.2 },
 };
 
 test('a 100 req/s run at the machine floor is ok; the same figures on a quiet machine are not', () => {
@@ -80,7 +81,16 @@ test('late sends without bursts are pauses when the loop stopped that long, else
   });
   assert.equal(paused.status, 'late');
   assert.equal(paused.late_cause, 'pauses');
-  assert.match(paused.verdict, /^late \(pauses\): .*stopped for up to 105 ms/);
+  assert.match(
+    paused.verdict,
+    /^late \(pauses\): .*stopped for up to 105 ms \(not garbage collection \(20 collections of at most 1\.2 ms\)/,
+  );
+  // The same stop, with a collection as long as half of it: the verdict names the collection.
+  const collected = judge({ ...paused, gc: { ...at100.gc, max_pause_ms: 60, major_count: 1 } });
+  assert.match(
+    collected.verdict,
+    /stopped for up to 105 ms \(the longest garbage-collection pause was 60 ms; 20 collections/,
+  );
   // A loop busy two thirds of the wall time on a main thread that ran a sixth of it: starved of CPU.
   const starved = judge({ ...paused, event_loop_utilization: 0.67, main_thread_cpu_percent: 16.7 });
   assert.equal(starved.late_cause, 'pauses');
@@ -214,6 +224,21 @@ test('the monitor sees a blocked event loop and reports thread figures of a pool
   assert.equal(health.send_lag_ms, null);
   assert.equal(health.late_sends, null);
   assert.deepEqual(health.wake_floor_ms, vmFloor.wake_floor_ms);
+});
+
+test('the monitor counts the garbage collections of the main thread while it runs', async () => {
+  const monitor = startClientMonitor(vmFloor);
+  // Short-lived garbage, well beyond a young generation, in slices so the loop keeps turning.
+  let sink = 0;
+  for (let slice = 0; slice < 20; slice++) {
+    for (let i = 0; i < 200_000; i++) sink += { i, s: `x${i}` }.s.length;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const health = monitor.stop([], new SendLog());
+  assert.ok(sink > 0);
+  assert.ok(health.gc.count > 0, JSON.stringify(health.gc));
+  assert.ok(health.gc.max_pause_ms > 0 && health.gc.pause_ms_per_second > 0, JSON.stringify(health.gc));
+  assert.ok(health.gc.major_count <= health.gc.count);
 });
 
 /**
