@@ -100,7 +100,9 @@ export async function runPhase(
   const { config } = ctx;
   const writers = openWriters(config.artifactDir, phase, config.exportLevel);
   const connections = limits.load.concurrency ?? PHASE_CONNECTIONS;
-  const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
+  // `--workers auto` was resolved to a count before the run (run/workers-auto.ts); unresolved, single-process.
+  const workers = typeof config.workers === 'number' ? config.workers : undefined;
+  const client = ctx.openClient({ urls: ctx.targets, connections, workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
