@@ -161,7 +161,12 @@ async function prepareStart(
   client: PhaseClient,
 ): Promise<PhaseStart> {
   const measured = () => phase === 'profiling' && !ctx.env.stopSignal.aborted;
-  const floor = measured() ? await ctx.measureFloor(ctx.clock, ctx.env.stopSignal) : null;
+  // With worker threads the sends run there, so the floor is probed there too (health/client-floor.ts).
+  const threads =
+    client.probeFloor === undefined
+      ? undefined
+      : { client: { probeFloor: client.probeFloor.bind(client) }, precision: ctx.config.timingPrecision };
+  const floor = measured() ? await ctx.measureFloor(ctx.clock, ctx.env.stopSignal, threads) : null;
   const startAtNs = measured() ? await waitForStartAt(ctx) : undefined;
   const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
   const untilStartNs = Math.max(0, (startAtNs ?? 0) - ctx.clock.nowNs());
