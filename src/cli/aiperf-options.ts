@@ -414,7 +414,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--workers-max',
     alias(
       '--workers',
-      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs)',
+      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs, as tokenload’s auto does from the cores and the load)',
     ),
     ['2'],
   ),
@@ -422,7 +422,7 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
     '--max-workers',
     alias(
       '--workers',
-      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs)',
+      'client worker threads (tokenload’s default is 1, a single process; AIPerf sizes it from the CPUs, as tokenload’s auto does from the cores and the load)',
     ),
     ['2'],
   ),

@@ -17,6 +17,11 @@ import type { Command } from 'commander';
 import type { ProfileConfigInput } from '../config/fields.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import { profileConfig } from '../config/schema.js';
+import {
+  type Calibration,
+  type CalibrationStep,
+  defaultCalibrationPath,
+} from '../health/calibration-file.js';
 import { round3 } from '../health/client-floor.js';
 import { HEALTH_LIMITS } from '../health/health-judge.js';
 import type { ClientHealth } from '../health/types.js';
@@ -25,7 +30,6 @@ import { runProfile } from '../run/profile.js';
 import { spawnSimulator } from '../simulator/spawn.js';
 import { makeDirs } from '../util/make-dir.js';
 import { integerAtLeast, numberIn } from './arg-parsers.js';
-import { type Calibration, type CalibrationStep, defaultCalibrationPath } from './calibration-file.js';
 
 /** A rate step passes with send lag p99 ≤ its wake floor p99 + this, ms (the health verdict's margin). */
 export const RATE_LAG_MARGIN_MS = HEALTH_LIMITS.sendLagMarginMs;

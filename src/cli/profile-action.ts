@@ -8,9 +8,9 @@
 import type { Command } from 'commander';
 import type { RunSetPlan } from '../config/sweep.js';
 import { EXIT_FAILED_REQUEST_THRESHOLD, EXIT_INTERRUPTED, EXIT_NO_SUCCESS } from '../errors.js';
+import { rateWarning, readCalibration } from '../health/calibration-file.js';
 import { runSet, writeSetAggregates } from '../run/run-set.js';
 import type { Logger } from '../util/run-env.js';
-import { rateWarning, readCalibration } from './calibration-file.js';
 import { exitCodeFor } from './cli-io.js';
 import { defineProfileOptions, resolveProfilePlan } from './profile-command.js';
 import { listenForStop } from './stop-signals.js';

@@ -7,16 +7,21 @@
  * message needs no AbortController per request.
  */
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { adapterFor, ENDPOINTS, isEndpointTypeName } from '../endpoint/registry.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { RawRecord } from '../record/types.js';
+import { RealClock } from '../timing/real-clock.js';
+import { wakeLateness } from '../timing/wake-floor.js';
 import { createMultiServerClient } from './multi-server.js';
 import { packRecords } from './record-wire.js';
 import { createHttpClient, type PooledHttpClient } from './undici-client.js';
 import {
+  type FloorProbe,
   type FromWorker,
   originOffsetNs,
+  type ThreadFloor,
   type ToWorker,
   threadCpuSeconds,
   type WireRequest,
@@ -70,8 +75,29 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       void client
         .prewarm(message.count)
         .then((result) => port.postMessage({ type: 'prewarmed', result } satisfies FromWorker));
+    else if (message.type === 'reserve') client.reserveConnections?.(message.count, message.dueNs);
+    else if (message.type === 'floor')
+      void probeFloor(message.probe).then((floor) =>
+        port.postMessage({ type: 'floor', floor } satisfies FromWorker),
+      );
     else void close(port, client, statsTimer, postStats);
   });
+}
+
+/**
+ * The client-floor probe on this thread (worker-protocol.ts {@link FloorProbe}): wake-up lateness
+ * on a clock of the run's precision, and this thread's event-loop delay over the same window.
+ */
+async function probeFloor(probe: FloorProbe): Promise<ThreadFloor> {
+  const loop = monitorEventLoopDelay({ resolution: probe.loopResolutionMs });
+  loop.enable();
+  const lateMs = await wakeLateness(new RealClock({ precision: probe.precision }), probe);
+  loop.disable();
+  const loopDelayNs =
+    loop.count === 0
+      ? { count: 0, max: 0, p50: 0, p99: 0 }
+      : { count: loop.count, max: loop.max, p50: loop.percentile(50), p99: loop.percentile(99) };
+  return { lateMs: Float64Array.from(lateMs), loopDelayNs };
 }
 
 function send(client: PooledHttpClient, wire: WireRequest, done: (raw: RawRecord, id: number) => void): void {

@@ -8,6 +8,7 @@ import { createMultiServerClient } from './multi-server.js';
 import type { HttpClient } from './types.js';
 import { createHttpClient } from './undici-client.js';
 import { createWorkerPoolClient, type WorkerThreadStats } from './worker-pool.js';
+import type { FloorProbe, ThreadFloor } from './worker-protocol.js';
 
 /** Options of {@link createClient}. */
 export interface ClientChoice {
@@ -26,6 +27,8 @@ export interface PhaseClient extends HttpClient {
   ready?(): Promise<void>;
   /** Opens `count` connections to the target before the first request (connector.ts); never throws. */
   prewarm?(count: number): Promise<PrewarmResult>;
+  /** The worker pool: runs the client-floor probe on each worker thread (where the sends run). */
+  probeFloor?(probe: FloorProbe): Promise<ThreadFloor[]>;
 }
 
 /**

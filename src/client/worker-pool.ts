@@ -28,7 +28,9 @@ import { type PrewarmResult, sumPrewarms } from './connector.js';
 import { unpackRecords } from './record-wire.js';
 import type { HttpClient, SendRequest } from './types.js';
 import {
+  type FloorProbe,
   type FromWorker,
+  type ThreadFloor,
   type ToWorker,
   type WireRequest,
   WORKER_IDENTITY,
@@ -67,6 +69,26 @@ export interface WorkerPoolClient extends HttpClient {
   ready(): Promise<void>;
   /** Has the workers pre-open `count` connections between them (connector.ts); never throws. */
   prewarm(count: number): Promise<PrewarmResult>;
+  /**
+   * `count` built requests are due from `dueNs` (main-thread ns) on: each worker reserves its
+   * share ({@link reserveShare}) for its own pools (connector.ts `reserve`). Never throws.
+   */
+  reserveConnections(count: number, dueNs?: number): void;
+  /** Runs the client-floor probe on every worker at once (after they started); one result per live worker. */
+  probeFloor(probe: FloorProbe): Promise<ThreadFloor[]>;
+}
+
+/**
+ * The connections one of `workers` workers reserves for `count` built requests. Requests go to a
+ * worker by their session (a hash), so a worker's share of a burst is binomial (n = `count`,
+ * p = 1/`workers`), not an even split: its mean plus two standard deviations, rounded up, at most
+ * `count`, so an uneven burst rarely waits for a connection. What is not used stays open, idle.
+ */
+export function reserveShare(count: number, workers: number): number {
+  if (count <= 0) return 0;
+  if (workers <= 1) return count;
+  const p = 1 / workers;
+  return Math.min(count, Math.ceil(count * p + 2 * Math.sqrt(count * p * (1 - p))));
 }
 
 /** A request handed to a worker and not yet answered; watches its signal to forward a cancel. */
@@ -112,6 +134,7 @@ class Slot {
   private markStarted: () => void = () => undefined;
   private closing: Promise<void> | null = null;
   private prewarmed: ((result: PrewarmResult) => void) | null = null;
+  private floored: ((floor: ThreadFloor | null) => void) | null = null;
 
   constructor(
     private readonly init: WorkerInit,
@@ -142,6 +165,22 @@ class Slot {
       this.prewarmed = resolve;
     });
     this.post({ type: 'prewarm', count });
+    return answer;
+  }
+
+  /** Forwards a connection reservation (worker-protocol.ts `reserve`); nothing when the worker is not running. */
+  reserve(count: number, dueNs: number): void {
+    if (count > 0) this.post({ type: 'reserve', count, dueNs });
+  }
+
+  /** Runs the floor probe on the worker (after it started); null when it is not running or dies meanwhile. */
+  async probeFloor(probe: FloorProbe): Promise<ThreadFloor | null> {
+    await this.start();
+    if (this.worker === null) return null;
+    const answer = new Promise<ThreadFloor | null>((resolve) => {
+      this.floored = resolve;
+    });
+    this.post({ type: 'floor', probe });
     return answer;
   }
 
@@ -202,6 +241,10 @@ class Slot {
       this.prewarmed?.(message.result);
       this.prewarmed = null;
     }
+    if (message.type === 'floor') {
+      this.floored?.(message.floor);
+      this.floored = null;
+    }
     if (message.type !== 'records') return;
     const ids = message.ids;
     const answered: (Pending | undefined)[] = [];
@@ -226,6 +269,8 @@ class Slot {
     if (worker !== this.worker) return;
     this.worker = null;
     this.markStarted();
+    this.floored?.(null);
+    this.floored = null;
     for (const id of [...this.pending.keys()]) this.settleFailed(id, message);
   }
 
@@ -283,6 +328,15 @@ export function createWorkerPoolClient(options: WorkerPoolOptions): WorkerPoolCl
       const t0 = performance.now();
       const shares = slots.map((slot, i) => slot.prewarm(Math.floor((count + i) / workers)));
       return sumPrewarms(count, await Promise.all(shares), performance.now() - t0);
+    },
+    reserveConnections: (count, dueNs) => {
+      const share = reserveShare(count, workers);
+      const due = dueNs ?? monotonicNowNs();
+      for (const slot of slots) slot.reserve(share, due);
+    },
+    probeFloor: async (probe) => {
+      const floors = await Promise.all(slots.map((slot) => slot.probeFloor(probe)));
+      return floors.filter((f) => f !== null);
     },
     close: async () => {
       await Promise.all(slots.map((slot) => slot.close()));

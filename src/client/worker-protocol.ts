@@ -65,7 +65,30 @@ export type ToWorker =
   | { type: 'send'; requests: WireRequest[] }
   | { type: 'cancel'; id: number; reason: string | null }
   | { type: 'prewarm'; count: number }
+  | { type: 'reserve'; count: number; dueNs: number }
+  | { type: 'floor'; probe: FloorProbe }
   | { type: 'close' };
+
+/**
+ * The client-floor probe a worker runs on its own thread (health/client-floor.ts): it sleeps to
+ * `count` targets `spacingNs` apart on a clock of the run's precision and samples its event-loop
+ * delay meanwhile.
+ */
+export interface FloorProbe {
+  count: number;
+  spacingNs: number;
+  precision: 'timer' | 'spin';
+  /** Event-loop delay histogram resolution, ms. */
+  loopResolutionMs: number;
+}
+
+/** What a worker's floor probe measured. */
+export interface ThreadFloor {
+  /** Lateness of each wake-up (wake-up − target), ms, in target order. */
+  lateMs: Float64Array;
+  /** The thread's event-loop delay over the probe, ns; count 0 when it took no sample. */
+  loopDelayNs: { count: number; max: number; p50: number; p99: number };
+}
 
 /** Thread CPU and event-loop figures a worker reports about itself. */
 export interface WorkerSelfStats {
@@ -82,6 +105,7 @@ export type FromWorker =
   | { type: 'ready'; stats: WorkerSelfStats }
   | { type: 'stats'; stats: WorkerSelfStats }
   | { type: 'prewarmed'; result: PrewarmResult }
+  | { type: 'floor'; floor: ThreadFloor }
   | { type: 'closed' };
 
 /**

@@ -188,13 +188,24 @@ export const outputFields = {
         "auto: --concurrency, or --request-rate × 1 s, or a fixed schedule's busiest second (64 for a streamed trace); at most 256",
     },
   ),
-  /** `--workers`: client worker threads, each with its own connection pool; 1 = single-process. */
-  workers: option(int(1).max(MAX_WORKERS, { error: MAX_WORKERS_REASON }).optional(), {
-    flag: 'workers',
-    unit: 'n',
-    help: 'client worker threads, each with its own connection pool (at most 256)',
-    defaultText: '1 (single-process)',
-  }),
+  /**
+   * `--workers`: client worker threads, each with its own connection pool; 1 = single-process;
+   * `auto` = chosen before the run from the cores and the load (run/workers-auto.ts).
+   */
+  workers: option(
+    z
+      .union([int(1).max(MAX_WORKERS, { error: MAX_WORKERS_REASON }), z.literal('auto')], {
+        error: `expected a whole number from 1 to ${MAX_WORKERS}, or auto`,
+      })
+      .optional(),
+    {
+      flag: 'workers',
+      unit: 'n|auto',
+      parse: (text) => (text === 'auto' ? 'auto' : (plainNumber(text, true) ?? text)),
+      help: "client worker threads, each with its own connection pool (at most 256); auto: as many as the load needs by this machine's calibration (or 800 req/s, 1,000 streams per thread), at most the cores − 1, stated in the console and the summary's client_workers",
+      defaultText: '1 (single-process)',
+    },
+  ),
   /** `--ui`: progress output; `dashboard` is the live bar, as `simple`. */
   ui: option(z.enum(['none', 'simple', 'dashboard']).default('simple'), {
     flag: 'ui',

@@ -75,8 +75,9 @@ function prefillProblem(
     return `${flag} needs --streaming (a streamable --endpoint-type): a prefill slot is released by the first token, which only a streamed answer shows.`;
   if (cap.value !== undefined && limit > cap.value)
     return `${flag} ${limit} must be <= ${cap.flag} ${cap.value}: a request in prefill is one of the sessions in flight.`;
-  if ((c.workers ?? 1) > 1)
-    return `${flag} is not implemented with --workers > 1 yet (the first token is seen in a worker thread); drop --workers.`;
+  // `--workers auto` stays single-process with a prefill gate (run/workers-auto.ts).
+  if (typeof c.workers === 'number' && c.workers > 1)
+    return `${flag} is not implemented with --workers > 1 yet (the first token is seen in a worker thread); drop --workers, or use --workers auto.`;
   return null;
 }
 

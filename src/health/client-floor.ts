@@ -4,9 +4,11 @@
  * ({@link wakeLateness}, as `npm run bench:wake` does) with nothing else to do, and records how late
  * each wake-up was, while the event-loop delay histogram the monitor uses samples the same window.
  * What an idle client sees on this machine at this moment (a halting vCPU, other processes on the
- * cores) is the floor; only lateness above it is the client's own.
+ * cores) is the floor; only lateness above it is the client's own. With worker threads sending,
+ * the same probe runs on each of them at once (the sends run there), and the worst thread is the floor.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { FloorProbe, ThreadFloor } from '../client/worker-protocol.js';
 import { percentileSorted } from '../metrics/stats.js';
 import type { Clock } from '../timing/clock.js';
 import { wakeLateness } from '../timing/wake-floor.js';
@@ -34,22 +36,72 @@ export interface ClientFloor {
   wake_floor_ms: MsStats;
   /** Event-loop delay over the probe's window (same histogram and resolution as `event_loop_delay_ms`). */
   idle_loop_delay_ms: MsStats;
+  /**
+   * With worker threads sending: the threads probed at once, e.g. `main thread and 2 worker
+   * threads`; each figure above is then the thread with the highest p99. Absent: the main thread.
+   */
+  floor_threads?: string;
+}
+
+/** The worker threads that send, when they do: the floor is probed on them too (client/worker-pool.ts). */
+export interface FloorThreads {
+  probeFloor(probe: FloorProbe): Promise<ThreadFloor[]>;
+}
+
+/** Where the sends run, when not (only) on the main thread: {@link measureClientFloor}'s third argument. */
+export interface SendingThreads {
+  client: FloorThreads;
+  /** `--timing-precision`: the workers' probe sleeps on a clock of the same precision. */
+  precision: 'timer' | 'spin';
 }
 
 /**
- * Measures the floor (about {@link FLOOR_WAKEUPS} ms). An abort of `signal` ends it early; with no
- * wake-up measured the wake figures are 0 with `count` 0. On a virtual clock lateness is 0.
+ * Measures the floor (about {@link FLOOR_WAKEUPS} ms) on the main thread, and at the same time on
+ * every worker thread of `threads` when the sends run there: each figure is then the thread with
+ * the highest p99. An abort of `signal` ends the main thread's probe early; with no wake-up measured
+ * the wake figures are 0 with `count` 0. On a virtual clock lateness is 0.
  */
-export async function measureClientFloor(clock: Clock, signal?: AbortSignal): Promise<ClientFloor> {
-  const loop = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
-  loop.enable();
-  const late = await wakeLateness(clock, {
+export async function measureClientFloor(
+  clock: Clock,
+  signal?: AbortSignal,
+  threads?: SendingThreads,
+): Promise<ClientFloor> {
+  const probe: FloorProbe = {
     count: FLOOR_WAKEUPS,
     spacingNs: 1e6,
-    ...(signal === undefined ? {} : { signal }),
-  });
+    precision: threads?.precision ?? 'timer',
+    loopResolutionMs: LOOP_DELAY_RESOLUTION_MS,
+  };
+  const workers = threads === undefined ? Promise.resolve([]) : threads.client.probeFloor(probe);
+  const loop = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loop.enable();
+  const late = await wakeLateness(clock, { ...probe, ...(signal === undefined ? {} : { signal }) });
   loop.disable();
-  return { wake_floor_ms: latenessStats(late), idle_loop_delay_ms: loopDelayStats(loop) };
+  const main: ClientFloor = { wake_floor_ms: latenessStats(late), idle_loop_delay_ms: loopDelayStats(loop) };
+  return threads === undefined ? main : worstOf(main, await workers);
+}
+
+/** The main thread's floor and the workers': each figure from the thread with the highest p99. */
+function worstOf(main: ClientFloor, workers: readonly ThreadFloor[]): ClientFloor {
+  let wake = main.wake_floor_ms;
+  let loop = main.idle_loop_delay_ms;
+  for (const w of workers) {
+    const wWake = latenessStats(w.lateMs);
+    const d = w.loopDelayNs;
+    const wLoop = loopDelayStats({
+      count: d.count,
+      max: d.max,
+      percentile: (p) => (p === 50 ? d.p50 : d.p99),
+    });
+    if (wWake.p99 > wake.p99) wake = wWake;
+    if (wLoop.p99 > loop.p99) loop = wLoop;
+  }
+  const n = workers.length;
+  return {
+    wake_floor_ms: wake,
+    idle_loop_delay_ms: loop,
+    floor_threads: `main thread and ${n} worker ${n === 1 ? 'thread' : 'threads'}`,
+  };
 }
 
 /** p50/p99/max/count of wake-up lateness (numpy-linear percentiles, as every metric), ms. */

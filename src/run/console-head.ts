@@ -11,6 +11,7 @@ import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import { connectionsLine, loadLine, serverVerdictLine, tokenizerLine } from '../report/lead.js';
 import { type FinishInput, feedErrorOf, sentCount } from './finish-input.js';
+import { workersLine } from './workers-auto.js';
 
 /**
  * The lines the console shows before its table, as one text ending in a newline; the server verdict
@@ -32,6 +33,8 @@ export function header(input: FinishInput, status: RunStatus, verdict: ServerVer
       `Duration cut-off: ${cut.inFlightAtCutoff} requests in flight; ${cut.completedInGrace} completed in the grace period, ${cut.cancelledAfterGrace} cancelled after it`,
     );
   }
+  if (input.workersChoice !== undefined && input.workersChoice !== null)
+    lines.push(workersLine(input.workersChoice));
   const health = input.profiling.clientHealth;
   if (health !== undefined) lines.push(clientHealthLine(health));
   if (verdict !== null) lines.push(serverVerdictLine(verdict).text);

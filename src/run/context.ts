@@ -8,7 +8,7 @@ import type { RunPlan } from '../config/plan.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
 import type { Dataset, StreamedTurn, TraceStream } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
-import type { ClientFloor } from '../health/client-floor.js';
+import type { ClientFloor, SendingThreads } from '../health/client-floor.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
 import type { TextTokenizer } from '../prompt/tokenizer.js';
@@ -51,9 +51,10 @@ export interface RunContext {
   openClient(choice: ClientChoice): PhaseClient;
   /**
    * Measures the floor the profiling phase's client health is judged against, before its first send
-   * (`measureClientFloor`: about a quarter second on `clock`).
+   * (`measureClientFloor`: about a quarter second on `clock`; also on the worker threads of `threads`
+   * when they send).
    */
-  measureFloor(clock: Clock, signal: AbortSignal): Promise<ClientFloor>;
+  measureFloor(clock: Clock, signal: AbortSignal, threads?: SendingThreads): Promise<ClientFloor>;
   /**
    * The run's ideal prefix caches, one per server (as {@link RunContext.targets}: each server has its
    * own KV cache), shared by the phases that send to the servers (warmup and profiling, in send

@@ -12,6 +12,7 @@ import type { ScrapeReport } from '../server-metrics/scraper.js';
 import type { ShardReport } from '../shard/start-at.js';
 import type { LoadStrategy, PacingReport, ReplayReport, StrategyReport } from '../timing/types.js';
 import type { PhaseResult } from './phase.js';
+import type { WorkersChoice } from './workers-auto.js';
 
 /** Inputs of `finishRun` (./finish.ts). */
 export interface FinishInput {
@@ -47,6 +48,8 @@ export interface FinishInput {
   inputWarnings?: readonly string[];
   /** The summary's `run_info` (its `benchmark_id` made when the run started). */
   runInfo: RunInfo;
+  /** What `--workers auto` chose (the summary's `client_workers`); null or absent with a number. */
+  workersChoice?: WorkersChoice | null;
 }
 
 /** Requests sent to the servers: the warmup phase's and the profiling phase's. */

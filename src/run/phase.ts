@@ -104,7 +104,9 @@ export async function runPhase(
     config.exportLevel,
   );
   const connections = limits.load.concurrency ?? PHASE_CONNECTIONS;
-  const client = ctx.openClient({ urls: ctx.targets, connections, workers: config.workers });
+  // `--workers auto` was resolved to a count before the run (run/workers-auto.ts); unresolved, single-process.
+  const workers = typeof config.workers === 'number' ? config.workers : undefined;
+  const client = ctx.openClient({ urls: ctx.targets, connections, workers });
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
@@ -165,7 +167,12 @@ async function prepareStart(
   const measured = () => phase === 'profiling' && !ctx.env.stopSignal.aborted;
   // Start-up's and the warm-up's garbage collected now, not during the first seconds of the schedule.
   if (measured()) settleHeap();
-  const floor = measured() ? await ctx.measureFloor(ctx.clock, ctx.env.stopSignal) : null;
+  // With worker threads the sends run there, so the floor is probed there too (health/client-floor.ts).
+  const threads =
+    client.probeFloor === undefined
+      ? undefined
+      : { client: { probeFloor: client.probeFloor.bind(client) }, precision: ctx.config.timingPrecision };
+  const floor = measured() ? await ctx.measureFloor(ctx.clock, ctx.env.stopSignal, threads) : null;
   const startAtNs = measured() ? await waitForStartAt(ctx) : undefined;
   const prewarm = measured() ? await prewarmTarget(ctx, client) : null;
   const untilStartNs = Math.max(0, (startAtNs ?? 0) - ctx.clock.nowNs());

@@ -98,8 +98,12 @@ function autoOrAsked(
   return capped(load.concurrency, '--concurrency');
 }
 
-/** Most turns whose trace timestamps fall within one second, over the schedule's first seconds. */
-function busiestSecond(dataset: Dataset): number {
+/**
+ * Most turns whose trace timestamps fall within one second, over the schedule's first
+ * {@link PREWARM_LOOKAHEAD_S} s (1 for a dataset without timestamps); also `--workers auto`'s rate
+ * of a fixed schedule (run/workers-auto.ts).
+ */
+export function busiestSecond(dataset: Dataset): number {
   let zero = Number.POSITIVE_INFINITY;
   for (const conversation of dataset.conversations)
     for (const turn of conversation.turns) zero = Math.min(zero, turn.timestampMs ?? zero);

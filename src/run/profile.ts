@@ -46,6 +46,7 @@ import { type PhaseResult, runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { buildStrategy, describePhase, profilingLimits, warmupLimits } from './strategy-factory.js';
 import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
+import { resolveWorkers, type WorkersChoice, workersLine } from './workers-auto.js';
 
 /**
  * Validates `input` ({@link profileConfig}), runs a profile and writes all artifacts. The run first
@@ -129,8 +130,13 @@ async function startUp(
   const { autoZeroMs, notes, ...inputs } = await prepareInputs(plan, env, source);
   const shardLine = shardDescription(plan, asked);
   if (shardLine !== null) env.log.info(shardLine);
+  const streamed = inputs.stream !== null;
+  const workers = await resolveWorkers(plan, inputs.dataset, streamed, env.machine ?? {}, (m) =>
+    env.log.warn(m),
+  );
+  if (workers !== null) env.log.info(workersLine(workers));
   const shared = {
-    config: plan,
+    config: workers === null ? plan : { ...plan, workers: workers.workers },
     env,
     adapter: adapterFor(plan.endpointType, { extraInputs: plan.extraInputs }),
     clock: new RealClock({ precision: plan.timingPrecision }),
@@ -150,7 +156,7 @@ async function startUp(
   held.ownsFolder = await claimFolder(plan, env);
   const clockOffset = await measureRunClock(plan, targets, shared.clock, env);
   const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(held.scraper, plan, targets);
-  const facts = { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes };
+  const facts = { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes, workers };
   return { ctx: { ...shared, targets, serverMetrics }, facts };
 }
 
@@ -250,6 +256,8 @@ interface RunFacts extends Pick<ShardInputs, 'autoZeroMs'> {
   clockOffset: ClockMeasurement | null;
   served: string[] | null;
   notes: InputNotes;
+  /** What `--workers auto` chose; null when a number was given. */
+  workers: WorkersChoice | null;
 }
 
 async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcome> {
@@ -307,6 +315,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     serverMetrics,
     servedModels: facts.served,
     inputWarnings: [...facts.notes.warnings, ...nonNull(facts.notes.lengths.warning())],
+    workersChoice: facts.workers,
   });
 }
 

@@ -34,6 +34,8 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
   };
   if (input.profiling.clientHealth !== undefined) extra.client_health = input.profiling.clientHealth;
   if (input.profiling.connections !== undefined) extra.connections = input.profiling.connections;
+  if (input.workersChoice !== undefined && input.workersChoice !== null)
+    extra.client_workers = input.workersChoice;
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
   if (input.profiling.failureStop !== undefined) extra.failed_request_threshold = input.profiling.failureStop;
   if (input.profiling.servers !== undefined) extra.servers = input.profiling.servers;

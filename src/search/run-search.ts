@@ -185,7 +185,7 @@ export async function runSearchLoop(
     if (last?.status === 'client_limited') {
       history.convergence_reason = 'client_limited';
       history.boundary_summary = step.kind === 'done' ? step.boundary : currentBoundary(pc, points);
-      history.client_limit = clientLimitOf(last, spec, options.profile.workers ?? 1);
+      history.client_limit = clientLimitOf(last, spec, workersAsNumber(options.profile.workers));
       await writeHistory(searchDir, history);
       return { history, ending: 'client_limited', inputError: null };
     }
@@ -225,4 +225,9 @@ export async function runSearchLoop(
     if (result.iteration.status === 'interrupted')
       return { history, ending: 'interrupted', inputError: null };
   }
+}
+
+/** `--workers` as a count for the search's suggestion: `auto` (decided per probe) counts as 1. */
+function workersAsNumber(workers: number | 'auto' | undefined): number {
+  return typeof workers === 'number' ? workers : 1;
 }

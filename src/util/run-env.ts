@@ -27,6 +27,16 @@ export interface RunEnv {
    * `run_info`. Absent for a lone run (`run_0001`, variation `base`).
    */
   runLabels?: RunLabels;
+  /** What `--workers auto` takes the machine to be (run/workers-auto.ts); tests set it, the CLI does not. */
+  machine?: MachineOverride;
+}
+
+/** Facts of the machine a caller may set in place of the real ones (tests claim other cores). */
+export interface MachineOverride {
+  /** Cores the run may use; default `os.availableParallelism()`. */
+  cores?: number;
+  /** The calibration file to read; default `~/.cache/tokenload/calibration.json` (health/calibration-file.ts). */
+  calibrationPath?: string;
 }
 
 /**

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { calibrationTable, judgeStep, RATE_LAG_MARGIN_MS } from '../../src/cli/calibrate-action.js';
-import { type Calibration, type CalibrationStep, rateWarning } from '../../src/cli/calibration-file.js';
+import { type Calibration, type CalibrationStep, rateWarning } from '../../src/health/calibration-file.js';
 
 /** Floors as a step run measures them: this VM's, and a quiet machine's. */
 const vm = {

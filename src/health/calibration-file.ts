@@ -1,7 +1,8 @@
 /**
  * The calibration file `tokenload calibrate` writes (by default {@link defaultCalibrationPath}) and
  * `tokenload profile` reads before each `--request-rate` run, to warn when the rate asked for is above
- * what this machine sustained. Only the default path is read.
+ * what this machine sustained, and with `--workers auto`, to size the client's threads
+ * (run/workers-auto.ts). Only the default path is read.
  */
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -47,15 +48,19 @@ export interface Calibration {
   streamSteps: CalibrationStep[];
 }
 
-/** What {@link rateWarning} reads of a file of any schema. */
+/** What {@link rateWarning} and `--workers auto` (run/workers-auto.ts) read of a file of any schema. */
 const StoredCalibration = z.object({
   schemaVersion: z.number(),
   measuredAt: z.string(),
   maxRequestRatePerS: z.number().nullable(),
   rateSteps: z.array(z.object({ target: z.number() })),
+  /** `--workers` the steps ran with; absent in a file that does not say. */
+  workers: z.number().int().min(1).optional(),
+  concurrentStreams: z.number().nullable().optional(),
+  streamSteps: z.array(z.object({ target: z.number() })).optional(),
 });
 
-/** A calibration file as read back: the fields the rate warning needs, of any schema version. */
+/** A calibration file as read back: the fields the rate warning and `--workers auto` need, of any schema version. */
 export type StoredCalibration = z.infer<typeof StoredCalibration>;
 
 /** Default calibration file path: `~/.cache/tokenload/calibration.json`. */
