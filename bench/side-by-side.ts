@@ -354,6 +354,16 @@ async function runClient(o: Options, dir: string, stub: Stub, cpu: string | unde
   return { code, output, samples: cpuSampler.samples, command };
 }
 
+/** The run's own `client_health` figures the targets read (verdict, CPU, loop delay, GC); null without a summary. */
+function clientHealthOf(file: string) {
+  if (!existsSync(file)) return null;
+  const h = (JSON.parse(readFileSync(file, 'utf8')) as { client_health?: Record<string, unknown> })
+    .client_health;
+  if (h === undefined) return null;
+  const { verdict, cpu_percent, event_loop_delay_ms, gc } = h;
+  return { verdict, cpu_percent, event_loop_delay_ms, gc };
+}
+
 /** The figures the issue's targets name, p99 for the head window and the rest. */
 function headline(j: SideBySideJoin, cpu: ReturnType<typeof cpuFigures>) {
   const p99 = (split: SideBySideJoin['ttftErrorMs']) => ({
@@ -423,6 +433,8 @@ async function main(): Promise<void> {
     client: {
       exitCode: client.code,
       warnings: client.output.split('\n').filter((l) => /warn|saturated|busy/i.test(l)),
+      warmUp: client.output.split('\n').find((l) => l.includes('client warm-up:')) ?? null,
+      health: clientHealthOf(join(dir, 'artifacts', 'profile_export_aiperf.json')),
     },
     ...joined,
     cpu,
