@@ -162,7 +162,7 @@ test('sendLag gives percentiles of the schedule_lag values in ms; none gives nul
 
 /** A processed record whose schedule and schedule_lag are given (the send log reads those). */
 function sent(scheduledMs: number | null, lagMs?: number): ProcessedRecord {
-  const metrics = lagMs === undefined ? {} : { schedule_lag: lagMs };
+  const metrics: Record<string, number> = lagMs === undefined ? {} : { schedule_lag: lagMs };
   return { ...sampleRecord({ scheduledNs: scheduledMs === null ? null : scheduledMs * 1e6 }), metrics };
 }
 
