@@ -18,6 +18,11 @@
  *   `Keep-Alive: timeout=N` hint) is remembered, and the next connection opened for a request (or
  *   taken from the stash) carries that close, so its first record says why it needed a new one.
  *
+ * - **write at once on a clean idle connection** (idle-check.ts): undici waits one `setImmediate`
+ *   before it writes on a reused idle connection, to read what the server may have sent on it; the
+ *   connector tells undici which idle connections have already been read since they went idle, and
+ *   undici writes on those in the same turn.
+ *
  * Pre-opened sockets wait in a stash until undici asks for a connection; one the server closes
  * leaves the stash, and one still unused {@link STASH_IDLE_MS} after it was opened is closed by us,
  * well inside the idle timeouts servers use (5 s for uvicorn, which vLLM and SGLang run on, and for
@@ -26,6 +31,7 @@
 import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
 import type { IdleClose } from '../record/types.js';
+import { LoopTurns, trustCleanIdleSocket } from './idle-check.js';
 
 /** Unused pre-opened sockets are closed after this long, ms. */
 export const STASH_IDLE_MS = 2000;
@@ -54,6 +60,8 @@ export interface SocketInfo {
   busy: boolean;
   /** Client ns when its last answer completed; null before the first. */
   idleSinceNs: number | null;
+  /** The loop turn from which it is known clean while idle (idle-check.ts); null before its first answer. */
+  cleanAtTurn: number | null;
   /** The keep-alive timeout the server announced on it (`Keep-Alive: timeout=N`), s; null when none. */
   keepAliveS: number | null;
   /** The idle close this connection replaced (given to the first request on it); null when none. */
@@ -121,7 +129,13 @@ export class Connector {
   /** The latest connect times, ms (a ring of {@link RECENT_CONNECTS}). */
   private readonly connectsMs: number[] = [];
   /** The reservation waiting for its time: the latest count, the earliest due time. */
-  private pending: { count: number; dueNs: number; free: () => number } | null = null;
+  private pending: { count: number; dueNs: number } | null = null;
+  /** Sockets handed to undici's pool and not closed yet. */
+  private inPool = 0;
+  /** Of those, the ones a request is on (written, answer not complete). */
+  private busyInPool = 0;
+  /** Loop turns, to know when an idle connection has been read since it went idle. */
+  private readonly turns = new LoopTurns();
   private pendingTimer: NodeJS.Timeout | null = null;
 
   /**
@@ -190,6 +204,34 @@ export class Connector {
   }
 
   /**
+   * Pool connections open with no request on them: kept as a count (as requests are written and
+   * answered, and connections open and close), so reading it costs nothing whatever the pool's size.
+   * A connection just handed to undici for a request counts as free until that request is written.
+   */
+  free(): number {
+    return this.inPool - this.busyInPool;
+  }
+
+  /**
+   * A request was written on `socket` (`info` its {@link Connector.info}): the connection is busy.
+   * On its first request, undici is told to write at once on it once it is idle and known clean.
+   */
+  written(socket: object, info: SocketInfo): void {
+    if (info.uses === 0) trustCleanIdleSocket(socket, info, this.turns);
+    info.uses++;
+    if (!info.busy) this.busyInPool++;
+    info.busy = true;
+  }
+
+  /** The answer on the connection of `info` completed at `atNs` (client ns): it is idle from now. */
+  answered(info: SocketInfo, atNs: number): void {
+    if (info.busy) this.busyInPool--;
+    info.busy = false;
+    info.idleSinceNs = atNs;
+    info.cleanAtTurn = this.turns.idleNow();
+  }
+
+  /**
    * Opens `count` connections to the origin at once and keeps them for the run's first requests.
    * Never throws: failures are counted (the run then opens connections as it goes, as without this).
    */
@@ -221,15 +263,15 @@ export class Connector {
   /**
    * Makes `count` connections ready for requests due from `dueNs` (client ns) on: at `dueNs` less
    * {@link Connector.leadMs} (at once when that has passed), opens in the background as many as the
-   * free pool connections (`free()`, read then), the stash and those still opening are short of
+   * free pool connections ({@link Connector.free}, read then), the stash and those still opening are short of
    * `count`. A call before that time replaces the count and keeps the earlier due time. Never
    * throws; a failed open is dropped (the request that would have used it opens its own connection,
    * as without this).
    */
-  reserve(count: number, dueNs: number, free: () => number): void {
+  reserve(count: number, dueNs: number): void {
     if (this.closed) return;
     const earlier = this.pending === null ? dueNs : Math.min(this.pending.dueNs, dueNs);
-    this.pending = { count, dueNs: earlier, free };
+    this.pending = { count, dueNs: earlier };
     const waitMs = (earlier - this.nowNs()) / 1e6 - this.leadMs();
     if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
     this.pendingTimer = null;
@@ -258,7 +300,7 @@ export class Connector {
     if (this.pendingTimer !== null) clearTimeout(this.pendingTimer);
     this.pendingTimer = null;
     if (pending === null || this.closed) return;
-    const missing = pending.count - pending.free() - this.stash.length - this.opening;
+    const missing = pending.count - this.free() - this.stash.length - this.opening;
     for (let i = 0; i < missing; i++) {
       this.opening++;
       void this.openOne().then((result) => this.settleReserved(result));
@@ -311,12 +353,17 @@ export class Connector {
     const info = this.sockets.get(socket);
     if (info === undefined) return;
     info.replaced = this.idleCloses.shift() ?? null;
+    this.inPool++;
     let peerEnded = false;
     socket.once('end', () => {
       peerEnded = true;
     });
     socket.once('close', () => {
-      if (info.busy || info.idleSinceNs === null || this.closed) return;
+      this.inPool--;
+      const busy = info.busy;
+      if (busy) this.busyInPool--;
+      info.busy = false;
+      if (busy || info.idleSinceNs === null || this.closed) return;
       const idleNs = this.nowNs() - info.idleSinceNs;
       this.idleCloses.push({ idleNs, byServer: peerEnded, keepAliveS: info.keepAliveS });
     });
@@ -387,6 +434,7 @@ function socketInfo(connectDurationNs: number, prewarmed: boolean): SocketInfo {
     prewarmed,
     busy: false,
     idleSinceNs: null,
+    cleanAtTurn: null,
     keepAliveS: null,
     replaced: null,
   };

@@ -128,7 +128,7 @@ export function createHttpClient(options: HttpClientOptions): PooledHttpClient {
     },
     cancel: (key, reason) => context.keyed.get(key)?.onSignalAbort(reason),
     prewarm: (count) => connector.prewarm(count),
-    reserveConnections: (count, dueNs) => connector.reserve(count, dueNs ?? nowNs(), () => pool.stats.free),
+    reserveConnections: (count, dueNs) => connector.reserve(count, dueNs ?? nowNs()),
     close: async () => {
       connector.close();
       await pool.destroy();
@@ -249,8 +249,7 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
     raw.connectionReused = reused;
     raw.connectDurationNs = reused ? null : info.connectDurationNs;
     if (info.uses === 0 && info.replaced !== null) raw.idleClose = info.replaced;
-    info.uses++;
-    info.busy = true;
+    this.context.connector.written(socket as object, info);
     this.socketInfo = info;
   }
 
@@ -272,10 +271,7 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
   onComplete(): void {
     const at = this.context.nowNs();
     // The connection is idle from here (a close after this is an idle close, connector.ts).
-    if (this.socketInfo !== undefined) {
-      this.socketInfo.busy = false;
-      this.socketInfo.idleSinceNs = at;
-    }
+    if (this.socketInfo !== undefined) this.context.connector.answered(this.socketInfo, at);
     if (!this.settled) this.finish(this.builder.end(at));
   }
 

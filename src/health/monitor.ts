@@ -36,8 +36,8 @@ export interface MonitoredClient {
 /** A running monitor. */
 export interface ClientMonitor {
   /**
-   * Stops sampling and returns the health verdict; `lagsMs` are the run's `schedule_lag` values,
-   * `sends` the same requests' scheduled times (for bursts).
+   * Stops sampling and returns the health verdict; `lagsMs` are the run's send lags
+   * (`sends.clientLagsMs()`), `sends` the same requests' scheduled times (for bursts).
    */
   stop(lagsMs: readonly number[], sends: SendLog): ClientHealth;
 }
@@ -74,7 +74,7 @@ export function startClientMonitor(floor: ClientFloor, client: MonitoredClient =
         ...(workers === undefined ? {} : { workers }),
         gc: gcFigures,
         send_lag_ms: sendLag(lagsMs),
-        late_sends: sends.lateSends(healthLimits(floor).send_lag_p99),
+        late_sends: sends.lateSends(healthLimits(floor).send_lag_p99, lagsMs),
         ...idleClosedOf(sends),
       });
     },

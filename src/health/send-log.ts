@@ -43,15 +43,25 @@ function queuedMs(record: ProcessedRecord, tag: 'prefill_wait' | 'concurrency_wa
 }
 
 /**
- * Each scheduled request's intended send time and `schedule_lag`, in completion order, kept as two
- * numbers per request (the summary keeps every lag value already).
+ * Each scheduled request's intended send time, in completion order, and the few numbers that set
+ * its send lag apart from its `schedule_lag`. The `schedule_lag` values themselves are not copied:
+ * the run's summary keeps every one already (its value store), and `lagsOf` reads them there at the
+ * end, in the order the records were added. Deductions and connection waits are kept only for the
+ * requests that have one (most have neither).
  */
 export class SendLog {
   private readonly scheduledNs: number[] = [];
-  private readonly lagsMs: number[] = [];
-  /** Per request, its `connection_wait` when it waited for a new connection, else 0. */
-  private readonly waitsMs: number[] = [];
+  /** Per request index, what its send lag leaves out of its `schedule_lag`, ms; absent when 0. */
+  private readonly deductionsMs = new Map<number, number>();
+  /** Per request index, its `connection_wait` when it waited for a new connection, ms; absent when 0. */
+  private readonly waitsMs = new Map<number, number>();
   private readonly idleCloses = new IdleCloseTally();
+
+  /**
+   * @param lagsOf the `schedule_lag` values (ms) of the records given to {@link SendLog.add}, every
+   *   one and in the same order (the summary's values of the same records: `SummaryBuilder.valuesOf`).
+   */
+  constructor(private readonly lagsOf: () => readonly number[]) {}
 
   /**
    * Adds one record; a record without a schedule or a `schedule_lag` is ignored. Its lag is its
@@ -62,14 +72,14 @@ export class SendLog {
   add(record: ProcessedRecord): void {
     const lagMs = record.metrics.schedule_lag;
     if (record.raw.scheduledNs === null || typeof lagMs !== 'number') return;
+    const index = this.scheduledNs.length;
     this.scheduledNs.push(record.raw.scheduledNs);
     const keepAliveMs = this.idleCloses.add(record);
-    this.lagsMs.push(
-      lagMs - queuedMs(record, 'prefill_wait') - queuedMs(record, 'concurrency_wait') - keepAliveMs,
-    );
+    const deductionMs = queuedMs(record, 'prefill_wait') + queuedMs(record, 'concurrency_wait') + keepAliveMs;
+    if (deductionMs !== 0) this.deductionsMs.set(index, deductionMs);
     const waitMs = record.metrics.connection_wait;
     const opened = record.raw.connectionReused === false && keepAliveMs === 0;
-    this.waitsMs.push(opened && typeof waitMs === 'number' ? waitMs : 0);
+    if (opened && typeof waitMs === 'number' && waitMs !== 0) this.waitsMs.set(index, waitMs);
   }
 
   /** The scheduled requests whose connection had closed while idle; null when none. */
@@ -78,15 +88,28 @@ export class SendLog {
   }
 
   /**
-   * Every scheduled request's send lag, ms: its `schedule_lag` less any `prefill_wait`,
-   * `concurrency_wait` and wait after an idle close; what the client-health verdict judges.
+   * Every scheduled request's send lag, ms, in the order added (a new array): its `schedule_lag`
+   * less any `prefill_wait`, `concurrency_wait` and wait after an idle close; what the client-health
+   * verdict judges.
+   * @throws {Error} when `lagsOf` does not hold one value per record added (a wiring bug).
    */
-  clientLagsMs(): readonly number[] {
-    return this.lagsMs;
+  clientLagsMs(): number[] {
+    const lags = this.lagsOf();
+    if (lags.length !== this.scheduledNs.length) {
+      throw new Error(
+        `send log: ${this.scheduledNs.length} scheduled requests but ${lags.length} schedule_lag values`,
+      );
+    }
+    const out = Array.from(lags);
+    for (const [index, deductionMs] of this.deductionsMs) out[index] = (out[index] as number) - deductionMs;
+    return out;
   }
 
-  /** Late requests above `limitMs` and the bursts among them; null when no request had a schedule. */
-  lateSends(limitMs: number): LateSends | null {
+  /**
+   * Late requests above `limitMs` and the bursts among them; null when no request had a schedule.
+   * `lagsMs` are {@link SendLog.clientLagsMs} (given when the caller has them already).
+   */
+  lateSends(limitMs: number, lagsMs: readonly number[] = this.clientLagsMs()): LateSends | null {
     const n = this.scheduledNs.length;
     if (n === 0) return null;
     const order = Uint32Array.from({ length: n }, (_, i) => i).sort(
@@ -95,7 +118,7 @@ export class SendLog {
     const out: LateSends = { limit_ms: limitMs, count: 0, in_bursts: 0, on_connections: 0, largest_burst: 0 };
     for (let first = 0; first < n; ) {
       const end = this.groupEnd(order, first);
-      this.countGroup(order.subarray(first, end), out);
+      this.countGroup(order.subarray(first, end), lagsMs, out);
       first = end;
     }
     return out;
@@ -109,16 +132,16 @@ export class SendLog {
     return end;
   }
 
-  private countGroup(group: Uint32Array, out: LateSends): void {
+  private countGroup(group: Uint32Array, lagsMs: readonly number[], out: LateSends): void {
     out.largest_burst = Math.max(out.largest_burst, group.length);
     let leastLagMs = Number.POSITIVE_INFINITY;
-    for (const i of group) leastLagMs = Math.min(leastLagMs, this.lagsMs[i] as number);
+    for (const i of group) leastLagMs = Math.min(leastLagMs, lagsMs[i] as number);
     for (const i of group) {
-      const lagMs = this.lagsMs[i] as number;
+      const lagMs = lagsMs[i] as number;
       if (lagMs <= out.limit_ms) continue;
       out.count++;
       if (group.length > 1 && lagMs - leastLagMs >= lagMs / 2) out.in_bursts++;
-      else if ((this.waitsMs[i] as number) >= lagMs / 2) out.on_connections++;
+      else if ((this.waitsMs.get(i) ?? 0) >= lagMs / 2) out.on_connections++;
     }
   }
 }

@@ -350,7 +350,7 @@ function startSinks(
   return {
     ...writers,
     summary,
-    sends: new SendLog(),
+    sends: new SendLog(() => summary.valuesOf('schedule_lag')),
     progress,
     tracker,
     timeline: new RequestTimeline(),

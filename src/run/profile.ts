@@ -113,8 +113,8 @@ interface Held {
 }
 
 /**
- * Everything before the first phase: tokenizer, simulator, inputs, client warm-up, the servers'
- * answer, the folder claimed (only once all of that worked), the clock offset and the scraper.
+ * Everything before the first phase: tokenizer, simulator, inputs, the servers' answer, client
+ * warm-up (beside the simulator's start with `--simulator`), the folder claimed (only once all of that worked), the clock offset and the scraper.
  */
 async function startUp(
   plan: RunPlan,
@@ -144,14 +144,19 @@ async function startUp(
     measureFloor: measureClientFloor,
     ...inputs,
   };
-  // The client warms up against its own in-process simulator while the simulator child (if any)
-  // finishes its own warm-up, so neither adds to the other's wait.
-  held.warming = warmUpClientLogged({ ...shared, targets: plan.url });
+  // With --simulator, the client warms up against its own in-process simulator while the simulator
+  // child finishes its own warm-up, so neither adds to the other's wait. A target of the user's is
+  // checked first: one that does not answer is refused before the warm-up is spent.
+  if (held.starting !== null) held.warming = warmUpClientLogged({ ...shared, targets: plan.url });
   const simulator = await held.starting;
   await held.warming;
   const targets = simulator === null ? plan.url : [simulator.url];
   if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
   const probes = await checkServers({ ...shared, targets });
+  if (held.starting === null) {
+    held.warming = warmUpClientLogged({ ...shared, targets });
+    await held.warming;
+  }
   // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
   held.ownsFolder = await claimFolder(plan, env);
   const clockOffset = await measureRunClock(plan, targets, shared.clock, env);

@@ -9,6 +9,7 @@ import { HEALTH_LIMITS, judge } from '../../src/health/health-judge.js';
 import { clientHealthLine, sendLag, startClientMonitor } from '../../src/health/monitor.js';
 import { SendLog } from '../../src/health/send-log.js';
 import type { HealthFigures } from '../../src/health/types.js';
+import { SummaryBuilder } from '../../src/metrics/summary.js';
 import type { ProcessedRecord } from '../../src/record/types.js';
 import { sampleRecord } from '../helpers/sample-record.js';
 
@@ -169,17 +170,30 @@ test('sendLag gives percentiles of the schedule_lag values in ms; none gives nul
   assert.deepEqual(sendLag(records), { p50: 49.5, p90: 89.1, p99: 98.01, max: 99, count: 100 });
 });
 
-/** A processed record with only what the send log reads: its schedule and its schedule_lag. */
+/** A processed record whose schedule and schedule_lag are given (the send log reads those). */
 function sent(scheduledMs: number | null, lagMs?: number): ProcessedRecord {
-  const metrics = lagMs === undefined ? {} : { schedule_lag: lagMs };
+  const metrics: Record<string, number> = lagMs === undefined ? {} : { schedule_lag: lagMs };
+  return { ...sampleRecord({ scheduledNs: scheduledMs === null ? null : scheduledMs * 1e6 }), metrics };
+}
+
+/**
+ * A send log wired as a run wires it: its lags read from the summary the same records are added to
+ * (`add` feeds both, summary first).
+ */
+function wiredLog(): { log: SendLog; add: (record: ProcessedRecord) => void } {
+  const summary = new SummaryBuilder();
+  const log = new SendLog(() => summary.valuesOf('schedule_lag'));
   return {
-    raw: { scheduledNs: scheduledMs === null ? null : scheduledMs * 1e6 },
-    metrics,
-  } as ProcessedRecord;
+    log,
+    add: (record) => {
+      summary.add(record);
+      log.add(record);
+    },
+  };
 }
 
 test('the send log counts a late request as a burst when it waited behind its burst, not when all were late', () => {
-  const log = new SendLog();
+  const { log, add } = wiredLog();
   assert.equal(log.lateSends(4), null);
   // A burst of 4 on one tick (the first on time, the rest queued behind it), completing out of order.
   for (const [at, lag] of [
@@ -188,14 +202,14 @@ test('the send log counts a late request as a burst when it waited behind its bu
     [100.4, 12],
     [100, 5],
   ] as const)
-    log.add(sent(at, lag));
+    add(sent(at, lag));
   // A pause: two requests 0.5 ms apart, both late by about the same.
-  log.add(sent(300, 30));
-  log.add(sent(300.5, 29.6));
+  add(sent(300, 30));
+  add(sent(300.5, 29.6));
   // Alone at 500 ms and late; one without a schedule and one without a lag are not counted.
-  log.add(sent(500, 6));
-  log.add(sent(null));
-  log.add(sent(600));
+  add(sent(500, 6));
+  add(sent(null));
+  add(sent(600));
   assert.deepEqual(log.lateSends(4), {
     limit_ms: 4,
     count: 6,
@@ -216,7 +230,7 @@ test('the monitor sees a blocked event loop and reports thread figures of a pool
       // block the loop
     }
   }
-  const health = monitor.stop([], new SendLog());
+  const health = monitor.stop([], new SendLog(() => []));
   assert.ok(health.event_loop_delay_ms.max >= 50, `max delay ${health.event_loop_delay_ms.max} ms`);
   assert.ok(health.event_loop_utilization > 0 && health.event_loop_utilization <= 1);
   assert.ok(health.cpu_percent > 0);
@@ -234,7 +248,7 @@ test('the monitor counts the garbage collections of the main thread while it run
     for (let i = 0; i < 200_000; i++) sink += { i, s: `x${i}` }.s.length;
     await new Promise((resolve) => setImmediate(resolve));
   }
-  const health = monitor.stop([], new SendLog());
+  const health = monitor.stop([], new SendLog(() => []));
   assert.ok(sink > 0);
   assert.ok(health.gc.count > 0, JSON.stringify(health.gc));
   assert.ok(health.gc.max_pause_ms > 0 && health.gc.pause_ms_per_second > 0, JSON.stringify(health.gc));
@@ -253,8 +267,8 @@ function reconnected(scheduledMs: number, lagMs: number, waitMs: number, idle: b
 
 /** The verdict of a run whose sends are `records`, on the VM floor, an idle client. */
 function verdictOf(records: readonly ProcessedRecord[]): ReturnType<typeof judge> {
-  const log = new SendLog();
-  for (const r of records) log.add(r);
+  const { log, add } = wiredLog();
+  for (const r of records) add(r);
   const idle = log.idleClosed();
   return judge({
     ...at100,
