@@ -15,7 +15,8 @@
  *   node --import tsx bench/merge.ts --records 1000000 --shards 4
  *
  * `--keep DIR` generates into DIR and leaves it there; a later run with the same `--keep DIR` merges
- * the shards already in it (their generation is not timed again).
+ * the shards already in it (their generation is not timed again). `--generate-only` (with `--keep`)
+ * writes the shards and stops, so a later run times the merge alone.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,7 +38,7 @@ import { mergeShards } from '../src/merge/merge-run.js';
 import { processRecord } from '../src/record/process.js';
 import type { ContentChunk, RawRecord } from '../src/record/types.js';
 import { TimeBase } from '../src/timing/clock.js';
-import { arg, machine } from './common.js';
+import { arg, flag, machine } from './common.js';
 
 const records = Number(arg('records', '1000000'));
 const shardCount = Number(arg('shards', '4'));
@@ -217,6 +218,10 @@ async function main(): Promise<void> {
       const perShard = Math.ceil(records / shardCount);
       await Promise.all(dirs.map((d, i) => writeShard(d, i, perShard, time)));
       generateMs = Math.round(performance.now() - t0);
+    }
+    if (flag('generate-only')) {
+      process.stdout.write(`${JSON.stringify({ generated: root, generateMs })}\n`);
+      return;
     }
     const out = join(root, 'merged');
     rmSync(out, { recursive: true, force: true });
