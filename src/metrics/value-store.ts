@@ -72,7 +72,7 @@ let spillFiles = 0;
 
 /** Ascending order of `Float64Array.prototype.sort`: NaN after every number. */
 function less(a: number, b: number): boolean {
-  return a < b || (b !== b && a === a);
+  return a < b || (Number.isNaN(b) && !Number.isNaN(a));
 }
 
 /** An append-only list of numbers (float64), in memory or, with a {@link SpillBudget}, partly on disk. */
@@ -159,6 +159,16 @@ export class ValueStore {
     }
     this.forEachChunk((values, at) => out.set(values, at));
     return out.sort();
+  }
+
+  /**
+   * The values in the order pushed, chunk by chunk (views of the store's own memory, not copies).
+   * @throws {RangeError} when the store spilled: its runs are sorted, the order pushed is gone.
+   */
+  *chunks(): Generator<Float64Array> {
+    if (this.spilled) throw new RangeError('a value store that spilled to disk keeps no push order');
+    yield* this.full;
+    yield this.current.subarray(0, this.fill);
   }
 
   /**

@@ -50,7 +50,11 @@ export function metricValues(requests: readonly RequestPoint[], metric: LatencyM
  * `metric` of each request against its start time (s since the first request). Null when no request
  * has the metric (e.g. TTFT in a non-streaming run).
  */
-export function overTimeChart(requests: readonly RequestPoint[], metric: LatencyMetric): ChartSpec | null {
+export function overTimeChart(
+  requests: readonly RequestPoint[],
+  metric: LatencyMetric,
+  axisEndS: number = timeAxisEndS(requests),
+): ChartSpec | null {
   const all: [number, number][] = [];
   for (const r of requests) {
     const v = r[metric.field];
@@ -62,7 +66,7 @@ export function overTimeChart(requests: readonly RequestPoint[], metric: Latency
   const title = `${metric.label} over time`;
   const option: EChartsOption = {
     ...baseOption(title, countSubtitle(data.length, all.length)),
-    xAxis: timeAxis(timeAxisEndS(requests)),
+    xAxis: timeAxis(axisEndS),
     yAxis: valueAxis(`${metric.label} (ms)`, { nameGap: 62 }),
     dataZoom: [{ type: 'inside' }],
     series: [{ type: 'scatter', name: metric.label, symbolSize: 4, data, large: all.length > 5000 }],

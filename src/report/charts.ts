@@ -58,8 +58,11 @@ export const RUN_CHART_IDS: readonly string[] = [
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
+  // Bins, counts and the time axis over every request; the per-request points may be a sample.
+  const all = run.timeline ?? r;
+  const endS = timeAxisEndS(all);
   const charts: (ChartSpec | null)[] = [
-    ...LATENCY_METRICS.map((m) => overTimeChart(r, m)),
+    ...LATENCY_METRICS.map((m) => overTimeChart(r, m, endS)),
     ...LATENCY_METRICS.flatMap((m) => [
       cdfChart(m, [{ name: m.label, values: metricValues(r, m) }]),
       // Beside the per-request ITL: the gaps between chunks it averages.
@@ -67,15 +70,15 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
         ? interChunkLatencyChart(run.interChunkLatencyMs, run.summary?.metrics.inter_chunk_latency)
         : null,
     ]),
-    throughputChart(r),
-    inFlightChart(r),
-    sliceThroughputChart(run.slices ?? [], timeAxisEndS(r)),
-    sliceLatencyChart(run.slices ?? [], timeAxisEndS(r)),
-    scheduleLagChart(r),
+    throughputChart(all),
+    inFlightChart(all),
+    sliceThroughputChart(run.slices ?? [], endS),
+    sliceLatencyChart(run.slices ?? [], endS),
+    scheduleLagChart(r, endS),
     islVsTtftChart(r),
     cachedTokensChart(r),
     perTurnTtftChart(r),
-    errorTimelineChart(r),
+    errorTimelineChart(all),
     ...serverCharts(run),
   ];
   const drawn = charts.filter((c): c is ChartSpec => c !== null);
