@@ -163,6 +163,7 @@ async function writeShard(dir: string, index: number, perShard: number, time: Ti
       streaming: true,
       useServerTokenCount: false,
       url: ['http://10.0.0.2:8000'],
+      models: ['Qwen/Qwen3-0.6B'],
       goodput: 'time_to_first_token:500',
     },
     warnings: [],
@@ -202,6 +203,8 @@ async function child(out: string, dirs: string[]): Promise<void> {
       reportMs,
       cpuS,
       peakRssMiB,
+      spillRuns: outcome.spill.runs,
+      spillMiB: Math.round(outcome.spill.bytes / 2 ** 20),
     }),
   );
 }
@@ -244,6 +247,7 @@ async function main(): Promise<void> {
           generateMs,
           loadAverage1m: `${loadBefore} → ${loadavg()[0]?.toFixed(1)}`,
           recordsMiB: inputMiB,
+          bytesPerLine: Math.round((inputMiB * 2 ** 20) / records),
           reportMiB: sizeMiB(join(out, 'report.html')),
           merge: JSON.parse(text) as unknown,
         },
