@@ -43,10 +43,12 @@ class LineSample {
   stride = 1;
   private offered = 0;
 
+  constructor(private readonly cap: number) {}
+
   add(line: ParsedLine): void {
     if (this.offered++ % this.stride !== 0) return;
     this.kept.push(line);
-    if (this.kept.length < 2 * REPORT_REQUEST_CAP) return;
+    if (this.kept.length < 2 * this.cap) return;
     let w = 0;
     for (let r = 0; r < this.kept.length; r += 2) this.kept[w++] = this.kept[r] as ParsedLine;
     this.kept.length = w;
@@ -63,8 +65,8 @@ interface ReadLines {
 }
 
 /** The lines of a records file (a sample past the cap), their timeline and a sample of their inter-chunk latencies. */
-async function readLines(file: string): Promise<ReadLines> {
-  const sample = new LineSample();
+async function readLines(file: string, requestCap: number): Promise<ReadLines> {
+  const sample = new LineSample(requestCap);
   const timeline = new RequestTimeline();
   const icl = new ValueSample();
   let t0Ns: bigint | null = null;
@@ -134,6 +136,12 @@ async function failedReason(file: string): Promise<string | null> {
   }
 }
 
+/** Options of {@link loadRun}. */
+export interface LoadRunOptions {
+  /** The sample's cap instead of {@link REPORT_REQUEST_CAP} (≥ 1; tests set it small to sample a short run). */
+  requestCap?: number;
+}
+
 /**
  * Loads a run.
  * @param dir artifact directory holding `profile_export.jsonl` (required) and
@@ -141,7 +149,7 @@ async function failedReason(file: string): Promise<string | null> {
  * @throws {RunLoadError} when the JSONL file is missing (with the summary's reason when it says the
  *   run failed), or a line is malformed (file:line named), or the summary is not JSON.
  */
-export async function loadRun(dir: string): Promise<RunData> {
+export async function loadRun(dir: string, opts: LoadRunOptions = {}): Promise<RunData> {
   const recordsFile = join(dir, RUN_FILES.records);
   if (!(await isFile(recordsFile))) {
     const failed = await failedReason(join(dir, RUN_FILES.summary));
@@ -152,7 +160,7 @@ export async function loadRun(dir: string): Promise<RunData> {
       recordsFile,
     );
   }
-  const { lines, timeline, t0Ns, icl } = await readLines(recordsFile);
+  const { lines, timeline, t0Ns, icl } = await readLines(recordsFile, opts.requestCap ?? REPORT_REQUEST_CAP);
   const summary = await readSummary(join(dir, RUN_FILES.summary));
   return {
     dir,
