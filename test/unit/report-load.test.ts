@@ -109,7 +109,12 @@ test('past the request cap: per-request points are an evenly spaced sample; bins
       ...(i % 5 === 0 ? { error: '{"code":500,"type":"Internal Server Error","message":"boom"}' } : {}),
     }),
   );
-  const dir = writeRun(lines);
+  const dir = writeRun(lines, {
+    time_to_first_token: { unit: 'ms', avg: 12.5, p50: 11, p90: 12, p99: 13, count: 40 },
+    input_config: { models: ['m'] },
+    error_summary: [],
+    warnings: [],
+  });
   const full = await loadRun(dir);
   const sampled = await loadRun(dir, { requestCap: 4 });
   assert.equal(full.requests.length, 50);
@@ -124,6 +129,11 @@ test('past the request cap: per-request points are an evenly spaced sample; bins
   const pick = (run: typeof full) => buildRunCharts(run).filter((c) => binned.includes(c.id));
   assert.equal(pick(full).length, 3);
   assert.deepEqual(pick(sampled), pick(full));
+  // A sampled CDF says so and marks the summary's percentiles (over every request), not the sample's.
+  const cdf = (run: typeof full) => JSON.stringify(buildRunCharts(run).find((c) => c.id === 'ttft-cdf'));
+  assert.match(cdf(sampled), /a sample of \d of 50 requests; marks: the summary’s, over all/);
+  assert.match(cdf(sampled), /"xAxis":13/);
+  assert.doesNotMatch(cdf(full), /a sample of/);
   const html = renderReportHtml(sampled);
   assert.match(
     html,
