@@ -11,7 +11,7 @@
  * in one ascending k-way merge ({@link ValueStore.describe}): the same values, in the same order, as
  * sorting them all in memory, so the figures are bit for bit those of the in-memory path.
  */
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AscendingView, meanAndStd, viewOfSorted } from './stats.js';
 
@@ -83,6 +83,8 @@ export class ValueStore {
   /** Sorted runs on disk, in the order written. */
   private readonly runs: Run[] = [];
   private fd: number | null = null;
+  /** The spill file's path while it still exists (only where it could not be unlinked when opened). */
+  private path: string | null = null;
   private written = 0;
   /** Values held. */
   length = 0;
@@ -118,7 +120,12 @@ export class ValueStore {
     if (this.fd === null) {
       const path = join(budget.dir, `.tokenload-spill-${process.pid}-${++spillFiles}`);
       this.fd = openSync(path, 'w+');
-      unlinkSync(path);
+      try {
+        unlinkSync(path);
+      } catch {
+        // A system that cannot unlink an open file (Windows): removed when the store is released.
+        this.path = path;
+      }
       closeOnCollect.register(this, this.fd, this);
     }
     const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -282,6 +289,8 @@ export class ValueStore {
       closeSync(this.fd);
       this.fd = null;
     }
+    if (this.path !== null) rmSync(this.path, { force: true });
+    this.path = null;
     if (this.budget !== null) this.budget.held -= this.length - this.runs.reduce((s, r) => s + r.length, 0);
     this.runs.length = 0;
     this.full = [];
