@@ -15,7 +15,8 @@
  *   node --import tsx bench/merge.ts --records 1000000 --shards 4
  *
  * `--keep DIR` generates into DIR and leaves it there; a later run with the same `--keep DIR` merges
- * the shards already in it (their generation is not timed again).
+ * the shards already in it (their generation is not timed again). `--generate-only` (with `--keep`)
+ * writes the shards and stops, so a later run times the merge alone.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,7 +38,7 @@ import { mergeShards } from '../src/merge/merge-run.js';
 import { processRecord } from '../src/record/process.js';
 import type { ContentChunk, RawRecord } from '../src/record/types.js';
 import { TimeBase } from '../src/timing/clock.js';
-import { arg, machine } from './common.js';
+import { arg, flag, machine } from './common.js';
 
 const records = Number(arg('records', '1000000'));
 const shardCount = Number(arg('shards', '4'));
@@ -162,6 +163,7 @@ async function writeShard(dir: string, index: number, perShard: number, time: Ti
       streaming: true,
       useServerTokenCount: false,
       url: ['http://10.0.0.2:8000'],
+      models: ['Qwen/Qwen3-0.6B'],
       goodput: 'time_to_first_token:500',
     },
     warnings: [],
@@ -201,6 +203,8 @@ async function child(out: string, dirs: string[]): Promise<void> {
       reportMs,
       cpuS,
       peakRssMiB,
+      spillRuns: outcome.spill.runs,
+      spillMiB: Math.round(outcome.spill.bytes / 2 ** 20),
     }),
   );
 }
@@ -217,6 +221,10 @@ async function main(): Promise<void> {
       const perShard = Math.ceil(records / shardCount);
       await Promise.all(dirs.map((d, i) => writeShard(d, i, perShard, time)));
       generateMs = Math.round(performance.now() - t0);
+    }
+    if (flag('generate-only')) {
+      process.stdout.write(`${JSON.stringify({ generated: root, generateMs })}\n`);
+      return;
     }
     const out = join(root, 'merged');
     rmSync(out, { recursive: true, force: true });
@@ -239,6 +247,7 @@ async function main(): Promise<void> {
           generateMs,
           loadAverage1m: `${loadBefore} → ${loadavg()[0]?.toFixed(1)}`,
           recordsMiB: inputMiB,
+          bytesPerLine: Math.round((inputMiB * 2 ** 20) / records),
           reportMiB: sizeMiB(join(out, 'report.html')),
           merge: JSON.parse(text) as unknown,
         },

@@ -20,6 +20,7 @@ import type { RunStatus, SummaryExportContext } from '../export/summary-json.js'
 import { runSlos } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
 import type { Summary } from '../metrics/summary.js';
+import { SpillBudget } from '../metrics/value-store.js';
 import { writeReport } from '../report/html.js';
 import { RunLoadError } from '../report/types.js';
 import { requestUrlOf } from '../request/servers.js';
@@ -46,6 +47,8 @@ export interface MergeOutcome {
   /** Record lines merged. */
   recordCount: number;
   shards: ShardsSection;
+  /** Metric values spilled to disk while summarizing: sorted runs and bytes (0 when all fit). */
+  spill: { runs: number; bytes: number };
 }
 
 /** The shards read and checked. */
@@ -96,6 +99,7 @@ function startEpochNs(p: Plan): bigint {
 function foldOf(p: Plan, sources: number): RecordFold {
   const c = p.first.summary.input_config;
   return new RecordFold({
+    spill: new SpillBudget(p.options.spillAfterValues, p.options.artifactDir),
     slos: runSlos(c.goodput, c.streaming && ENDPOINTS[c.endpointType].streamable).slos ?? [],
     overheadOf: ENDPOINTS[c.endpointType].chatTemplated ? 'chat_template' : 'prompt_joiners',
     // The records' time base is the start itself.
@@ -132,6 +136,7 @@ async function foldRecords(p: Plan) {
     await sink.close();
   } catch (err) {
     await sink.close().catch(() => undefined);
+    fold.summary.release();
     throw err;
   }
   const none: SourceCounts = { requests: 0, errors: 0 };
@@ -179,6 +184,7 @@ interface Merged {
   ctx: SummaryExportContext & { runStatus: RunStatus };
   shards: ShardsSection;
   recordCount: number;
+  spill: MergeOutcome['spill'];
 }
 
 /** The summary of the folded records, its warnings, status and sections. */
@@ -186,6 +192,8 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   const { fold, recordCount, counts } = folded;
   const shards = shardsSection(p.set, p.folders, counts);
   const summary = fold.summary.build();
+  // The values are not needed past here (the report reads the merged file): free them and their files.
+  fold.summary.release();
   const config = p.first.summary.input_config;
   summary.warnings.push(
     ...responseWarnings(summary.responses, usageContext(config)),
@@ -202,7 +210,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     runStatus: mergedStatus(summary, p.gaps, requestTarget(p)),
     extra: extraSections(p.set, fold, shards, summary),
   };
-  return { ctx, shards, recordCount };
+  return { ctx, shards, recordCount, spill: fold.spillUsed() };
 }
 
 /**
@@ -280,12 +288,20 @@ export async function mergeShards(input: MergeOptionsInput): Promise<MergeOutcom
   const out = p.options.artifactDir;
   await createArtifactDir(out);
   await clearRunArtifacts(out);
-  const { ctx, shards, recordCount } = await mergeFiles(p, inputs);
+  const { ctx, shards, recordCount, spill } = await mergeFiles(p, inputs);
   const files = await writeSummaryFiles(out, ctx);
   const text = mergedConsole({ ...ctx, out, files, commandLine: p.options.commandLine, recordCount, shards });
   await writeFile(join(out, EXPORTERS.console.fileName), text);
   const report = await writeReport(out);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
   const { summary, runStatus: status } = ctx;
-  return { summary, status, consoleText: `${text}${reportLine}\n`, artifactDir: out, recordCount, shards };
+  return {
+    summary,
+    status,
+    consoleText: `${text}${reportLine}\n`,
+    artifactDir: out,
+    recordCount,
+    shards,
+    spill,
+  };
 }

@@ -5,6 +5,12 @@
 import { z } from 'zod';
 import { option } from '../util/option-meta.js';
 
+/**
+ * Metric values a merge keeps in memory (512 MiB) before it spills sorted runs of them to disk
+ * (metrics/value-store.ts): ordinary merges never spill; 10,000,000 records stay within 4 GB.
+ */
+export const DEFAULT_SPILL_AFTER_VALUES = 1 << 26;
+
 /** Zod schema of every merge option. */
 export const MergeOptionsSchema = z.strictObject({
   shardDirs: option(z.array(z.string().min(1)).min(1), {
@@ -20,6 +26,12 @@ export const MergeOptionsSchema = z.strictObject({
   allowPartial: option(z.boolean().default(false), {
     flag: 'allow-partial',
     help: 'merge even when shards are missing or did not complete; the result says partial and lists them',
+  }),
+  spillAfterValues: option(z.number().int().min(0).default(DEFAULT_SPILL_AFTER_VALUES), {
+    flag: 'spill-after-values',
+    unit: 'values',
+    help: 'metric values (8 bytes each) kept in memory before sorted runs of them spill to files in the artifact folder (library only; tests set it tiny to force spilling)',
+    internal: true,
   }),
   commandLine: option(z.string().default('tokenload merge'), {
     flag: 'command-line',

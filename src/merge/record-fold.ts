@@ -2,13 +2,14 @@
  * What a merge computes from the shards' records, with the code a run computes it with
  * (run/phase.ts): the summary ({@link SummaryBuilder}), the start-up split, the per-server split
  * (several `--url`), and each shard's request and error counts. Memory: what those keep (the metric
- * values, for exact percentiles), never the records.
+ * values, for exact percentiles, past a bound in sorted runs on disk), never the records.
  */
 import type { Slo } from '../metrics/goodput.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
 import type { OverheadOf } from '../metrics/usage-check.js';
+import type { SpillBudget } from '../metrics/value-store.js';
 import type { MergedLine } from './record-stream.js';
 
 /** Requests and failed requests of one shard, counted from its records. */
@@ -28,6 +29,8 @@ export interface FoldOptions {
   urls: readonly string[];
   /** Number of sources (shards) the lines come from. */
   sources: number;
+  /** Where the metric values spill past their bound (metrics/value-store.ts). */
+  spill: SpillBudget;
 }
 
 /** Folds merged record lines as a run folds its records. */
@@ -35,11 +38,13 @@ export class RecordFold {
   readonly summary: SummaryBuilder;
   private readonly startUp: StartUpSplit;
   private readonly servers: ServerSplit | null;
+  private readonly spill: SpillBudget;
   /** Counts per source, by the lines' `source`. */
   readonly perSource: SourceCounts[];
 
   constructor(opts: FoldOptions) {
-    this.summary = new SummaryBuilder({ slos: opts.slos, overheadOf: opts.overheadOf });
+    this.spill = opts.spill;
+    this.summary = new SummaryBuilder({ slos: opts.slos, overheadOf: opts.overheadOf, spill: opts.spill });
     this.startUp = new StartUpSplit(opts.startNs);
     this.servers = opts.urls.length > 1 ? new ServerSplit(opts.urls) : null;
     this.perSource = Array.from({ length: opts.sources }, () => ({ requests: 0, errors: 0 }));
@@ -54,6 +59,11 @@ export class RecordFold {
     const counts = this.perSource[line.source] as SourceCounts;
     counts.requests++;
     if (!record.valid) counts.errors++;
+  }
+
+  /** Sorted runs and bytes the metric values spilled to disk so far. */
+  spillUsed(): { runs: number; bytes: number } {
+    return { runs: this.spill.runs, bytes: this.spill.spilledBytes };
   }
 
   /** The `start_up` section; null when no request fell in its window. */

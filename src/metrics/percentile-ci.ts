@@ -15,7 +15,7 @@
  * summed over the mean ± (10 standard deviations + 10), outside which less than 1e-18 of its mass
  * lies, so a run's 375 million chunk gaps cost about 200,000 terms (about 10 ms) for a median.
  */
-import { PERCENTILES, percentileSorted } from './stats.js';
+import { type AscendingView, PERCENTILES, percentileOfView } from './stats.js';
 
 /** Coverage of every interval this module gives. */
 const CI_LEVEL = 0.95;
@@ -98,10 +98,19 @@ function minCountForUpperBound(q: number): number {
  * ({@link intervalRanks}), assuming the values are independent draws from one distribution.
  */
 export function percentileInterval(sorted: Float64Array, q: number): PercentileInterval {
-  const ranks = intervalRanks(sorted.length, q);
+  return percentileIntervalOfView(ranksOf(sorted), q);
+}
+
+/** `sorted` as a view that reads ranks only (its mean and std are not computed: NaN). */
+function ranksOf(sorted: Float64Array): AscendingView {
+  return { count: sorted.length, at: (i) => sorted[i] as number, avg: Number.NaN, std: Number.NaN };
+}
+
+function percentileIntervalOfView(view: AscendingView, q: number): PercentileInterval {
+  const ranks = intervalRanks(view.count, q);
   return {
-    low: ranks.low === null ? null : (sorted[ranks.low - 1] as number),
-    high: ranks.high === null ? null : (sorted[ranks.high - 1] as number),
+    low: ranks.low === null ? null : view.at(ranks.low - 1),
+    high: ranks.high === null ? null : view.at(ranks.high - 1),
   };
 }
 
@@ -130,9 +139,14 @@ export const P999_MIN_COUNT = minCountForUpperBound(0.999);
  * `ci95` of each per-record metric, beside the AIPerf statistics of `statsOfSorted` (./stats.ts).
  */
 export function percentileConfidence(sorted: Float64Array): PercentileConfidence {
+  return percentileConfidenceOfView(ranksOf(sorted));
+}
+
+/** {@link percentileConfidence} of a distribution seen through an {@link AscendingView}. */
+export function percentileConfidenceOfView(view: AscendingView): PercentileConfidence {
   const ci95: PercentileIntervals = {};
-  for (const p of PERCENTILES) ci95[`p${p}`] = percentileInterval(sorted, p / 100);
-  if (sorted.length < P999_MIN_COUNT) return { ci95 };
-  ci95.p999 = percentileInterval(sorted, 0.999);
-  return { p999: percentileSorted(sorted, 99.9), ci95 };
+  for (const p of PERCENTILES) ci95[`p${p}`] = percentileIntervalOfView(view, p / 100);
+  if (view.count < P999_MIN_COUNT) return { ci95 };
+  ci95.p999 = percentileIntervalOfView(view, 0.999);
+  return { p999: percentileOfView(view, 99.9), ci95 };
 }

@@ -65,13 +65,42 @@ export function tailStats(values: readonly number[]): TailStats {
   };
 }
 
-function meanAndStd(values: Float64Array): { avg: number; std: number } {
+/**
+ * Mean and population standard deviation of `values`, summed in their order (ascending, as every
+ * caller passes them: a merge's spilled runs are summed in the same order, see value-store.ts).
+ */
+export function meanAndStd(values: Float64Array): { avg: number; std: number } {
   let sum = 0;
   for (const v of values) sum += v;
   const avg = sum / values.length;
   let squares = 0;
   for (const v of values) squares += (v - avg) ** 2;
   return { avg, std: Math.sqrt(squares / values.length) };
+}
+
+/**
+ * A non-empty distribution seen ascending: how many values, the i-th smallest (0-based, i < count)
+ * and the mean and population std of {@link meanAndStd} over the ascending values.
+ */
+export interface AscendingView {
+  count: number;
+  at(i: number): number;
+  avg: number;
+  std: number;
+}
+
+/** The {@link AscendingView} of non-empty values already sorted ascending. */
+export function viewOfSorted(sorted: Float64Array): AscendingView {
+  return { count: sorted.length, at: (i) => sorted[i] as number, ...meanAndStd(sorted) };
+}
+
+/** numpy-linear percentile (as {@link percentileSorted}) of an {@link AscendingView}. */
+export function percentileOfView(view: AscendingView, q: number): number {
+  const idx = (q / 100) * (view.count - 1);
+  const lo = Math.floor(idx);
+  const hi = Math.min(lo + 1, view.count - 1);
+  const low = view.at(lo);
+  return low + (view.at(hi) - low) * (idx - lo);
 }
 
 /**
@@ -85,12 +114,16 @@ export function computeStats(values: Float64Array): Stats | undefined {
 
 /** {@link computeStats} of values already sorted ascending (`Float64Array.prototype.sort`); non-empty. */
 export function statsOfSorted(sorted: Float64Array): Stats {
-  const { avg, std } = meanAndStd(sorted);
-  const pct = (q: number): number => percentileSorted(sorted, q);
+  return statsOfView(viewOfSorted(sorted));
+}
+
+/** {@link computeStats} of a distribution seen through an {@link AscendingView}. */
+export function statsOfView(view: AscendingView): Stats {
+  const pct = (q: number): number => percentileOfView(view, q);
   return {
-    avg,
-    min: sorted[0]!,
-    max: sorted[sorted.length - 1]!,
+    avg: view.avg,
+    min: view.at(0),
+    max: view.at(view.count - 1),
     p1: pct(1),
     p5: pct(5),
     p10: pct(10),
@@ -100,7 +133,7 @@ export function statsOfSorted(sorted: Float64Array): Stats {
     p90: pct(90),
     p95: pct(95),
     p99: pct(99),
-    std,
-    count: sorted.length,
+    std: view.std,
+    count: view.count,
   };
 }

@@ -8,15 +8,15 @@ import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary, cacheWarnings } from './cache-check.js';
 import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import type { Slo } from './goodput.js';
-import { type PercentileConfidence, percentileConfidence } from './percentile-ci.js';
+import { type PercentileConfidence, percentileConfidenceOfView } from './percentile-ci.js';
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { ResponseChecks, type ResponsesSection } from './response-checks.js';
-import { type Stats, statsOfSorted } from './stats.js';
+import { type Stats, statsOfView } from './stats.js';
 import { TailsBuilder, type TailsSummary } from './tails.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
 import { type OverheadOf, UsageCheck, type UsageCheckSummary, usageWarnings } from './usage-check.js';
-import { ValueStore } from './value-store.js';
+import { type SpillBudget, ValueStore } from './value-store.js';
 import { runWarnings } from './warnings.js';
 
 /**
@@ -66,6 +66,11 @@ export interface Summary {
 export interface SummarizeOptions {
   /** Goodput SLOs from `parseGoodput`; without them goodput metrics are omitted. */
   slos?: readonly Slo[];
+  /**
+   * Where the metric values spill to disk past a bound (value-store.ts): a merge's, so its memory
+   * stays bounded; absent: every value stays in memory (a run's).
+   */
+  spill?: SpillBudget;
   /** What the usage check's learned overhead is made of (the endpoint's); default `chat_template`. */
   overheadOf?: OverheadOf;
 }
@@ -80,14 +85,18 @@ export interface ObservationWindow {
   endNs: number;
 }
 
-function collectValues(values: Map<string, ValueStore>, record: LineRecord): void {
+function collectValues(
+  values: Map<string, ValueStore>,
+  record: LineRecord,
+  budget: SpillBudget | null,
+): void {
   const metrics = record.metrics;
   // for…in, not Object.entries: no array of pairs per record (this runs once per response).
   for (const tag in metrics) {
     const value = metrics[tag] as number | number[];
     let store = values.get(tag);
     if (store === undefined) {
-      store = new ValueStore();
+      store = new ValueStore(budget);
       values.set(tag, store);
     }
     if (typeof value === 'number') store.push(value);
@@ -99,10 +108,13 @@ function recordSummaries(values: Map<string, ValueStore>): Partial<Record<Metric
   const out: Partial<Record<MetricTag, MetricSummary>> = {};
   for (const def of RECORD_METRICS) {
     const store = values.get(def.tag);
-    // One sorted copy of one metric at a time: the build's memory on top of the values themselves.
+    // In memory: one sorted copy of one metric at a time; spilled: a merge of its sorted runs.
     if (store === undefined || store.length === 0) continue;
-    const sorted = store.sorted();
-    out[def.tag as MetricTag] = { unit: def.unit, ...statsOfSorted(sorted), ...percentileConfidence(sorted) };
+    out[def.tag as MetricTag] = store.describe((view) => ({
+      unit: def.unit,
+      ...statsOfView(view),
+      ...percentileConfidenceOfView(view),
+    }));
   }
   return out;
 }
@@ -160,7 +172,7 @@ export class SummaryBuilder {
     if (this.firstStartNs === null || record.raw.startNs < this.firstStartNs)
       this.firstStartNs = record.raw.startNs;
     addToTotals(this.totals, record, this.slos);
-    collectValues(this.values, record);
+    collectValues(this.values, record, this.options.spill ?? null);
     this.usage.add(record);
     this.cache.add(record);
     this.checks.add(record);
@@ -168,9 +180,19 @@ export class SummaryBuilder {
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
 
-  /** A copy of the values of one per-record metric collected so far (e.g. `schedule_lag`, ms); empty when none. */
+  /**
+   * A copy of the values of one per-record metric collected so far (e.g. `schedule_lag`, ms), in
+   * the order added; empty when none.
+   * @throws {RangeError} when they spilled to disk (a {@link SummarizeOptions.spill} budget).
+   */
   valuesOf(tag: MetricTag): readonly number[] {
     return this.values.get(tag)?.toArray() ?? [];
+  }
+
+  /** Drops every metric value and closes their spill files; `build()` then summarizes no values. */
+  release(): void {
+    for (const store of this.values.values()) store.release();
+    this.values.clear();
   }
 
   /**

@@ -2,7 +2,7 @@
  * Time-binned series of a run: output token throughput, requests in flight and errors per bin.
  * Bins start at t = 0 (the first request start) and are `widthS` seconds wide.
  */
-import type { RequestPoint } from './types.js';
+import type { BinPoint } from './types.js';
 
 /** Default bin width, s. */
 export const DEFAULT_BIN_S = 1;
@@ -17,7 +17,7 @@ export interface BinLayout {
 }
 
 /** Latest end time of any request, s (0 with none). */
-export function runSpanS(requests: readonly RequestPoint[]): number {
+export function runSpanS(requests: Iterable<BinPoint>): number {
   let span = 0;
   for (const r of requests) span = Math.max(span, r.endS);
   return span;
@@ -61,7 +61,7 @@ export function spreadOver(
  * over `[start + TTFT, end]` (the generation phase; `[start, end]` without a TTFT), so bursts of
  * long requests do not pile up at their end time.
  */
-export function outputThroughputBins(requests: readonly RequestPoint[], layout: BinLayout): number[] {
+export function outputThroughputBins(requests: Iterable<BinPoint>, layout: BinLayout): number[] {
   const bins = new Array<number>(layout.count).fill(0);
   for (const r of requests) {
     if (r.error !== null || r.osl === undefined || r.osl <= 0) continue;
@@ -72,14 +72,14 @@ export function outputThroughputBins(requests: readonly RequestPoint[], layout: 
 }
 
 /** Mean number of requests in flight during each bin (time-weighted: Σ overlap / bin width). */
-export function inFlightBins(requests: readonly RequestPoint[], layout: BinLayout): number[] {
+export function inFlightBins(requests: Iterable<BinPoint>, layout: BinLayout): number[] {
   const bins = new Array<number>(layout.count).fill(0);
   for (const r of requests) spreadOver(bins, layout, r.startS, r.endS, r.endS - r.startS);
   return bins.map((busyS) => busyS / layout.widthS);
 }
 
 /** Failed requests per bin (by end time), one array per error type, types sorted by name. */
-export function errorBins(requests: readonly RequestPoint[], layout: BinLayout): Map<string, number[]> {
+export function errorBins(requests: Iterable<BinPoint>, layout: BinLayout): Map<string, number[]> {
   const byType = new Map<string, number[]>();
   for (const r of requests) {
     if (r.error === null) continue;

@@ -6,7 +6,7 @@
 import type { EChartsOption } from 'echarts';
 import { binLayout, runSpanS } from './bins.js';
 import { downsampleNote } from './downsample.js';
-import type { RequestPoint } from './types.js';
+import type { BinPoint } from './types.js';
 
 /** One chart. */
 export interface ChartSpec {
@@ -66,7 +66,7 @@ export function timeAxis(endS: number): Record<string, unknown> {
  * The end of the shared time axis: the last response, rounded up to the bins' width (bins.ts), so
  * the last bin of a binned chart is whole.
  */
-export function timeAxisEndS(requests: readonly RequestPoint[]): number {
+export function timeAxisEndS(requests: Iterable<BinPoint>): number {
   const layout = binLayout(runSpanS(requests));
   return roundS(layout.count * layout.widthS);
 }

@@ -24,6 +24,8 @@ import type { SampledValues } from './value-sample.js';
 export interface LatencyMetric {
   /** Id prefix: `ttft`, `itl`, `latency`. */
   id: string;
+  /** Its tag in the summary. */
+  tag: string;
   label: string;
   /** Field of {@link RequestPoint}, in ms. */
   field: 'ttftMs' | 'itlMs' | 'latencyMs';
@@ -31,9 +33,9 @@ export interface LatencyMetric {
 
 /** TTFT, ITL and request latency, in report order. */
 export const LATENCY_METRICS: readonly LatencyMetric[] = [
-  { id: 'ttft', label: 'Time to first token', field: 'ttftMs' },
-  { id: 'itl', label: 'Inter-token latency', field: 'itlMs' },
-  { id: 'latency', label: 'Request latency', field: 'latencyMs' },
+  { id: 'ttft', tag: 'time_to_first_token', label: 'Time to first token', field: 'ttftMs' },
+  { id: 'itl', tag: 'inter_token_latency', label: 'Inter-token latency', field: 'itlMs' },
+  { id: 'latency', tag: 'request_latency', label: 'Request latency', field: 'latencyMs' },
 ];
 
 /** Finite values of `metric` over the requests that have it. */
@@ -50,7 +52,11 @@ export function metricValues(requests: readonly RequestPoint[], metric: LatencyM
  * `metric` of each request against its start time (s since the first request). Null when no request
  * has the metric (e.g. TTFT in a non-streaming run).
  */
-export function overTimeChart(requests: readonly RequestPoint[], metric: LatencyMetric): ChartSpec | null {
+export function overTimeChart(
+  requests: readonly RequestPoint[],
+  metric: LatencyMetric,
+  axisEndS: number = timeAxisEndS(requests),
+): ChartSpec | null {
   const all: [number, number][] = [];
   for (const r of requests) {
     const v = r[metric.field];
@@ -62,7 +68,7 @@ export function overTimeChart(requests: readonly RequestPoint[], metric: Latency
   const title = `${metric.label} over time`;
   const option: EChartsOption = {
     ...baseOption(title, countSubtitle(data.length, all.length)),
-    xAxis: timeAxis(timeAxisEndS(requests)),
+    xAxis: timeAxis(axisEndS),
     yAxis: valueAxis(`${metric.label} (ms)`, { nameGap: 62 }),
     dataZoom: [{ type: 'inside' }],
     series: [{ type: 'scatter', name: metric.label, symbolSize: 4, data, large: all.length > 5000 }],
@@ -265,7 +271,8 @@ export function interChunkLatencyChart(
 }
 
 /** p50/p90/p99 of a summary metric; null when it lacks any. */
-function summaryMarks(m: SummaryMetric | undefined): CdfMarks | null {
+/** p50/p90/p99 of a summary metric (over every value); null when it lacks them. */
+export function summaryMarks(m: SummaryMetric | undefined): CdfMarks | null {
   if (m?.p50 === undefined || m.p90 === undefined || m.p99 === undefined) return null;
   return { p50: m.p50, p90: m.p90, p99: m.p99 };
 }

@@ -17,7 +17,7 @@ import {
   valueAxis,
 } from './chart-base.js';
 import { downsample } from './downsample.js';
-import type { RequestPoint } from './types.js';
+import type { BinPoint, RequestPoint } from './types.js';
 
 function binNote(widthS: number): string {
   return `${widthS} s bins`;
@@ -52,8 +52,8 @@ function binnedLine(
  * Output tokens per second over time: each successful request's output tokens spread evenly over its
  * generation phase (first token → end). Null without any output tokens.
  */
-export function throughputChart(requests: readonly RequestPoint[]): ChartSpec | null {
-  if (!requests.some((r) => r.error === null && (r.osl ?? 0) > 0)) return null;
+export function throughputChart(requests: Iterable<BinPoint>): ChartSpec | null {
+  if (!some(requests, (r) => r.error === null && (r.osl ?? 0) > 0)) return null;
   const layout = binLayout(runSpanS(requests));
   const values = outputThroughputBins(requests, layout);
   const sub = subtitle(binNote(layout.widthS), 'tokens spread evenly from first token to end');
@@ -69,8 +69,8 @@ export function throughputChart(requests: readonly RequestPoint[]): ChartSpec | 
 }
 
 /** Mean requests in flight per bin (time-weighted). Null with no requests. */
-export function inFlightChart(requests: readonly RequestPoint[]): ChartSpec | null {
-  if (requests.length === 0) return null;
+export function inFlightChart(requests: Iterable<BinPoint>): ChartSpec | null {
+  if (!some(requests, () => true)) return null;
   const layout = binLayout(runSpanS(requests));
   const sub = subtitle(binNote(layout.widthS), 'time-weighted mean per bin');
   return binnedLine(
@@ -88,7 +88,10 @@ export function inFlightChart(requests: readonly RequestPoint[]): ChartSpec | nu
  * Schedule lag (on the wire − scheduled, ms) against the scheduled time, and beside it the part of
  * it spent waiting for a connection (on the wire − request start). Null when no request has a lag.
  */
-export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec | null {
+export function scheduleLagChart(
+  requests: readonly RequestPoint[],
+  axisEndS: number = timeAxisEndS(requests),
+): ChartSpec | null {
   const lag: [number, number][] = [];
   const wait: [number, number][] = [];
   for (const r of requests) {
@@ -107,7 +110,7 @@ export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec |
   const large = lag.length > 5000;
   const option: EChartsOption = {
     ...baseOption(title, subtitle(countSubtitle(lagData.length, lag.length), sub)),
-    xAxis: timeAxis(timeAxisEndS(requests)),
+    xAxis: timeAxis(axisEndS),
     yAxis: valueAxis('ms', { nameGap: 62 }),
     legend: { top: 55, itemGap: 24 },
     dataZoom: [{ type: 'inside' }],
@@ -125,9 +128,16 @@ export function scheduleLagChart(requests: readonly RequestPoint[]): ChartSpec |
   };
 }
 
+/** Whether some of `requests` satisfies `test`. */
+function some(requests: Iterable<BinPoint>, test: (r: BinPoint) => boolean): boolean {
+  for (const r of requests) if (test(r)) return true;
+  return false;
+}
+
 /** Failed requests per bin (by end time), stacked by error type. Null when nothing failed. */
-export function errorTimelineChart(requests: readonly RequestPoint[]): ChartSpec | null {
-  const failed = requests.filter((r) => r.error !== null).length;
+export function errorTimelineChart(requests: Iterable<BinPoint>): ChartSpec | null {
+  let failed = 0;
+  for (const r of requests) if (r.error !== null) failed++;
   if (failed === 0) return null;
   const layout = binLayout(runSpanS(requests));
   const series = [...errorBins(requests, layout).entries()].map(([type, bins]) => ({

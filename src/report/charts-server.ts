@@ -87,9 +87,10 @@ function lineChart(
 
 /** The client's requests in flight per 1 s bin (time-weighted), at bin centres. */
 function clientInFlight(run: RunData): TimePoints {
-  if (run.requests.length === 0) return [];
-  const layout = binLayout(runSpanS(run.requests));
-  return inFlightBins(run.requests, layout).map((v, i): [number, number] => [
+  const all = run.timeline ?? run.requests;
+  if ((run.timeline?.count ?? run.requests.length) === 0) return [];
+  const layout = binLayout(runSpanS(all));
+  return inFlightBins(all, layout).map((v, i): [number, number] => [
     roundS((i + 0.5) * layout.widthS),
     compact(v),
   ]);
@@ -176,7 +177,7 @@ function preemptionsChart(endS: number, server: ServerRunData): ChartSpec | null
 export function serverCharts(run: RunData): ChartSpec[] {
   const server = run.server;
   if (server === null || server === undefined) return [];
-  const endS = timeAxisEndS(run.requests);
+  const endS = timeAxisEndS(run.timeline ?? run.requests);
   const charts = [
     requestsChart(endS, run, server),
     cacheChart(endS, server),

@@ -9,8 +9,10 @@ import {
   ICL_METRIC,
   interChunkLatencyChart,
   LATENCY_METRICS,
+  type LatencyMetric,
   metricValues,
   overTimeChart,
+  summaryMarks,
 } from './charts-latency.js';
 import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
 import { SERVER_CHART_IDS, serverCharts } from './charts-server.js';
@@ -50,6 +52,19 @@ export const RUN_CHART_IDS: readonly string[] = [
 ];
 
 /**
+ * The CDF of a latency metric over the requests; drawn from the sample when the run has more
+ * requests than were kept (load-run.ts), its marks then the summary's percentiles over all of them.
+ */
+function latencyCdf(run: RunData, m: LatencyMetric): ChartSpec | null {
+  const values = metricValues(run.requests, m);
+  const sampled = (run.timeline?.count ?? 0) > run.requests.length;
+  const marks = sampled ? summaryMarks(run.summary?.metrics[m.tag]) : null;
+  if (marks === null) return cdfChart(m, [{ name: m.label, values }]);
+  const note = `a sample of ${run.requests.length.toLocaleString('en-US')} of ${(run.timeline?.count ?? 0).toLocaleString('en-US')} requests; marks: the summary’s, over all`;
+  return cdfChart(m, [{ name: m.label, values, marks }], { note });
+}
+
+/**
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs (each marking p50/p90/p99), the
  * per-chunk inter-chunk latency CDF right after ITL's; output token throughput and
  * requests in flight over time; per-slice throughput and latency (`--slice-duration`); schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
@@ -58,24 +73,27 @@ export const RUN_CHART_IDS: readonly string[] = [
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
   const r = run.requests;
+  // Bins, counts and the time axis over every request; the per-request points may be a sample.
+  const all = run.timeline ?? r;
+  const endS = timeAxisEndS(all);
   const charts: (ChartSpec | null)[] = [
-    ...LATENCY_METRICS.map((m) => overTimeChart(r, m)),
+    ...LATENCY_METRICS.map((m) => overTimeChart(r, m, endS)),
     ...LATENCY_METRICS.flatMap((m) => [
-      cdfChart(m, [{ name: m.label, values: metricValues(r, m) }]),
+      latencyCdf(run, m),
       // Beside the per-request ITL: the gaps between chunks it averages.
       m.id === 'itl'
         ? interChunkLatencyChart(run.interChunkLatencyMs, run.summary?.metrics.inter_chunk_latency)
         : null,
     ]),
-    throughputChart(r),
-    inFlightChart(r),
-    sliceThroughputChart(run.slices ?? [], timeAxisEndS(r)),
-    sliceLatencyChart(run.slices ?? [], timeAxisEndS(r)),
-    scheduleLagChart(r),
+    throughputChart(all),
+    inFlightChart(all),
+    sliceThroughputChart(run.slices ?? [], endS),
+    sliceLatencyChart(run.slices ?? [], endS),
+    scheduleLagChart(r, endS),
     islVsTtftChart(r),
     cachedTokensChart(r),
     perTurnTtftChart(r),
-    errorTimelineChart(r),
+    errorTimelineChart(all),
     ...serverCharts(run),
   ];
   const drawn = charts.filter((c): c is ChartSpec => c !== null);

@@ -35,7 +35,12 @@ function configString(run: RunData, key: string): string | undefined {
 }
 
 function metaHtml(run: RunData): string {
-  const failed = run.requests.filter((r) => r.error !== null).length;
+  const failed = run.timeline?.failed ?? run.requests.filter((r) => r.error !== null).length;
+  const total = run.timeline?.count ?? run.requests.length;
+  const sampled =
+    total > run.requests.length
+      ? `; per-request charts drawn from an evenly spaced sample of ${run.requests.length.toLocaleString('en-US')}`
+      : '';
   const facts: [string, string | undefined][] = [
     ['model', configString(run, 'models')],
     // The server measured: with --simulator, the simulator's own address (the summary names it).
@@ -43,7 +48,7 @@ function metaHtml(run: RunData): string {
     ['endpoint', configString(run, 'endpointType')],
     ['dataset', configString(run, 'inputFile')],
     ['started', run.summary?.startTime ?? undefined],
-    ['requests', `${run.requests.length.toLocaleString('en-US')} (${failed.toLocaleString('en-US')} failed)`],
+    ['requests', `${total.toLocaleString('en-US')} (${failed.toLocaleString('en-US')} failed)${sampled}`],
     ['artifacts', run.dir],
   ];
   const shown = facts.filter((f): f is [string, string] => f[1] !== undefined);

@@ -11,6 +11,7 @@ import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.
 import { loadServerRun } from './server-series.js';
 import { slicesOf } from './summary-analysis.js';
 import { parseRunSummary } from './summary-file.js';
+import { RequestTimeline } from './timeline.js';
 import { type RunData, RunLoadError, type RunSummary, type SlicePoint } from './types.js';
 import { ValueSample } from './value-sample.js';
 
@@ -29,10 +30,46 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-/** The lines of a records file, and a sample of their inter-chunk latencies (taken off the lines). */
-async function readLines(file: string): Promise<{ lines: ParsedLine[]; icl: ValueSample }> {
-  const out: ParsedLine[] = [];
+/**
+ * Most requests a report keeps as {@link RequestPoint}s (about 0.5 KB each on the JS heap): a run of
+ * more has an evenly spaced sample of them (every k-th line, k a power of two, between this many
+ * and twice it), and its bins and counts come from the {@link RequestTimeline} of every request.
+ */
+export const REPORT_REQUEST_CAP = 1 << 19;
+
+/** Keeps every `stride`-th line offered, halving what it holds at twice the cap (as value-sample.ts). */
+class LineSample {
+  readonly kept: ParsedLine[] = [];
+  stride = 1;
+  private offered = 0;
+
+  constructor(private readonly cap: number) {}
+
+  add(line: ParsedLine): void {
+    if (this.offered++ % this.stride !== 0) return;
+    this.kept.push(line);
+    if (this.kept.length < 2 * this.cap) return;
+    let w = 0;
+    for (let r = 0; r < this.kept.length; r += 2) this.kept[w++] = this.kept[r] as ParsedLine;
+    this.kept.length = w;
+    this.stride *= 2;
+  }
+}
+
+/** What a records file is read into: sampled lines, every request's timeline, a sample of the gaps. */
+interface ReadLines {
+  lines: ParsedLine[];
+  timeline: RequestTimeline;
+  t0Ns: bigint;
+  icl: ValueSample;
+}
+
+/** The lines of a records file (a sample past the cap), their timeline and a sample of their inter-chunk latencies. */
+async function readLines(file: string, requestCap: number): Promise<ReadLines> {
+  const sample = new LineSample(requestCap);
+  const timeline = new RequestTimeline();
   const icl = new ValueSample();
+  let t0Ns: bigint | null = null;
   const input = createReadStream(file);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
@@ -44,13 +81,16 @@ async function readLines(file: string): Promise<{ lines: ParsedLine[]; icl: Valu
       for (const v of parsed.interChunkLatencyMs ?? []) icl.add(v);
       // Only the sample keeps them: a long run's lines would hold hundreds of numbers each.
       parsed.interChunkLatencyMs = null;
-      out.push(parsed);
+      if (t0Ns === null || parsed.startNs < t0Ns) t0Ns = parsed.startNs;
+      timeline.add(parsed);
+      sample.add(parsed);
     }
   } finally {
     lines.close();
     input.destroy();
   }
-  return { lines: out, icl };
+  timeline.setOrigin(t0Ns ?? 0n);
+  return { lines: sample.kept, timeline, t0Ns: t0Ns ?? 0n, icl };
 }
 
 function parseLine(file: string, n: number, text: string): ParsedLine | null {
@@ -80,12 +120,6 @@ async function readSlices(file: string, t0Ns: bigint): Promise<SlicePoint[]> {
   }
 }
 
-function earliestStart(lines: readonly ParsedLine[]): bigint {
-  let t0: bigint | null = null;
-  for (const l of lines) if (t0 === null || l.startNs < t0) t0 = l.startNs;
-  return t0 ?? 0n;
-}
-
 /**
  * The `run_status.reason` of a summary whose `run_status.status` is `failed` (what a run that
  * stopped on an error after its start leaves); null when the file is missing, unreadable or says
@@ -102,6 +136,12 @@ async function failedReason(file: string): Promise<string | null> {
   }
 }
 
+/** Options of {@link loadRun}. */
+export interface LoadRunOptions {
+  /** The sample's cap instead of {@link REPORT_REQUEST_CAP} (≥ 1; tests set it small to sample a short run). */
+  requestCap?: number;
+}
+
 /**
  * Loads a run.
  * @param dir artifact directory holding `profile_export.jsonl` (required) and
@@ -109,7 +149,7 @@ async function failedReason(file: string): Promise<string | null> {
  * @throws {RunLoadError} when the JSONL file is missing (with the summary's reason when it says the
  *   run failed), or a line is malformed (file:line named), or the summary is not JSON.
  */
-export async function loadRun(dir: string): Promise<RunData> {
+export async function loadRun(dir: string, opts: LoadRunOptions = {}): Promise<RunData> {
   const recordsFile = join(dir, RUN_FILES.records);
   if (!(await isFile(recordsFile))) {
     const failed = await failedReason(join(dir, RUN_FILES.summary));
@@ -120,12 +160,12 @@ export async function loadRun(dir: string): Promise<RunData> {
       recordsFile,
     );
   }
-  const { lines, icl } = await readLines(recordsFile);
-  const t0Ns = earliestStart(lines);
+  const { lines, timeline, t0Ns, icl } = await readLines(recordsFile, opts.requestCap ?? REPORT_REQUEST_CAP);
   const summary = await readSummary(join(dir, RUN_FILES.summary));
   return {
     dir,
     requests: lines.map((l) => toRequestPoint(l, t0Ns)),
+    timeline,
     t0Ns,
     summary,
     server: await loadServerRun(dir, t0Ns),

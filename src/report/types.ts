@@ -121,12 +121,34 @@ export interface ConnectionsFacts {
   requests_on_new_connections: number;
 }
 
+/** What the time bins read of a request (a {@link RequestPoint} has it). */
+export type BinPoint = Pick<RequestPoint, 'startS' | 'endS' | 'ttftMs' | 'osl'> & {
+  error: { type: string } | null;
+};
+
+/** Every request of a run as {@link BinPoint}s, with their counts (report/timeline.ts). */
+export interface EveryRequest extends Iterable<BinPoint> {
+  /** Requests. */
+  readonly count: number;
+  /** Of them, failed (cancelled included). */
+  readonly failed: number;
+}
+
 /** A run read back from its artifact directory. */
 export interface RunData {
   /** The artifact directory, as given. */
   dir: string;
-  /** Requests in file order (completion order). */
+  /**
+   * Requests in file order (completion order): every one, or in a run of more than
+   * `REPORT_REQUEST_CAP` (load-run.ts) an evenly spaced sample of them (`timeline.count` says how
+   * many there were).
+   */
   requests: RequestPoint[];
+  /**
+   * Every request's timing (timeline.ts), for the time bins, the span and the counts, exact however
+   * many requests; absent (a run built by hand): `requests` is every request.
+   */
+  timeline?: EveryRequest;
   /** Earliest `request_start_ns` (epoch ns, exact); 0n when there are no requests. */
   t0Ns: bigint;
   /** The summary JSON, or null when the file is missing. */

@@ -155,6 +155,35 @@ test('the merge of the shards is the run: every metric, check and count as the s
   assert.match(outcome.consoleText, /^CLI Command: .*\nMerged: 3 folders of 3 shards, 40 requests\nShard 0 /);
 });
 
+test("values spilled to disk past a tiny bound: the merged summary is the unspilled merge's, every percentile exact", async () => {
+  const plain = freshDir('merged-plain');
+  const spilled = freshDir('merged-spilled');
+  const a = await mergeShards({ shardDirs: shards, artifactDir: plain });
+  // spillAfterValues: used only to force spilling (the default, 64 Mi values, keeps a test's values in memory).
+  const b = await mergeShards({ shardDirs: shards, artifactDir: spilled, spillAfterValues: 0 });
+  assert.deepEqual(a.spill, { runs: 0, bytes: 0 });
+  assert.ok(b.spill.runs > 1 && b.spill.bytes > 0, `spilled ${JSON.stringify(b.spill)}`);
+  // Everything but the id each merge draws afresh.
+  const [x, y] = [plain, spilled].map((d) => {
+    const json = readJson(join(d, 'profile_export_aiperf.json'));
+    delete json.benchmark_id;
+    delete (json.run_info as Json).benchmark_id;
+    return json;
+  });
+  assert.ok(x !== undefined && y !== undefined);
+  assert.ok((x.inter_chunk_latency as { count: number }).count > 256, 'ICL crosses a spilled chunk');
+  for (const key of Object.keys(x)) assert.deepEqual(y[key], x[key], key);
+  assert.equal(
+    readFileSync(join(spilled, 'profile_export_aiperf.csv'), 'utf8'),
+    readFileSync(join(plain, 'profile_export_aiperf.csv'), 'utf8'),
+  );
+  // The spill files were unlinked when opened: the folder holds the artifacts only.
+  assert.deepEqual(
+    readdirSync(spilled).filter((f) => f.startsWith('.')),
+    [],
+  );
+});
+
 test('shards that ran one after the other without --start-at: merged, with a warning that says so', async () => {
   // Found by a new user: two shards run 36 s apart merged into one run of twice the duration and half
   // the throughput, with no word.

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { renderConsole } from '../../src/export/console-table.js';
 import { GoodputParseError, meetsSlos, parseGoodput } from '../../src/metrics/goodput.js';
@@ -6,6 +9,7 @@ import { percentileConfidence } from '../../src/metrics/percentile-ci.js';
 import { METRICS } from '../../src/metrics/registry.js';
 import { computeStats } from '../../src/metrics/stats.js';
 import { isStatsSummary, type MetricSummary, SummaryBuilder, summarize } from '../../src/metrics/summary.js';
+import { SpillBudget } from '../../src/metrics/value-store.js';
 import { processRecord } from '../../src/record/process.js';
 import type { ProcessedRecord, RawRecord } from '../../src/record/types.js';
 
@@ -126,6 +130,37 @@ test('values kept past many store chunks: stats over all of them, values in the 
     ...percentileConfidence(sorted),
   });
   assert.deepEqual(builder.valuesOf('inter_chunk_latency'), gaps);
+});
+
+test('values spilled to disk in sorted runs: the summary is the in-memory one, bit for bit', () => {
+  // Gaps in no order, with ties: 3 records × 999 gaps cross chunks of 256…1,024 values, spilled.
+  const records = [0, 1, 2].map((k) => {
+    let at = 100;
+    const times = Array.from({ length: 1000 }, (_, i) => (at += 1 + ((i * 7919 * (k + 1)) % 503) * 0.37));
+    return ok(k * 10, times, 8, 1000);
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-spill-'));
+  try {
+    const spill = new SpillBudget(0, dir);
+    const spilled = new SummaryBuilder({ spill });
+    const inMemory = new SummaryBuilder();
+    for (const r of records) {
+      spilled.add(r);
+      inMemory.add(r);
+    }
+    const summary = spilled.build();
+    assert.ok(spill.runs > 1, `${spill.runs} runs spilled`);
+    assert.equal(spill.spilledBytes > 0, true);
+    // Nothing is left in the folder: spill files are unlinked as soon as they are opened.
+    assert.deepEqual(readdirSync(dir), []);
+    assert.deepEqual(summary.metrics, inMemory.build().metrics);
+    // A second build reads the runs again and gives the same figures.
+    assert.deepEqual(spilled.build().metrics, summary.metrics);
+    assert.throws(() => spilled.valuesOf('inter_chunk_latency'), /spilled to disk/);
+    spilled.release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('goodput: all SLOs must hold, fraction counts errors in the denominator', () => {

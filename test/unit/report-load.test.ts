@@ -7,7 +7,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import {
+  buildRunCharts,
+  errorTimelineChart,
+  inFlightChart,
+  throughputChart,
+} from '../../src/report/charts.js';
 import { readEpochNs } from '../../src/report/epoch-ns.js';
+import { renderReportHtml } from '../../src/report/html.js';
 import { loadRun } from '../../src/report/load-run.js';
 import { RunLoadError } from '../../src/report/types.js';
 
@@ -93,4 +100,44 @@ test('a directory without profile_export.jsonl is a RunLoadError naming the dire
 test('a malformed line is reported with file and line number', async () => {
   const dir = writeRun([line(0n, 1n), '{"metadata":{}}']);
   await assert.rejects(loadRun(dir), /profile_export\.jsonl:2: not a record line/);
+});
+
+test('past the request cap: per-request points are an evenly spaced sample; bins, axis and counts stay those of every request', async () => {
+  // 50 requests, every fifth failed, started out of order (the first line is not the earliest start).
+  const lines = Array.from({ length: 50 }, (_, i) =>
+    line(BigInt(((i * 37 + 11) % 50) * 100_000_000 + 7), BigInt(40_000_000 + i * 3_000_001), {
+      ...(i % 5 === 0 ? { error: '{"code":500,"type":"Internal Server Error","message":"boom"}' } : {}),
+    }),
+  );
+  const dir = writeRun(lines, {
+    time_to_first_token: { unit: 'ms', avg: 12.5, p50: 11, p90: 12, p99: 13, count: 40 },
+    input_config: { models: ['m'] },
+    error_summary: [],
+    warnings: [],
+  });
+  const full = await loadRun(dir);
+  const sampled = await loadRun(dir, { requestCap: 4 });
+  assert.equal(full.requests.length, 50);
+  assert.ok(sampled.requests.length >= 4 && sampled.requests.length < 8, `${sampled.requests.length} kept`);
+  assert.equal(sampled.t0Ns, full.t0Ns);
+  assert.deepEqual([sampled.timeline?.count, sampled.timeline?.failed], [50, 10]);
+  // The timeline's bins are those of the full request points, bit for bit.
+  assert.deepEqual(throughputChart(full.timeline ?? []), throughputChart(full.requests));
+  assert.deepEqual(inFlightChart(full.timeline ?? []), inFlightChart(full.requests));
+  assert.deepEqual(errorTimelineChart(full.timeline ?? []), errorTimelineChart(full.requests));
+  const binned = ['output-throughput-over-time', 'in-flight-over-time', 'errors-over-time'];
+  const pick = (run: typeof full) => buildRunCharts(run).filter((c) => binned.includes(c.id));
+  assert.equal(pick(full).length, 3);
+  assert.deepEqual(pick(sampled), pick(full));
+  // A sampled CDF says so and marks the summary's percentiles (over every request), not the sample's.
+  const cdf = (run: typeof full) => JSON.stringify(buildRunCharts(run).find((c) => c.id === 'ttft-cdf'));
+  assert.match(cdf(sampled), /a sample of \d of 50 requests; marks: the summary’s, over all/);
+  assert.match(cdf(sampled), /"xAxis":13/);
+  assert.doesNotMatch(cdf(full), /a sample of/);
+  const html = renderReportHtml(sampled);
+  assert.match(
+    html,
+    /<b>requests<\/b> 50 \(10 failed\); per-request charts drawn from an evenly spaced sample of \d/,
+  );
+  assert.doesNotMatch(renderReportHtml(full), /evenly spaced sample of/);
 });
