@@ -31,10 +31,12 @@ export interface TextTokenizer {
    */
   vocab(): ReadonlyMap<string, number>;
   /**
-   * SHA-256 (hex) over the engine and the bytes of `tokenizer.json` and `tokenizer_config.json`:
-   * what `encode` depends on besides the library, whose version package.json pins. Equal
-   * fingerprints encode alike (prompt/word-list.ts keys its stored lists by it). Absent for a
-   * tokenizer not made by {@link loadTokenizer}.
+   * SHA-256 (hex) of what `encode` depends on besides the library (whose version package.json
+   * pins): the engine and the content of `tokenizer.json` (gunzipped when stored as `.gz`), and for
+   * the `library` engine also `tokenizer_config.json` (the `fast` engine reads only tokenizer.json;
+   * the config only decides whether it is eligible). Equal fingerprints encode alike, so the same
+   * vocabulary has the same fingerprint wherever its file is (prompt/word-list.ts keys its stored
+   * lists by it). Absent for a tokenizer not made by {@link loadTokenizer}.
    */
   readonly fingerprint?: string;
   /**
@@ -69,12 +71,13 @@ export class TokenizerLoadError extends TokenloadError {
 
 /** Reads a JSON file, gunzipping it when the path ends in `.gz`. @throws on I/O or parse errors. */
 export function readJson(path: string): unknown {
-  return parseJsonBytes(path, readFileSync(path));
+  return JSON.parse(readText(path).toString('utf8'));
 }
 
-function parseJsonBytes(path: string, bytes: Buffer): unknown {
-  const text = path.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
-  return JSON.parse(text);
+/** The bytes of the file at `path`, gunzipped when the path ends in `.gz`. */
+function readText(path: string): Buffer {
+  const bytes = readFileSync(path);
+  return path.endsWith('.gz') ? gunzipSync(bytes) : bytes;
 }
 
 /** The JSON files of a tokenizer: `tokenizer.json` (the vocabulary and pipeline) or `tokenizer_config.json`. */
@@ -107,7 +110,7 @@ export function readTokenizerJson(
   return readTokenizerFile(path, kind, label).value;
 }
 
-/** {@link readTokenizerJson}, with the file's bytes as read. @throws as it does. */
+/** {@link readTokenizerJson}, with the file's bytes (gunzipped). @throws as it does. */
 function readTokenizerFile(
   path: string,
   kind: TokenizerJsonKind,
@@ -116,8 +119,8 @@ function readTokenizerFile(
   let value: unknown;
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
-    value = parseJsonBytes(path, bytes);
+    bytes = readText(path);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     throw new TokenizerLoadError(`${label}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
@@ -279,14 +282,14 @@ function buildTokenizer(
     count: (text) => encode(text).length,
     decode: (ids) => tok().decode(ids as number[], { skip_special_tokens: false }),
     vocab: () => fast?.tokenIds ?? libraryVocab(tok(), json),
-    fingerprint: fingerprintOf(engine, main.bytes, cfg?.bytes ?? null),
+    fingerprint: fingerprintOf(engine, main.bytes, engine === 'fast' ? null : (cfg?.bytes ?? null)),
     ...(fast?.prime === undefined ? {} : { prime: (pieces) => fast.prime?.(pieces) }),
     bosToken: specialTokenString(config.bos_token),
     eosToken: specialTokenString(config.eos_token),
   };
 }
 
-/** SHA-256 (hex) of the engine and the two files' bytes (a missing config hashes as none). */
+/** SHA-256 (hex) of the engine and the two files' bytes (a config not given hashes as none). */
 function fingerprintOf(engine: string, tokenizerBytes: Buffer, configBytes: Buffer | null): string {
   const hash = createHash('sha256');
   hash.update(`${engine}\0${tokenizerBytes.length}\0`).update(tokenizerBytes);

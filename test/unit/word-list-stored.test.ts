@@ -9,6 +9,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { storedWordListFiles } from '../../scripts/word-lists.js';
 import { loadTokenizer, PromptSynthesizer } from '../../src/index.js';
 import { buildWordList, pickWordList, storedWordListDir } from '../../src/prompt/word-list.js';
@@ -28,13 +29,27 @@ test('the stored word lists are what `npm run word-lists` picks from their token
   }
 });
 
-/** The bundled vocabulary in a folder of its own, its config with one more key: another fingerprint. */
+/**
+ * The bundled vocabulary in a folder of its own, as a tokenizer.json written again with another
+ * layout (two-space indents): the same tokenizer, another file content, so another fingerprint.
+ */
 function unstoredCopy(dir: string): string {
-  copyFileSync(join(BUNDLED, 'tokenizer.json.gz'), join(dir, 'tokenizer.json.gz'));
-  const config = JSON.parse(readFileSync(join(BUNDLED, 'tokenizer_config.json'), 'utf8')) as object;
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...config, probe: 'no stored list' }));
+  const json = JSON.parse(
+    gunzipSync(readFileSync(join(BUNDLED, 'tokenizer.json.gz'))).toString('utf8'),
+  ) as object;
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json, null, 2));
+  copyFileSync(join(BUNDLED, 'tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
   return dir;
 }
+
+test('the bundled vocabulary has the stored list wherever its file is (as the Hub serves it, not gzipped)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-words-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'tokenizer.json'), gunzipSync(readFileSync(join(BUNDLED, 'tokenizer.json.gz'))));
+  const plain = loadTokenizer(join(dir, 'tokenizer.json'));
+  assert.equal(plain.fingerprint, loadTokenizer('builtin').fingerprint);
+  assert.deepEqual(buildWordList(plain), pickWordList(plain));
+});
 
 test('a tokenizer with no stored list picks the same words, and the same seed writes the same prompts', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-words-'));
