@@ -25,6 +25,17 @@ export interface PromptTokenizer {
    * Absent means false.
    */
   readonly cutsAtSpaces?: boolean;
+  /**
+   * The BPE model's own token → id map (the model vocabulary, with the added tokens set on it as
+   * the library's tokenizer sets them), shared, not copied. Absent for the library fallback.
+   */
+  readonly tokenIds?: ReadonlyMap<string, number>;
+  /**
+   * Records that each `[piece, id]` encodes to the single token `id`, so a later encode of that
+   * piece skips BPE. Only for pairs already checked against this encoder (a wrong pair would
+   * change token ids). Absent for the library fallback.
+   */
+  prime?(pieces: Iterable<readonly [string, number]>): void;
 }
 
 /** Upper bound on cached pieces; the cache is cleared when it is reached (pieces are short). */
@@ -177,6 +188,17 @@ class FastPromptTokenizer implements PromptTokenizer {
     this.maxAddedLen = Math.max(0, ...[...added.keys()].map((k) => k.length));
     this.spaceWords = splitsSpaceWords(splitRegex);
     this.cutsAtSpaces = this.spaceWords && ![...added.keys()].some((k) => k.includes(' '));
+  }
+
+  get tokenIds(): ReadonlyMap<string, number> {
+    return this.model.tokens_to_ids;
+  }
+
+  prime(pieces: Iterable<readonly [string, number]>): void {
+    for (const [piece, id] of pieces) {
+      if (this.cache.size >= PIECE_CACHE_LIMIT) return;
+      this.cache.set(piece, [id]);
+    }
   }
 
   encode(text: string): number[] {

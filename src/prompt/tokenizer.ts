@@ -5,6 +5,7 @@
  * (with `tokenizer.json` and optionally `tokenizer_config.json`) or a `tokenizer.json` path; a run
  * first resolves a model name to one through the Hugging Face cache or Hub (tokenizer-source.ts).
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -23,8 +24,27 @@ export interface TextTokenizer {
   count(text: string): number;
   /** Text of `ids`, special tokens kept as their literal strings. */
   decode(ids: readonly number[]): string;
-  /** Full vocabulary as token-string → id (the raw model vocab, e.g. `Ġthe` for byte-level BPE). */
+  /**
+   * Full vocabulary as token-string → id: the model's own map (e.g. `Ġthe` for byte-level BPE),
+   * which also holds the added tokens (`<|im_start|>`), as the library's tokenizer sets them.
+   * Shared with the encoder, not a copy.
+   */
   vocab(): ReadonlyMap<string, number>;
+  /**
+   * SHA-256 (hex) of what `encode` depends on besides the library (whose version package.json
+   * pins): the engine and the content of `tokenizer.json` (gunzipped when stored as `.gz`), and for
+   * the `library` engine also `tokenizer_config.json` (the `fast` engine reads only tokenizer.json;
+   * the config only decides whether it is eligible). Equal fingerprints encode alike, so the same
+   * vocabulary has the same fingerprint wherever its file is (prompt/word-list.ts keys its stored
+   * lists by it). Absent for a tokenizer not made by {@link loadTokenizer}.
+   */
+  readonly fingerprint?: string;
+  /**
+   * Tells the encoder that each `[piece, id]` encodes to the one token `id` (pairs checked against
+   * a tokenizer of the same fingerprint), so its first encode skips BPE. Absent when the engine
+   * keeps no piece cache (`library`).
+   */
+  prime?(pieces: Iterable<readonly [string, number]>): void;
   /** `fast`: the cached exact encoder of fast-encoder.ts; `library`: the library's full encode. */
   readonly engine: 'fast' | 'library';
   /**
@@ -51,9 +71,13 @@ export class TokenizerLoadError extends TokenloadError {
 
 /** Reads a JSON file, gunzipping it when the path ends in `.gz`. @throws on I/O or parse errors. */
 export function readJson(path: string): unknown {
+  return JSON.parse(readText(path).toString('utf8'));
+}
+
+/** The bytes of the file at `path`, gunzipped when the path ends in `.gz`. */
+function readText(path: string): Buffer {
   const bytes = readFileSync(path);
-  const text = path.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
-  return JSON.parse(text);
+  return path.endsWith('.gz') ? gunzipSync(bytes) : bytes;
 }
 
 /** The JSON files of a tokenizer: `tokenizer.json` (the vocabulary and pipeline) or `tokenizer_config.json`. */
@@ -83,15 +107,26 @@ export function readTokenizerJson(
   kind: TokenizerJsonKind,
   label: string,
 ): Record<string, unknown> {
+  return readTokenizerFile(path, kind, label).value;
+}
+
+/** {@link readTokenizerJson}, with the file's bytes (gunzipped). @throws as it does. */
+function readTokenizerFile(
+  path: string,
+  kind: TokenizerJsonKind,
+  label: string,
+): { value: Record<string, unknown>; bytes: Buffer } {
   let value: unknown;
+  let bytes: Buffer;
   try {
-    value = readJson(path);
+    bytes = readText(path);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     throw new TokenizerLoadError(`${label}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
   const problem = tokenizerJsonProblem(kind, value);
   if (problem !== null) throw new TokenizerLoadError(`${label}: ${path} ${problem}`);
-  return value as Record<string, unknown>;
+  return { value: value as Record<string, unknown>, bytes };
 }
 
 /** @throws {TokenizerLoadError} when the library rejects the tokenizer.json. */
@@ -219,8 +254,10 @@ function buildTokenizer(
   options: { engine?: 'auto' | 'library' },
 ): TextTokenizer {
   const label = `--tokenizer ${spec}`;
-  const json = readTokenizerJson(files.tokenizerJson, 'tokenizer', label);
-  const config = files.configJson === null ? {} : readTokenizerJson(files.configJson, 'config', label);
+  const main = readTokenizerFile(files.tokenizerJson, 'tokenizer', label);
+  const cfg = files.configJson === null ? null : readTokenizerFile(files.configJson, 'config', label);
+  const json = main.value;
+  const config = cfg?.value ?? {};
   const fast =
     options.engine !== 'library' && isFastPathEligible(json as TokenizerJson, config)
       ? buildFastEncoder(json as TokenizerJson)
@@ -232,29 +269,42 @@ function buildTokenizer(
     return library;
   };
   if (fast === null) tok();
-  let vocabMap: Map<string, number> | undefined;
   const encode =
     fast === null
       ? (text: string): number[] => tok().encode(text, { add_special_tokens: false }).ids
       : (text: string): number[] => fast.encode(text);
+  const engine = fast === null ? 'library' : 'fast';
   return {
     name: files.name,
-    engine: fast === null ? 'library' : 'fast',
+    engine,
     cutsAtSpaces: fast?.cutsAtSpaces ?? false,
     encode,
     count: (text) => encode(text).length,
     decode: (ids) => tok().decode(ids as number[], { skip_special_tokens: false }),
-    vocab: () => {
-      if (vocabMap === undefined) {
-        const model = json.model as { vocab?: Record<string, number> | Array<[string, number]> } | undefined;
-        const raw = model?.vocab ?? {};
-        vocabMap = Array.isArray(raw)
-          ? new Map(raw.map(([piece], i) => [piece, i] as [string, number]))
-          : new Map(Object.entries(raw));
-      }
-      return vocabMap;
-    },
+    vocab: () => fast?.tokenIds ?? libraryVocab(tok(), json),
+    fingerprint: fingerprintOf(engine, main.bytes, engine === 'fast' ? null : (cfg?.bytes ?? null)),
+    ...(fast?.prime === undefined ? {} : { prime: (pieces) => fast.prime?.(pieces) }),
     bosToken: specialTokenString(config.bos_token),
     eosToken: specialTokenString(config.eos_token),
   };
+}
+
+/** SHA-256 (hex) of the engine and the two files' bytes (a config not given hashes as none). */
+function fingerprintOf(engine: string, tokenizerBytes: Buffer, configBytes: Buffer | null): string {
+  const hash = createHash('sha256');
+  hash.update(`${engine}\0${tokenizerBytes.length}\0`).update(tokenizerBytes);
+  hash.update(configBytes === null ? '\0none' : `\0${configBytes.length}\0`);
+  if (configBytes !== null) hash.update(configBytes);
+  return hash.digest('hex');
+}
+
+/** The library model's own token → id map; for a model without one, a map built from the raw vocab. */
+function libraryVocab(tokenizer: Tokenizer, json: Record<string, unknown>): ReadonlyMap<string, number> {
+  const own = (tokenizer as unknown as { model?: { tokens_to_ids?: unknown } }).model?.tokens_to_ids;
+  if (own instanceof Map) return own as ReadonlyMap<string, number>;
+  const model = json.model as { vocab?: Record<string, number> | Array<[string, number]> } | undefined;
+  const raw = model?.vocab ?? {};
+  return Array.isArray(raw)
+    ? new Map(raw.map(([piece], i) => [piece, i] as [string, number]))
+    : new Map(Object.entries(raw));
 }

@@ -1,11 +1,12 @@
 /**
  * A child process of test/integration/aiperf-conformance.test.ts: runs the AIPerf documented
- * commands it is given, one after another, as `tokenload profile` in this process (the CLI's `main`),
+ * commands it is given, one after another, as `tokenload profile` in this process (the built CLI's
+ * `main`, as `bin/tokenload.js` runs it: test/helpers/cli-in-process.ts),
  * each in a temporary folder of its own that is also the working directory while it runs, and sends
  * the parent one {@link WorkerResult} per row over IPC. Running the rows in a few such processes
  * lets them overlap (each process has one working directory and one stderr to capture).
  *
- *     fork(this file, [JSON of the simulator URLs, 'page#index', ...], { execArgv: ['--import', 'tsx'] })
+ *     fork(this file, [JSON of the simulator URLs, 'page#index', ...], { execArgv: ['--import', import.meta.resolve('tsx')] })
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import {
   prepareCommand,
   rowName,
 } from './aiperf-docs.js';
-import { runCliInProcess } from './cli-in-process.js';
+import { runBuiltCliInProcess } from './cli-in-process.js';
 
 /**
  * Added after each row's arguments: the client warm-up (half a second of requests against an
@@ -46,7 +47,7 @@ export async function runDocRow(row: DocCommand, urls: readonly string[]): Promi
       return { name, supplied: [], kind: 'needs-file', detail: prepared.detail };
     Object.assign(process.env, prepared.env);
     process.chdir(dir);
-    const run = await runCliInProcess([...prepared.args, ...NO_CLIENT_WARMUP]);
+    const run = await runBuiltCliInProcess([...prepared.args, ...NO_CLIENT_WARMUP]);
     const got = classify(row, { ...run, timedOut: false, dir }, prepared.fragment);
     return { name, supplied: prepared.supplied, kind: 'run', ...got };
   } finally {

@@ -42,7 +42,9 @@ const pending = new Map(
 /** Starts one worker on `names`; a worker that ends early fails the rows it had left. */
 function startWorker(urls: string[], names: string[]): ChildProcess {
   const child = fork(WORKER, [JSON.stringify(urls), ...names], {
-    execArgv: ['--import', 'tsx'],
+    // tsx by its path: a row runs with a temporary folder as the working directory, where the
+    // worker threads of the built CLI (which inherit this flag) would not find the bare name.
+    execArgv: ['--import', import.meta.resolve('tsx')],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
