@@ -171,7 +171,7 @@ export const outputFields = {
     help: 'timer: a helper thread wakes the loop 0.2 ms early, the last 0.2 ms is polled; spin: poll the last 1.5 ms before every send (costs a busy core)',
   }),
   /** `--client-warmup-ms`: the longest the client warm-up against an in-process simulator may take, ms; 0 = off. */
-  clientWarmupMs: option(int(0).default(3000), {
+  clientWarmupMs: option(int(0).default(5000), {
     flag: 'client-warmup-ms',
     unit: 'ms',
     help: 'before the run, exercise this client against an in-process simulator until its CPU per request stops falling, at most this long, so the first requests are not sent and read by cold code; nothing reaches --url (0 = off)',

@@ -38,7 +38,6 @@ import type { Dispatch, LoadStrategy, StrategyReport } from '../timing/types.js'
 import type { RunContext } from './context.js';
 import { armCancellation, type CutoffReport, InFlightTracker } from './cutoff.js';
 import { FailureStop, type FailureStopReport } from './failure-stop.js';
-import { settleHeap } from './heap-settle.js';
 import { PHASE_CONNECTIONS, prewarmPlan } from './prewarm.js';
 import { type Progress, startProgress } from './progress.js';
 import { describePhase, type PhaseLimits } from './strategy-factory.js';
@@ -165,8 +164,6 @@ async function prepareStart(
   client: PhaseClient,
 ): Promise<PhaseStart> {
   const measured = () => phase === 'profiling' && !ctx.env.stopSignal.aborted;
-  // Start-up's and the warm-up's garbage collected now, not during the first seconds of the schedule.
-  if (measured()) settleHeap();
   // With worker threads the sends run there, so the floor is probed there too (health/client-floor.ts).
   const threads =
     client.probeFloor === undefined
