@@ -24,6 +24,23 @@ export const PROCESS_IO: CliIo = {
   },
 };
 
+let closedOutputIgnored = false;
+
+/**
+ * Keeps a closed reader from crashing the CLI: when what reads stdout or stderr goes away (`| head`),
+ * the next write fails with EPIPE; that output is dropped, and the run goes on writing its artifacts.
+ * Any other stream error is rethrown. Installed once per process, however often it is called.
+ */
+export function ignoreClosedOutput(): void {
+  if (closedOutputIgnored) return;
+  closedOutputIgnored = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
+}
+
 /** Exit code of a usage error (unknown flag, bad value, broken rule). */
 export const EXIT_USAGE = ERROR_CODES.E_CONFIG.exitCode;
 

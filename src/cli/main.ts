@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { packageVersion } from '../util/package-root.js';
 import { registerAnalyzeCommands } from './analyze-action.js';
 import { registerCalibrateCommand } from './calibrate-action.js';
-import { exitCodeFor } from './cli-io.js';
+import { exitCodeFor, ignoreClosedOutput } from './cli-io.js';
 import { registerMergeCommand } from './merge-action.js';
 import { registerProbeCommand } from './probe-action.js';
 import { registerProfileCommand } from './profile-action.js';
@@ -55,6 +55,7 @@ export function createProgram(setExit: (code: number) => void, args: readonly st
  * never calls `process.exit` itself.
  */
 export async function main(argv: string[]): Promise<number> {
+  ignoreClosedOutput();
   let exitCode = 0;
   const { program, profile, search } = createProgram((code) => {
     exitCode = code;
