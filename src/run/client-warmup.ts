@@ -64,6 +64,8 @@ export interface ClientWarmupResult {
   durationMs: number;
   /** This process's CPU per completed request in each round, ms. */
   cpuMsPerRequest: number[];
+  /** Mean CPU per request of the last two windows of rounds (earlier, latest), ms; null with fewer rounds. */
+  windowMeansMs: [number, number] | null;
   /** `plateau`: the CPU per request stopped falling; `cap`: `--client-warmup-ms` ran out; `stopped`: Ctrl-C. */
   endedBy: 'plateau' | 'cap' | 'stopped';
 }
@@ -124,6 +126,7 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
       errors,
       durationMs,
       cpuMsPerRequest: rounds.perRequestMs,
+      windowMeansMs: windowMeans(rounds.perRequestMs),
       endedBy,
     };
   } finally {
@@ -156,14 +159,23 @@ function watchRounds(
   return { perRequestMs, stop: () => clearInterval(timer) };
 }
 
-/** True when the latest window of rounds is less than {@link WARMUP_MIN_GAIN} cheaper than the one before. */
-function hasLevelledOff(perRequestMs: readonly number[]): boolean {
+/**
+ * Mean CPU per request of the window of {@link WARMUP_WINDOW_ROUNDS} rounds before the latest one and
+ * of the latest one, ms; null before there are two windows.
+ */
+function windowMeans(perRequestMs: readonly number[]): [number, number] | null {
   const n = perRequestMs.length;
-  if (n < 2 * WARMUP_WINDOW_ROUNDS) return false;
+  if (n < 2 * WARMUP_WINDOW_ROUNDS) return null;
   const mean = (from: number): number =>
     perRequestMs.slice(from, from + WARMUP_WINDOW_ROUNDS).reduce((sum, ms) => sum + ms, 0) /
     WARMUP_WINDOW_ROUNDS;
-  return mean(n - WARMUP_WINDOW_ROUNDS) > (1 - WARMUP_MIN_GAIN) * mean(n - 2 * WARMUP_WINDOW_ROUNDS);
+  return [mean(n - 2 * WARMUP_WINDOW_ROUNDS), mean(n - WARMUP_WINDOW_ROUNDS)];
+}
+
+/** True when the latest window of rounds is less than {@link WARMUP_MIN_GAIN} cheaper than the one before. */
+function hasLevelledOff(perRequestMs: readonly number[]): boolean {
+  const means = windowMeans(perRequestMs);
+  return means !== null && means[1] > (1 - WARMUP_MIN_GAIN) * means[0];
 }
 
 /**

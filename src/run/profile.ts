@@ -38,7 +38,12 @@ import {
   writeFailedSummary,
   writeRunLog,
 } from './artifacts.js';
-import { type ClientWarmupResult, WARMUP_ROUND_REQUESTS, warmUpClient } from './client-warmup.js';
+import {
+  type ClientWarmupResult,
+  WARMUP_ROUND_REQUESTS,
+  WARMUP_WINDOW_ROUNDS,
+  warmUpClient,
+} from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
@@ -221,7 +226,12 @@ function warmupCpuText(w: ClientWarmupResult): string {
   }[w.endedBy];
   if (first === undefined || last === undefined)
     return `no round of ${WARMUP_ROUND_REQUESTS} requests completed (${why})`;
-  return `CPU per request ${first.toFixed(2)} → ${last.toFixed(2)} ms over ${w.cpuMsPerRequest.length} rounds of ${WARMUP_ROUND_REQUESTS} requests; ended because ${why}`;
+  const m = w.windowMeansMs;
+  const windows =
+    m === null
+      ? ''
+      : ` (last two windows of ${WARMUP_WINDOW_ROUNDS} rounds: ${m[0].toFixed(3)} → ${m[1].toFixed(3)} ms)`;
+  return `CPU per request ${first.toFixed(2)} → ${last.toFixed(2)} ms over ${w.cpuMsPerRequest.length} rounds of ${WARMUP_ROUND_REQUESTS} requests${windows}; ended because ${why}`;
 }
 
 function startSimulator(

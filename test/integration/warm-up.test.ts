@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { profileConfig } from '../../src/config/schema.js';
-import { WARMUP_WINDOW_ROUNDS } from '../../src/run/client-warmup.js';
+import { WARMUP_MIN_GAIN, WARMUP_WINDOW_ROUNDS } from '../../src/run/client-warmup.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 
@@ -98,13 +98,15 @@ test('client warm-up stops once its CPU per request stops falling, and leaves no
     });
     const line = lines.find((l) => l.startsWith('client warm-up:')) ?? '';
     const m =
-      /CPU per request ([\d.]+) → ([\d.]+) ms over (\d+) rounds of (\d+) requests; ended because (.*); nothing/.exec(
+      /CPU per request ([\d.]+) → ([\d.]+) ms over (\d+) rounds of (\d+) requests \(last two windows of \d+ rounds: ([\d.]+) → ([\d.]+) ms\); ended because (.*); nothing/.exec(
         line,
       );
     assert.ok(m !== null, line);
     assert.ok(Number(m[3]) >= 2 * WARMUP_WINDOW_ROUNDS, `two windows of rounds at least: ${line}`);
-    assert.equal(m[5], 'it stopped falling', line);
-    assert.ok(Number(m[2]) <= Number(m[1]), `CPU per request fell: ${line}`);
+    assert.equal(m[7], 'it stopped falling', line);
+    assert.ok(Number(m[2]) < Number(m[1]), `CPU per request fell: ${line}`);
+    // Stopped because the latest window was less than WARMUP_MIN_GAIN cheaper than the one before it.
+    assert.ok(Number(m[6]) > (1 - WARMUP_MIN_GAIN) * Number(m[5]) - 0.001, `levelled off: ${line}`);
     const left = readdirSync(scratch).filter((name) => name.startsWith('tokenload-client-warmup-'));
     assert.deepEqual(left, [], 'the warm-up removed the folder its records went to');
   } finally {
