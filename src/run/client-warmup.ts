@@ -12,7 +12,9 @@
  * How long: in rounds of {@link WARMUP_ROUND_REQUESTS} completed requests, each measuring this process's CPU per completed
  * request; it stops once that has stopped falling (the mean of the latest
  * {@link WARMUP_WINDOW_ROUNDS} rounds less than {@link WARMUP_MIN_GAIN} below the mean of the
- * {@link WARMUP_WINDOW_ROUNDS} before them), or at `--client-warmup-ms`, whichever comes first.
+ * {@link WARMUP_WINDOW_ROUNDS} before them), once a run whose rate is known would keep the client
+ * under {@link WARMUP_LIGHT_LOAD_SHARE} of a core at the cost reached, or at `--client-warmup-ms`,
+ * whichever comes first.
  * Measured on this project's 2-core VM (1,000 requests/s, 16 tokens): 3.5 ms per request in the
  * first round, 0.55 ms after 1,000 requests and still falling, 0.30 ms from about 2,500 on, where
  * rounds of 100 differ by ±10 %; a rule over single rounds stopped at the first noisy pair. The in-process
@@ -29,6 +31,7 @@ import { startSimulator } from '../simulator/server.js';
 import type { RunContext } from './context.js';
 import { runPhase } from './phase.js';
 import { buildStrategy, type PhaseLimits } from './strategy-factory.js';
+import { demandOf } from './workers-auto.js';
 
 /** Requests the warm-up keeps in flight. */
 export const CLIENT_WARMUP_CONCURRENCY = 32;
@@ -44,6 +47,13 @@ export const WARMUP_WINDOW_ROUNDS = 8;
 
 /** The warm-up ends once a window's CPU per request is less than this fraction below the previous window's. */
 export const WARMUP_MIN_GAIN = 0.05;
+
+/**
+ * A run whose rate is known before it starts and keeps this process under this share of one core at
+ * the latest round's CPU per request gains nothing from more warming (a 1 request/s replay at 1.5 ms
+ * a request is 0.15 % of a core), so the warm-up ends there.
+ */
+export const WARMUP_LIGHT_LOAD_SHARE = 0.1;
 
 /** Gap between the in-process server's token writes, ms (Node timers cannot go below 1 ms). */
 export const WARMUP_ITL_MS = 1;
@@ -66,8 +76,12 @@ export interface ClientWarmupResult {
   cpuMsPerRequest: number[];
   /** Mean CPU per request of the last two windows of rounds (earlier, latest), ms; null with fewer rounds. */
   windowMeansMs: [number, number] | null;
-  /** `plateau`: the CPU per request stopped falling; `cap`: `--client-warmup-ms` ran out; `stopped`: Ctrl-C. */
-  endedBy: 'plateau' | 'cap' | 'stopped';
+  /**
+   * `plateau`: the CPU per request stopped falling; `light`: the run's known rate needs under
+   * {@link WARMUP_LIGHT_LOAD_SHARE} of a core at the cost reached; `cap`: `--client-warmup-ms` ran
+   * out; `stopped`: Ctrl-C.
+   */
+  endedBy: 'plateau' | 'light' | 'cap' | 'stopped';
 }
 
 /**
@@ -94,7 +108,9 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
   );
   const dir = await mkdtemp(join(tmpdir(), 'tokenload-client-warmup-'));
   const plateau = new AbortController();
-  const rounds = watchRounds(() => sim.stats().completed, plateau);
+  const demand = demandOf(ctx.config, ctx.dataset, ctx.stream !== null);
+  const rateOf = demand?.unit === 'req/s' ? demand.value : null;
+  const rounds = watchRounds(() => sim.stats().completed, plateau, rateOf);
   try {
     const config = warmupConfig(ctx.config);
     const dataset = warmupDataset(ctx.dataset, first);
@@ -119,7 +135,7 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
     const errors = result.summary.build().errorSummary.reduce((sum, e) => sum + e.count, 0);
     // The warm-up's prompts (other rows, or warm-up-only ids) say nothing about the run's block sizes.
     ctx.synthesizer.blocks.resetSizeConflicts();
-    const endedBy = ctx.env.stopSignal.aborted ? 'stopped' : plateau.signal.aborted ? 'plateau' : 'cap';
+    const endedBy = ctx.env.stopSignal.aborted ? 'stopped' : (rounds.endedBy ?? 'cap');
     const durationMs = performance.now() - t0;
     return {
       requests: result.recordCount,
@@ -138,13 +154,17 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
 
 /**
  * This process's CPU per request over each round of {@link WARMUP_ROUND_REQUESTS} completed
- * requests; aborts `plateau` once it has stopped falling (see the module comment).
+ * requests; aborts `plateau` once it has stopped falling (see the module comment), or once the run's
+ * known rate (`ratePerS`, null when unknown) would keep the client under
+ * {@link WARMUP_LIGHT_LOAD_SHARE} of a core at the latest round's cost.
  */
 function watchRounds(
   completed: () => number,
   plateau: AbortController,
-): { perRequestMs: number[]; stop: () => void } {
+  ratePerS: number | null,
+): { perRequestMs: number[]; stop: () => void; readonly endedBy: 'plateau' | 'light' | null } {
   const perRequestMs: number[] = [];
+  let endedBy: 'plateau' | 'light' | null = null;
   let lastCpu = process.cpuUsage();
   let lastDone = completed();
   const timer = setInterval(() => {
@@ -154,9 +174,18 @@ function watchRounds(
     lastCpu = process.cpuUsage();
     perRequestMs.push((cpu.user + cpu.system) / 1000 / (done - lastDone));
     lastDone = done;
-    if (hasLevelledOff(perRequestMs)) plateau.abort();
+    const latestMs = perRequestMs[perRequestMs.length - 1] as number;
+    if (ratePerS !== null && (ratePerS * latestMs) / 1000 < WARMUP_LIGHT_LOAD_SHARE) endedBy = 'light';
+    else if (hasLevelledOff(perRequestMs)) endedBy = 'plateau';
+    if (endedBy !== null) plateau.abort();
   }, ROUND_CHECK_MS);
-  return { perRequestMs, stop: () => clearInterval(timer) };
+  return {
+    perRequestMs,
+    stop: () => clearInterval(timer),
+    get endedBy() {
+      return endedBy;
+    },
+  };
 }
 
 /**

@@ -40,6 +40,7 @@ import {
 } from './artifacts.js';
 import {
   type ClientWarmupResult,
+  WARMUP_LIGHT_LOAD_SHARE,
   WARMUP_ROUND_REQUESTS,
   WARMUP_WINDOW_ROUNDS,
   warmUpClient,
@@ -221,6 +222,7 @@ function warmupCpuText(w: ClientWarmupResult): string {
   const last = w.cpuMsPerRequest[w.cpuMsPerRequest.length - 1];
   const why = {
     plateau: 'it stopped falling',
+    light: `the run's rate keeps the client under ${WARMUP_LIGHT_LOAD_SHARE * 100} % of a core at that cost`,
     cap: 'the --client-warmup-ms cap came first',
     stopped: 'the run was stopped',
   }[w.endedBy];

@@ -116,6 +116,25 @@ test('client warm-up stops once its CPU per request stops falling, and leaves no
   }
 });
 
+test('client warm-up of a light run ends once its rate needs a small share of a core', async () => {
+  const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
+  try {
+    const { lines } = await profileAgainst(target.url, {
+      requestRate: 20,
+      requestCount: 2,
+      synthetic: { isl: 32, osl: 4 },
+      clientWarmupMs: 60_000,
+    });
+    const line = lines.find((l) => l.startsWith('client warm-up:')) ?? '';
+    const m = / over (\d+) rounds of \d+ requests.*; ended because (.*); nothing/.exec(line);
+    assert.ok(m !== null, line);
+    assert.equal(m[2], "the run's rate keeps the client under 10 % of a core at that cost", line);
+    assert.ok(Number(m[1]) < 2 * WARMUP_WINDOW_ROUNDS, `before the windows could compare: ${line}`);
+  } finally {
+    await target.close();
+  }
+});
+
 test('--client-warmup-ms 0 turns the client warm-up off', async () => {
   const target = await startSimulator({ mode: 'fixed', ttftMs: 0, itlMs: 0 });
   try {
