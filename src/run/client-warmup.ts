@@ -124,7 +124,9 @@ export async function warmUpClient(ctx: RunContext, first: StreamedTurn | null):
     // Never the run's ideal prefix cache: nothing of the warm-up reaches the target's cache.
     const { idealCaches: _runCaches, ...runCtx } = ctx;
     const stopSignal = AbortSignal.any([ctx.env.stopSignal, plateau.signal]);
-    const env = { ...ctx.env, stopSignal };
+    // The warm-up's own phase messages (its stop, its connections) are not the run's: only warnings pass.
+    const log = { info: () => undefined, warn: (message: string) => ctx.env.log.warn(message) };
+    const env = { ...ctx.env, log, stopSignal };
     const warmCtx: RunContext = { ...runCtx, env, config, dataset, targets: [sim.url], stream: null };
     const result = await runPhase(
       warmCtx,

@@ -233,7 +233,7 @@ function warmupCpuText(w: ClientWarmupResult): string {
     m === null
       ? ''
       : ` (last two windows of ${WARMUP_WINDOW_ROUNDS} rounds: ${m[0].toFixed(3)} → ${m[1].toFixed(3)} ms)`;
-  return `CPU per request ${first.toFixed(2)} → ${last.toFixed(2)} ms over ${w.cpuMsPerRequest.length} rounds of ${WARMUP_ROUND_REQUESTS} requests${windows}; ended because ${why}`;
+  return `CPU per request ${first.toFixed(2)} → ${last.toFixed(2)} ms over ${w.cpuMsPerRequest.length} rounds of at least ${WARMUP_ROUND_REQUESTS} requests${windows}; ended because ${why}`;
 }
 
 function startSimulator(

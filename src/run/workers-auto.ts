@@ -149,7 +149,8 @@ export function perThreadOf(
 }
 
 /**
- * Resolves `--workers`: a number is kept (null: nothing was chosen); `auto` is decided here, on
+ * Resolves `--workers`: a number is kept (null: nothing was chosen), with a warning when the
+ * sending threads and the main thread outnumber the cores; `auto` is decided here, on
  * `machine.cores` (default `os.availableParallelism()`) and the calibration at
  * `machine.calibrationPath` (default: tokenload calibrate's file), read only when the demand is known.
  * A calibration file that cannot be used is skipped, `warn` saying why.
@@ -161,8 +162,14 @@ export async function resolveWorkers(
   machine: MachineOverride,
   warn: (message: string) => void,
 ): Promise<WorkersChoice | null> {
-  if (config.workers !== 'auto') return null;
   const cores = machine.cores ?? availableParallelism();
+  if (config.workers !== 'auto') {
+    if (config.workers !== undefined && config.workers > 1 && config.workers >= cores)
+      warn(
+        `--workers ${config.workers}: ${config.workers} sending threads and the main thread share ${cores} ${cores === 1 ? 'core' : 'cores'}, so they take the CPU from each other; the wake-up floor measured at start-up, and every send, carry that (--workers auto never goes above cores − 1)`,
+      );
+    return null;
+  }
   const gated = config.prefill !== null || (config.warmup?.prefill ?? null) !== null;
   const demand = demandOf(config, dataset, streamed);
   const calibration =

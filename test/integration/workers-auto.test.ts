@@ -212,3 +212,37 @@ test('a fixed-schedule burst sent through worker threads goes out on connections
     await sim.close();
   }
 });
+
+test('--workers N on as many cores or fewer warns that the threads share the cores; fewer does not', async () => {
+  const sim = await startSimulator({ mode: 'fixed', ttftMs: 1, itlMs: 1 });
+  try {
+    const run = async (cores: number): Promise<string[]> => {
+      const warnings: string[] = [];
+      const dir = mkdtempSync(join(tmpdir(), 'tokenload-workers-over-'));
+      const input: ProfileConfigInput = {
+        models: ['sim-model'],
+        tokenizer: 'builtin',
+        url: sim.url,
+        streaming: true,
+        artifactDir: dir,
+        clientWarmupMs: 0,
+        serverMetrics: false,
+        requestRate: 50,
+        requestCount: 4,
+        workers: 2,
+      };
+      const log = { info: () => undefined, warn: (m: string) => warnings.push(m) };
+      await runProfile(input, { log, stopSignal: new AbortController().signal, machine: { cores } });
+      assertComplete(readRun(dir).records, 4);
+      return warnings;
+    };
+    const shared = await run(2);
+    assert.ok(
+      shared.some((w) => /^--workers 2: 2 sending threads and the main thread share 2 cores/.test(w)),
+      JSON.stringify(shared),
+    );
+    assert.ok(!(await run(4)).some((w) => w.startsWith('--workers 2:')));
+  } finally {
+    await sim.close();
+  }
+});
