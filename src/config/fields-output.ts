@@ -66,6 +66,8 @@ export const MAX_WORKERS = 256;
 
 const MAX_WORKERS_REASON =
   "worker threads share this machine's cores; more than a few per core only adds memory";
+const WORKERS_MIN_REASON = '1 is a single process (the default); auto sizes the threads from the load';
+const WORKERS_EXPECTED = `expected a whole number from 1 to ${MAX_WORKERS}, or auto (as many as the load needs)`;
 
 /** Output, simulator and client options. */
 export const outputFields = {
@@ -194,9 +196,17 @@ export const outputFields = {
    */
   workers: option(
     z
-      .union([int(1).max(MAX_WORKERS, { error: MAX_WORKERS_REASON }), z.literal('auto')], {
-        error: `expected a whole number from 1 to ${MAX_WORKERS}, or auto`,
-      })
+      .union(
+        [
+          z
+            .number()
+            .int({ error: WORKERS_EXPECTED })
+            .min(1, { error: WORKERS_MIN_REASON })
+            .max(MAX_WORKERS, { error: MAX_WORKERS_REASON }),
+          z.literal('auto'),
+        ],
+        { error: WORKERS_EXPECTED },
+      )
       .optional(),
     {
       flag: 'workers',

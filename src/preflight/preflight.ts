@@ -57,11 +57,24 @@ async function probe(target: string, { headers, endpointPath }: ProbeRequest): P
     const text = await res.body.text();
     return { url, status: res.statusCode, served: res.statusCode === 200 ? servedModelsOf(text) : null };
   } catch (err) {
-    const code = (err as { code?: string }).code ?? (err as Error).name;
-    throw new ServerUnreachableError(
-      `cannot reach ${target} (${code}: ${(err as Error).message}); is the server running? (--url)`,
-    );
+    throw new ServerUnreachableError(unreachableMessage(target, url, err as Error));
   }
+}
+
+/** undici's codes for a connection that was made but not answered in time. */
+const SILENT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * Why the probe failed, in words: a server that took the connection but did not answer is not
+ * "unreachable" (it may be loading a model, or hung), so it is named apart from a refused or
+ * unresolvable address.
+ */
+function unreachableMessage(target: string, url: string, err: Error): string {
+  const code = (err as { code?: string }).code ?? err.name;
+  if (SILENT_CODES.has(code)) {
+    return `${target} accepted the connection but did not answer GET ${url} within 10 s (${code}); is it still starting, or hung? (--url)`;
+  }
+  return `cannot reach ${target} (${code}: ${err.message}); is the server running? (--url)`;
 }
 
 /**

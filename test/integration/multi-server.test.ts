@@ -360,6 +360,36 @@ test('a server of the list that is down fails the run before anything is sent, n
   assert.equal(simA.capturedRequests().length, fromA, 'nothing was sent to the server that is up');
 });
 
+test('a server that takes the connection and never answers is named as such, not as unreachable', async () => {
+  // Found by a new user: a hung server was reported as "cannot reach … is the server running?".
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+  try {
+    const r = await cli([
+      '-m',
+      'm',
+      '--tokenizer',
+      'builtin',
+      '--url',
+      url,
+      '--ui',
+      'none',
+      '--artifact-dir',
+      tempDir(),
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(
+      r.stderr.includes(
+        `error: ${url} accepted the connection but did not answer GET ${url}/v1/models within 10 s`,
+      ),
+      r.stderr,
+    );
+  } finally {
+    silent.close();
+  }
+});
+
 test('--url: a server listed twice, or a bad item of a list, is a usage error naming it', async () => {
   const twice = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', `${simA.url},${simA.url}/`]);
   assert.equal(twice.code, 2);

@@ -62,7 +62,7 @@ test('numbers, one rule: a decimal number (2.5, 1000, 1e3) for a number, digits 
   );
 });
 
-test('--concurrency and --workers beyond what one client process can use: exit 2 with the limit and the reason', async () => {
+test('--concurrency and --workers beyond what one client process can use, or below one: exit 2 with the limit and the reason', async () => {
   // Found by a new user: --concurrency 99999999999 crashed (exit 70), 50000000 and --workers 100000
   // grew to gigabytes and ignored Ctrl-C.
   const refused: Array<[string[], string]> = [
@@ -75,6 +75,9 @@ test('--concurrency and --workers beyond what one client process can use: exit 2
       ['--workers', '100000'],
       `argument '100000' is invalid. expected a number <= 256, got 100000: worker threads share this machine's cores`,
     ],
+    // Found by a new user: 0 did not say what to type instead.
+    [['--workers', '0'], 'got 0: 1 is a single process (the default); auto sizes the threads from the load'],
+    [['--workers', '1.5'], "argument '1.5' is invalid. expected a whole number from 1 to 256, or auto"],
   ];
   for (const [extra, message] of refused) {
     const r = await tokenload([...PROFILE, '--request-count', '3', ...extra]);
