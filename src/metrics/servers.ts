@@ -7,6 +7,7 @@
  */
 import type { MetricUnit } from '../record/metric-types.js';
 import type { LineRecord } from '../record/types.js';
+import { CacheCheck, type CacheCheckSummary } from './cache-check.js';
 import { metricByTag } from './registry.js';
 import { tailStats } from './stats.js';
 import { addToTotals, emptyTotals } from './totals.js';
@@ -45,12 +46,19 @@ export interface ServerSummary {
   time_to_first_token?: ServerDistribution;
   request_latency?: ServerDistribution;
   inter_token_latency?: ServerDistribution;
+  /**
+   * This server's own cache check (the run's `cache_check` figures over its requests only); absent
+   * when none of its requests had an ideal. The prompt-count check learns per server in the run's
+   * `usage_check.per_layout` (each layout's `server`).
+   */
+  cache_check?: CacheCheckSummary;
 }
 
 /** What is kept of one server while the run goes on. */
 interface ServerTally {
   totals: RunTotals;
   sessions: number;
+  cache: CacheCheck;
   values: Record<(typeof SERVER_DISTRIBUTIONS)[number], number[]>;
 }
 
@@ -58,6 +66,7 @@ function emptyTally(): ServerTally {
   return {
     totals: emptyTotals(false),
     sessions: 0,
+    cache: new CacheCheck(),
     values: { time_to_first_token: [], request_latency: [], inter_token_latency: [] },
   };
 }
@@ -86,6 +95,7 @@ export class ServerSplit {
     if (tally === undefined) return;
     addToTotals(tally.totals, record, null);
     if (record.raw.turnIndex === 0) tally.sessions++;
+    tally.cache.add(record);
     if (!record.valid) return;
     for (const tag of SERVER_DISTRIBUTIONS) {
       const value = record.metrics[tag];
@@ -110,6 +120,8 @@ export class ServerSplit {
         const d = distribution(tag, tally.values[tag]);
         if (d !== undefined) out[tag] = d;
       }
+      const cache = tally.cache.result();
+      if (cache !== null) out.cache_check = cache;
       return out;
     });
   }
@@ -127,5 +139,17 @@ export function serverLine(s: ServerSummary): string {
   if (s.request_latency !== undefined)
     tails.push(`request latency p50 ${s.request_latency.p50.toFixed(1)} ms`);
   if (tails.length > 0) parts.push(tails.join(', '));
+  const cache = s.cache_check;
+  if (cache !== undefined) parts.push(cachedPart(cache));
   return parts.join('; ');
+}
+
+/** `prefix cache: ideal 45.7 %, reported 44.9 % (40 requests)` of one server. */
+function cachedPart(c: CacheCheckSummary): string {
+  const pct = (r: number | null) => (r === null ? 'N/A' : `${(r * 100).toFixed(1)} %`);
+  const reported =
+    c.requests_reported === 0
+      ? 'no cached_tokens reported'
+      : `reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} requests)`;
+  return `prefix cache: ideal ${pct(c.ideal_hit_ratio)}, ${reported}`;
 }

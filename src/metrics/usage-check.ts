@@ -15,6 +15,10 @@
  * learned overhead above {@link implausibleOverheadTokens} (more than any chat template adds per
  * message, and a large share of the prompt) is warned about as a probable tokenizer mismatch.
  *
+ * In a run with several servers (`--url` more than once), each server learns its own overheads: replicas
+ * may run different templates, and one figure for both would hide both (8 and 0 tokens read as 4,
+ * within the tolerance of each).
+ *
  * On an endpoint that sends a plain prompt (completions, TGI generate) the server applies no chat
  * template: what is learned is the prompt's own extra tokens (a BOS token, the blank lines that join
  * a multi-turn history into one prompt), and the wording says so ({@link UsageCheckSummary.overhead_of}).
@@ -44,10 +48,18 @@ const OVERHEAD_NAME: Record<OverheadOf, string> = {
   prompt_joiners: 'prompt template/joiner overhead',
 };
 
-/** One message layout of `usage_check.per_layout`. Tokens are server tokens − client tokens. */
+/**
+ * One message layout of `usage_check.per_layout`, learned on one server. Tokens are server tokens −
+ * client tokens.
+ */
 export interface UsageLayoutSummary {
   /** Roles with counts, e.g. `user×1` (record field `promptLayout`). */
   layout: string;
+  /**
+   * The server the layout was learned on (`--url`, normalized), present only in a run with several
+   * servers: replicas may template differently (one 8 tokens, another 0), so each learns its own.
+   */
+  server?: string;
   requests: number;
   /** Median (numpy linear) client count of the prompts sent in this layout, history included. */
   median_prompt_tokens: number;
@@ -82,11 +94,14 @@ export interface UsageCheckSummary {
 }
 
 interface LayoutValues {
+  layout: string;
+  server: string | undefined;
   client: number[];
   overhead: number[];
 }
 
-function layoutSummary(layout: string, v: LayoutValues): UsageLayoutSummary {
+function layoutSummary(v: LayoutValues): UsageLayoutSummary {
+  const { layout } = v;
   const sorted = Float64Array.from(v.overhead).sort();
   const n = sorted.length;
   const range = { min_overhead_tokens: sorted[0] as number, max_overhead_tokens: sorted[n - 1] as number };
@@ -125,8 +140,12 @@ function layoutSummary(layout: string, v: LayoutValues): UsageLayoutSummary {
   };
 }
 
-/** Collects the successful requests' prompt counts by layout; {@link UsageCheck.result} judges them. */
+/**
+ * Collects the successful requests' prompt counts by server and layout; {@link UsageCheck.result}
+ * judges them, each server's layouts against that server's own learned overhead.
+ */
 export class UsageCheck {
+  /** Keyed by server URL and layout (a NUL between them). */
   private readonly layouts = new Map<string, LayoutValues>();
 
   /** @param overheadOf what the endpoint's overhead is made of (see {@link UsageCheckSummary.overhead_of}). */
@@ -139,10 +158,11 @@ export class UsageCheck {
     const client = raw.sentPromptTokens;
     if (!record.valid || server === undefined || client === undefined || raw.promptLayout === undefined)
       return;
-    let values = this.layouts.get(raw.promptLayout);
+    const key = `${raw.serverUrl ?? ''}\u0000${raw.promptLayout}`;
+    let values = this.layouts.get(key);
     if (values === undefined) {
-      values = { client: [], overhead: [] };
-      this.layouts.set(raw.promptLayout, values);
+      values = { layout: raw.promptLayout, server: raw.serverUrl, client: [], overhead: [] };
+      this.layouts.set(key, values);
     }
     values.client.push(client);
     values.overhead.push(server - client);
@@ -151,7 +171,11 @@ export class UsageCheck {
   /** The check of the records added so far; null when no request could be compared. */
   result(): UsageCheckSummary | null {
     if (this.layouts.size === 0) return null;
-    const perLayout = [...this.layouts].map(([layout, v]) => layoutSummary(layout, v));
+    const servers = new Set([...this.layouts.values()].map((v) => v.server));
+    const perLayout = [...this.layouts.values()].map((v) => {
+      const l = layoutSummary(v);
+      return servers.size > 1 && v.server !== undefined ? { ...l, server: v.server } : l;
+    });
     perLayout.sort((a, b) => b.requests - a.requests);
     const learned = perLayout.find((l) => l.overhead_tokens !== null);
     let compared = 0;
@@ -209,12 +233,17 @@ export function usageWarnings(u: UsageCheckSummary | null): string[] {
     .filter((l) => l.overhead_tokens !== null && l.overhead_tokens > implausibleOverheadTokens(l))
     .map(
       (l) =>
-        `the ${name} learned for ${l.layout} is ${l.overhead_tokens} tokens over a median client prompt of ` +
+        `the ${name} learned for ${l.layout}${at(l)} is ${l.overhead_tokens} tokens over a median client prompt of ` +
         `${l.median_prompt_tokens} tokens, more than max(${TEMPLATE_MAX_TOKENS_PER_MESSAGE} tokens per message, ` +
         `${TEMPLATE_MAX_PROMPT_PCT} % of the prompt) that a template adds: it may be a tokenizer mismatch ` +
         'rather than a template (the server counting the prompt with another tokenizer, or twice); check ' +
         'that --tokenizer matches the served model.',
     );
+}
+
+/** ` at SERVER` for a layout learned on one of several servers, else nothing. */
+function at(l: UsageLayoutSummary): string {
+  return l.server === undefined ? '' : ` at ${l.server}`;
 }
 
 /**
@@ -232,12 +261,13 @@ export function usageCheckLine(u: UsageCheckSummary | null): string | null {
   }
   const named = learned
     .slice(0, LINE_LAYOUTS)
-    .map((l) => `${l.overhead_tokens} tokens for ${l.layout} (${l.requests} requests)`);
+    .map((l) => `${l.overhead_tokens} tokens for ${l.layout}${at(l)} (${l.requests} requests)`);
   if (learned.length > LINE_LAYOUTS) named.push(`${learned.length - LINE_LAYOUTS} more layouts`);
   const unchecked = u.requests_unchecked > 0 ? `; ${u.requests_unchecked} in rarer layouts unchecked` : '';
   return (
     `Usage check: ${name} learned from usage.prompt_tokens: ${named.join(', ')}; ` +
-    `${u.discrepant} of ${u.requests_compared - u.requests_unchecked} requests disagree with it beyond ` +
+    `${u.discrepant} of ${u.requests_compared - u.requests_unchecked} requests disagree with ` +
+    `${learned.some((l) => l.server !== undefined) ? "their server's" : 'it'} beyond ` +
     `max(${USAGE_DISCREPANCY_PCT} %, ${USAGE_DISCREPANCY_MIN_TOKENS} tokens)${unchecked}`
   );
 }

@@ -1,0 +1,124 @@
+/**
+ * Several servers, checked one by one: replicas that template prompts differently (ChatML's 8 tokens
+ * for one user message against none) each learn their own overhead in `usage_check`, and each
+ * server's entry in `servers` carries its own prefix-cache figures, through the built CLI.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { CacheCheckSummary } from '../../src/metrics/cache-check.js';
+import type { UsageCheckSummary } from '../../src/metrics/usage-check.js';
+import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { runCliProcess } from '../helpers/cli-process.js';
+
+let templated: RunningSimulator;
+let plain: RunningSimulator;
+
+before(async () => {
+  [templated, plain] = await Promise.all([
+    startSimulator({ mode: 'fixed', ttftMs: 2, itlMs: 1, chatTemplate: 'chatml' }),
+    startSimulator({ mode: 'fixed', ttftMs: 2, itlMs: 1 }),
+  ]);
+});
+
+after(async () => {
+  await Promise.all([templated?.close(), plain?.close()]);
+});
+
+interface Summary {
+  usage_check: UsageCheckSummary;
+  servers: Array<{ url: string; request_count: number; cache_check?: CacheCheckSummary }>;
+}
+
+test('two replicas with different chat templates: each learns its own overhead, and each reports its own cache figures', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
+  const r = await runCliProcess([
+    'profile',
+    '-m',
+    'Qwen/Qwen3-0.6B',
+    '--endpoint-type',
+    'chat',
+    '--streaming',
+    '--url',
+    templated.url,
+    '--url',
+    plain.url,
+    '--input-file',
+    'examples/traces/bailian_traceA_multiturn_head40.jsonl',
+    '--custom-dataset-type',
+    'bailian_trace',
+    '--fixed-schedule',
+    '--synthesis-speedup-ratio',
+    '100',
+    '--client-warmup-ms',
+    '0',
+    '--ui',
+    'none',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  const learned = new Map(summary.usage_check.per_layout.map((l) => [l.server, l.overhead_tokens]));
+  // ChatML wraps one user message in 5 tokens and opens the assistant turn with 3.
+  assert.equal(learned.get(templated.url), 8, JSON.stringify(summary.usage_check));
+  assert.equal(learned.get(plain.url), 0, JSON.stringify(summary.usage_check));
+  assert.equal(summary.usage_check.discrepant, 0);
+  assert.match(
+    r.stdout,
+    new RegExp(
+      `Usage check: chat template overhead learned from usage\\.prompt_tokens: .*8 tokens for user×1 at ${templated.url.replaceAll('.', '\\.')} .*0 tokens for user×1 at ${plain.url.replaceAll('.', '\\.')} .*disagree with their server's`,
+    ),
+  );
+  for (const server of summary.servers) {
+    const cache = server.cache_check;
+    assert.ok(cache !== undefined, `${server.url}: cache_check`);
+    assert.equal(cache.requests_with_ideal, server.request_count, server.url);
+    assert.equal(cache.requests_reported, server.request_count, server.url);
+    assert.ok(r.stdout.includes(`Server ${server.url}: `), r.stdout);
+  }
+  const perServer = summary.servers.reduce((n, s) => n + (s.cache_check?.requests_reported ?? 0), 0);
+  assert.equal(perServer, 40, 'every request of the trace counted on its own server');
+});
+
+test('one replica that templates and one that does not, read as one server, would hide both: the run keeps them apart', async () => {
+  // The same overheads, folded together, are 8 and 0 tokens around a median of 8 or 0: within
+  // max(10 %, 8 tokens) of either, so a single figure would report no disagreement and a wrong
+  // overhead for one of them. Per server, neither request disagrees with its own server's figure.
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
+  const r = await runCliProcess([
+    'profile',
+    '-m',
+    'Qwen/Qwen3-0.6B',
+    '--endpoint-type',
+    'chat',
+    '--url',
+    `${templated.url},${plain.url}`,
+    '--synthetic-input-tokens-mean',
+    '40',
+    '--output-tokens-mean',
+    '2',
+    '--request-count',
+    '12',
+    '--concurrency',
+    '2',
+    '--client-warmup-ms',
+    '0',
+    '--ui',
+    'none',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+  const byServer = summary.usage_check.per_layout.map((l) => [l.server, l.overhead_tokens, l.requests]);
+  assert.deepEqual(
+    byServer.sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    [
+      [templated.url, 8, 6],
+      [plain.url, 0, 6],
+    ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+  );
+});
