@@ -85,6 +85,8 @@ export interface FixturePlayer {
   attempts(name: string): number;
   /** Currently open server-side sockets (including idle keep-alive ones). */
   openSockets(): number;
+  /** The most requests held at once: each from its body's arrival until its response closed. */
+  mostHeld(): number;
   /** Destroys every socket and stops the server. */
   close(): Promise<void>;
 }
@@ -186,6 +188,7 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
   const byName = new Map(fixtures.map((fixture) => [fixture.name, fixture]));
   const log: PlayedRequest[] = [];
   const sockets = new Set<Socket>();
+  const held = { now: 0, most: 0 };
   // One 'close' listener per socket marks every request it carried (a listener per request piled up
   // on keep-alive sockets: MaxListenersExceededWarning).
   const bySocket = new WeakMap<Socket, PlayedRequest[]>();
@@ -221,6 +224,9 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
       const receivedMs = performance.now();
+      held.now++;
+      held.most = Math.max(held.most, held.now);
+      res.once('close', () => held.now--);
       const fixture = pickFixture(byName, req);
       const entry: PlayedRequest = {
         fixture: fixture?.name ?? String(req.headers['x-fixture']),
@@ -255,6 +261,7 @@ export async function startFixturePlayer(fixtures: readonly Fixture[]): Promise<
     log,
     attempts: (name) => log.filter((entry) => entry.fixture === name).length,
     openSockets: () => sockets.size,
+    mostHeld: () => held.most,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
