@@ -42,8 +42,26 @@ export const userCentricFields = {
   }),
 };
 
+/** Default of `--warmup-max-rounds`: the first round fills the cache, the second and third repeat it. */
+export const DEFAULT_WARMUP_MAX_ROUNDS = 3;
+
 /** The warm-up phase's own load settings; each absent one takes the profiling phase's. */
 export const warmupLoadFields = {
+  /**
+   * `--warmup-until-cached` (ours): repeat the warm-up, the same requests again, until the server
+   * reports cached prompt tokens (`usage.prompt_tokens_details.cached_tokens` > 0) for one of them.
+   */
+  warmupUntilCached: option(z.boolean().default(false), {
+    flag: 'warmup-until-cached',
+    help: 'repeat the warm-up (the same requests again) until the server reports cached prompt tokens (usage.prompt_tokens_details.cached_tokens > 0), at most --warmup-max-rounds times',
+  }),
+  /** `--warmup-max-rounds` (ours): the most warm-up rounds `--warmup-until-cached` runs. */
+  warmupMaxRounds: option(int(1).optional(), {
+    flag: 'warmup-max-rounds',
+    unit: 'n',
+    help: 'the most warm-up rounds --warmup-until-cached runs',
+    defaultText: String(DEFAULT_WARMUP_MAX_ROUNDS),
+  }),
   /** `--num-warmup-sessions`: the warm-up ends once this many sessions are done. */
   numWarmupSessions: option(int(1).optional(), {
     flag: 'num-warmup-sessions',

@@ -11,6 +11,7 @@ import type { SyntheticOptions } from '../dataset/synthetic-options.js';
 import type { ArrivalPattern } from '../timing/arrivals.js';
 import type { RateSeries } from '../timing/rate-curve.js';
 import { strategyName } from '../timing/registry.js';
+import { DEFAULT_WARMUP_MAX_ROUNDS } from './fields-phase-load.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './fields-server.js';
 import type { ProfileConfig } from './resolve.js';
 import { syntheticDefaultCount } from './rules-shard.js';
@@ -140,6 +141,11 @@ export interface WarmupSpec {
   load: Extract<LoadSpec, { kind: 'concurrency' | 'request_rate' }>;
   /** `--warmup-prefill-concurrency`, else `--prefill-concurrency`; null: no prefill gate. */
   prefill: PrefillSpec | null;
+  /**
+   * `--warmup-until-cached`: the most rounds (`--warmup-max-rounds`), each the same warm-up again,
+   * run until one in which the server reports cached prompt tokens; null: one round.
+   */
+  untilCached: { maxRounds: number } | null;
 }
 
 /** `--wait-for-model-*`, defaults applied; present only with a timeout > 0. */
@@ -189,6 +195,8 @@ const PLANNED_KEYS = [
   'warmupConcurrencyRampSeconds',
   'warmupPrefillConcurrencyRampSeconds',
   'warmupRequestRateRampSeconds',
+  'warmupUntilCached',
+  'warmupMaxRounds',
   'prefillConcurrency',
   'prefillConcurrencyRampSeconds',
   'userCentricRate',
@@ -363,6 +371,9 @@ function warmupOf(config: ProfileConfig): WarmupSpec | null {
       config.warmupPrefillConcurrency ?? config.prefillConcurrency,
       config.warmupPrefillConcurrencyRampSeconds ?? config.prefillConcurrencyRampSeconds,
     ),
+    untilCached: config.warmupUntilCached
+      ? { maxRounds: config.warmupMaxRounds ?? DEFAULT_WARMUP_MAX_ROUNDS }
+      : null,
   });
 }
 

@@ -43,6 +43,18 @@ const warmupRules: ConfigRule[] = [
       `${flags.join(', ')} set the warm-up's load, but no warm-up was asked for: add --warmup-request-count, --warmup-duration or --num-warmup-sessions.`,
     );
   }),
+  rule('--warmup-until-cached', (c) =>
+    when(
+      c.warmupUntilCached && !warmupAsked(c),
+      '--warmup-until-cached repeats a warm-up, but no warm-up was asked for: add --warmup-request-count, --warmup-duration or --num-warmup-sessions.',
+    ),
+  ),
+  rule('--warmup-max-rounds', (c) =>
+    when(
+      c.warmupMaxRounds !== undefined && !c.warmupUntilCached,
+      '--warmup-max-rounds requires --warmup-until-cached (it caps its rounds).',
+    ),
+  ),
   rule('--warmup-grace-period', (c) =>
     when(
       c.warmupGracePeriodSeconds !== undefined && c.warmupDurationSeconds === undefined,

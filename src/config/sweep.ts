@@ -194,6 +194,8 @@ const NO_WARMUP = {
   warmupConcurrencyRampSeconds: undefined,
   warmupPrefillConcurrencyRampSeconds: undefined,
   warmupRequestRateRampSeconds: undefined,
+  warmupUntilCached: false,
+  warmupMaxRounds: undefined,
 } as const;
 
 /** One run of a set: trial `trial`, sweep value `index` (`value`), `first` of the whole set. */

@@ -11,6 +11,7 @@ import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import { connectionsLine, loadLine, serverVerdictLine, tokenizerLine } from '../report/lead.js';
 import { type FinishInput, feedErrorOf, sentCount } from './finish-input.js';
+import { untilCachedLine } from './warmup-rounds.js';
 import { workersLine } from './workers-auto.js';
 
 /**
@@ -40,6 +41,7 @@ export function header(input: FinishInput, status: RunStatus, verdict: ServerVer
   if (verdict !== null) lines.push(serverVerdictLine(verdict).text);
   const connections = input.profiling.connections;
   if (connections !== undefined) lines.push(connectionsLine(connections));
+  if (input.warmupUntilCached != null) lines.push(untilCachedLine(input.warmupUntilCached));
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));

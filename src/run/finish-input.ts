@@ -12,6 +12,7 @@ import type { ScrapeReport } from '../server-metrics/scraper.js';
 import type { ShardReport } from '../shard/start-at.js';
 import type { LoadStrategy, PacingReport, ReplayReport, StrategyReport } from '../timing/types.js';
 import type { PhaseResult } from './phase.js';
+import type { UntilCachedReport } from './warmup-rounds.js';
 import type { WorkersChoice } from './workers-auto.js';
 
 /** Inputs of `finishRun` (./finish.ts). */
@@ -20,6 +21,8 @@ export interface FinishInput {
   /** The profiling phase (it always runs; interrupted before start-up ended, it is empty). */
   profiling: PhaseResult;
   warmup: PhaseResult | null;
+  /** What `--warmup-until-cached` saw; null or absent without it. */
+  warmupUntilCached?: UntilCachedReport | null;
   strategy: LoadStrategy;
   synthesizer: PromptSynthesizer;
   /** Rows of `--input-file` the loader dropped, by reason; null without an input file. */

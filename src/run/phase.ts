@@ -90,12 +90,16 @@ export interface ConnectionsReport {
   requests_on_new_connections: number;
 }
 
-/** Runs one phase to completion. Never throws for request failures (they are records). */
+/**
+ * Runs one phase to completion. Never throws for request failures (they are records).
+ * @param into a summary to fold the phase's records into (a warm-up's earlier rounds); absent: a new one.
+ */
 export async function runPhase(
   ctx: RunContext,
   phase: 'warmup' | 'profiling',
   strategy: LoadStrategy,
   limits: PhaseLimits,
+  into?: SummaryBuilder,
 ): Promise<PhaseResult> {
   const { config } = ctx;
   const writers = openWriters(
@@ -109,7 +113,7 @@ export async function runPhase(
   const cancel = new AbortController();
   // Every in-flight request listens on this signal; thousands of listeners are expected.
   setMaxListeners(0, cancel.signal);
-  const sinks = startSinks(ctx, phase, limits, writers, strategy);
+  const sinks = startSinks(ctx, { phase, limits, writers, strategy, into });
   const gate = prefillGate(ctx, limits);
   const dispatch = phaseSender(ctx, client, cancel.signal, sinks, gate);
   await client.ready?.();
@@ -326,16 +330,22 @@ function progressTotal(limits: PhaseLimits, ctx: RunContext): number | null {
 /** @throws {GoodputParseError} for a bad `--goodput`. */
 function startSinks(
   ctx: RunContext,
-  phase: 'warmup' | 'profiling',
-  limits: PhaseLimits,
-  writers: PhaseWriters,
-  strategy: LoadStrategy,
+  of: {
+    phase: 'warmup' | 'profiling';
+    limits: PhaseLimits;
+    writers: PhaseWriters;
+    strategy: LoadStrategy;
+    into: SummaryBuilder | undefined;
+  },
 ): PhaseSinks {
   const { config } = ctx;
-  const summary = new SummaryBuilder({
-    overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
-    ...runSlos(config.goodput, config.streaming && ctx.adapter.streamable),
-  });
+  const { phase, limits, writers, strategy } = of;
+  const summary =
+    of.into ??
+    new SummaryBuilder({
+      overheadOf: ctx.adapter.chatTemplated ? 'chat_template' : 'prompt_joiners',
+      ...runSlos(config.goodput, config.streaming && ctx.adapter.streamable),
+    });
   const replay = strategy.replayProgress?.bind(strategy);
   const progress = startProgress(config.ui, ctx.env.log, {
     total: progressTotal(limits, ctx),

@@ -48,10 +48,11 @@ import {
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
 import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
-import { type PhaseResult, runPhase } from './phase.js';
+import { runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
-import { buildStrategy, describePhase, profilingLimits, warmupLimits } from './strategy-factory.js';
+import { buildStrategy, describePhase, profilingLimits } from './strategy-factory.js';
 import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
+import { runWarmup } from './warmup-rounds.js';
 import { resolveWorkers, type WorkersChoice, workersLine } from './workers-auto.js';
 
 /**
@@ -282,13 +283,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   const ctx: RunContext = { ...runCtx, idealCaches: runCtx.targets.map(() => new IdealPrefixCache()) };
   const { config, dataset } = ctx;
   logServers(ctx);
-  let warmup: PhaseResult | null = null;
-  const warm = warmupLimits(config);
-  if (warm !== null) {
-    const warmStrategy = buildStrategy(config, dataset, warm, 'warmup');
-    ctx.env.log.info(`warmup: ${describePhase(warmStrategy, warm)}`);
-    warmup = await runPhase(ctx, 'warmup', warmStrategy, warm);
-  }
+  const warmup = await runWarmup(ctx);
   const limits = profilingLimits(config, dataset);
   const strategy = buildStrategy(config, dataset, limits, 'profiling', {
     ...(ctx.stream === null ? {} : { feed: ctx.stream.turns }),
@@ -323,7 +318,8 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     runInfo: facts.runInfo,
     shard: shardReport(config, profiling, facts.clockOffset),
     profiling,
-    warmup,
+    warmup: warmup?.phase ?? null,
+    warmupUntilCached: warmup?.untilCached ?? null,
     strategy,
     synthesizer: ctx.synthesizer,
     inputSkipped,
