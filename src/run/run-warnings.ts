@@ -1,9 +1,10 @@
-/** The summary's warnings about the run itself: pacing, the replay, the trace's links and block size. */
+/** The summary's warnings about the run itself: pacing, the replay, the trace's links and block size, a cold start. */
 import type { RunPlan } from '../config/plan.js';
 import { repeatedChatIdsWarning, unlinkedRowsWarning } from '../dataset/bailian-links.js';
 import { blockSizeWarning } from '../dataset/prefix-analysis.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
 import { applicableSlos, droppedSlosWarning, parseGoodput } from '../metrics/goodput.js';
+import { slowFirstWaveNote } from '../metrics/start-up.js';
 import { DEFAULT_MAX_CATCHUP_NS } from '../timing/request-rate.js';
 import type { ReplayReport, RequestRateReport } from '../timing/types.js';
 import { type FinishInput, replayError } from './finish-input.js';
@@ -26,6 +27,9 @@ export function runWarnings(input: FinishInput): string[] {
   if (goodput !== null) out.push(goodput);
   const conflicts = input.synthesizer.blocks.sizeConflicts;
   if (conflicts > 0) out.push(blockSizeWarning(conflicts));
+  const startUp = input.profiling.startUp;
+  const slowStart = startUp === undefined ? null : slowFirstWaveNote(startUp, input.warmup !== null);
+  if (slowStart !== null) out.push(slowStart);
   const load = input.profiling.load;
   switch (load.kind) {
     case 'fixed_schedule':
