@@ -24,6 +24,7 @@ export interface CutoffReport {
  */
 export class InFlightTracker {
   private inFlight = 0;
+  private mostInFlight = 0;
   /** The count over time, on the run's clock. */
   readonly series = new InFlightSeries();
 
@@ -37,7 +38,13 @@ export class InFlightTracker {
   /** A request is about to be sent. */
   started(): void {
     this.inFlight++;
+    this.mostInFlight = Math.max(this.mostInFlight, this.inFlight);
     this.series.change(this.nowNs(), 1);
+  }
+
+  /** The most requests in flight at once so far (sent, their record not yet made). */
+  get most(): number {
+    return this.mostInFlight;
   }
 
   /** A request finished (its record); counted against the cut-off when it started before it. */

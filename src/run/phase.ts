@@ -74,6 +74,8 @@ export interface PhaseResult {
   tally: SendTally;
   /** The client's in-flight count over the phase (the run analysis reads it). */
   inFlight: InFlightPoint[];
+  /** The most requests the client had in flight at once during the phase (sent, not yet recorded). */
+  mostInFlight: number;
   /** The few numbers per request the run analysis reads. */
   timeline: RequestTimeline;
   /** `--failed-request-threshold` of a profiling phase: whether and when it stopped the phase; absent without it. */
@@ -140,6 +142,7 @@ export async function runPhase(
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
     tally: sinks.tally,
     inFlight: sinks.tracker.series.snapshot(ctx.clock.nowNs()),
+    mostInFlight: sinks.tracker.most,
     timeline: sinks.timeline,
     ...(sinks.failureStop === null ? {} : { failureStop: sinks.failureStop.report() }),
   };

@@ -29,6 +29,7 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
             strategy: input.warmup.load.kind,
             description: input.warmup.description,
             issued: input.warmup.load.issued,
+            most_in_flight: input.warmup.mostInFlight,
             ...(input.warmupUntilCached == null ? {} : { until_cached: input.warmupUntilCached }),
           },
         }),

@@ -90,6 +90,9 @@ export async function runWarmup(ctx: RunContext): Promise<WarmupOutcome | null> 
     if (ctx.env.stopSignal.aborted) break;
   }
   const phase = mergedRounds(rounds);
+  ctx.env.log.info(
+    `warmup: ${phase.load.issued} requests sent, at most ${phase.mostInFlight} in flight at once`,
+  );
   if (maxRounds === null) return { phase, untilCached: null };
   return {
     phase,
@@ -110,7 +113,8 @@ function mergedRounds(rounds: readonly PhaseResult[]): PhaseResult {
   const last = rounds[rounds.length - 1];
   if (first === undefined || last === undefined) throw new Error('a warm-up runs at least one round');
   const issued = rounds.reduce((sum, r) => sum + r.load.issued, 0);
-  return { ...last, startTime: first.startTime, load: { ...last.load, issued } };
+  const mostInFlight = Math.max(...rounds.map((r) => r.mostInFlight));
+  return { ...last, startTime: first.startTime, load: { ...last.load, issued }, mostInFlight };
 }
 
 /**

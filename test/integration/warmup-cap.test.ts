@@ -2,7 +2,8 @@
  * The warm-up phase obeys the run's concurrency cap in every load mode (sglang#39398 sent 100
  * warm-up requests at once with a cap of 32): the built CLI runs 100 warm-up requests against a
  * loopback fixture player whose answers each take 150 ms, and the player counts the most requests
- * it held at once. The profiling phase sends one request, so the count is the warm-up's.
+ * it held at once. The profiling phase sends one request, so the count is the warm-up's; the
+ * summary's `load.warmup.most_in_flight` (the client's own count) is within the cap too.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ const WARMUP = 100;
 
 interface Summary {
   warmup_metrics: { request_count: { avg: number } };
-  load: { warmup: { description: string; issued: number } };
+  load: { warmup: { description: string; issued: number; most_in_flight: number } };
 }
 
 const SLOW_ANSWER = inlineFixture(
@@ -59,6 +60,11 @@ function checkWarmup(got: { most: number; summary: Summary }, description: strin
   assert.equal(got.summary.warmup_metrics.request_count.avg, WARMUP);
   assert.equal(got.summary.load.warmup.description, description);
   assert.ok(got.most <= CAP, `the server held ${got.most} requests at once, over the cap of ${CAP}`);
+  const sent = got.summary.load.warmup.most_in_flight;
+  assert.ok(
+    sent <= CAP && sent >= got.most,
+    `the summary's most in flight, ${sent}, against the server's ${got.most}`,
+  );
 }
 
 test('closed-loop concurrency: 100 warm-up requests, never more than 32 at once', async () => {
