@@ -4,6 +4,7 @@
  * at once. Without a warm-up, the console's `Start-up:` line names the first wave (the requests sent
  * before the first answer) and a warning says it was much slower than the rest and suggests
  * `--warmup-request-count`; with a warm-up, the warm-up met the slow requests and there is no note.
+ * The simulator started with its own warm-up off (`warmup-ms=0`) shows its first wave the same way.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -91,4 +92,22 @@ test('with a warm-up, the warm-up meets the cold requests and there is no note',
     [],
   );
   assert.doesNotMatch(text, /^Warning: the first wave/m);
+});
+
+test('the simulator with its own warm-up off: the Start-up line names its first wave', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-cold-sim-'));
+  const run = await runCliProcess([
+    'profile',
+    ...['--model', 'm', '--tokenizer', 'builtin', '--simulator', '--streaming', '--ui', 'none'],
+    ...['--simulator-option', 'warmup-ms=0', '--simulator-option', 'mode=fixed'],
+    ...['--client-warmup-ms', '0', '--no-server-metrics', '--artifact-dir', dir],
+    ...['--concurrency', String(COLD_REQUESTS), '--request-count', '8'],
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const text = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+  assert.match(
+    text,
+    /^Start-up: .*; first wave: 4 requests before the first answer, TTFT p50 [\d.]+ \/ max [\d.]+ ms$/m,
+  );
+  assert.equal(readRunArtifacts<Summary>(dir).summary.start_up.first_wave?.requests, COLD_REQUESTS);
 });
