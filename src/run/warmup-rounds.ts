@@ -113,7 +113,7 @@ function mergedRounds(rounds: readonly PhaseResult[]): PhaseResult {
   const last = rounds[rounds.length - 1];
   if (first === undefined || last === undefined) throw new Error('a warm-up runs at least one round');
   const issued = rounds.reduce((sum, r) => sum + r.load.issued, 0);
-  const mostInFlight = Math.max(...rounds.map((r) => r.mostInFlight));
+  const mostInFlight = rounds.reduce((most, r) => Math.max(most, r.mostInFlight), 0);
   return { ...last, startTime: first.startTime, load: { ...last.load, issued }, mostInFlight };
 }
 
@@ -129,5 +129,7 @@ export function untilCachedLine(r: UntilCachedReport): string {
     r.reporting_cached_tokens === 0
       ? `none of the ${r.requests} answers carried usage.prompt_tokens_details.cached_tokens (unknown, not 0: the server may not report it)`
       : `cached_tokens was 0 in all ${r.reporting_cached_tokens} answers that carried it, of ${r.requests} (its prefix cache may be off, or evict before a repeat)`;
-  return `Warm-up: the server never reported cached tokens in ${rounds} of the same warm-up requests (--warmup-until-cached, at most ${r.max_rounds}): ${why}; the profiling phase starts without a confirmed warm cache`;
+  // Fewer rounds than the most, and no cached tokens: only a stop (Ctrl-C, SIGTERM) ends the rounds early.
+  const stopped = r.rounds < r.max_rounds ? ' (the run was stopped)' : '';
+  return `Warm-up: the server never reported cached tokens in ${rounds}${stopped} of the same warm-up requests (--warmup-until-cached, at most ${r.max_rounds}): ${why}; the profiling phase starts without a confirmed warm cache`;
 }

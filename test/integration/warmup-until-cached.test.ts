@@ -61,7 +61,10 @@ async function warmUp(url: string, model: string, extra: string[]) {
 
 test('the simulator reports cached tokens in the second round: the warm-up stops there', async () => {
   const run = await warmUp(cached.url, 'm', ['--warmup-until-cached']);
-  assert.match(run.line, /^Warm-up: the server reported cached tokens in round 2 of at most 3 /);
+  assert.equal(
+    run.line,
+    'Warm-up: the server reported cached tokens in round 2 of at most 3 (--warmup-until-cached; 8 of the 16 warm-up requests of 2 rounds answered with usage.prompt_tokens_details.cached_tokens > 0)',
+  );
   assert.deepEqual(run.summary.load.warmup.until_cached, {
     max_rounds: 3,
     rounds: 2,
