@@ -64,9 +64,15 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Draws the request's fault; a valid fault header overrides the draw. */
+/**
+ * Draws the request's fault; a valid fault header overrides the draw, and the first
+ * `coldStartRequests` requests of a cold engine override both (one draw is made all the same).
+ */
 function pickFault(ctx: HandlerContext, req: IncomingMessage): Fault {
   const drawn = ctx.faults.next();
+  // A cold engine (`coldStartRequests`): its first requests (counted from 1) start late, as a slow-headers fault.
+  if (ctx.counters.requests <= ctx.opts.coldStartRequests)
+    return { kind: 'slow-headers', delayMs: ctx.opts.coldStartMs };
   const header = req.headers[FAULT_HEADER];
   if (typeof header !== 'string') return drawn;
   return parseFaultHeader(header, ctx.opts) ?? drawn;

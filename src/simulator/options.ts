@@ -188,6 +188,16 @@ export const SimulatorOptionsSchema = z.strictObject({
     unit: 'ms',
     help: 'Delay of the slow-headers fault.',
   }),
+  coldStartRequests: option(z.number().int().min(0).default(0), {
+    flag: 'cold-start-requests',
+    unit: 'requests',
+    help: 'A cold engine: the first N requests served start --cold-start-ms later (as a slow-headers fault), every later one at once (0: warm from the start).',
+  }),
+  coldStartMs: option(nonNegMs.default(1500), {
+    flag: 'cold-start-ms',
+    unit: 'ms',
+    help: 'Delay of each of the --cold-start-requests first requests.',
+  }),
   retryAfterS: option(z.number().int().min(0).default(1), {
     flag: 'retry-after-s',
     unit: 's',
