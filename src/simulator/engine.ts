@@ -116,7 +116,9 @@ export class EngineScheduler implements Scheduler {
       seq.alloc = alloc;
       seq.cachedTokens = alloc.hitKeys.length * this.pool.blockSize;
       seq.prefillRemaining = seq.promptTokens - seq.cachedTokens;
-      seq.admittedNs = startNs;
+      // A step's start is its modelled time; a request that arrived while the timer of the step
+      // before ran late is admitted when it arrived, not before.
+      seq.admittedNs = Math.max(startNs, seq.queuedNs ?? startNs);
       this.active.push(seq);
     }
   }
