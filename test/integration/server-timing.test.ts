@@ -35,7 +35,11 @@ interface TimedRun {
   bodies: Record<string, unknown>[];
 }
 
-async function profileTimed(shape: 'vllm' | 'llamacpp', extra: readonly string[]): Promise<TimedRun> {
+async function profileTimed(
+  shape: 'vllm' | 'llamacpp',
+  extra: readonly string[],
+  streaming = true,
+): Promise<TimedRun> {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-timing-'));
   dirs.push(dir);
   const log = join(dir, 'truth.jsonl');
@@ -47,7 +51,7 @@ async function profileTimed(shape: 'vllm' | 'llamacpp', extra: readonly string[]
     'builtin',
     '--endpoint-type',
     'chat',
-    '--streaming',
+    ...(streaming ? ['--streaming'] : []),
     '--simulator',
     ...['--simulator-option', 'warmup-ms=0', '--simulator-option', 'mode=fixed'],
     ...['--simulator-option', `ttft-ms=${TTFT_MS}`, '--simulator-option', `itl-ms=${ITL_MS}`],
@@ -141,4 +145,16 @@ test('llama.cpp timings: recorded without --server-timing, prefill and cache bes
     assert.ok((value(record, 'client_overhead_ms') as number) > 0);
   }
   assert.equal((run.summary.client_overhead_ms as { count: number }).count, REQUESTS);
+});
+
+test('a whole (non-streamed) body: the server timing is recorded, no client overhead without a TTFT', async () => {
+  const run = await profileTimed('vllm', ['--server-timing'], false);
+  for (const record of run.records) {
+    assert.equal(record.metadata.server_timing_source, 'vllm_metrics');
+    near(value(record, 'server_ttft_ms'), TTFT_MS, 'server_ttft_ms');
+    assert.equal(value(record, 'time_to_first_token'), undefined);
+    assert.equal(value(record, 'client_overhead_ms'), undefined);
+  }
+  assert.equal(run.summary.client_overhead_ms, undefined);
+  assert.doesNotMatch(run.exit.stdout, /Client Overhead/);
 });
