@@ -328,6 +328,8 @@ export class RecordBuilder implements SseSink {
     if (parsed.usage !== null)
       this.raw.usage = parsed.usageMerges === true ? { ...this.raw.usage, ...parsed.usage } : parsed.usage;
     if (parsed.finishReason !== null) this.raw.finishReason = parsed.finishReason;
+    // The server's own timing rides on one object (the last); kept beside the client's times.
+    if (parsed.serverTiming !== undefined) this.raw.serverTiming = parsed.serverTiming;
     const choices = parsed.choices;
     if (choices !== undefined) {
       for (let i = 0; i < choices.length; i++) {

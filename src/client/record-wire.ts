@@ -9,10 +9,12 @@
  *   error in three small arrays (usually null);
  * - per chunk, one `Float64Array` of arrival stamps, the texts concatenated into one string with a
  *   `Uint32Array` of lengths (likewise reasoning), and a `Float64Array` of running usage counts (NaN
- *   where a chunk has none).
+ *   where a chunk has none);
+ * - per record, the server's own timing (usually absent, null here).
  * Typed arrays and strings clone as plain copies. {@link unpackRecords} rebuilds records equal to
  * the originals (test/unit/record-wire.test.ts).
  */
+import type { ServerTiming } from '../record/server-timing.js';
 import type { ContentChunk, IdleClose, RawRecord, RecordError, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
@@ -29,6 +31,8 @@ export interface PackedRecords {
   finishReasons: (string | null)[];
   usages: (Usage | null)[];
   errors: (RecordError | null)[];
+  /** Each record's `serverTiming`, null where absent. */
+  serverTimings: (ServerTiming | null)[];
   /** Chunk count of each record. */
   chunkCounts: Uint32Array;
   /** `atNs` of every chunk of every record, in order. */
@@ -61,6 +65,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
   const finishReasons: (string | null)[] = [];
   const usages: (Usage | null)[] = [];
   const errors: (RecordError | null)[] = [];
+  const serverTimings: (ServerTiming | null)[] = [];
   let text = '';
   let reasoning = '';
   let c = 0;
@@ -82,6 +87,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
+    serverTimings.push(raw.serverTiming ?? null);
     const chunks = raw.chunks;
     chunkCounts[r] = chunks.length;
     for (let k = 0; k < chunks.length; k++, c++) {
@@ -99,6 +105,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     finishReasons,
     usages,
     errors,
+    serverTimings,
     chunkCounts,
     atNs,
     text,
@@ -137,6 +144,8 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.finishReason = packed.finishReasons[r] ?? null;
     raw.usage = packed.usages[r] ?? null;
     raw.error = packed.errors[r] ?? null;
+    const serverTiming = packed.serverTimings[r];
+    if (serverTiming != null) raw.serverTiming = serverTiming;
     const count = chunkCounts[r] as number;
     const chunks: ContentChunk[] = [];
     for (let k = 0; k < count; k++, c++) {

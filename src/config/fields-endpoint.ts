@@ -142,6 +142,15 @@ export const endpointFields = {
     help: "ask for per-chunk usage (continuous_usage_stats); ITL then divides by OSL − the first chunk's tokens",
   }),
   /**
+   * `--server-timing`: ask the server for its own timing of each request (`include_metrics: true`
+   * in chat and completions bodies, vLLM's per-request metrics). Whatever timing a server sends
+   * (vLLM `metrics`, llama.cpp `timings`) is recorded with or without it (record/server-timing.ts).
+   */
+  serverTiming: option(z.boolean().default(false), {
+    flag: 'server-timing',
+    help: "ask for the server's per-request timing (include_metrics: true, vLLM); recorded as server_* beside TTFT",
+  }),
+  /**
    * `--tokenizer`: a model folder, a tokenizer.json path, a Hugging Face model id (the local cache,
    * then the Hub: prompt/tokenizer-source.ts) or `builtin` (the bundled Qwen3); default the first
    * `--model` name.

@@ -6,13 +6,23 @@
  */
 
 import { scanChoices } from './choices-scan.js';
-import { asObject, asText, choicesOf, emptyParse, inBandError, noteChoice, usageOf } from './parse-common.js';
+import {
+  askServerTiming,
+  asObject,
+  asText,
+  choicesOf,
+  emptyParse,
+  inBandError,
+  noteChoice,
+  noteServerTiming,
+  usageOf,
+} from './parse-common.js';
 import { streamOptionsFor } from './stream-options.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
 
 /**
- * Builds `{model, messages, stream, max_completion_tokens | max_tokens}`, then shallow-merges
- * `extraInputs`, then `turnExtra`, then (streaming only) sets `stream_options` with
+ * Builds `{model, messages, stream, max_completion_tokens | max_tokens}` (and `include_metrics: true`
+ * with `--server-timing`), then shallow-merges `extraInputs`, then `turnExtra`, then (streaming only) sets `stream_options` with
  * `include_usage: true` (+ `continuous_usage_stats: true` for per-chunk usage), keeping existing keys.
  */
 function buildChatBody(input: BodyInput): Record<string, unknown> {
@@ -24,6 +34,7 @@ function buildChatBody(input: BodyInput): Record<string, unknown> {
   if (input.maxTokens !== undefined) {
     body[input.useLegacyMaxTokens ? 'max_tokens' : 'max_completion_tokens'] = input.maxTokens;
   }
+  askServerTiming(body, input);
   Object.assign(body, input.extraInputs);
   if (input.turnExtra !== undefined) Object.assign(body, input.turnExtra);
   if (input.stream) body.stream_options = streamOptionsFor(body.stream_options, input.perChunkUsage);
@@ -58,6 +69,7 @@ function parseChat(json: unknown): ParsedResponse {
   if (body === null) return parsed;
   parsed.error = inBandError(body);
   parsed.usage = usageOf(body);
+  noteServerTiming(parsed, body);
   choicesOf(body).forEach((choice, position) => {
     noteChoice(parsed, choice, position);
     const message = messageOf(choice, body.object);

@@ -1,7 +1,8 @@
 /**
  * Fast path of the chat and completions parsers for streamed events: reads one `choices` payload
  * straight from its UTF-8 bytes, validating the whole JSON grammar but materializing only what a
- * record needs (text, reasoning, finish reasons, choice indexes, `usage`), instead of
+ * record needs (text, reasoning, finish reasons, choice indexes, `usage`, the server's own timing
+ * from a top-level `metrics` or `timings` object, parsed only on the event that carries one), instead of
  * `JSON.parse` building every object and string of the event first.
  *
  * Contract: {@link scanChoices} returns exactly what the adapter's `parse(JSON.parse(text), true)`
@@ -11,6 +12,7 @@
  * `message` object in a chat choice, a `tool_calls` array, nesting deeper than 64.
  * Test: test/unit/choices-scan.test.ts compares both paths on random payloads.
  */
+import { type ServerTiming, serverTimingOf } from '../record/server-timing.js';
 import type { Usage } from '../record/types.js';
 import { ChoicesMemo, type VaryingField } from './choices-memo.js';
 import type { ParsedResponse, StreamScratch } from './types.js';
@@ -63,6 +65,11 @@ class Scanner {
   choices: { index: number; finishReason: string | null }[] | undefined;
   usageStart = -1;
   usageEnd = -1;
+  /** Bounds of the top-level `metrics` and `timings` values (server timing), -1 when absent. */
+  metricsStart = -1;
+  metricsEnd = -1;
+  timingsStart = -1;
+  timingsEnd = -1;
   wholeCompletion = false;
   /** Per-message findings of the last `delta` object. */
   mText = '';
@@ -92,6 +99,8 @@ class Scanner {
     this.chat = flavor === 'chat';
     this.resetChoices();
     this.usageStart = -1;
+    this.metricsStart = -1;
+    this.timingsStart = -1;
     this.wholeCompletion = false;
     this.ws();
     if (this.b[this.p] !== LBRACE || !this.topObject()) return undefined;
@@ -114,7 +123,26 @@ class Scanner {
       error: null,
     };
     if (this.choices !== undefined) parsed.choices = this.choices;
+    if (this.metricsStart >= 0 || this.timingsStart >= 0) {
+      let timing: ServerTiming | undefined;
+      try {
+        timing = this.serverTiming();
+      } catch {
+        return undefined;
+      }
+      if (timing !== undefined) parsed.serverTiming = timing;
+    }
     return parsed;
+  }
+
+  /** The server timing of the top-level `metrics` / `timings` values scanned (only on the event that has one). */
+  private serverTiming(): ServerTiming | undefined {
+    const valueAt = (start: number, end: number): unknown =>
+      start < 0 ? undefined : JSON.parse(this.b.toString('utf8', start, end));
+    return serverTimingOf(
+      valueAt(this.metricsStart, this.metricsEnd),
+      valueAt(this.timingsStart, this.timingsEnd),
+    );
   }
 
   private resetChoices(): void {
@@ -189,6 +217,13 @@ class Scanner {
       return true;
     }
     if (key === KEY_ERROR) return this.literal('null');
+    if (key === KEY_METRICS || key === KEY_TIMINGS) {
+      const start = this.p;
+      if (!this.value(depth)) return false;
+      if (key === KEY_METRICS) [this.metricsStart, this.metricsEnd] = [start, this.p];
+      else [this.timingsStart, this.timingsEnd] = [start, this.p];
+      return true;
+    }
     if (key === KEY_OBJECT) {
       if (this.b[this.p] !== QUOTE || this.p >= this.e) {
         this.wholeCompletion = false;
@@ -479,6 +514,8 @@ const KEYS = [
   'reasoning_content',
   'reasoning',
   'tool_calls',
+  'metrics',
+  'timings',
 ] as const;
 const KEY_CHOICES = 0;
 const KEY_USAGE = 1;
@@ -493,6 +530,8 @@ const KEY_CONTENT = 9;
 const KEY_REASONING_CONTENT = 10;
 const KEY_REASONING = 11;
 const KEY_TOOL_CALLS = 12;
+const KEY_METRICS = 13;
+const KEY_TIMINGS = 14;
 const KEY_OTHER = -1;
 const KEYS_BY_LENGTH: number[][] = [];
 KEYS.forEach((key, id) => {
@@ -516,6 +555,7 @@ function memoOf(parsed: ParsedResponse, bytes: Buffer, start: number, end: numbe
   const choice = parsed.choices?.[0];
   if (field === undefined || choice === undefined || parsed.choices?.length !== 1 || parsed.usage !== null)
     return undefined;
+  if (parsed.serverTiming !== undefined) return undefined;
   if (scanner.chat && scanner.wholeCompletion) return undefined;
   const event = Buffer.allocUnsafe(end - start);
   bytes.copy(event, 0, start, end);

@@ -4,7 +4,17 @@
  */
 import { type ChatMessage, contentText } from '../dataset/types.js';
 import { scanChoices } from './choices-scan.js';
-import { asObject, asText, choicesOf, emptyParse, inBandError, noteChoice, usageOf } from './parse-common.js';
+import {
+  askServerTiming,
+  asObject,
+  asText,
+  choicesOf,
+  emptyParse,
+  inBandError,
+  noteChoice,
+  noteServerTiming,
+  usageOf,
+} from './parse-common.js';
 import { streamOptionsFor } from './stream-options.js';
 import type { BodyInput, EndpointAdapter, ParsedResponse } from './types.js';
 
@@ -15,7 +25,8 @@ export function promptOf(messages: readonly ChatMessage[]): string {
 }
 
 /**
- * Builds `{model, prompt, stream, max_tokens}`, then shallow-merges `extraInputs`, then `turnExtra`,
+ * Builds `{model, prompt, stream, max_tokens}` (and `include_metrics: true` with `--server-timing`),
+ * then shallow-merges `extraInputs`, then `turnExtra`,
  * then (streaming only) sets `stream_options` like the chat endpoint.
  */
 function buildCompletionsBody(input: BodyInput): Record<string, unknown> {
@@ -25,6 +36,7 @@ function buildCompletionsBody(input: BodyInput): Record<string, unknown> {
     stream: input.stream,
   };
   if (input.maxTokens !== undefined) body.max_tokens = input.maxTokens;
+  askServerTiming(body, input);
   Object.assign(body, input.extraInputs);
   if (input.turnExtra !== undefined) Object.assign(body, input.turnExtra);
   if (input.stream) body.stream_options = streamOptionsFor(body.stream_options, input.perChunkUsage);
@@ -38,6 +50,7 @@ function parseCompletions(json: unknown): ParsedResponse {
   if (body === null) return parsed;
   parsed.error = inBandError(body);
   parsed.usage = usageOf(body);
+  noteServerTiming(parsed, body);
   choicesOf(body).forEach((choice, position) => {
     noteChoice(parsed, choice, position);
     parsed.text += asText(choice.text);

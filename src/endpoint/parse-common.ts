@@ -2,6 +2,7 @@
  * Pieces shared by the OpenAI-compatible response parsers: defensive field access (payloads are
  * untrusted JSON), in-band error extraction and `usage` capture. Nothing here throws.
  */
+import { serverTimingOf } from '../record/server-timing.js';
 import type { Usage } from '../record/types.js';
 import type { ParsedResponse } from './types.js';
 
@@ -69,4 +70,20 @@ export function noteChoice(parsed: ParsedResponse, choice: Record<string, unknow
   const list = (parsed.choices ?? []) as { index: number; finishReason: string | null }[];
   list.push({ index, finishReason });
   parsed.choices = list;
+}
+
+/** Sets `parsed.serverTiming` from the body's top-level `metrics` or `timings` object, when it has one. */
+export function noteServerTiming(parsed: ParsedResponse, body: Record<string, unknown>): void {
+  if (body.metrics === undefined && body.timings === undefined) return;
+  const timing = serverTimingOf(body.metrics, body.timings);
+  if (timing !== undefined) parsed.serverTiming = timing;
+}
+
+/**
+ * Adds `include_metrics: true` to a body when `--server-timing` asks for the server's per-request
+ * timing (vLLM's request field; a server that does not know it ignores it), before the caller merges
+ * `--extra-inputs`, which may override it.
+ */
+export function askServerTiming(body: Record<string, unknown>, input: { serverTiming?: boolean }): void {
+  if (input.serverTiming === true) body.include_metrics = true;
 }

@@ -4,6 +4,7 @@
  * registry in `endpoint/registry.ts`.
  */
 import type { ChatMessage, NamedText } from '../dataset/types.js';
+import type { ServerTiming } from '../record/server-timing.js';
 import type { Usage } from '../record/types.js';
 
 /** Everything needed to build one request body. */
@@ -18,6 +19,11 @@ export interface BodyInput {
   useLegacyMaxTokens: boolean;
   /** Ask for `stream_options.continuous_usage_stats` (per-chunk usage). */
   perChunkUsage: boolean;
+  /**
+   * `--server-timing`: ask the server for its per-request timing (`include_metrics: true`, chat and
+   * completions). Optional: absent is false.
+   */
+  serverTiming?: boolean;
   /** `--extra-inputs`, shallow-merged onto the body. */
   extraInputs: Record<string, unknown>;
   /** Per-turn `extra`, shallow-merged after `extraInputs`. */
@@ -68,6 +74,11 @@ export interface ParsedResponse {
    * `message_delta`). Absent: a usage object replaces the earlier one.
    */
   usageMerges?: boolean;
+  /**
+   * The server's own timing of the request, when this object carries it (a top-level vLLM `metrics`
+   * or llama.cpp `timings` object, record/server-timing.ts). Optional: absent on every other object.
+   */
+  serverTiming?: ServerTiming;
 }
 
 /**

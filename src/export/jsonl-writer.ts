@@ -4,6 +4,7 @@
  * integers; metric values are in display units.
  */
 import { metricByTag } from '../metrics/registry.js';
+import type { ServerTimingSource } from '../record/server-timing.js';
 import type { IslSource, LineRecord, OslSource, Usage } from '../record/types.js';
 import type { TimeBase } from '../timing/clock.js';
 import { LineSink } from './line-sink.js';
@@ -60,6 +61,11 @@ export interface RecordLineMetadata {
   itl_per_chunk_fallback: boolean;
   /** The server's last `usage` object, as it sent it; null when it sent none. */
   usage: Usage | null;
+  /**
+   * Where the line's `server_*` metrics came from (`vllm_metrics`, `llamacpp_timings`): the server's
+   * own timing of the request; null when its answer carried none (tokenload's).
+   */
+  server_timing_source: ServerTimingSource | null;
 }
 
 /** The part of {@link TimeBase} the writer needs: monotonic ns → epoch ns. */
@@ -101,6 +107,7 @@ function metadataOf(record: LineRecord, time: EpochConverter): RecordLineMetadat
     osl_source: record.oslSource,
     itl_per_chunk_fallback: record.itlPerChunkFallback === true,
     usage: raw.usage,
+    server_timing_source: record.serverTimingSource ?? null,
   };
 }
 
@@ -151,7 +158,7 @@ export function metadataText(record: LineRecord, time: EpochConverter): string {
     `,"input_tokens":${JSON.stringify(raw.inputTokens)},"sent_prompt_tokens":${JSON.stringify(raw.sentPromptTokens ?? null)}` +
     `,"prompt_layout":${JSON.stringify(raw.promptLayout ?? null)},"isl_source":${JSON.stringify(record.islSource ?? null)}` +
     `,"osl_source":${JSON.stringify(record.oslSource)},"itl_per_chunk_fallback":${record.itlPerChunkFallback === true}` +
-    `,"usage":${JSON.stringify(raw.usage)}}`
+    `,"usage":${JSON.stringify(raw.usage)},"server_timing_source":${JSON.stringify(record.serverTimingSource ?? null)}}`
   );
 }
 

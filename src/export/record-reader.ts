@@ -11,6 +11,7 @@
  */
 import { TokenloadError } from '../errors.js';
 import { FAILURE_CODES } from '../record/failure.js';
+import type { ServerTimingSource } from '../record/server-timing.js';
 import type {
   ErrorKind,
   IslSource,
@@ -147,6 +148,7 @@ class Fields {
 
 const ISL_SOURCES: readonly IslSource[] = ['server_usage', 'client_prompt'];
 const OSL_SOURCES: readonly OslSource[] = ['server_usage', 'client_tokenizer', 'content_chunks'];
+const SERVER_TIMING_SOURCES: readonly ServerTimingSource[] = ['vllm_metrics', 'llamacpp_timings'];
 const ERROR_KINDS = Object.keys(FAILURE_CODES) as ErrorKind[];
 
 const keyPatterns = new Map<string, RegExp>();
@@ -304,6 +306,9 @@ export function readRecordLine(line: string, ctx: RecordReadContext): LineRecord
   };
   if (root.metadata.isl_source !== null) record.islSource = meta.oneOf('isl_source', ISL_SOURCES);
   if (meta.bool('itl_per_chunk_fallback')) record.itlPerChunkFallback = true;
+  // Absent in files written before the field existed: such a record had no server timing.
+  if (meta.has('server_timing_source') && root.metadata.server_timing_source !== null)
+    record.serverTimingSource = meta.oneOf('server_timing_source', SERVER_TIMING_SOURCES);
   if (ctx.streaming && raw.responseStreamed === false) record.notStreamed = true;
   return record;
 }

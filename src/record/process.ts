@@ -44,6 +44,7 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   processedRaw.chunkCount = chunks.length;
   const processed: ProcessedRecord = { raw: processedRaw, metrics, valid, oslSource: tokens.oslSource };
   if (tokens.islSource !== undefined) processed.islSource = tokens.islSource;
+  if (raw.serverTiming !== undefined) processed.serverTimingSource = raw.serverTiming.source;
   if (notStreamed) processed.notStreamed = true;
   if (valid && streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
   return processed;

@@ -24,6 +24,15 @@ import {
   scheduleLag,
 } from './metric-defs/schedule.js';
 import {
+  clientOverhead,
+  serverCachedTokens,
+  serverDecode,
+  serverMeanItl,
+  serverPrefill,
+  serverQueue,
+  serverTtft,
+} from './metric-defs/server-timing.js';
+import {
   errorIsl,
   inputSequenceLength,
   inputTemplatedTokens,
@@ -80,6 +89,13 @@ export const RECORD_METRIC_DEFS = {
   concurrency_wait: concurrencyWait,
   error_isl: errorIsl,
   error_time_to_first_token: errorTimeToFirstToken,
+  server_ttft_ms: serverTtft,
+  server_queue_ms: serverQueue,
+  server_prefill_ms: serverPrefill,
+  server_decode_ms: serverDecode,
+  server_mean_itl_ms: serverMeanItl,
+  server_cached_tokens: serverCachedTokens,
+  client_overhead_ms: clientOverhead,
 } as const satisfies Record<string, RecordMetricDef>;
 
 /** Per-record metric definitions, in computation order. */

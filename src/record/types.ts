@@ -7,6 +7,7 @@
  * {@link TimeBase} (`performance.now() × 1e6` of the process that took it); convert to epoch ns with
  * `TimeBase.toEpochNs` only when exporting.
  */
+import type { ServerTiming, ServerTimingSource } from './server-timing.js';
 
 /**
  * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
@@ -204,6 +205,12 @@ export interface RawRecord extends RequestIdentity {
    * Set by the sender from what the load strategy says; absent without a cap or without a schedule.
    */
   concurrencyWaitNs?: number;
+  /**
+   * The server's own timing of this request, when its answer carried one (vLLM `metrics`, llama.cpp
+   * `timings`: record/server-timing.ts); kept beside the client's times, never in their place.
+   * Absent when the server sent none.
+   */
+  serverTiming?: ServerTiming;
 }
 
 /** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */
@@ -229,6 +236,8 @@ export interface ProcessedRecord {
   islSource?: IslSource;
   /** Where the record's OSL came from (record/tokens.ts). */
   oslSource: OslSource;
+  /** Where the record's server timing came from (its `server_*` metrics); absent when it had none. */
+  serverTimingSource?: ServerTimingSource;
 }
 
 /** A failure as `profile_export.jsonl` carries it: all of {@link RecordError} but the monotonic `failedAtNs`. */

@@ -387,6 +387,7 @@ function buildBody(
     ...(maxTokens === undefined ? {} : { maxTokens }),
     useLegacyMaxTokens: deps.config.useLegacyMaxTokens,
     perChunkUsage: deps.config.perChunkUsage,
+    serverTiming: deps.config.serverTiming,
     extraInputs: deps.config.extraInputs,
     ...(turnExtra === undefined ? {} : { turnExtra }),
     ...(namedTexts === undefined ? {} : { namedTexts }),

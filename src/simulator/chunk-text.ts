@@ -29,9 +29,15 @@ export class ChunkFramer {
     return `${this.head}{"index":0,${this.choiceBody(c)},"logprobs":null,"finish_reason":${finish}}]${end}`;
   }
 
-  /** The usage-only frame sent after the last token (`choices: []`). */
-  usage(usage: UsageBody): string {
-    return `${this.head}],"usage":${JSON.stringify(usage)}}\n\n`;
+  /**
+   * The usage-only frame sent after the last token (`choices: []`), with `extra` top-level fields
+   * after `usage` (the server's own timing) when given.
+   */
+  usage(usage: UsageBody, extra: Readonly<Record<string, unknown>> | null = null): string {
+    let tail = '';
+    if (extra !== null)
+      for (const key in extra) tail += `,${JSON.stringify(key)}:${JSON.stringify(extra[key])}`;
+    return `${this.head}],"usage":${JSON.stringify(usage)}${tail}}\n\n`;
   }
 
   private choiceBody(c: ChunkContent): string {

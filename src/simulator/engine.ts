@@ -68,8 +68,10 @@ export class EngineScheduler implements Scheduler {
   ) {}
 
   submit(seq: Sequence): void {
+    const nowNs = monotonicNowNs();
+    seq.queuedNs = nowNs;
     this.queue.push(seq);
-    if (this.timer === null && !this.closed) this.runStep(monotonicNowNs());
+    if (this.timer === null && !this.closed) this.runStep(nowNs);
   }
 
   cancel(seq: Sequence): void {
@@ -98,7 +100,8 @@ export class EngineScheduler implements Scheduler {
     this.timer = null;
   }
 
-  private admit(): void {
+  /** Admits what fits at the start of the step beginning at `startNs`. */
+  private admit(startNs: number): void {
     this.active = this.active.filter((s) => !s.finished);
     while (this.queue.length > 0 && this.active.length < this.params.maxRunning) {
       const seq = this.queue[0] as Sequence;
@@ -113,6 +116,9 @@ export class EngineScheduler implements Scheduler {
       seq.alloc = alloc;
       seq.cachedTokens = alloc.hitKeys.length * this.pool.blockSize;
       seq.prefillRemaining = seq.promptTokens - seq.cachedTokens;
+      // A step's start is its modelled time; a request that arrived while the timer of the step
+      // before ran late is admitted when it arrived, not before.
+      seq.admittedNs = Math.max(startNs, seq.queuedNs ?? startNs);
       this.active.push(seq);
     }
   }
@@ -139,7 +145,7 @@ export class EngineScheduler implements Scheduler {
   private runStep(startNs: number): void {
     this.timer = null;
     if (this.closed) return;
-    this.admit();
+    this.admit(startNs);
     if (this.active.length === 0) return;
     const plan = this.plan(startNs);
     // A step's tokens are never emitted before the step's modelled end (see DueTimer).

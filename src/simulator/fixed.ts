@@ -41,6 +41,7 @@ export class FixedScheduler implements Scheduler {
 
   submit(seq: Sequence): void {
     if (this.closed) return;
+    seq.queuedNs = monotonicNowNs();
     const slots = this.params.fixedMaxRunning ?? 0;
     if (slots > 0 && this.admitted.size >= slots) this.queue.push(seq);
     else this.admit(seq);
@@ -50,6 +51,7 @@ export class FixedScheduler implements Scheduler {
   private admit(seq: Sequence): void {
     this.admitted.add(seq);
     const arrivalNs = monotonicNowNs();
+    seq.admittedNs = arrivalNs;
     const total = this.pool.blocksFor(seq.promptTokens + seq.outputTokens);
     seq.alloc = this.pool.allocate(seq.blockKeys, seq.promptTokens, total);
     seq.cachedTokens = seq.alloc === null ? 0 : seq.alloc.hitKeys.length * this.pool.blockSize;

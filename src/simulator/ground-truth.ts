@@ -16,6 +16,10 @@ export interface RequestTimeline {
   status: number;
   fault: string;
   arrivalNs: number;
+  /** When the scheduler got its sequence, or null (it never got one). */
+  queuedNs: number | null;
+  /** When its sequence was admitted (left the queue), or null. */
+  admittedNs: number | null;
   /** Scheduler time of the first output token (end of its step in engine mode), or null. */
   firstTokenStepNs: number | null;
   /** Actual write of the first token-carrying chunk, or null. */
@@ -69,6 +73,8 @@ export class GroundTruthLog {
       status: t.status,
       fault: t.fault,
       arrival_ns: this.epoch(t.arrivalNs),
+      queued_ns: this.epoch(t.queuedNs),
+      admitted_ns: this.epoch(t.admittedNs),
       first_token_step_ns: this.epoch(t.firstTokenStepNs),
       first_token_write_ns: this.epoch(t.firstTokenWriteNs),
       chunk_write_ns: t.chunkWriteNs.map((n) => this.epoch(n)),

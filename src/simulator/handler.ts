@@ -94,6 +94,8 @@ function newTimeline(
     status: 0,
     fault: fault.kind,
     arrivalNs,
+    queuedNs: null,
+    admittedNs: null,
     firstTokenStepNs: null,
     firstTokenWriteNs: null,
     chunkWriteNs: [],

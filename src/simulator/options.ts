@@ -133,6 +133,11 @@ export const SimulatorOptionsSchema = z.strictObject({
     unit: 'none|chatml',
     help: 'Chat prompts: none joins the message texts (prompt_tokens = the client count); chatml wraps them as Qwen ChatML, so prompt_tokens counts the template as a real server does.',
   }),
+  serverTiming: option(z.enum(['none', 'vllm', 'llamacpp']).default('none'), {
+    flag: 'server-timing',
+    unit: 'none|vllm|llamacpp',
+    help: "Chat/completions: the server's own timing of each request from the model (queue wait, prefill, first token, decode) on the final usage chunk or body, as vLLM's metrics object or llama.cpp's timings object.",
+  }),
   reasoningTokens: option(z.number().int().min(0).default(0), {
     flag: 'reasoning-tokens',
     unit: 'tokens',

@@ -13,7 +13,8 @@
  * role-only first chunk; completions: `text`), `finish_reason: "length"` on the last, running
  * `usage` on each with `stream_options.continuous_usage_stats`, a usage-only chunk with
  * `stream_options.include_usage`, then `data: [DONE]` (after an in-band error too). Not streamed:
- * one `chat.completion` / `text_completion` body.
+ * one `chat.completion` / `text_completion` body. With the `serverTiming` option, the usage-only
+ * chunk and the body also carry the simulator's timing of the request (server-timing.ts).
  */
 import { applyChatTemplate, type TemplateMessage } from './chat-template.js';
 import { ChunkFramer } from './chunk-text.js';
@@ -120,10 +121,13 @@ function openAiFormat(req: OpenAiRequest, meta: RouteMeta, options: WireOptions)
       if (piece.last) c.finishReason = 'length';
       return framer.chunk(c, req.continuousUsage ? piece.upTo.usage : null);
     },
-    end: (output) => (req.includeUsage ? framer.usage(output.usage) : ''),
+    end: (output) => (req.includeUsage ? framer.usage(output.usage, output.serverTiming) : ''),
     error: () => sseFrame(errorBody('simulated in-band error', 'internal_server_error', 500)),
     done: 'data: [DONE]\n\n',
-    body: (output) => fullBody(responseMeta, output.text, output.reasoning, output.usage),
+    body: (output) => ({
+      ...fullBody(responseMeta, output.text, output.reasoning, output.usage),
+      ...output.serverTiming,
+    }),
   };
 }
 

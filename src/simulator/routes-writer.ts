@@ -13,8 +13,10 @@ import { BurstWriter } from './burst-writer.js';
 import type { Fault } from './faults.js';
 import type { RequestTimeline } from './ground-truth.js';
 import { sendError } from './handler.js';
+import type { SimulatorOptions } from './options.js';
 import { outputText } from './responses.js';
 import type { Sequence, SequenceSink } from './sequence.js';
+import { serverTimingFields } from './server-timing.js';
 import { startStream } from './stream-start.js';
 import { type RouteRequest, type WireFormat, WireOutput } from './wire-format.js';
 
@@ -23,6 +25,8 @@ export interface RouteWriterSettings {
   tokensPerChunk: number;
   /** Reasoning tokens every response starts with (on top of the requested output). */
   reasoningTokens: number;
+  /** The shape of the server timing the final usage chunk or body carries (`none`: no timing). */
+  serverTiming: SimulatorOptions['serverTiming'];
 }
 
 /** Called once when the response is over (sent, faulted or abandoned), with its finished timeline. */
@@ -35,6 +39,8 @@ export class RouteWriter implements SequenceSink {
   private closed = false;
   private readonly perChunk: number;
   private readonly out: BurstWriter;
+  /** The scheduler's time of the last token generated so far (monotonic ns), null before the first. */
+  private lastTokenNs: number | null = null;
   /** The sequence generating the tokens (set right after construction). */
   seq: Sequence | null = null;
 
@@ -87,7 +93,10 @@ export class RouteWriter implements SequenceSink {
   /** Records the first token's step, and on a stream fires a due fault or writes a finished piece. */
   onToken(index: number, nowNs: number, batchSize: number): void {
     if (this.closed) return;
+    this.lastTokenNs = nowNs;
     if (index === 0) {
+      this.timeline.queuedNs = this.seq?.queuedNs ?? null;
+      this.timeline.admittedNs = this.seq?.admittedNs ?? null;
       this.timeline.firstTokenStepNs = nowNs;
       this.timeline.batchSizeAtFirstToken = batchSize;
       this.timeline.cachedTokens = this.seq?.cachedTokens ?? 0;
@@ -106,16 +115,29 @@ export class RouteWriter implements SequenceSink {
     // not the scheduler's planned time `nowNs`, which a late or early timer makes differ from it.
     this.timeline.endNs = monotonicNowNs();
     if (this.req.stream) {
-      this.out.endWith(this.format.end(this.outputOf(this.sent)) + this.format.done);
+      this.out.endWith(this.format.end(this.outputOf(this.sent, true)) + this.format.done);
       this.finish(200);
     } else {
       this.sendBody();
     }
   }
 
-  private outputOf(tokens: number): WireOutput {
+  /** The output [0, `tokens`); the `final` one (usage chunk, body) carries the server timing. */
+  private outputOf(tokens: number, final = false): WireOutput {
     const cached = this.seq?.cachedTokens ?? 0;
-    return new WireOutput(tokens, this.settings.reasoningTokens, this.timeline.promptTokens, cached);
+    const t = this.timeline;
+    const timing = final
+      ? serverTimingFields(this.settings.serverTiming, {
+          queuedNs: t.queuedNs,
+          admittedNs: t.admittedNs,
+          firstTokenNs: t.firstTokenStepNs,
+          lastTokenNs: this.lastTokenNs,
+          promptTokens: t.promptTokens,
+          cachedTokens: cached,
+          outputTokens: this.seq?.generated ?? tokens,
+        })
+      : null;
+    return new WireOutput(tokens, this.settings.reasoningTokens, t.promptTokens, cached, timing);
   }
 
   /** Fires an after-N-tokens fault on a stream when token `index` is its N-th; true when it fired. */
@@ -161,7 +183,7 @@ export class RouteWriter implements SequenceSink {
       this.finish(500);
       return;
     }
-    const body = JSON.stringify(this.format.body(this.outputOf(this.total)));
+    const body = JSON.stringify(this.format.body(this.outputOf(this.total, true)));
     const now = monotonicNowNs();
     this.timeline.firstTokenWriteNs = now;
     this.timeline.chunkWriteNs.push(now);

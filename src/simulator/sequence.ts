@@ -43,6 +43,10 @@ export interface Sequence {
   alloc: KvAllocation | null;
   /** True once cancelled or finished; schedulers drop it. */
   finished: boolean;
+  /** Monotonic ns at which the scheduler got it (`submit`); null before. */
+  queuedNs: number | null;
+  /** Monotonic ns at which it was admitted (left the queue, its prefill could start); null before. */
+  admittedNs: number | null;
 }
 
 /** What the HTTP layer submits to a scheduler. */
@@ -78,5 +82,7 @@ export function newSequence(
     generated: 0,
     alloc: null,
     finished: false,
+    queuedNs: null,
+    admittedNs: null,
   };
 }

@@ -45,12 +45,15 @@ export class WireOutput {
    * @param reasoningTokens reasoning tokens the response starts with (its first `reasoningTokens`).
    * @param promptTokens prompt tokens of the request.
    * @param cachedTokens prompt tokens served from the prefix cache.
+   * @param serverTiming top-level fields of the server's own timing (`{metrics}` or `{timings}`,
+   *   server-timing.ts) for the final usage chunk or body of a format that carries them; null for none.
    */
   constructor(
     readonly tokens: number,
     private readonly reasoningTokens: number,
     private readonly promptTokens: number,
     private readonly cachedTokens: number,
+    readonly serverTiming: Readonly<Record<string, unknown>> | null = null,
   ) {}
 
   /** OpenAI `usage` of these tokens. */

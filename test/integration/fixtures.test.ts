@@ -4,7 +4,8 @@
  * the fixture's `expect` (FORMAT.md §5). The handed fixtures (test/fixtures/sse, `b…`) and
  * tokenload's own (test/fixtures/sse-tokenload, `t…`: the classes behind the handed ones) run the
  * same way. A fixture that states `itlPerChunkUsageMs` runs twice: without `--per-chunk-usage`
- * (ITL must be AIPerf's `(latency − TTFT)/(OSL − 1)`, `itlMs`) and with it.
+ * (ITL must be AIPerf's `(latency − TTFT)/(OSL − 1)`, `itlMs`) and with it. A fixture whose server
+ * reports its own timing (b39: llama.cpp `timings`) also has it recorded beside the client's numbers.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -17,7 +18,12 @@ import {
   OWN_FIXTURE_DIR,
   startFixturePlayer,
 } from '../helpers/fixture-player.js';
-import { checkExpect, type ProfileFixtureOptions, profileFixture } from '../helpers/fixture-profile.js';
+import {
+  checkExpect,
+  metric,
+  type ProfileFixtureOptions,
+  profileFixture,
+} from '../helpers/fixture-profile.js';
 
 const handed = loadFixtures();
 const own = loadFixtures(OWN_FIXTURE_DIR);
@@ -75,8 +81,8 @@ for (const [set, fixtures] of [
   }
 }
 
-test('fixture sets: all 18 handed fixtures are played, and tokenload’s own ones', () => {
-  assert.equal(handed.length, 18);
+test('fixture sets: all 19 handed fixtures are played, and tokenload’s own ones', () => {
+  assert.equal(handed.length, 19);
   assert.ok(own.length > 0);
   for (const fixture of own) assert.match(fixture.name, /^t\d\d-/, 'own fixtures are named t<NN>-…');
 });
@@ -89,4 +95,37 @@ test('--per-chunk-usage against a server without running usage: ITL falls back t
     run.summary.warnings.some((w) => w.includes('--per-chunk-usage could not apply')),
     `warnings: ${JSON.stringify(run.summary.warnings)}`,
   );
+});
+
+test('b39: llama.cpp timings are kept beside the client’s numbers, never in their place', async () => {
+  const fixture = handed.find((f) => f.name === 'b39-llamacpp-prompt-progress-timings') as Fixture;
+  const run = await profileFixture(player, fixture);
+  checkExpect(fixture, run, player);
+  const { line, summary } = run;
+  assert.equal(line.metadata.server_timing_source, 'llamacpp_timings');
+  // The server's own figures, as its `timings` object gave them.
+  assert.equal(metric(line, 'server_ttft_ms'), 452.4);
+  assert.equal(metric(line, 'server_prefill_ms'), 452.4);
+  assert.equal(metric(line, 'server_decode_ms'), 398.6);
+  assert.equal(metric(line, 'server_cached_tokens'), 1536);
+  assert.equal(metric(line, 'server_queue_ms'), undefined, 'llama.cpp reports no queue time');
+  // The client's TTFT is its own (the first token at 480 ms, not the server's 452.4 ms); the
+  // difference is the client overhead, summarized like any record metric.
+  const ttftMs = metric(line, 'time_to_first_token') as number;
+  assert.ok(ttftMs >= 480, `TTFT ${ttftMs}`);
+  const overheadMs = metric(line, 'client_overhead_ms') as number;
+  assert.ok(overheadMs >= 480 - 452.4 && overheadMs < ttftMs, `client_overhead_ms ${overheadMs}`);
+  const stats = summary.client_overhead_ms as { count: number; avg: number; unit: string };
+  assert.deepEqual([stats.count, stats.avg, stats.unit], [1, overheadMs, 'ms']);
+});
+
+test('a server that sends no timing gets no server_* metric and no client overhead', async () => {
+  const fixture = handed.find((f) => f.name === 'b01-role-only-first-chunk') as Fixture;
+  const run = await profileFixture(player, fixture);
+  assert.equal(run.line.metadata.server_timing_source, null);
+  const tags = Object.keys(run.line.metrics).filter(
+    (tag) => tag.startsWith('server_') || tag === 'client_overhead_ms',
+  );
+  assert.deepEqual(tags, []);
+  assert.equal(run.summary.client_overhead_ms, undefined);
 });

@@ -99,13 +99,44 @@ const payload = fc.record(
   { requiredKeys: [] },
 );
 
+/** A payload that may carry the server's own timing (vLLM `metrics`, llama.cpp `timings`): objects, empty, null, odd values. */
+const timedPayload = fc
+  .tuple(
+    payload,
+    fc.record(
+      {
+        metrics: fc.oneof(
+          fc.record(
+            { time_to_first_token_ms: fc.oneof(fc.double(), fc.constant(null)), queue_time_ms: fc.nat() },
+            { requiredKeys: [] },
+          ),
+          odd,
+        ),
+        timings: fc.oneof(
+          fc.record(
+            { prompt_ms: fc.double(), cache_n: fc.integer(), predicted_ms: fc.nat() },
+            { requiredKeys: [] },
+          ),
+          odd,
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+  )
+  .map(([body, timing]) => ({ ...body, ...timing }));
+
 /** A payload text: structured chunks (some with a duplicated key), then damaged or arbitrary text. */
 const payloadText = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(payload, fc.integer()).map(([v, seed]) => serialize(v, prng(seed))) },
+  { weight: 6, arbitrary: fc.tuple(timedPayload, fc.integer()).map(([v, seed]) => serialize(v, prng(seed))) },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(payload, fc.integer(), fc.constantFrom('choices', 'usage', 'object', 'error'), odd)
+      .tuple(
+        timedPayload,
+        fc.integer(),
+        fc.constantFrom('choices', 'usage', 'object', 'error', 'metrics', 'timings'),
+        odd,
+      )
       .map(([v, seed, key, x]) =>
         serialize(v, prng(seed)).replace(/}\s*$/, `,"${key}":${JSON.stringify(x)}}`),
       ),
@@ -301,4 +332,44 @@ test('with a stream memo, every event of a sequence parses exactly as without on
     { numRuns: 3000 },
   );
   assert.ok(hits > 200, `memo hits ${hits}`);
+});
+
+test("a final chunk's server timing takes the fast path: vLLM metrics and llama.cpp timings, by their record names", () => {
+  const chunk = (body: object) => Buffer.from(JSON.stringify(body));
+  const vllm = chunk({
+    object: 'chat.completion.chunk',
+    choices: [],
+    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    metrics: {
+      time_to_first_token_ms: 85.2,
+      generation_time_ms: 1240.5,
+      queue_time_ms: 12.3,
+      mean_itl_ms: null,
+      tokens_per_second: 103.2,
+    },
+  });
+  assert.deepStrictEqual(scanChoices(vllm, 0, vllm.length, 'chat')?.serverTiming, {
+    source: 'vllm_metrics',
+    ttftMs: 85.2,
+    queueMs: 12.3,
+    decodeMs: 1240.5,
+  });
+  const llamacpp = chunk({
+    choices: [],
+    object: 'chat.completion.chunk',
+    timings: { cache_n: 1536, prompt_n: 512, prompt_ms: 452.4, predicted_n: 20, predicted_ms: 398.6 },
+  });
+  assert.deepStrictEqual(scanChoices(llamacpp, 0, llamacpp.length, 'completions')?.serverTiming, {
+    source: 'llamacpp_timings',
+    ttftMs: 452.4,
+    prefillMs: 452.4,
+    decodeMs: 398.6,
+    cachedTokens: 1536,
+  });
+  const empty = chunk({ choices: [], usage: null, metrics: {} });
+  assert.equal(
+    scanChoices(empty, 0, empty.length, 'chat')?.serverTiming,
+    undefined,
+    'vLLM without timing sends {}',
+  );
 });

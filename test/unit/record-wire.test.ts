@@ -1,7 +1,7 @@
 /**
  * The worker → main record transport: random records packed, structured-cloned (as postMessage
  * does) and unpacked equal the originals, chunk texts with surrogate pairs, empty strings,
- * reasoning and running usage counts included.
+ * reasoning, running usage counts and the server's own timing included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -45,6 +45,17 @@ const record: fc.Arbitrary<RawRecord> = fc
     connectionReused: fc.option(fc.boolean()),
     connectDurationNs: fc.option(fc.nat()),
     responseStreamed: fc.option(fc.boolean()),
+    serverTiming: fc.option(
+      fc.record(
+        {
+          source: fc.constantFrom('vllm_metrics' as const, 'llamacpp_timings' as const),
+          ttftMs: fc.double({ noNaN: true, min: 0, max: 1e6 }),
+          queueMs: fc.nat(),
+          cachedTokens: fc.nat(),
+        },
+        { requiredKeys: ['source'] },
+      ),
+    ),
     idleClose: fc.option(
       fc.record({
         idleNs: fc.double({ noNaN: true, min: 0, max: 1e12 }),
@@ -53,7 +64,7 @@ const record: fc.Arbitrary<RawRecord> = fc
       }),
     ),
   })
-  .map(({ chunks, startNs, requestType, error, usage, idleClose, ...observed }) => {
+  .map(({ chunks, startNs, requestType, error, usage, idleClose, serverTiming, ...observed }) => {
     const raw: RawRecord = {
       conversationId: 'c',
       turnIndex: 0,
@@ -82,6 +93,7 @@ const record: fc.Arbitrary<RawRecord> = fc
     };
     if (requestType !== null) raw.requestType = requestType;
     if (idleClose !== null) raw.idleClose = idleClose;
+    if (serverTiming !== null) raw.serverTiming = serverTiming;
     return raw;
   });
 
