@@ -182,15 +182,24 @@ async function timeslicePaths(input: FinishInput, ctx: SummaryExportContext): Pr
   return { timeslicesJson: files.json, timeslicesCsv: files.csv };
 }
 
-/** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
+/**
+ * The server-metrics files of a run that scraped, those kept (`--server-metrics-formats`) and written:
+ * none when no endpoint answered.
+ */
 function serverMetricsPaths(config: RunPlan): ArtifactPaths {
   const dir = config.artifactDir;
-  const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
   const formats = serverMetricsFormatsOf(config);
+  const kept = (format: string, name: string): string | null => {
+    const path = join(dir, name);
+    return formats.has(format) && existsSync(path) ? path : null;
+  };
+  const json = kept('json', SERVER_METRICS_JSON_FILE_NAME);
+  const csv = kept('csv', SERVER_METRICS_CSV_FILE_NAME);
+  const jsonl = kept('jsonl', SERVER_METRICS_JSONL_FILE_NAME);
   return {
-    ...(formats.has('json') ? { serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME) } : {}),
-    ...(formats.has('csv') ? { serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME) } : {}),
-    ...(formats.has('jsonl') && existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
+    ...(json === null ? {} : { serverMetricsJson: json }),
+    ...(csv === null ? {} : { serverMetricsCsv: csv }),
+    ...(jsonl === null ? {} : { serverMetricsJsonl: jsonl }),
   };
 }
 
