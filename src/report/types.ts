@@ -155,6 +155,8 @@ export interface RunData {
   summary: RunSummary | null;
   /** Server metrics (`server_metrics_export.jsonl` and the summary's section); null or absent without them. */
   server?: ServerRunData | null;
+  /** GPU telemetry (`gpu_telemetry_export.jsonl`, `--gpu-telemetry`); null or absent without it. */
+  gpu?: GpuRunData | null;
   /**
    * Inter-chunk latencies (ms) of every record's `inter_chunk_latency` list, one per chunk gap:
    * a bounded deterministic sample (value-sample.ts) and how many there were.
@@ -189,6 +191,19 @@ export interface EndpointSeries {
   rates: Record<string, TimePoints>;
   /** Prefix-cache hit rate (0–1) between consecutive scrapes that queried anything. */
   hitRate: TimePoints;
+}
+
+/** One GPU's DCGM gauges over time, for the report. */
+export interface GpuSeries {
+  /** `GPU 0`, with the exporter's host when the run scraped several. */
+  label: string;
+  /** Gauges by DCGM field key (`nvidia_gpu_utilization`, …), in the field's unit, as scraped. */
+  gauges: Record<string, TimePoints>;
+}
+
+/** The GPU telemetry of a run, for the report. */
+export interface GpuRunData {
+  gpus: GpuSeries[];
 }
 
 /** The server metrics of a run, for the report. */

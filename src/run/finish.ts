@@ -27,11 +27,18 @@ import {
   SERVER_METRICS_JSON_FILE_NAME,
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
+import {
+  GPU_TELEMETRY_CSV_FILE_NAME,
+  GPU_TELEMETRY_JSON_FILE_NAME,
+  GPU_TELEMETRY_JSONL_FILE_NAME,
+  type GpuTelemetrySection,
+} from '../server-metrics/gpu-exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { analyzeRun, type RunAnalysis } from './analysis-run.js';
 import { header } from './console-head.js';
 import { failureStopReason } from './failure-stop.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
+import { finishGpuTelemetry, gpuTelemetryLine } from './gpu-telemetry-run.js';
 import { runWarnings } from './run-warnings.js';
 import {
   finishServerMetrics,
@@ -93,6 +100,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     failureStop: profiling.failureStop?.tripped === true ? failureStopReason(profiling.failureStop) : null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
+  const gpu = await finishGpuTelemetry(config, input.gpuTelemetry ?? null, summary.totals);
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
     inputConfig: inputConfigOf(input.askedConfig),
@@ -109,9 +117,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       ...(analysis.steadyState === null ? {} : { steady_state: analysis.steadyState }),
       ...(analysis.serverVerdict === null ? {} : { server_verdict: analysis.serverVerdict }),
       ...(server === null ? {} : { server_metrics: server }),
+      ...(gpu === null ? {} : { gpu_telemetry: gpu }),
     },
   };
-  const text = await writeConsoleAndSummaries(input, ctx, server, analysis);
+  const text = await writeConsoleAndSummaries(input, ctx, { server, gpu }, analysis);
   const report = await writeReport(config.artifactDir);
   await pruneAfterReport(config);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
@@ -137,9 +146,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
 async function writeConsoleAndSummaries(
   input: FinishInput,
   ctx: SummaryExportContext & { runStatus: RunStatus },
-  server: ServerMetricsSection | null,
+  scraped: { server: ServerMetricsSection | null; gpu: GpuTelemetrySection | null },
   analysis: RunAnalysis,
 ): Promise<string> {
+  const { server, gpu } = scraped;
   const verdict = analysis.serverVerdict;
   const dir = input.config.artifactDir;
   const files = await writeSummaryFiles(dir, ctx);
@@ -155,10 +165,12 @@ async function writeConsoleAndSummaries(
       inputs: join(dir, INPUTS_FILE_NAME),
       ...slices,
       ...(server === null ? {} : serverMetricsPaths(input.config)),
+      ...(gpu === null ? {} : gpuTelemetryPaths(dir)),
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${consoleText}`;
+  const gpuLine = gpu === null ? '' : `${gpuTelemetryLine(gpu)}\n`;
+  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${gpuLine}${consoleText}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
 }
@@ -200,6 +212,19 @@ function serverMetricsPaths(config: RunPlan): ArtifactPaths {
     ...(json === null ? {} : { serverMetricsJson: json }),
     ...(csv === null ? {} : { serverMetricsCsv: csv }),
     ...(jsonl === null ? {} : { serverMetricsJsonl: jsonl }),
+  };
+}
+
+/** The GPU telemetry files the run wrote (none when no DCGM exporter answered). */
+function gpuTelemetryPaths(dir: string): ArtifactPaths {
+  const path = (name: string): string | null => (existsSync(join(dir, name)) ? join(dir, name) : null);
+  const json = path(GPU_TELEMETRY_JSON_FILE_NAME);
+  const csv = path(GPU_TELEMETRY_CSV_FILE_NAME);
+  const jsonl = path(GPU_TELEMETRY_JSONL_FILE_NAME);
+  return {
+    ...(json === null ? {} : { gpuTelemetryJson: json }),
+    ...(csv === null ? {} : { gpuTelemetryCsv: csv }),
+    ...(jsonl === null ? {} : { gpuTelemetryJsonl: jsonl }),
   };
 }
 

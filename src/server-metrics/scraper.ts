@@ -91,12 +91,27 @@ class Replies {
   }
 }
 
-function warnUnavailable(endpoints: readonly EndpointReport[], log: Logger): void {
+/** How a scraper names itself in warnings: `server metrics`, and how to turn it off. */
+export interface ScraperNames {
+  label: string;
+  optOut: string;
+}
+
+const SERVER_METRICS_NAMES: ScraperNames = {
+  label: 'server metrics',
+  optOut: '--no-server-metrics skips scraping',
+};
+
+function warnUnavailable(
+  endpoints: readonly EndpointReport[],
+  asked: readonly ScrapeEndpoint[],
+  names: ScraperNames,
+  log: Logger,
+): void {
+  const optional = new Set(asked.filter((e) => e.optional === true).map((e) => e.url));
   for (const e of endpoints) {
-    if (e.status !== 'unavailable') continue;
-    log.warn(
-      `server metrics: ${e.url} ${e.reason}; the run goes on without its metrics (--no-server-metrics skips scraping)`,
-    );
+    if (e.status !== 'unavailable' || optional.has(e.url)) continue;
+    log.warn(`${names.label}: ${e.url} ${e.reason}; the run goes on without its metrics (${names.optOut})`);
   }
 }
 
@@ -125,6 +140,7 @@ class ThreadState {
   constructor(
     readonly worker: Worker,
     private readonly log: Logger,
+    private readonly names: ScraperNames,
   ) {
     worker.on('message', (m: FromScraper) => {
       if (m.type === 'done') this.ended = true;
@@ -137,7 +153,9 @@ class ThreadState {
   fail(message: string): void {
     if (this.failure !== null || this.ended) return;
     this.failure = message;
-    this.log.warn(`server metrics: the scraper stopped (${message}); the run goes on without server metrics`);
+    this.log.warn(
+      `${this.names.label}: the scraper stopped (${message}); the run goes on without ${this.names.label}`,
+    );
     this.replies.fail();
   }
 
@@ -194,11 +212,15 @@ function scraperOf(state: ThreadState, opts: ScraperOptions, first: EndpointRepo
   };
 }
 
-/** Starts the scraper thread (it waits for {@link ScraperThread.begin}). */
-export function spawnServerMetrics(log: Logger): ScraperThread {
+/**
+ * Starts the scraper thread (it waits for {@link ScraperThread.begin}); `names` words its warnings
+ * (server metrics by default; the GPU telemetry scraper is another thread of the same kind).
+ */
+export function spawnServerMetrics(log: Logger, names: ScraperNames = SERVER_METRICS_NAMES): ScraperThread {
   const entry = workerSource(import.meta.url, 'scrape-worker');
   const data: ScraperThreadData = { mainTimeOriginMs: performance.timeOrigin };
-  const state = new ThreadState(new Worker(entry.source, { eval: entry.eval, workerData: data }), log);
+  const worker = new Worker(entry.source, { eval: entry.eval, workerData: data });
+  const state = new ThreadState(worker, log, names);
   return {
     async begin(opts) {
       const ready = state.replies.next('ready');
@@ -206,7 +228,7 @@ export function spawnServerMetrics(log: Logger): ScraperThread {
       state.send({ type: 'begin', init });
       const reply = state.failure === null ? await ready : null;
       const endpoints = reply?.endpoints ?? unscraped(opts.endpoints);
-      if (reply !== null) warnUnavailable(endpoints, log);
+      if (reply !== null) warnUnavailable(endpoints, opts.endpoints, names, log);
       return scraperOf(state, opts, endpoints);
     },
     close: () => state.end(),
