@@ -83,7 +83,11 @@ const GPU_TELEMETRY_REFUSED: ReadonlyArray<[RegExp, string]> = [
 export function normalizeGpuTelemetryUrl(text: string): string {
   const trimmed = text.trim();
   for (const [pattern, why] of GPU_TELEMETRY_REFUSED)
-    if (pattern.test(trimmed)) throw new ConfigError(`"${trimmed}" is AIPerf's; ${why}.`, '--gpu-telemetry');
+    if (pattern.test(trimmed))
+      throw new ConfigError(
+        `--gpu-telemetry ${trimmed} is AIPerf's option; tokenload does not take it: ${why}.`,
+        '--gpu-telemetry',
+      );
   return normalizeMetricsUrl(trimmed, '--gpu-telemetry');
 }
 

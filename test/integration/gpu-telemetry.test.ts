@@ -233,8 +233,14 @@ test('--gpu-telemetry: a bad URL, dashboard or pynvml is a usage error naming th
   for (const [value, message] of [
     ['ftp://dcgm:9400', /--gpu-telemetry.*only http:\/\/ and https:\/\/ are supported, got "ftp:"/],
     ['http://user:pw@dcgm:9400', /--gpu-telemetry.*user:password@ is not sent/],
-    ['dashboard', /--gpu-telemetry.*"dashboard" is AIPerf's; AIPerf's live dashboard is not in tokenload/],
-    ['pynvml', /--gpu-telemetry.*"pynvml" is AIPerf's; tokenload reads GPUs only from a DCGM exporter/],
+    [
+      'dashboard',
+      /--gpu-telemetry dashboard is AIPerf's option; tokenload does not take it: AIPerf's live dashboard is not in tokenload/,
+    ],
+    [
+      'pynvml',
+      /--gpu-telemetry pynvml is AIPerf's option; tokenload does not take it: tokenload reads GPUs only/,
+    ],
   ] as const) {
     const r = await runCliInProcess([
       ...PROFILE,
