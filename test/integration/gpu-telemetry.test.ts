@@ -255,3 +255,40 @@ test('--gpu-telemetry: a bad URL, dashboard or pynvml is a usage error naming th
     assert.match(r.stderr, message, value);
   }
 });
+
+test('--gpu-telemetry alone, no exporter at the defaults: one line saying so, no warning, no file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-gpu-telemetry-none-'));
+  dirs.push(dir);
+  const run = await runCliInProcess([
+    ...PROFILE,
+    '--gpu-telemetry',
+    '--request-count',
+    '2',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(
+    run.stderr,
+    /GPU telemetry: http/,
+    'a default exporter that is not there is no warning',
+  );
+  const consoleText = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+  assert.match(
+    consoleText,
+    /^GPU telemetry: no DCGM exporter answered \(http:\/\/localhost:9400\/metrics: .+; http:\/\/localhost:9401\/metrics: .+\)$/m,
+  );
+  assert.doesNotMatch(consoleText, /GPU Telemetry \w+ Export/);
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.startsWith('gpu_telemetry')),
+    [],
+  );
+  const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Json;
+  assert.deepEqual(
+    summary.gpu_telemetry.endpoints.map((e: Json) => [e.status, e.default_url, e.gpus.length]),
+    [
+      ['unavailable', true, 0],
+      ['unavailable', true, 0],
+    ],
+  );
+});
