@@ -6,6 +6,7 @@ import { TokenloadError } from '../errors.js';
 import type { StartUpSection } from '../metrics/start-up.js';
 import type { UsageCheckSummary } from '../metrics/usage-check.js';
 import type { TokenizerSection } from '../prompt/tokenizer-source.js';
+import type { GpuTelemetrySection } from '../server-metrics/gpu-exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ServerVerdict, SlicePoint, SteadyState, TailsWithFailures } from './analysis-types.js';
 import type { SampledValues } from './value-sample.js';
@@ -204,6 +205,8 @@ export interface GpuSeries {
 /** The GPU telemetry of a run, for the report. */
 export interface GpuRunData {
   gpus: GpuSeries[];
+  /** The summary's `gpu_telemetry` section; null when the summary has none. */
+  section: GpuTelemetrySection | null;
 }
 
 /** The server metrics of a run, for the report. */

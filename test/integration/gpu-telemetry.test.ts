@@ -225,6 +225,8 @@ test('--gpu-telemetry URL: per-GPU files, summary section, console line and char
   const report = readFileSync(join(dir, 'report.html'), 'utf8');
   for (const id of ['gpu-utilization-over-time', 'gpu-power-over-time', 'gpu-memory-over-time'])
     assert.ok(report.includes(`id="chart-${id}"`), id);
+  assert.ok(report.includes('<section id="gpu-telemetry">'), 'the per-GPU table');
+  assert.ok(report.includes(`${url}: GPU 1 (NVIDIA H100 80GB HBM3)`));
 });
 
 test('--gpu-telemetry: a bad URL, dashboard or pynvml is a usage error naming the flag', async () => {
