@@ -4,15 +4,13 @@
  * scrape line, snapshot.ts, written by its own scraper thread while the run goes);
  * `gpu_telemetry_export.json`, per endpoint and GPU the statistics of each DCGM field over the
  * benchmark window (gpu-stats.ts) in AIPerf's layout; `gpu_telemetry_export.csv`, the same as one
- * table (AIPerf's columns). Written after the run from the JSONL file, with the summary's
+ * table (AIPerf's columns, gpu-export-csv.ts). Written after the run from the JSONL file, with the summary's
  * `gpu_telemetry` section; nothing is written when no exporter answered.
  */
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { csvField } from '../export/format.js';
-import { PERCENTILES } from '../metrics/stats.js';
-import { DCGM_FIELDS } from './dcgm-fields.js';
+import { renderGpuTelemetryCsv } from './gpu-export-csv.js';
 import { type GpuStats, gpuStats } from './gpu-stats.js';
 import type { EndpointReport } from './scrape-protocol.js';
 import type { ScrapeReport } from './scraper.js';
@@ -109,32 +107,6 @@ function exportJson(section: GpuTelemetrySection, version: string): Record<strin
   };
 }
 
-const CSV_STATS = ['avg', 'min', 'max', ...PERCENTILES.map((p) => `p${p}`), 'std'] as const;
-
-/** `gpu_telemetry_export.csv`: AIPerf's columns, one row per endpoint, GPU and field. */
-function exportCsv(section: GpuTelemetrySection): string {
-  const lines = [
-    ['Endpoint', 'GPU_Index', 'GPU_Name', 'GPU_UUID', 'Platform', 'Metric', ...CSV_STATS].join(','),
-  ];
-  for (const e of section.endpoints)
-    for (const g of e.gpus)
-      for (const f of DCGM_FIELDS) {
-        const m = g.metrics[f.key] as Record<string, unknown> | undefined;
-        if (m === undefined) continue;
-        const cells = [
-          display(e.url),
-          g.index ?? '',
-          g.name ?? '',
-          g.uuid ?? '',
-          'nvidia',
-          `${f.label} (${f.unit})`,
-        ];
-        const stats = CSV_STATS.map((k) => (typeof m[k] === 'number' ? (m[k] as number).toFixed(2) : ''));
-        lines.push([...cells.map((c) => csvField(String(c))), ...stats].join(','));
-      }
-  return `${lines.join('\n')}\n`;
-}
-
 /**
  * Reads the run's DCGM scrapes, writes `gpu_telemetry_export.json` and `.csv` into `dir`, and
  * returns the summary's `gpu_telemetry` section. Without a single scrape (no exporter answered),
@@ -171,6 +143,6 @@ export async function writeGpuTelemetryExports(
     join(dir, GPU_TELEMETRY_JSON_FILE_NAME),
     `${JSON.stringify(exportJson(section, version), null, 2)}\n`,
   );
-  await writeFile(join(dir, GPU_TELEMETRY_CSV_FILE_NAME), exportCsv(section));
+  await writeFile(join(dir, GPU_TELEMETRY_CSV_FILE_NAME), renderGpuTelemetryCsv(section.endpoints));
   return section;
 }
