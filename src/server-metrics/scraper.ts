@@ -26,7 +26,7 @@ const MARK_WAIT_MS = 2_000;
 
 /** What the scraper gathered: the JSONL file's path and what it knows about each endpoint. */
 export interface ScrapeReport {
-  /** `server_metrics_export.jsonl`. */
+  /** The JSONL file of the scrapes: `server_metrics_export.jsonl` (`gpu_telemetry_export.jsonl`). */
   file: string;
   intervalMs: number;
   endpoints: EndpointReport[];
@@ -93,7 +93,9 @@ class Replies {
 
 /** How a scraper names itself in warnings: `server metrics`, and how to turn it off. */
 export interface ScraperNames {
+  /** What is scraped, first in each warning (`server metrics`, `GPU telemetry`). */
   label: string;
+  /** How to turn it off, in parentheses after a warning (`--no-server-metrics skips scraping`). */
   optOut: string;
 }
 
