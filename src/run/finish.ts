@@ -27,18 +27,13 @@ import {
   SERVER_METRICS_JSON_FILE_NAME,
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
-import {
-  GPU_TELEMETRY_CSV_FILE_NAME,
-  GPU_TELEMETRY_JSON_FILE_NAME,
-  GPU_TELEMETRY_JSONL_FILE_NAME,
-  type GpuTelemetrySection,
-} from '../server-metrics/gpu-exports.js';
+import type { GpuTelemetrySection } from '../server-metrics/gpu-exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { analyzeRun, type RunAnalysis } from './analysis-run.js';
 import { header } from './console-head.js';
 import { failureStopReason } from './failure-stop.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
-import { finishGpuTelemetry, gpuTelemetryLine } from './gpu-telemetry-run.js';
+import { finishGpuTelemetry, gpuTelemetryLine, gpuTelemetryPaths } from './gpu-telemetry-run.js';
 import { runWarnings } from './run-warnings.js';
 import {
   finishServerMetrics,
@@ -212,19 +207,6 @@ function serverMetricsPaths(config: RunPlan): ArtifactPaths {
     ...(json === null ? {} : { serverMetricsJson: json }),
     ...(csv === null ? {} : { serverMetricsCsv: csv }),
     ...(jsonl === null ? {} : { serverMetricsJsonl: jsonl }),
-  };
-}
-
-/** The GPU telemetry files the run wrote (none when no DCGM exporter answered). */
-function gpuTelemetryPaths(dir: string): ArtifactPaths {
-  const path = (name: string): string | null => (existsSync(join(dir, name)) ? join(dir, name) : null);
-  const json = path(GPU_TELEMETRY_JSON_FILE_NAME);
-  const csv = path(GPU_TELEMETRY_CSV_FILE_NAME);
-  const jsonl = path(GPU_TELEMETRY_JSONL_FILE_NAME);
-  return {
-    ...(json === null ? {} : { gpuTelemetryJson: json }),
-    ...(csv === null ? {} : { gpuTelemetryCsv: csv }),
-    ...(jsonl === null ? {} : { gpuTelemetryJsonl: jsonl }),
   };
 }
 

@@ -5,10 +5,14 @@
  * per-GPU exports and summary section (server-metrics/gpu-exports.ts) over the same window, and the
  * console line.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunPlan } from '../config/plan.js';
+import type { ArtifactPaths } from '../export/console-table.js';
 import type { RunTotals } from '../metrics/types.js';
 import {
+  GPU_TELEMETRY_CSV_FILE_NAME,
+  GPU_TELEMETRY_JSON_FILE_NAME,
   GPU_TELEMETRY_JSONL_FILE_NAME,
   type GpuEndpointSection,
   type GpuTelemetrySection,
@@ -115,4 +119,17 @@ export function gpuTelemetryLine(section: GpuTelemetrySection): string {
   if (shown.length === 0)
     return `GPU telemetry: no DCGM exporter answered (${section.endpoints.map((e) => `${e.url}: ${e.reason}`).join('; ')})`;
   return `GPU telemetry: ${shown.map(endpointWords).join(' | ')}`;
+}
+
+/** The GPU telemetry files the run wrote (none when no DCGM exporter answered). */
+export function gpuTelemetryPaths(dir: string): ArtifactPaths {
+  const path = (name: string): string | null => (existsSync(join(dir, name)) ? join(dir, name) : null);
+  const json = path(GPU_TELEMETRY_JSON_FILE_NAME);
+  const csv = path(GPU_TELEMETRY_CSV_FILE_NAME);
+  const jsonl = path(GPU_TELEMETRY_JSONL_FILE_NAME);
+  return {
+    ...(json === null ? {} : { gpuTelemetryJson: json }),
+    ...(csv === null ? {} : { gpuTelemetryCsv: csv }),
+    ...(jsonl === null ? {} : { gpuTelemetryJsonl: jsonl }),
+  };
 }
