@@ -381,8 +381,16 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
       'tokenload writes report.html (every chart) after every run; `tokenload plot DIR` writes the PNGs',
     ),
   ),
-  telemetry('--gpu-telemetry', refused('tokenload collects no GPU telemetry (DCGM, NVML)')),
-  telemetry('--no-gpu-telemetry', accepted('tokenload collects no GPU telemetry')),
+  telemetry(
+    '--gpu-telemetry',
+    same(
+      'DCGM exporters over HTTP (localhost:9400, :9401 and the URLs given), only when given; dashboard, pynvml, amdsmi and a metrics CSV are refused',
+    ),
+  ),
+  telemetry(
+    '--no-gpu-telemetry',
+    same('off is the default: tokenload scrapes no DCGM exporter unless asked'),
+  ),
   telemetry('--server-metrics', same('on by default: every --url server’s /metrics, plus the URLs given')),
   telemetry('--no-server-metrics', same()),
   telemetry(

@@ -81,6 +81,17 @@ function ownFlag(where: string, key: string, value: unknown, fields: readonly Op
 }
 
 /**
+ * The flag a `no-<flag>: true|false` key negates (`no-gpu-telemetry`, as on the command line), when
+ * `<flag>` is one of `fields` and the value a boolean; null otherwise.
+ */
+function negatedFlag(key: string, value: unknown, fields: readonly OptionField[]): string | null {
+  const flag = kebab(key);
+  if (!flag.startsWith('no-') || typeof value !== 'boolean') return null;
+  const own = flag.slice('no-'.length);
+  return fields.some((f) => f.meta.internal !== true && f.meta.flag === own) ? own : null;
+}
+
+/**
  * An unknown key, with the closest flag as "Did you mean", spelled in the key's own style
  * (`reqest_rate` → `request_rate`), as commander does for an unknown flag.
  */
@@ -139,9 +150,11 @@ export function readConfigFile(file: string, fields: readonly OptionField[]): Re
   const out: Record<string, unknown> = {};
   const keyOfFlag = new Map<string, string>();
   const read = flatOf(file, readObject(file), fields);
-  for (const [key, raw] of Object.entries(read.data)) {
+  for (const [key, given] of Object.entries(read.data)) {
     const where = `--config ${file}:${read.lineOf.get(key) ?? 1}`;
-    const flag = ownFlag(where, key, raw, fields);
+    const negated = negatedFlag(key, given, fields);
+    const raw = negated === null ? given : !given;
+    const flag = negated ?? ownFlag(where, key, raw, fields);
     if (flag === null) continue;
     const field = fields.find((f) => f.meta.internal !== true && f.meta.flag === flag);
     if (field === undefined) throw unknownKey(where, key, fields);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { normalizeMetricsUrl } from '../server-metrics/targets.js';
+import { normalizeGpuTelemetryUrl, normalizeMetricsUrl } from '../server-metrics/targets.js';
 import { option } from '../util/option-meta.js';
 
 /** `--wait-for-model-mode` values: what "the model is served" means. */
@@ -41,18 +41,22 @@ export const DEFAULT_WAIT_FOR_MODEL_MODE = 'inference';
 /** Default `--wait-for-model-interval`, s (AIPerf's). */
 export const DEFAULT_WAIT_FOR_MODEL_INTERVAL_S = 5;
 
-/** One `--server-metrics` URL, normalized ({@link normalizeMetricsUrl}); a bad one is the issue. */
-const metricsUrl = z.string().transform((v, ctx) => {
-  try {
-    return normalizeMetricsUrl(v);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    ctx.addIssue({ code: 'custom', message: err.message });
-    return z.NEVER;
-  }
-});
+/** A URL item normalized by `normalize`; its ConfigError is the issue. */
+const urlItem = (normalize: (text: string) => string) =>
+  z.string().transform((v, ctx) => {
+    try {
+      return normalize(v);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+      return z.NEVER;
+    }
+  });
 
-/** A bad `--server-metrics` value in words: a bad URL's own problem, else what is expected. */
+/** One `--server-metrics` URL, normalized ({@link normalizeMetricsUrl}); a bad one is the issue. */
+const metricsUrl = urlItem((v) => normalizeMetricsUrl(v));
+
+/** A bad `--server-metrics` (`--gpu-telemetry`) value in words: a bad URL's own problem, else what is expected. */
 function unionProblem(issue: z.core.$ZodRawIssue): string {
   const errors = (issue as { errors?: Array<Array<{ code?: string; message?: string }>> }).errors;
   const url = errors?.[1]?.[0];
@@ -82,7 +86,7 @@ function collectCommaList(text: string, previous: unknown): string[] {
   return [...(Array.isArray(previous) ? (previous as string[]) : []), ...items];
 }
 
-/** `--server-metrics`: scrape the server's Prometheus `/metrics` during the run. */
+/** `--server-metrics`: scrape the server's Prometheus `/metrics` during the run; `--gpu-telemetry`: its GPUs'. */
 export const serverMetricsFields = {
   /**
    * `--server-metrics [url…]` (on by default; `--no-server-metrics` off): true scrapes the server's
@@ -111,6 +115,30 @@ export const serverMetricsFields = {
     defaultText: 'json, csv and jsonl',
     parse: collectCommaList,
     repeatable: true,
+  }),
+  /**
+   * `--gpu-telemetry [url…]` (AIPerf's flag; off unless given): true scrapes AIPerf's two default DCGM
+   * exporters (`localhost:9400` and `:9401`); a list scrapes these URLs too. `dashboard`, `pynvml`,
+   * `amdsmi` and a metrics CSV are refused.
+   */
+  gpuTelemetry: option(
+    z
+      .union([z.boolean(), z.array(urlItem(normalizeGpuTelemetryUrl)).min(1)], { error: unionProblem })
+      .default(false),
+    {
+      flag: 'gpu-telemetry',
+      unit: 'url',
+      help: "scrape DCGM exporters' /metrics during the run (GPU utilisation, memory, power, clocks per GPU): localhost:9400 and localhost:9401, plus any URLs given",
+      defaultText: 'off',
+      parse: collectCommaList,
+      variadic: true,
+    },
+  ),
+  /** Time between two DCGM scrapes, ms (AIPerf's 330 ms; library callers and tests set it). */
+  gpuTelemetryIntervalMs: option(z.number().int().min(10).default(330), {
+    flag: 'gpu-telemetry-interval-ms',
+    help: 'time between two scrapes of the DCGM exporters, ms',
+    internal: true,
   }),
   /** Time between two scrapes, ms (AIPerf has no flag for it; library callers and tests set it). */
   serverMetricsIntervalMs: option(z.number().int().min(10).default(1000), {

@@ -25,6 +25,10 @@ export interface ArtifactPaths {
   serverMetricsJsonl?: string;
   serverMetricsJson?: string;
   serverMetricsCsv?: string;
+  /** `gpu_telemetry_export.jsonl`, `.json` and `.csv` (`--gpu-telemetry`, when written). */
+  gpuTelemetryJsonl?: string;
+  gpuTelemetryJson?: string;
+  gpuTelemetryCsv?: string;
   /** `profile_export_aiperf_timeslices.json` and `.csv` (`--slice-duration`, when written). */
   timeslicesJson?: string;
   timeslicesCsv?: string;
@@ -42,6 +46,9 @@ const FOOTER_LABELS: ReadonlyArray<[keyof ArtifactPaths, string]> = [
   ['serverMetricsJson', 'Server Metrics JSON Export'],
   ['serverMetricsCsv', 'Server Metrics CSV Export'],
   ['serverMetricsJsonl', 'Server Metrics JSONL Export'],
+  ['gpuTelemetryJson', 'GPU Telemetry JSON Export'],
+  ['gpuTelemetryCsv', 'GPU Telemetry CSV Export'],
+  ['gpuTelemetryJsonl', 'GPU Telemetry JSONL Export'],
 ];
 
 /** What the console report needs. */

@@ -29,7 +29,8 @@ export const SERVER_CHART_IDS = [
   'server-preemptions-over-time',
 ] as const;
 
-interface Line {
+/** One line of a chart over time. */
+export interface Line {
   name: string;
   data: TimePoints;
   dashed?: boolean;
@@ -44,14 +45,15 @@ function suffix(server: ServerRunData, e: EndpointSeries): string {
   return ` (${url.host}${url.pathname})`;
 }
 
-const shown = (points: TimePoints, scale = 1): TimePoints =>
+/** Points from the first request on, rounded for the page, values times `scale`. */
+export const shown = (points: TimePoints, scale = 1): TimePoints =>
   points.filter(([t]) => t >= 0).map(([t, v]) => [roundS(t), compact(v * scale)]);
 
 /**
  * A line chart of `lines` on the shared time axis (0 to `endS`, in {@link TIME_GROUP}); `rightName`
  * names a right-hand axis some lines use.
  */
-function lineChart(
+export function lineChart(
   endS: number,
   id: string,
   title: string,

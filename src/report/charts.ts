@@ -4,6 +4,7 @@
  */
 import type { ChartSpec } from './chart-base.js';
 import { timeAxisEndS } from './chart-base.js';
+import { GPU_CHART_IDS, gpuCharts } from './charts-gpu.js';
 import {
   cdfChart,
   ICL_METRIC,
@@ -49,6 +50,7 @@ export const RUN_CHART_IDS: readonly string[] = [
   'ttft-by-turn',
   'errors-over-time',
   ...SERVER_CHART_IDS,
+  ...GPU_CHART_IDS,
 ];
 
 /**
@@ -95,6 +97,7 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     perTurnTtftChart(r),
     errorTimelineChart(all),
     ...serverCharts(run),
+    ...gpuCharts(run),
   ];
   const drawn = charts.filter((c): c is ChartSpec => c !== null);
   const ss = run.summary?.steadyState;

@@ -9,6 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRunCharts } from './charts.js';
+import { gpuSection } from './charts-gpu.js';
 import { serverSection } from './charts-server.js';
 import { steadyStateSection, tailsSection } from './html-analysis.js';
 import { renderPage } from './html-page.js';
@@ -75,6 +76,7 @@ export function renderReportHtml(run: RunData): string {
       warningsSection(run),
       cacheSection(run),
       serverSection(run),
+      gpuSection(run),
     ],
     charts: buildRunCharts(run),
     trailingHtml: [configSection(run)],

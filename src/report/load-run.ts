@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { loadGpuRun } from './gpu-series.js';
 import { type ParsedLine, parseRecordLine, toRequestPoint } from './record-line.js';
 import { loadServerRun } from './server-series.js';
 import { slicesOf } from './summary-analysis.js';
@@ -169,6 +170,7 @@ export async function loadRun(dir: string, opts: LoadRunOptions = {}): Promise<R
     t0Ns,
     summary,
     server: await loadServerRun(dir, t0Ns),
+    gpu: await loadGpuRun(dir, t0Ns),
     interChunkLatencyMs: icl.result(),
     slices: await readSlices(join(dir, RUN_FILES.timeslices), t0Ns),
   };

@@ -8,7 +8,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
-import { KNOWN_SERIES, knownValue } from '../server-metrics/known-series.js';
+import { counterTotals, KNOWN_SERIES, knownValue } from '../server-metrics/known-series.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ScrapeLine } from '../server-metrics/snapshot.js';
 import { byEndpoint, increase, readScrapeLines } from '../server-metrics/window.js';
@@ -16,10 +16,15 @@ import { type EndpointSeries, RunLoadError, type ServerRunData, type TimePoints 
 
 const seconds = (line: ScrapeLine, t0Ns: bigint): number => Number(line.timestamp_ns - t0Ns) / 1e9;
 
-/** Value of a known series per scrape (null where the scrape lacks it). */
+/**
+ * Value of a known series per scrape (null where the scrape lacks it): a gauge as served, a counter
+ * as its running total over its label sets' increases (known-series.ts).
+ */
 function valuesOf(key: string, lines: readonly ScrapeLine[]): Array<number | null> {
   const series = KNOWN_SERIES.find((s) => s.key === key);
-  return lines.map((l) => (series === undefined ? null : (knownValue(series, l.metrics)?.value ?? null)));
+  if (series === undefined) return lines.map(() => null);
+  if (series.kind === 'counter') return counterTotals(series, lines)?.totals ?? lines.map(() => null);
+  return lines.map((l) => knownValue(series, l.metrics)?.value ?? null);
 }
 
 /** Per-interval rates (per second) of counter values, stamped at the later scrape. */

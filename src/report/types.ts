@@ -6,6 +6,7 @@ import { TokenloadError } from '../errors.js';
 import type { StartUpSection } from '../metrics/start-up.js';
 import type { UsageCheckSummary } from '../metrics/usage-check.js';
 import type { TokenizerSection } from '../prompt/tokenizer-source.js';
+import type { GpuTelemetrySection } from '../server-metrics/gpu-exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ServerVerdict, SlicePoint, SteadyState, TailsWithFailures } from './analysis-types.js';
 import type { SampledValues } from './value-sample.js';
@@ -155,6 +156,8 @@ export interface RunData {
   summary: RunSummary | null;
   /** Server metrics (`server_metrics_export.jsonl` and the summary's section); null or absent without them. */
   server?: ServerRunData | null;
+  /** GPU telemetry (`gpu_telemetry_export.jsonl`, `--gpu-telemetry`); null or absent without it. */
+  gpu?: GpuRunData | null;
   /**
    * Inter-chunk latencies (ms) of every record's `inter_chunk_latency` list, one per chunk gap:
    * a bounded deterministic sample (value-sample.ts) and how many there were.
@@ -189,6 +192,21 @@ export interface EndpointSeries {
   rates: Record<string, TimePoints>;
   /** Prefix-cache hit rate (0–1) between consecutive scrapes that queried anything. */
   hitRate: TimePoints;
+}
+
+/** One GPU's DCGM gauges over time, for the report. */
+export interface GpuSeries {
+  /** `GPU 0`, with the exporter's host when the run scraped several. */
+  label: string;
+  /** Gauges by DCGM field key (`nvidia_gpu_utilization`, …), in the field's unit, as scraped. */
+  gauges: Record<string, TimePoints>;
+}
+
+/** The GPU telemetry of a run, for the report. */
+export interface GpuRunData {
+  gpus: GpuSeries[];
+  /** The summary's `gpu_telemetry` section; null when the summary has none. */
+  section: GpuTelemetrySection | null;
 }
 
 /** The server metrics of a run, for the report. */

@@ -32,6 +32,7 @@ import { RUN_CHART_IDS } from '../report/charts.js';
 import { REPORT_FILE_NAME } from '../report/html.js';
 import { PLOTS_DIR_NAME } from '../report/png.js';
 import { SERVER_METRICS_FILE_NAMES } from '../server-metrics/exports.js';
+import { GPU_TELEMETRY_FILE_NAMES } from '../server-metrics/gpu-exports.js';
 import { DirError, makeDirs, makeWritableDir } from '../util/make-dir.js';
 import type { Logger } from '../util/run-env.js';
 import { AGGREGATE_CSV_FILE_NAME, AGGREGATE_JSON_FILE_NAME } from './aggregate.js';
@@ -112,6 +113,7 @@ export const RUN_ARTIFACT_FILES: readonly string[] = [
   EXPORTERS.console.fileName,
   REPORT_FILE_NAME,
   ...SERVER_METRICS_FILE_NAMES,
+  ...GPU_TELEMETRY_FILE_NAMES,
 ];
 
 /**

@@ -63,4 +63,6 @@ export interface RunContext {
   idealCaches?: readonly IdealPrefixCache[];
   /** The `/metrics` scraper of the run (`--server-metrics`); absent or null when off. */
   serverMetrics?: ServerMetricsScraper | null;
+  /** The DCGM scraper of the run (`--gpu-telemetry`); absent or null when off. */
+  gpuTelemetry?: ServerMetricsScraper | null;
 }

@@ -38,6 +38,8 @@ export interface FinishInput {
   template?: { shorterThanTemplate: number };
   /** What the `/metrics` scraper gathered; null or absent with `--no-server-metrics`. */
   serverMetrics?: ScrapeReport | null;
+  /** What the DCGM scraper gathered; null or absent without `--gpu-telemetry`. */
+  gpuTelemetry?: ScrapeReport | null;
   /** The models the servers' `/v1/models` listed before the run; null or absent when unknown. */
   servedModels?: readonly string[] | null;
   /** The configuration as asked, written as `input_config` (a shard runs its share: shard/shard-run.ts). */

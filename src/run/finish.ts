@@ -27,11 +27,13 @@ import {
   SERVER_METRICS_JSON_FILE_NAME,
   SERVER_METRICS_JSONL_FILE_NAME,
 } from '../server-metrics/exports.js';
+import type { GpuTelemetrySection } from '../server-metrics/gpu-exports.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import { analyzeRun, type RunAnalysis } from './analysis-run.js';
 import { header } from './console-head.js';
 import { failureStopReason } from './failure-stop.js';
 import { type FinishInput, feedErrorOf, pacingOf, sentCount } from './finish-input.js';
+import { finishGpuTelemetry, gpuTelemetryLine, gpuTelemetryPaths } from './gpu-telemetry-run.js';
 import { runWarnings } from './run-warnings.js';
 import {
   finishServerMetrics,
@@ -93,6 +95,7 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
     failureStop: profiling.failureStop?.tripped === true ? failureStopReason(profiling.failureStop) : null,
   });
   const server = await finishServerMetrics(config, input.serverMetrics ?? null, summary.totals);
+  const gpu = await finishGpuTelemetry(config, input.gpuTelemetry ?? null, summary.totals);
   const ctx: SummaryExportContext & { runStatus: RunStatus } = {
     summary,
     inputConfig: inputConfigOf(input.askedConfig),
@@ -109,9 +112,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
       ...(analysis.steadyState === null ? {} : { steady_state: analysis.steadyState }),
       ...(analysis.serverVerdict === null ? {} : { server_verdict: analysis.serverVerdict }),
       ...(server === null ? {} : { server_metrics: server }),
+      ...(gpu === null ? {} : { gpu_telemetry: gpu }),
     },
   };
-  const text = await writeConsoleAndSummaries(input, ctx, server, analysis);
+  const text = await writeConsoleAndSummaries(input, ctx, { server, gpu }, analysis);
   const report = await writeReport(config.artifactDir);
   await pruneAfterReport(config);
   const reportLine = `HTML Report: ${report.path} (${(report.bytes / 1e6).toFixed(2)} MB, built in ${Math.round(report.ms)} ms)`;
@@ -137,9 +141,10 @@ export async function finishRun(input: FinishInput): Promise<RunOutcome> {
 async function writeConsoleAndSummaries(
   input: FinishInput,
   ctx: SummaryExportContext & { runStatus: RunStatus },
-  server: ServerMetricsSection | null,
+  scraped: { server: ServerMetricsSection | null; gpu: GpuTelemetrySection | null },
   analysis: RunAnalysis,
 ): Promise<string> {
+  const { server, gpu } = scraped;
   const verdict = analysis.serverVerdict;
   const dir = input.config.artifactDir;
   const files = await writeSummaryFiles(dir, ctx);
@@ -155,10 +160,12 @@ async function writeConsoleAndSummaries(
       inputs: join(dir, INPUTS_FILE_NAME),
       ...slices,
       ...(server === null ? {} : serverMetricsPaths(input.config)),
+      ...(gpu === null ? {} : gpuTelemetryPaths(dir)),
     },
   });
   const serverLine = server === null ? '' : `${serverMetricsLine(server)}\n`;
-  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${consoleText}`;
+  const gpuLine = gpu === null ? '' : `${gpuTelemetryLine(gpu)}\n`;
+  const text = `${header(input, ctx.runStatus, verdict)}${serverLine}${gpuLine}${consoleText}`;
   await writeFile(join(dir, EXPORTERS.console.fileName), text);
   return text;
 }
@@ -182,15 +189,24 @@ async function timeslicePaths(input: FinishInput, ctx: SummaryExportContext): Pr
   return { timeslicesJson: files.json, timeslicesCsv: files.csv };
 }
 
-/** The server-metrics files of a run that scraped: the JSON and CSV, and the JSONL when its scraper wrote it. */
+/**
+ * The server-metrics files of a run that scraped, those kept (`--server-metrics-formats`) and written:
+ * none when no endpoint answered.
+ */
 function serverMetricsPaths(config: RunPlan): ArtifactPaths {
   const dir = config.artifactDir;
-  const jsonl = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
   const formats = serverMetricsFormatsOf(config);
+  const kept = (format: string, name: string): string | null => {
+    const path = join(dir, name);
+    return formats.has(format) && existsSync(path) ? path : null;
+  };
+  const json = kept('json', SERVER_METRICS_JSON_FILE_NAME);
+  const csv = kept('csv', SERVER_METRICS_CSV_FILE_NAME);
+  const jsonl = kept('jsonl', SERVER_METRICS_JSONL_FILE_NAME);
   return {
-    ...(formats.has('json') ? { serverMetricsJson: join(dir, SERVER_METRICS_JSON_FILE_NAME) } : {}),
-    ...(formats.has('csv') ? { serverMetricsCsv: join(dir, SERVER_METRICS_CSV_FILE_NAME) } : {}),
-    ...(formats.has('jsonl') && existsSync(jsonl) ? { serverMetricsJsonl: jsonl } : {}),
+    ...(json === null ? {} : { serverMetricsJson: json }),
+    ...(csv === null ? {} : { serverMetricsCsv: csv }),
+    ...(jsonl === null ? {} : { serverMetricsJsonl: jsonl }),
   };
 }
 

@@ -22,6 +22,7 @@ import { urlPathWarnings } from '../preflight/url-path-check.js';
 import { waitForServer } from '../preflight/wait-for-model.js';
 import { joinedPathNote, requestUrlOf, serverTargets } from '../request/servers.js';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
+import { GPU_TELEMETRY_JSONL_FILE_NAME } from '../server-metrics/gpu-exports.js';
 import type { ClockMeasurement } from '../shard/clock-offset.js';
 import { type ShardInputs, shardDescription, sharePlan } from '../shard/shard-run.js';
 import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js';
@@ -47,6 +48,7 @@ import {
 } from './client-warmup.js';
 import type { RunContext } from './context.js';
 import { finishRun, type RunOutcome } from './finish.js';
+import { beginGpuScraper, spawnGpuScraper } from './gpu-telemetry-run.js';
 import { describeStream, type InputNotes, prepareInputs } from './inputs.js';
 import { runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
@@ -81,6 +83,7 @@ export async function runProfile(input: ProfileConfigInput, given: RunEnv): Prom
   // Its thread starts now, so that its start-up overlaps the run's; it scrapes once the target answers.
   const held: Held = {
     scraper: spawnRunScraper(plan, env),
+    gpuScraper: spawnGpuScraper(plan, env),
     starting: null,
     warming: null,
     ownsFolder: false,
@@ -102,6 +105,7 @@ export async function runProfile(input: ProfileConfigInput, given: RunEnv): Prom
     throw err;
   } finally {
     await held.scraper?.close();
+    await held.gpuScraper?.close();
     await held.warming?.catch(() => undefined);
     const simulator = (await held.starting?.catch(() => null)) ?? null;
     await simulator?.close();
@@ -111,6 +115,8 @@ export async function runProfile(input: ProfileConfigInput, given: RunEnv): Prom
 /** What a run's start-up holds until the run ends, whatever happens. */
 interface Held {
   scraper: ReturnType<typeof spawnRunScraper>;
+  /** The DCGM scraper thread (`--gpu-telemetry`). */
+  gpuScraper: ReturnType<typeof spawnGpuScraper>;
   /** The simulator child starting (`--simulator`). */
   starting: Promise<SpawnedSimulator> | null;
   /** The client's warm-up. */
@@ -167,9 +173,14 @@ async function startUp(
   // From here on the folder holds this run's artifacts only, and a failure leaves a summary saying so.
   held.ownsFolder = await claimFolder(plan, env);
   const clockOffset = await measureRunClock(plan, targets, shared.clock, env);
-  const serverMetrics = env.stopSignal.aborted ? null : await beginRunScraper(held.scraper, plan, targets);
+  const [serverMetrics, gpuTelemetry] = env.stopSignal.aborted
+    ? [null, null]
+    : await Promise.all([
+        beginRunScraper(held.scraper, plan, targets),
+        beginGpuScraper(held.gpuScraper, plan, targets),
+      ]);
   const facts = { asked, autoZeroMs, clockOffset, served: servedModels(probes), notes, workers };
-  return { ctx: { ...shared, targets, serverMetrics }, facts };
+  return { ctx: { ...shared, targets, serverMetrics, gpuTelemetry }, facts };
 }
 
 /**
@@ -293,9 +304,10 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   // Run even when Ctrl-C came during start-up: the strategy sends nothing on a stopped signal, and the
   // phase still writes its (empty) records and inputs files, so every export and the report exist.
   const shortBefore = ctx.templateCounter?.shorterThanTemplate ?? 0;
-  await ctx.serverMetrics?.mark();
+  await Promise.all([ctx.serverMetrics?.mark(), ctx.gpuTelemetry?.mark()]);
   const profiling = await runPhase(ctx, 'profiling', strategy, limits);
   const serverMetrics = (await ctx.serverMetrics?.stop()) ?? null;
+  const gpuTelemetry = (await ctx.gpuTelemetry?.stop()) ?? null;
   const load = profiling.load;
   if (load.kind === 'fixed_schedule') {
     // A trace that fails before anything was sent (its first row) is an input error, exactly as with a
@@ -326,6 +338,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     requestUrl,
     ...tokenizerFacts(ctx, shortBefore),
     serverMetrics,
+    gpuTelemetry,
     servedModels: facts.served,
     inputWarnings: [...facts.notes.warnings, ...nonNull(facts.notes.lengths.warning())],
     workersChoice: facts.workers,
@@ -354,6 +367,7 @@ async function removePhaseFiles(artifactDir: string): Promise<void> {
     RAW_RECORDS_FILE_NAME,
     INPUTS_FILE_NAME,
     SERVER_METRICS_JSONL_FILE_NAME,
+    GPU_TELEMETRY_JSONL_FILE_NAME,
   ])
     await rm(join(artifactDir, name), { force: true });
 }

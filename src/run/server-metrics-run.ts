@@ -26,7 +26,7 @@ import type { RunEnv } from '../util/run-env.js';
  * Headers of a scrape: the run's own (`-H`, `--api-key`) only for a URL on one of the servers'
  * origins, so credentials never go to another host.
  */
-function headersFor(url: string, targets: readonly string[], config: RunPlan): Record<string, string> {
+export function headersFor(url: string, targets: readonly string[], config: RunPlan): Record<string, string> {
   const origin = new URL(url).origin;
   if (!targets.some((t) => new URL(t).origin === origin)) return {};
   return {
@@ -66,7 +66,7 @@ export async function beginRunScraper(
  * The window the summary covers: first send to last response of the successful requests (the
  * records' benchmark window); without one, the profiling phase as the scraper saw it.
  */
-function windowOf(totals: RunTotals, report: ScrapeReport): MetricsWindow {
+export function windowOf(totals: RunTotals, report: ScrapeReport): MetricsWindow {
   if (totals.minStartNs !== null && totals.maxResponseNs !== null) {
     const time = new TimeBase();
     return {

@@ -6,7 +6,7 @@
  * with the summary's `server_metrics` section (section.ts).
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderServerMetricsCsv } from './export-csv.js';
 import { familyStats } from './family-stats.js';
@@ -52,7 +52,8 @@ function endpointInfo(report: ScrapeReport): Record<string, Record<string, unkno
 /**
  * Reads the run's scrapes, writes `server_metrics_export.json` and `.csv` into `dir` (those of them
  * `formats` names: `--server-metrics-formats`), and returns the summary's
- * `server_metrics` section.
+ * `server_metrics` section. Without a single scrape (no endpoint answered), writes nothing and
+ * removes the empty `server_metrics_export.jsonl`.
  * @throws the file system error of a failed read or write; {Error} for a malformed JSONL line.
  */
 export async function writeServerMetricsExports(
@@ -64,6 +65,11 @@ export async function writeServerMetricsExports(
 ): Promise<ServerMetricsSection> {
   // No file: the scraper thread failed before it began (it was warned about then).
   const lines = byEndpoint(existsSync(report.file) ? await readScrapeLines(report.file) : []);
+  if (lines.size === 0) {
+    // No endpoint answered (a 404, no server): no file is written, and the empty JSONL goes.
+    await rm(report.file, { force: true });
+    return serverMetricsSection(report, lines, window);
+  }
   const families = familyStats(lines, report.families, window);
   const json = {
     schema_version: '1.0',

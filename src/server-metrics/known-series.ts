@@ -4,9 +4,12 @@
  * "Production Metrics", served with `--enable-metrics`); the built-in simulator serves vLLM's.
  * Counter names are given without `_total` (the parser drops it from counter families; an untyped
  * `…_total` family is found too). A family with several label sets (vLLM's `engine`, SGLang's
- * `tp_rank` or `cache_source`) is summed, except a usage ratio, which is averaged.
+ * `tp_rank` or `cache_source`) is summed, except a usage ratio, which is averaged; a counter is
+ * summed by its increases, each label set's own ({@link counterTotals}), never by its values.
  */
-import type { SnapshotMetrics } from './snapshot.js';
+import { labelKey } from './prometheus-text.js';
+import type { ScrapeLine, SnapshotMetrics } from './snapshot.js';
+import { increase } from './window.js';
 
 /** How a followed series is summarized over the window. */
 export type SeriesKind = 'gauge' | 'counter';
@@ -137,4 +140,56 @@ export function serverKind(metrics: SnapshotMetrics): 'vllm' | 'sglang' | null {
   if (names.some((n) => n.startsWith('vllm:'))) return 'vllm';
   if (names.some((n) => n.startsWith('sglang:'))) return 'sglang';
   return null;
+}
+
+/** A followed counter per scrape: its increase since the first scrape, and the resets seen so far. */
+export interface CounterTotals {
+  /** The family the counter was read from (the first of `series.names` the scrapes hold). */
+  source: string;
+  /** Per scrape line: the summed increase of every label set since the first line; null without it. */
+  totals: Array<number | null>;
+  /** Per scrape line: how many label sets went down (a restart) up to it. */
+  resets: number[];
+}
+
+/** The first of `series.names` (or its `_total` form) that any scrape holds a number for. */
+function counterSource(series: KnownSeries, lines: readonly ScrapeLine[]): string | null {
+  for (const name of series.names)
+    for (const candidate of [name, `${name}_total`])
+      if (lines.some((l) => l.metrics[candidate]?.some((s) => typeof s.value === 'number'))) return candidate;
+  return null;
+}
+
+/**
+ * A counter's running total over time-ordered scrapes, summed over its label sets by their own
+ * increases: a label set missing from a scrape keeps its last value (it adds nothing, it is no reset),
+ * a label set that went down restarted (its new value is its increase), and one that appears after
+ * the first scrape counts from 0. Summing values instead would read a label set that disappears as
+ * a reset of the whole counter.
+ * @returns null when no scrape holds the counter.
+ */
+export function counterTotals(series: KnownSeries, lines: readonly ScrapeLine[]): CounterTotals | null {
+  const source = counterSource(series, lines);
+  if (source === null) return null;
+  const last = new Map<string, number>();
+  const totals: Array<number | null> = [];
+  const resets: number[] = [];
+  let total = 0;
+  let resetCount = 0;
+  let seen = false;
+  for (const line of lines) {
+    const own = (line.metrics[source] ?? []).filter((s) => typeof s.value === 'number');
+    for (const s of own) {
+      const key = labelKey(s.labels ?? {});
+      const value = s.value as number;
+      const prev = last.get(key) ?? (seen ? 0 : value);
+      if (value < prev) resetCount++;
+      total += increase(prev, value);
+      last.set(key, value);
+    }
+    if (own.length > 0) seen = true;
+    totals.push(own.length > 0 ? total : null);
+    resets.push(resetCount);
+  }
+  return { source, totals, resets };
 }

@@ -11,8 +11,9 @@
  * trailing comma, spaces or tabs between tokens, a quoted UTF-8 metric name inside the braces
  * (`{"my.metric",a="b"}`), values `NaN`, `+Inf`, `-Inf`; histograms grouped per label set from their
  * `_bucket{le=…}`, `_sum` and `_count` samples. A counter family is named without `_total` (as
- * `prometheus_client`'s own parser names it, and AIPerf's exports). Summaries are skipped (their
- * quantiles cover the server's whole lifetime, AIPerf ignores them too).
+ * `prometheus_client`'s own parser names it, and AIPerf's exports); its `_created` time (OpenMetrics,
+ * and `prometheus_client`'s `x_created` gauge) is left out. Summaries are skipped (their quantiles
+ * cover the server's whole lifetime, AIPerf ignores them too).
  */
 
 /** A family's type: the `# TYPE` line's, `untyped` when there is none. */
@@ -285,9 +286,26 @@ function familyName(f: MetricFamily): string {
 }
 
 /**
+ * Whether `name` is the creation time of a counter, histogram or summary (`x_created`): OpenMetrics
+ * writes it as a sample of the family `x`, `prometheus_client`'s text format as a gauge family of its
+ * own next to `x_total`. It is a Unix time, not a value of the family: it is left out.
+ */
+function isCreatedStamp(b: Builder, name: string): boolean {
+  if (!name.endsWith('_created')) return false;
+  const base = name.slice(0, -'_created'.length);
+  const own = b.families.get(base)?.type;
+  return (
+    own === 'counter' ||
+    own === 'histogram' ||
+    own === 'summary' ||
+    b.families.get(`${base}_total`)?.type === 'counter'
+  );
+}
+
+/**
  * Parses one `/metrics` body.
- * @returns the families by name (counters without `_total`), summaries left out, in order of first
- *   appearance.
+ * @returns the families by name (counters without `_total`), summaries and `_created` times left
+ *   out, in order of first appearance.
  * @throws {PrometheusTextError} naming the line of a malformed sample, label or `# TYPE` line.
  */
 export function parsePrometheusText(body: string): Map<string, MetricFamily> {
@@ -301,7 +319,7 @@ export function parsePrometheusText(body: string): Map<string, MetricFamily> {
   }
   const out = new Map<string, MetricFamily>();
   for (const f of b.families.values()) {
-    if (f.type === 'summary' || f.series.length === 0) continue;
+    if (f.type === 'summary' || f.series.length === 0 || isCreatedStamp(b, f.name)) continue;
     const name = familyName(f);
     out.set(name, { ...f, name });
   }

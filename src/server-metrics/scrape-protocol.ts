@@ -8,6 +8,8 @@ import type { FamilyType } from './prometheus-text.js';
 export interface ScrapeEndpoint {
   url: string;
   headers: Record<string, string>;
+  /** A default tried in case it is there (`--gpu-telemetry`'s): no warning when it does not answer. */
+  optional?: boolean;
 }
 
 /** What the scraper is told to scrape (its first message; the thread starts before the run knows). */

@@ -26,7 +26,7 @@ const MARK_WAIT_MS = 2_000;
 
 /** What the scraper gathered: the JSONL file's path and what it knows about each endpoint. */
 export interface ScrapeReport {
-  /** `server_metrics_export.jsonl`. */
+  /** The JSONL file of the scrapes: `server_metrics_export.jsonl` (`gpu_telemetry_export.jsonl`). */
   file: string;
   intervalMs: number;
   endpoints: EndpointReport[];
@@ -91,12 +91,29 @@ class Replies {
   }
 }
 
-function warnUnavailable(endpoints: readonly EndpointReport[], log: Logger): void {
+/** How a scraper names itself in warnings: `server metrics`, and how to turn it off. */
+export interface ScraperNames {
+  /** What is scraped, first in each warning (`server metrics`, `GPU telemetry`). */
+  label: string;
+  /** How to turn it off, in parentheses after a warning (`--no-server-metrics skips scraping`). */
+  optOut: string;
+}
+
+const SERVER_METRICS_NAMES: ScraperNames = {
+  label: 'server metrics',
+  optOut: '--no-server-metrics skips scraping',
+};
+
+function warnUnavailable(
+  endpoints: readonly EndpointReport[],
+  asked: readonly ScrapeEndpoint[],
+  names: ScraperNames,
+  log: Logger,
+): void {
+  const optional = new Set(asked.filter((e) => e.optional === true).map((e) => e.url));
   for (const e of endpoints) {
-    if (e.status !== 'unavailable') continue;
-    log.warn(
-      `server metrics: ${e.url} ${e.reason}; the run goes on without its metrics (--no-server-metrics skips scraping)`,
-    );
+    if (e.status !== 'unavailable' || optional.has(e.url)) continue;
+    log.warn(`${names.label}: ${e.url} ${e.reason}; the run goes on without its metrics (${names.optOut})`);
   }
 }
 
@@ -125,6 +142,7 @@ class ThreadState {
   constructor(
     readonly worker: Worker,
     private readonly log: Logger,
+    private readonly names: ScraperNames,
   ) {
     worker.on('message', (m: FromScraper) => {
       if (m.type === 'done') this.ended = true;
@@ -137,7 +155,9 @@ class ThreadState {
   fail(message: string): void {
     if (this.failure !== null || this.ended) return;
     this.failure = message;
-    this.log.warn(`server metrics: the scraper stopped (${message}); the run goes on without server metrics`);
+    this.log.warn(
+      `${this.names.label}: the scraper stopped (${message}); the run goes on without ${this.names.label}`,
+    );
     this.replies.fail();
   }
 
@@ -194,11 +214,15 @@ function scraperOf(state: ThreadState, opts: ScraperOptions, first: EndpointRepo
   };
 }
 
-/** Starts the scraper thread (it waits for {@link ScraperThread.begin}). */
-export function spawnServerMetrics(log: Logger): ScraperThread {
+/**
+ * Starts the scraper thread (it waits for {@link ScraperThread.begin}); `names` words its warnings
+ * (server metrics by default; the GPU telemetry scraper is another thread of the same kind).
+ */
+export function spawnServerMetrics(log: Logger, names: ScraperNames = SERVER_METRICS_NAMES): ScraperThread {
   const entry = workerSource(import.meta.url, 'scrape-worker');
   const data: ScraperThreadData = { mainTimeOriginMs: performance.timeOrigin };
-  const state = new ThreadState(new Worker(entry.source, { eval: entry.eval, workerData: data }), log);
+  const worker = new Worker(entry.source, { eval: entry.eval, workerData: data });
+  const state = new ThreadState(worker, log, names);
   return {
     async begin(opts) {
       const ready = state.replies.next('ready');
@@ -206,7 +230,7 @@ export function spawnServerMetrics(log: Logger): ScraperThread {
       state.send({ type: 'begin', init });
       const reply = state.failure === null ? await ready : null;
       const endpoints = reply?.endpoints ?? unscraped(opts.endpoints);
-      if (reply !== null) warnUnavailable(endpoints, log);
+      if (reply !== null) warnUnavailable(endpoints, opts.endpoints, names, log);
       return scraperOf(state, opts, endpoints);
     },
     close: () => state.end(),

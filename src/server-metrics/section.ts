@@ -5,7 +5,7 @@
  * the lowest and highest rate between two scrapes; the prefix-cache hit rate from the counters'
  * deltas (hits / queries; SGLang, which has no queries counter: cached tokens / prompt tokens).
  */
-import { KNOWN_SERIES, type KnownSeries, knownValue, serverKind } from './known-series.js';
+import { counterTotals, KNOWN_SERIES, type KnownSeries, knownValue, serverKind } from './known-series.js';
 import type { ScrapeReport } from './scraper.js';
 import type { ScrapeLine } from './snapshot.js';
 import {
@@ -103,6 +103,26 @@ function pointsOf(
   return source === null ? null : { points, source };
 }
 
+/** A counter point: its running total (label sets summed by their increases) and resets so far. */
+interface CounterPoint extends Point {
+  resets: number;
+}
+
+/** A followed counter's running total per scrape, in time order ({@link counterTotals}). */
+function counterPointsOf(
+  series: KnownSeries,
+  lines: readonly ScrapeLine[],
+  w: MetricsWindow,
+): { points: CounterPoint[]; source: string } | null {
+  const run = counterTotals(series, lines);
+  if (run === null) return null;
+  const points = lines.flatMap((line, i): CounterPoint[] => {
+    const v = run.totals[i];
+    return typeof v === 'number' ? [{ t: timeIn(w, line.timestamp_ns), v, resets: run.resets[i] ?? 0 }] : [];
+  });
+  return { points, source: run.source };
+}
+
 function gaugeEntry(series: KnownSeries, points: Point[], source: string, w: MetricsWindow): GaugeEntry {
   const values = insideWindow(points, w).map((p) => p.v);
   const avg = values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
@@ -117,9 +137,16 @@ function gaugeEntry(series: KnownSeries, points: Point[], source: string, w: Met
   };
 }
 
-function counterEntry(series: KnownSeries, points: Point[], source: string, w: MetricsWindow): CounterEntry {
+function counterEntry(
+  series: KnownSeries,
+  points: CounterPoint[],
+  source: string,
+  w: MetricsWindow,
+): CounterEntry {
   const bracket = bracketWindow(points, w);
   const run = counterRun(bracket);
+  const first = bracket[0];
+  const last = bracket[bracket.length - 1];
   const seconds = windowSeconds(w);
   return {
     kind: 'counter',
@@ -130,7 +157,7 @@ function counterEntry(series: KnownSeries, points: Point[], source: string, w: M
     rate_avg: bracket.length < 2 || seconds <= 0 ? null : round(run.delta / seconds),
     rate_min: run.rates.length === 0 ? null : round(Math.min(...run.rates)),
     rate_max: run.rates.length === 0 ? null : round(Math.max(...run.rates)),
-    resets: run.resets,
+    resets: first === undefined || last === undefined ? 0 : last.resets - first.resets,
   };
 }
 
@@ -172,12 +199,22 @@ const seriesByKey = (key: string): KnownSeries => KNOWN_SERIES.find((s) => s.key
 
 /** The hit rate of an endpoint, when it serves hits and queries (or SGLang's cached and prompt tokens). */
 function hitRateOf(lines: readonly ScrapeLine[], w: MetricsWindow): HitRateEntry | null {
-  const hits = pointsOf(seriesByKey('prefix_cache_hits'), lines, w);
+  const hits = counterPointsOf(seriesByKey('prefix_cache_hits'), lines, w);
   if (hits === null) return null;
   const queries =
-    pointsOf(seriesByKey('prefix_cache_queries'), lines, w) ??
-    (hits.source.startsWith('sglang:') ? pointsOf(seriesByKey('prompt_tokens'), lines, w) : null);
+    counterPointsOf(seriesByKey('prefix_cache_queries'), lines, w) ??
+    (hits.source.startsWith('sglang:') ? counterPointsOf(seriesByKey('prompt_tokens'), lines, w) : null);
   return queries === null ? null : hitRate(hits, queries, w);
+}
+
+function gaugeOf(series: KnownSeries, lines: readonly ScrapeLine[], w: MetricsWindow): GaugeEntry | null {
+  const found = pointsOf(series, lines, w);
+  return found === null ? null : gaugeEntry(series, found.points, found.source, w);
+}
+
+function counterOf(series: KnownSeries, lines: readonly ScrapeLine[], w: MetricsWindow): CounterEntry | null {
+  const found = counterPointsOf(series, lines, w);
+  return found === null ? null : counterEntry(series, found.points, found.source, w);
 }
 
 function endpointMetrics(
@@ -187,15 +224,9 @@ function endpointMetrics(
   const metrics: EndpointSection['metrics'] = {};
   const missing: string[] = [];
   for (const series of KNOWN_SERIES) {
-    const found = pointsOf(series, lines, w);
-    if (found === null) {
-      missing.push(series.key);
-      continue;
-    }
-    metrics[series.key] =
-      series.kind === 'gauge'
-        ? gaugeEntry(series, found.points, found.source, w)
-        : counterEntry(series, found.points, found.source, w);
+    const entry = series.kind === 'gauge' ? gaugeOf(series, lines, w) : counterOf(series, lines, w);
+    if (entry === null) missing.push(series.key);
+    else metrics[series.key] = entry;
   }
   const rate = hitRateOf(lines, w);
   if (rate !== null) metrics.prefix_cache_hit_rate = rate;

@@ -20,29 +20,26 @@ export function defaultMetricsUrl(target: string): string {
 }
 
 /**
- * A `--server-metrics` URL as scraped: `http://` implied, no trailing slash, `/metrics` added when
- * it has no path.
- * @throws {ConfigError} (option `--server-metrics`) for text that is not an http(s) URL, or one with
+ * A `--server-metrics` (or `--gpu-telemetry`, `option`) URL as scraped: `http://` implied, no
+ * trailing slash, `/metrics` added when it has no path.
+ * @throws {ConfigError} (naming `option`) for text that is not an http(s) URL, or one with
  *   credentials (`user:pw@`, which HTTP clients do not send).
  */
-export function normalizeMetricsUrl(text: string): string {
+export function normalizeMetricsUrl(text: string, option = '--server-metrics'): string {
   const trimmed = text.trim();
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
-    throw new ConfigError(`not a URL: "${text}".`, '--server-metrics');
+    throw new ConfigError(`not a URL: "${text}".`, option);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError(
-      `only http:// and https:// are supported, got "${url.protocol}".`,
-      '--server-metrics',
-    );
+    throw new ConfigError(`only http:// and https:// are supported, got "${url.protocol}".`, option);
   if (url.username !== '' || url.password !== '')
     throw new ConfigError(
       `a URL's user:password@ is not sent to the server; put credentials in --api-key or -H 'Authorization: …' (sent to /metrics on the --url servers).`,
-      '--server-metrics',
+      option,
     );
   const path = url.pathname.replace(/\/+$/, '');
   return `${url.origin}${path === '' ? '/metrics' : path}${url.search}`;
@@ -54,7 +51,49 @@ export function normalizeMetricsUrl(text: string): string {
  */
 export function metricsUrls(targets: readonly string[], extra: readonly string[]): string[] {
   const out: string[] = [];
-  for (const url of [...targets.map(defaultMetricsUrl), ...extra.map(normalizeMetricsUrl)])
+  for (const url of [...targets.map(defaultMetricsUrl), ...extra.map((u) => normalizeMetricsUrl(u))])
     if (!out.includes(url)) out.push(url);
+  return out;
+}
+
+/** The DCGM exporters `--gpu-telemetry` always tries (AIPerf's defaults: dcgm-exporter's port, Dynamo's). */
+export const DEFAULT_DCGM_URLS: readonly string[] = [
+  'http://localhost:9400/metrics',
+  'http://localhost:9401/metrics',
+];
+
+/** What `--gpu-telemetry` takes in AIPerf but tokenload does not, and why. */
+const GPU_TELEMETRY_REFUSED: ReadonlyArray<[RegExp, string]> = [
+  [/^dashboard$/i, "AIPerf's live dashboard is not in tokenload: report.html draws every GPU over time"],
+  [
+    /^(pynvml|amdsmi)$/i,
+    'tokenload reads GPUs only from a DCGM exporter over HTTP (no NVML or AMD SMI library)',
+  ],
+  [
+    /\.csv$/i,
+    'a custom metrics CSV is not taken: tokenload follows the DCGM fields docs/gpu-telemetry.md lists',
+  ],
+];
+
+/**
+ * A `--gpu-telemetry` value as scraped ({@link normalizeMetricsUrl}).
+ * @throws {ConfigError} (option `--gpu-telemetry`) for AIPerf's `dashboard`, `pynvml`, `amdsmi` or a
+ *   metrics CSV (with the reason), and for a bad URL.
+ */
+export function normalizeGpuTelemetryUrl(text: string): string {
+  const trimmed = text.trim();
+  for (const [pattern, why] of GPU_TELEMETRY_REFUSED)
+    if (pattern.test(trimmed))
+      throw new ConfigError(
+        `--gpu-telemetry ${trimmed} is AIPerf's option; tokenload does not take it: ${why}.`,
+        '--gpu-telemetry',
+      );
+  return normalizeMetricsUrl(trimmed, '--gpu-telemetry');
+}
+
+/** The DCGM exporters to scrape: AIPerf's two defaults, then the URLs given, without duplicates. */
+export function gpuTelemetryUrls(extra: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const url of [...DEFAULT_DCGM_URLS, ...extra]) if (!out.includes(url)) out.push(url);
   return out;
 }
