@@ -139,6 +139,8 @@ export class UsageCheck {
     const client = raw.sentPromptTokens;
     if (!record.valid || server === undefined || client === undefined || raw.promptLayout === undefined)
       return;
+    // A usage that contradicted its stream (stream integrity) teaches no template overhead.
+    if (record.streamIntegrity?.usage_untrusted !== undefined) return;
     let values = this.layouts.get(raw.promptLayout);
     if (values === undefined) {
       values = { client: [], overhead: [] };
