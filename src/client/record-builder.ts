@@ -278,6 +278,7 @@ export class RecordBuilder implements SseSink {
       unreadable: stop === undefined ? this.unreadable() : undefined,
       stop,
       complete: this.isComplete(stop === undefined),
+      stray: this.decoder?.strayLine ?? undefined,
     };
     const raw = finishRecord(this.raw, outcome, atNs);
     // A request that failed at an unreadable event ends there (FORMAT.md §6.3 `failedAtMs`).

@@ -50,6 +50,9 @@ export interface SseSink {
  */
 export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
+/** Bytes of a stray line kept ({@link SseDecoder.strayLine}). */
+const STRAY_LINE_BYTES = 160;
+
 const LF = 10;
 const CR = 13;
 const SPACE = 32;
@@ -115,6 +118,13 @@ export class SseDecoder {
    * every later byte. 0 otherwise.
    */
   oversizedBytes = 0;
+  /**
+   * The start (about {@link STRAY_LINE_BYTES} bytes, lines joined with `\n`) of the lines that are
+   * no SSE field (`data`, `event`, `id`, `retry`) nor a comment, e.g. a proxy's HTML error page
+   * inside the stream; ignored as the standard says, but kept to explain a stream that then breaks
+   * off. Null when none.
+   */
+  strayLine: string | null = null;
 
   /** @param maxEventBytes the size cap of one event ({@link MAX_EVENT_BYTES}). */
   constructor(private readonly maxEventBytes: number = MAX_EVENT_BYTES) {}
@@ -304,8 +314,19 @@ export class SseDecoder {
       let valueStart = Math.min(start + 6, end);
       if (valueStart < end && buf[valueStart] === SPACE) valueStart += 1;
       this.eventType = buf.toString('utf8', valueStart, end);
+    } else if (!isField(buf, start, end, 'id') && !isField(buf, start, end, 'retry')) {
+      this.keepStray(buf, start, end);
     }
     // `id`, `retry` and unknown fields are ignored.
+  }
+
+  /** Adds a stray line to {@link SseDecoder.strayLine} while it is under {@link STRAY_LINE_BYTES}. */
+  private keepStray(buf: Buffer, start: number, end: number): void {
+    const kept = this.strayLine;
+    if (kept !== null && kept.length >= STRAY_LINE_BYTES) return;
+    const room = STRAY_LINE_BYTES - (kept?.length ?? 0);
+    const line = buf.toString('utf8', start, Math.min(end, start + room));
+    this.strayLine = kept === null ? line : `${kept}\n${line}`;
   }
 
   /** Turns pending single-line data into text (it outlives the read that held it). */

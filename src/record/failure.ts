@@ -59,7 +59,8 @@ type Failure =
   /** A failure on our side: an adapter that threw, a body that could not be built, a dead worker. */
   | { kind: 'client_error'; type: string; message: string }
   /** The body ended cleanly without `[DONE]` or a finish_reason on every choice. */
-  | { kind: 'stream_incomplete' }
+  /** `stray`: the start of a line of the body that was no SSE field (a proxy's page), if any. */
+  | { kind: 'stream_incomplete'; stray?: string | undefined }
   | { kind: 'no_content' }
   /** An event whose data is not JSON (the message names its size and start). */
   | { kind: 'malformed_event'; message: string }
@@ -107,7 +108,11 @@ export function recordError(failure: Failure, atNs: number): RecordError {
     case 'client_error':
       return tableError('client_error', failure.type, failure.message, atNs);
     case 'stream_incomplete': {
-      const message = 'stream ended cleanly without [DONE] or a finish_reason on every choice';
+      const stray =
+        failure.stray === undefined
+          ? ''
+          : `; the stream held a line that is no SSE field: ${JSON.stringify(failure.stray)}`;
+      const message = `stream ended cleanly without [DONE] or a finish_reason on every choice${stray}`;
       return tableError('stream_incomplete', 'StreamIncomplete', message, atNs);
     }
     case 'no_content':
@@ -205,6 +210,8 @@ export interface Outcome {
   stop?: StopReason;
   /** `[DONE]` arrived, or the body ended cleanly with a finish_reason on every choice seen. */
   complete?: boolean;
+  /** The start of the first line of an event stream that was no SSE field (shown if it breaks off). */
+  stray?: string | undefined;
 }
 
 /**
@@ -237,7 +244,7 @@ function stopError(raw: RawRecord, outcome: Outcome, endNs: number): RecordError
   // Only a cancellation that reached this rule marks the record cancelled (see finishRecord).
   if (stop?.kind === 'cancelled') raw.cancelled = true;
   if (outcome.complete !== true) {
-    if (stop === undefined) return recordError({ kind: 'stream_incomplete' }, endNs);
+    if (stop === undefined) return recordError({ kind: 'stream_incomplete', stray: outcome.stray }, endNs);
     const failure = stop.kind === 'transport' ? { ...stop, headersSeen: raw.httpStatus !== null } : stop;
     return recordError(failure, endNs);
   }
