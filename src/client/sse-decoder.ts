@@ -240,12 +240,15 @@ export class SseDecoder {
 
   /** The carried line joined with `tail` (one copy), and no carry left. */
   private takeCarry(tail: Buffer | null): Buffer {
-    const parts = [this.carry as Buffer, ...(this.carryMore ?? [])];
-    if (tail !== null) parts.push(tail);
+    const carry = this.carry as Buffer;
+    const more = this.carryMore;
     this.carry = null;
     this.carryMore = null;
     this.carryLength = 0;
-    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    if (more === null) return tail === null ? carry : Buffer.concat([carry, tail]);
+    more.unshift(carry);
+    if (tail !== null) more.push(tail);
+    return Buffer.concat(more);
   }
 
   /** Stops the decoder when the pending event (carried line plus data so far) is over the cap. */

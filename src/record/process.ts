@@ -26,7 +26,9 @@ export interface ProcessContext {
  * Processes one record. Valid = no error, not cancelled, at least one content chunk. Token counts
  * follow `countTokens` (record/tokens.ts): ISL = server `prompt_tokens` with `--use-server-token-count`,
  * else the client-built prompt length, else `prompt_tokens`; OSL = server `completion_tokens` when
- * usage was sent, else tokenizer count of text + reasoning, else the number of content chunks.
+ * usage was sent, else tokenizer count of text + reasoning, else the number of content chunks. A
+ * usage that contradicts the stream is not used (record/stream-integrity.ts); what was wrong with the
+ * stream is the record's `streamIntegrity`.
  * Never throws (except a tokenizer failure).
  */
 export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRecord {
