@@ -83,9 +83,10 @@ function bufferedWarning(s: StreamIntegritySummary): string | null {
   return (
     `${s.buffered} of ${s.requests} requests arrived buffered: at least half of their chunk gaps were 0 and ` +
     `one network read completed up to ${s.largest_burst_chunks} content events, so something between server ` +
-    'and client (a proxy, a gateway, a load balancer) held the stream back and released it in bursts. Their ' +
-    'TTFT, ITL and inter-chunk latency measure that buffering, not generation (an ITL near 0 is no decode ' +
-    'speed); check the proxy for response buffering (stream_integrity.buffered in profile_export.jsonl).'
+    'and client (a proxy, a gateway, a load balancer) held the stream back and released it in bursts, or ' +
+    'the client read late (see client_health). Their TTFT, ITL and inter-chunk latency measure that ' +
+    'buffering, not generation (an ITL near 0 is no decode speed); check the proxy for response buffering ' +
+    '(stream_integrity.buffered in profile_export.jsonl).'
   );
 }
 
