@@ -1,7 +1,7 @@
 /**
  * The worker → main record transport: random records packed, structured-cloned (as postMessage
  * does) and unpacked equal the originals, chunk texts with surrogate pairs, empty strings,
- * reasoning and running usage counts included.
+ * reasoning, running usage counts and the cumulative-text mark included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -52,8 +52,9 @@ const record: fc.Arbitrary<RawRecord> = fc
         keepAliveS: fc.option(fc.nat({ max: 600 })),
       }),
     ),
+    cumulativeText: fc.boolean(),
   })
-  .map(({ chunks, startNs, requestType, error, usage, idleClose, ...observed }) => {
+  .map(({ chunks, startNs, requestType, error, usage, idleClose, cumulativeText, ...observed }) => {
     const raw: RawRecord = {
       conversationId: 'c',
       turnIndex: 0,
@@ -82,6 +83,7 @@ const record: fc.Arbitrary<RawRecord> = fc
     };
     if (requestType !== null) raw.requestType = requestType;
     if (idleClose !== null) raw.idleClose = idleClose;
+    if (cumulativeText) raw.cumulativeText = true;
     return raw;
   });
 
