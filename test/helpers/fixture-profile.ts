@@ -46,6 +46,8 @@ export interface ProfiledFixture {
 export interface ProfileFixtureOptions {
   /** `--per-chunk-usage`. */
   perChunkUsage?: boolean;
+  /** `--use-server-token-count`. */
+  useServerTokenCount?: boolean;
 }
 
 const SILENT = { info: () => undefined, warn: () => undefined };
@@ -70,6 +72,7 @@ function fixtureConfig(player: FixturePlayer, fixture: Fixture, dir: string, opt
     concurrency: 1,
     requestTimeoutSeconds: (fixture.clientTimeoutMs ?? 10_000) / 1000,
     perChunkUsage: options.perChunkUsage === true,
+    useServerTokenCount: options.useServerTokenCount === true,
     randomSeed: 1,
     artifactDir: dir,
     clientWarmupMs: 0,

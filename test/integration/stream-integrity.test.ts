@@ -15,11 +15,14 @@ import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import {
   chatChunk,
+  type Fixture,
   type FixturePlayer,
   inlineFixture,
+  loadFixtures,
+  OWN_FIXTURE_DIR,
   startFixturePlayer,
 } from '../helpers/fixture-player.js';
-import { type ProfiledFixture, profileFixture } from '../helpers/fixture-profile.js';
+import { metric, type ProfiledFixture, profileFixture } from '../helpers/fixture-profile.js';
 
 /** `data: …\n\n` of a chat chunk carrying reasoning words, `bytes` bytes (ASCII) in all. */
 function reasoningEvent(bytes: number): string {
@@ -61,9 +64,13 @@ const cumulative = inlineFixture('cumulative-turns', {
   end: 'close',
 });
 
+const promptShort = loadFixtures(OWN_FIXTURE_DIR).find(
+  (f) => f.name === 't26-usage-prompt-tokens-below-prompt-sent',
+) as Fixture;
+
 let player: FixturePlayer;
 before(async () => {
-  player = await startFixturePlayer([underCap, overCap, cumulative]);
+  player = await startFixturePlayer([underCap, overCap, cumulative, promptShort]);
 });
 after(async () => {
   await player.close();
@@ -140,6 +147,18 @@ test('a cumulative stream: its text enters the next turn’s history once, as th
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('--use-server-token-count does not take a usage.prompt_tokens that contradicts the prompt sent', async () => {
+  const run = await profileFixture(player, promptShort, { useServerTokenCount: true });
+  assert.equal(run.line.error, null);
+  assert.equal(metric(run.line, 'input_sequence_length'), 200, 'the client count of the prompt sent');
+  assert.equal(run.line.metadata.isl_source, 'client_prompt');
+  assert.equal(metric(run.line, 'usage_prompt_tokens'), undefined);
+  assert.equal(run.line.metadata.usage !== null, true, 'the line keeps the usage the server sent');
+  assert.deepEqual(run.line.stream_integrity, { usage_untrusted: ['prompt_tokens'] });
+  const warned = run.summary.warnings.filter((w) => w.includes('usage.prompt_tokens below the client count'));
+  assert.equal(warned.length, 1, JSON.stringify(run.summary.warnings));
 });
 
 /** What the test reads of a `profile_export_raw.jsonl` line. */
