@@ -1,8 +1,9 @@
 /**
  * Stream integrity beyond one fixture request (the fixtures themselves run in fixtures.test.ts): an
  * event far beyond any line buffer is parsed up to the client's cap and fails as the client's limit
- * past it, and a cumulative stream's text goes into the multi-turn history as the text the server
- * meant, once. Driven through `runProfile` against the fixture player; what is asserted is what the
+ * past it, a cumulative stream's text goes into the multi-turn history as the text the server
+ * meant, once, and `--use-server-token-count` does not take a prompt count that contradicts the
+ * prompt sent. Driven through `runProfile` against the fixture player; what is asserted is what the
  * run exported.
  */
 import assert from 'node:assert/strict';
