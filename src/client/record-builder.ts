@@ -9,8 +9,9 @@ import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
 import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
 import { failedRecord, finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
+import { settleCumulative } from '../record/stream-integrity.js';
 import type { RawRecord, RecordError } from '../record/types.js';
-import { SseDecoder, type SseSink } from './sse-decoder.js';
+import { MAX_EVENT_BYTES, SseDecoder, type SseSink } from './sse-decoder.js';
 import type { SendRequest } from './types.js';
 
 type BodyMode = 'sse' | 'json' | 'error-body';
@@ -42,6 +43,26 @@ function isBlank(bytes: Buffer): boolean {
   for (const byte of bytes)
     if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
   return true;
+}
+
+const SSE_FIELDS = ['data', 'event', 'id', 'retry'];
+
+/**
+ * True when the first non-blank line of `head` is an SSE line: a comment (`:`) or a `data`,
+ * `event`, `id` or `retry` field (FORMAT.md §6.3 `unreadable_body`). An HTML page or a proxy's
+ * plain-text error is not, whatever its content type says.
+ */
+function startsLikeSse(head: Buffer): boolean {
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  while (i < head.length && (head[i] === 0x0a || head[i] === 0x0d)) i++;
+  if (head[i] === 0x3a) return true;
+  for (const name of SSE_FIELDS) {
+    const after = i + name.length;
+    if (head.toString('latin1', i, after) !== name) continue;
+    const next = head[after];
+    if (next === undefined || next === 0x3a || next === 0x0a || next === 0x0d) return true;
+  }
+  return false;
 }
 
 /** True when `bytes[start, end)` is exactly `[DONE]` (other spellings take the text path). */
@@ -111,6 +132,12 @@ export class RecordBuilder implements SseSink {
   private eventSeen = false;
   /** A whole body was not JSON. */
   private jsonFailed = false;
+  /**
+   * The event that ended the stream's reading: one whose data is not JSON (`malformed_event`), or
+   * one over the client's event size cap (`event_too_large`). Nothing after it is decoded, and the
+   * record ends at its arrival.
+   */
+  private fatal: RecordError | undefined;
 
   constructor(private readonly request: SendRequest) {
     this.raw = emptyRecord(request.identity);
@@ -149,7 +176,25 @@ export class RecordBuilder implements SseSink {
       this.bodyParts.push(bytes);
       return;
     }
+    if (this.fatal !== undefined) return;
     this.decoder.feed(bytes, atNs, this);
+    if (this.decoder.oversizedBytes > 0) this.setOversized(this.decoder.oversizedBytes, atNs);
+  }
+
+  /**
+   * True once an event ended the stream's reading (see `fatal`): the caller may end the exchange
+   * now ({@link RecordBuilder.end} gives the record as of that event).
+   */
+  get readingEnded(): boolean {
+    return this.fatal !== undefined;
+  }
+
+  private setOversized(bytes: number, atNs: number): void {
+    const capMiB = MAX_EVENT_BYTES / 1024 / 1024;
+    const message =
+      `an SSE event grew past the client's limit of ${capMiB} MiB per event (tokenload's cap, not a ` +
+      `server error): ${bytes} bytes had arrived without the event's end when the client stopped reading`;
+    this.fatal ??= recordError({ kind: 'event_too_large', message }, atNs);
   }
 
   /** Keeps the body's first {@link HEAD_BYTES} bytes (for {@link RecordBuilder.unreadable}). */
@@ -170,7 +215,8 @@ export class RecordBuilder implements SseSink {
     if (
       this.mode === 'json'
         ? !this.jsonFailed
-        : this.eventSeen || this.contentType.toLowerCase().includes('text/event-stream')
+        : this.eventSeen ||
+          (this.contentType.toLowerCase().includes('text/event-stream') && startsLikeSse(this.head))
     )
       return undefined;
     this.raw.responseStreamed = false;
@@ -197,8 +243,12 @@ export class RecordBuilder implements SseSink {
     }
   }
 
-  /** The body ended cleanly at `atNs`; returns the finished record. */
+  /**
+   * The body ended cleanly at `atNs` (or the caller ended it after {@link RecordBuilder.readingEnded});
+   * returns the finished record.
+   */
   end(atNs: number): RawRecord {
+    if (this.fatal !== undefined) return this.finish(undefined, atNs);
     if (this.mode !== 'error-body') {
       if (this.mode === 'json') this.onWholeBody(atNs);
       else if (this.decoder !== null) this.decoder.finish(atNs, this);
@@ -219,15 +269,21 @@ export class RecordBuilder implements SseSink {
 
   /** Hands what this exchange left to the classification (`finishRecord`). */
   private finish(stop: StopReason | undefined, atNs: number): RawRecord {
+    settleCumulative(this.raw);
     const outcome: Outcome = {
       http: this.mode === 'error-body' ? this.httpFailure() : undefined,
       clientError: this.clientError,
       inBand: this.inBand,
+      fatal: this.fatal,
       unreadable: stop === undefined ? this.unreadable() : undefined,
       stop,
       complete: this.isComplete(stop === undefined),
+      stray: this.decoder?.strayLine ?? undefined,
     };
-    return finishRecord(this.raw, outcome, atNs);
+    const raw = finishRecord(this.raw, outcome, atNs);
+    // A request that failed at an unreadable event ends there (FORMAT.md §6.3 `failedAtMs`).
+    if (this.fatal !== undefined && raw.error === this.fatal) raw.endNs = this.fatal.failedAtNs;
+    return raw;
   }
 
   private httpFailure(): Outcome['http'] {
@@ -247,6 +303,7 @@ export class RecordBuilder implements SseSink {
   /** {@link SseSink}: an event whose data is one line of the current read (parsed in place when possible). */
   onEventBytes(event: string, bytes: Buffer, start: number, end: number, atNs: number): void {
     this.eventSeen = true;
+    if (this.fatal !== undefined) return;
     const adapter = this.request.adapter;
     if (event !== 'error' && adapter.parseBytes !== undefined && start < end && !isDone(bytes, start, end)) {
       let parsed: ParsedResponse | undefined;
@@ -267,6 +324,7 @@ export class RecordBuilder implements SseSink {
   /** {@link SseSink}: an event with decoded data. */
   onEventText(event: string, data: string, atNs: number): void {
     this.eventSeen = true;
+    if (this.fatal !== undefined) return;
     if (event === 'error') {
       const { message, code, type } = errorEventDetails(data);
       this.setInBand(message, code, type, atNs);
@@ -283,9 +341,17 @@ export class RecordBuilder implements SseSink {
       json = JSON.parse(data);
     } catch {
       this.raw.parseErrors += 1;
+      this.setMalformed(data, atNs);
       return;
     }
     this.parseAndApply(json, true, atNs);
+  }
+
+  /** An event whose data is not JSON ends the stream's reading (FORMAT.md §6.3 `malformed_event`). */
+  private setMalformed(data: string, atNs: number): void {
+    const head = JSON.stringify(data.slice(0, HEAD_BYTES)) + (data.length > HEAD_BYTES ? '…' : '');
+    const message = `an SSE data event is not JSON (${data.length} characters); it starts ${head}`;
+    this.fatal ??= recordError({ kind: 'malformed_event', message }, atNs);
   }
 
   private onWholeBody(atNs: number): void {

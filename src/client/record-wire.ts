@@ -18,14 +18,15 @@ import type { ServerTiming } from '../record/server-timing.js';
 import type { ContentChunk, IdleClose, RawRecord, RecordError, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
-const FIELDS = 14;
+const FIELDS = 15;
 
 /** A batch of records in column form (structured-clone friendly). */
 export interface PackedRecords {
   /**
    * Per record: startNs, ackNs, streamEndNs, endNs, httpStatus, parseErrors, cancelled (1/0), sentNs,
    * connectionReused (1/0), connectDurationNs, responseStreamed (1/0), then `idleClose`'s idleNs,
-   * byServer (1/0) and keepAliveS; NaN = null (all three NaN without an `idleClose`).
+   * byServer (1/0) and keepAliveS; NaN = null (all three NaN without an `idleClose`); then
+   * `cumulativeText` (1/0).
    */
   numbers: Float64Array;
   finishReasons: (string | null)[];
@@ -84,6 +85,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     numbers[at + 9] = orNaN(raw.connectDurationNs);
     numbers[at + 10] = flag(raw.responseStreamed);
     packIdleClose(numbers, at + 11, raw.idleClose);
+    numbers[at + 14] = raw.cumulativeText === true ? 1 : 0;
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
@@ -141,6 +143,7 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.responseStreamed = unflag(numbers[at + 10] as number);
     const idleClose = unpackIdleClose(numbers, at + 11);
     if (idleClose !== undefined) raw.idleClose = idleClose;
+    if (numbers[at + 14] === 1) raw.cumulativeText = true;
     raw.finishReason = packed.finishReasons[r] ?? null;
     raw.usage = packed.usages[r] ?? null;
     raw.error = packed.errors[r] ?? null;

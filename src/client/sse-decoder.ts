@@ -42,6 +42,17 @@ export interface SseSink {
   onEventText(event: string, data: string, atNs: number): void;
 }
 
+/**
+ * The largest event the decoder holds, bytes (16 MiB): the text of its unfinished line plus the data
+ * lines it already has. An event of any size up to it is parsed (a whole reasoning trace or tool-call
+ * argument in one event, FORMAT.md §6.1); past it the decoder stops ({@link SseDecoder.oversizedBytes})
+ * and the request fails as `event_too_large`, the client's limit.
+ */
+export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** Bytes of a stray line kept ({@link SseDecoder.strayLine}). */
+const STRAY_LINE_BYTES = 160;
+
 const LF = 10;
 const CR = 13;
 const SPACE = 32;
@@ -96,8 +107,27 @@ function isDataField(bytes: Buffer, start: number, end: number): boolean {
 
 /** Stateful decoder for one response body. Not reusable across bodies. */
 export class SseDecoder {
-  /** Bytes of an unfinished line carried from earlier reads (a copy). */
+  /** Bytes of an unfinished line carried from earlier reads (a copy): its first part… */
   private carry: Buffer | null = null;
+  /** …the parts of later reads that did not end it either (joined once, when the line ends)… */
+  private carryMore: Buffer[] | null = null;
+  /** …and their length in all. */
+  private carryLength = 0;
+  /**
+   * Set (to the bytes held) when the pending event grew past the size cap; the decoder then ignores
+   * every later byte. 0 otherwise.
+   */
+  oversizedBytes = 0;
+  /**
+   * The start (about {@link STRAY_LINE_BYTES} bytes, lines joined with `\n`) of the lines that are
+   * no SSE field (`data`, `event`, `id`, `retry`) nor a comment, e.g. a proxy's HTML error page
+   * inside the stream; ignored as the standard says, but kept to explain a stream that then breaks
+   * off. Null when none.
+   */
+  strayLine: string | null = null;
+
+  /** @param maxEventBytes the size cap of one event ({@link MAX_EVENT_BYTES}). */
+  constructor(private readonly maxEventBytes: number = MAX_EVENT_BYTES) {}
   /** The previous read ended with `\r`: a `\n` starting the next read belongs to that line end. */
   private skipLeadingLf = false;
   /** No byte seen yet that rules out a leading byte-order mark. */
@@ -142,7 +172,7 @@ export class SseDecoder {
    */
   feed(bytes: Uint8Array, atNs: number, sink: SseSink): void {
     let buf = asBuffer(bytes);
-    if (buf.length === 0) return;
+    if (buf.length === 0 || this.oversizedBytes > 0) return;
     if (this.bomCheck) {
       const head = this.stripBom(buf);
       if (head === null) return;
@@ -155,7 +185,7 @@ export class SseDecoder {
     }
     if (this.carry !== null) pos = this.completeCarry(buf, pos, atNs, sink);
     if (pos >= 0) this.scan(buf, pos, atNs, sink);
-    if (this.dataBytes !== null) this.materialize();
+    if (this.dataBytes !== null && this.oversizedBytes === 0) this.materialize();
   }
 
   /**
@@ -163,11 +193,11 @@ export class SseDecoder {
    * @returns true when the body ended inside an event
    */
   finish(atNs: number, sink: SseSink): boolean {
-    const carry = this.carry;
-    const midEvent = carry !== null || this.hasData || this.eventType.length > 0;
-    if (carry !== null) {
-      this.carry = null;
-      this.processLine(carry, 0, carry.length, atNs, sink);
+    if (this.oversizedBytes > 0) return true;
+    const midEvent = this.carry !== null || this.hasData || this.eventType.length > 0;
+    if (this.carry !== null) {
+      const line = this.takeCarry(null);
+      this.processLine(line, 0, line.length, atNs, sink);
     }
     this.dispatch(atNs, sink);
     return midEvent;
@@ -193,18 +223,45 @@ export class SseDecoder {
 
   /** Completes the carried line with the start of `buf`; returns where scanning continues, -1 for none. */
   private completeCarry(buf: Buffer, pos: number, atNs: number, sink: SseSink): number {
-    const carry = this.carry as Buffer;
     const lf = buf.indexOf(LF, pos);
     const cr = buf.indexOf(CR, pos);
     const lineEnd = cr !== -1 && (lf === -1 || cr < lf) ? cr : lf;
     if (lineEnd === -1) {
-      this.carry = Buffer.concat([carry, buf.subarray(pos)]);
+      this.carryMore ??= [];
+      this.carryMore.push(Buffer.from(buf.subarray(pos)));
+      this.carryLength += buf.length - pos;
+      this.checkSize();
       return -1;
     }
-    this.carry = null;
-    const line = Buffer.concat([carry, buf.subarray(pos, lineEnd)]);
+    const line = this.takeCarry(buf.subarray(pos, lineEnd));
     this.processLine(line, 0, line.length, atNs, sink);
     return buf[lineEnd] === CR ? this.afterCr(buf, lineEnd) : lineEnd + 1;
+  }
+
+  /** The carried line joined with `tail` (one copy), and no carry left. */
+  private takeCarry(tail: Buffer | null): Buffer {
+    const carry = this.carry as Buffer;
+    const more = this.carryMore;
+    this.carry = null;
+    this.carryMore = null;
+    this.carryLength = 0;
+    if (more === null) return tail === null ? carry : Buffer.concat([carry, tail]);
+    more.unshift(carry);
+    if (tail !== null) more.push(tail);
+    return Buffer.concat(more);
+  }
+
+  /** Stops the decoder when the pending event (carried line plus data so far) is over the cap. */
+  private checkSize(): void {
+    const held = this.carryLength + this.dataText.length;
+    if (held <= this.maxEventBytes) return;
+    this.oversizedBytes = held;
+    this.carry = null;
+    this.carryMore = null;
+    this.carryLength = 0;
+    this.dataText = '';
+    this.dataBytes = null;
+    this.hasData = false;
   }
 
   private scan(buf: Buffer, from: number, atNs: number, sink: SseSink): void {
@@ -212,13 +269,15 @@ export class SseDecoder {
     let pos = from;
     let lfAt = -2;
     let crAt = -2;
-    while (pos < length) {
+    while (pos < length && this.oversizedBytes === 0) {
       if (lfAt !== -1 && lfAt < pos) lfAt = buf.indexOf(LF, pos);
       if (crAt !== -1 && crAt < pos) crAt = buf.indexOf(CR, pos);
       const endsWithCr = crAt !== -1 && (lfAt === -1 || crAt < lfAt);
       const lineEnd = endsWithCr ? crAt : lfAt;
       if (lineEnd === -1) {
         this.carry = Buffer.from(buf.subarray(pos));
+        this.carryLength = length - pos;
+        this.checkSize();
         return;
       }
       this.processLine(buf, pos, lineEnd, atNs, sink);
@@ -252,13 +311,25 @@ export class SseDecoder {
       } else {
         if (this.dataBytes !== null) this.materialize();
         this.dataText = this.dataText + '\n' + buf.toString('utf8', valueStart, end);
+        this.checkSize();
       }
     } else if (isField(buf, start, end, 'event')) {
       let valueStart = Math.min(start + 6, end);
       if (valueStart < end && buf[valueStart] === SPACE) valueStart += 1;
       this.eventType = buf.toString('utf8', valueStart, end);
+    } else if (!isField(buf, start, end, 'id') && !isField(buf, start, end, 'retry')) {
+      this.keepStray(buf, start, end);
     }
     // `id`, `retry` and unknown fields are ignored.
+  }
+
+  /** Adds a stray line to {@link SseDecoder.strayLine} while it is under {@link STRAY_LINE_BYTES}. */
+  private keepStray(buf: Buffer, start: number, end: number): void {
+    const kept = this.strayLine;
+    if (kept !== null && kept.length >= STRAY_LINE_BYTES) return;
+    const room = STRAY_LINE_BYTES - (kept?.length ?? 0);
+    const line = buf.toString('utf8', start, Math.min(end, start + room));
+    this.strayLine = kept === null ? line : `${kept}\n${line}`;
   }
 
   /** Turns pending single-line data into text (it outlives the read that held it). */

@@ -264,7 +264,13 @@ class Exchange implements Dispatcher.DispatchHandler, Deadline, AbortWatcher {
 
   onData(chunk: Buffer): boolean {
     const at = this.context.nowNs();
-    if (!this.settled) this.builder.onData(chunk, at);
+    if (this.settled) return true;
+    this.builder.onData(chunk, at);
+    // An event that is not JSON, or over the size cap, ends the request there: stop reading.
+    if (this.builder.readingEnded) {
+      this.finish(this.builder.end(at));
+      this.abort?.(new Error('tokenload: stream reading ended at an unreadable event'));
+    }
     return true;
   }
 

@@ -76,7 +76,9 @@ export function anthropicUsage(value: unknown): Usage | null {
   const cacheRead = count(usage.cache_read_input_tokens);
   if (typeof usage.input_tokens === 'number') {
     usage_.prompt_tokens = usage.input_tokens + cacheRead + count(usage.cache_creation_input_tokens);
-    usage_.prompt_tokens_details = { cached_tokens: cacheRead };
+    // No cache_read_input_tokens is an unknown cache hit, not a miss: no cached_tokens then.
+    if (typeof usage.cache_read_input_tokens === 'number')
+      usage_.prompt_tokens_details = { cached_tokens: cacheRead };
   }
   if (typeof usage.output_tokens === 'number') usage_.completion_tokens = usage.output_tokens;
   return Object.keys(usage_).length === 0 ? null : usage_;

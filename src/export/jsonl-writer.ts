@@ -5,7 +5,7 @@
  */
 import { metricByTag } from '../metrics/registry.js';
 import type { ServerTimingSource } from '../record/server-timing.js';
-import type { IslSource, LineRecord, OslSource, Usage } from '../record/types.js';
+import type { IslSource, LineRecord, OslSource, StreamIntegrity, Usage } from '../record/types.js';
 import type { TimeBase } from '../timing/clock.js';
 import { LineSink } from './line-sink.js';
 
@@ -71,11 +71,16 @@ export interface RecordLineMetadata {
 /** The part of {@link TimeBase} the writer needs: monotonic ns → epoch ns. */
 export type EpochConverter = Pick<TimeBase, 'toEpochNs'>;
 
-/** One line of the file: metrics as `{tag: {value, unit}}`; error with our `kind` added, or null. */
+/**
+ * One line of the file: metrics as `{tag: {value, unit}}`; error with our `kind` added, or null;
+ * `stream_integrity` only when the request's stream or usage was not what it seemed (tokenload's,
+ * record/stream-integrity.ts).
+ */
 export interface RecordLine {
   metadata: RecordLineMetadata;
   metrics: Record<string, { value: number | number[]; unit: string }>;
   error: { code: number; type: string; message: string; kind: string; retry_after?: string } | null;
+  stream_integrity?: StreamIntegrity;
 }
 
 function metadataOf(record: LineRecord, time: EpochConverter): RecordLineMetadata {
@@ -130,7 +135,13 @@ export function errorOf(record: LineRecord): RecordLine['error'] {
 
 /** The {@link RecordLine} of a processed record. */
 export function toRecordLine(record: LineRecord, time: EpochConverter): RecordLine {
-  return { metadata: metadataOf(record, time), metrics: metricsOf(record), error: errorOf(record) };
+  const line: RecordLine = {
+    metadata: metadataOf(record, time),
+    metrics: metricsOf(record),
+    error: errorOf(record),
+  };
+  if (record.streamIntegrity !== undefined) line.stream_integrity = record.streamIntegrity;
+  return line;
 }
 
 /** A JSON integer for an epoch-ns bigint, or `null`. */
@@ -195,7 +206,9 @@ function metricsText(record: LineRecord): string {
  * it against `stringifyWithBigInt`, test/helpers/json-bigint.ts).
  */
 export function formatRecordLine(record: LineRecord, time: EpochConverter): string {
-  return `{"metadata":${metadataText(record, time)},"metrics":${metricsText(record)},"error":${JSON.stringify(errorOf(record))}}\n`;
+  const integrity = record.streamIntegrity;
+  const tail = integrity === undefined ? '' : `,"stream_integrity":${JSON.stringify(integrity)}`;
+  return `{"metadata":${metadataText(record, time)},"metrics":${metricsText(record)},"error":${JSON.stringify(errorOf(record))}${tail}}\n`;
 }
 
 /**

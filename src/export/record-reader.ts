@@ -19,7 +19,9 @@ import type {
   LineRecord,
   OslSource,
   RecordMetrics,
+  StreamIntegrity,
   Usage,
+  UsageFault,
 } from '../record/types.js';
 import type { EpochConverter } from './jsonl-writer.js';
 
@@ -310,5 +312,45 @@ export function readRecordLine(line: string, ctx: RecordReadContext): LineRecord
   if (meta.has('server_timing_source') && root.metadata.server_timing_source !== null)
     record.serverTimingSource = meta.oneOf('server_timing_source', SERVER_TIMING_SOURCES);
   if (ctx.streaming && raw.responseStreamed === false) record.notStreamed = true;
+  if (root.stream_integrity !== undefined) record.streamIntegrity = integrityOf(root.stream_integrity);
   return record;
+}
+
+const USAGE_FAULTS: readonly UsageFault[] = [
+  'completion_tokens',
+  'reasoning_tokens',
+  'total_tokens',
+  'prompt_tokens',
+];
+
+/** The line's `stream_integrity` (jsonl-writer.ts writes it only when something applied). */
+function integrityOf(value: unknown): StreamIntegrity {
+  if (!isObject(value))
+    throw new RecordLineError('stream_integrity', `expected an object, got ${shown(value)}`);
+  const out: StreamIntegrity = {};
+  const f = new Fields(value, 'stream_integrity');
+  if (value.buffered !== undefined) {
+    if (!isObject(value.buffered))
+      throw new RecordLineError(
+        'stream_integrity.buffered',
+        `expected an object, got ${shown(value.buffered)}`,
+      );
+    const b = new Fields(value.buffered, 'stream_integrity.buffered');
+    out.buffered = {
+      largest_burst_chunks: b.int('largest_burst_chunks'),
+      zero_gaps: b.int('zero_gaps'),
+      gaps: b.int('gaps'),
+    };
+  }
+  if (value.cumulative !== undefined && f.bool('cumulative')) out.cumulative = true;
+  const faults = value.usage_untrusted;
+  if (faults !== undefined) {
+    if (!Array.isArray(faults) || faults.some((x) => !USAGE_FAULTS.includes(x as UsageFault)))
+      throw new RecordLineError(
+        'stream_integrity.usage_untrusted',
+        `expected a list of ${USAGE_FAULTS.join(', ')}, got ${shown(faults)}`,
+      );
+    out.usage_untrusted = faults as UsageFault[];
+  }
+  return out;
 }

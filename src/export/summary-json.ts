@@ -133,7 +133,8 @@ export interface SummaryJson {
  * `p999` (from 3,688 values) and `ci95: {p1…p99, p999?: {low, high}}`, each percentile's
  * distribution-free 95 % interval (metrics/percentile-ci.ts) — or `{unit, avg}` for run-level ones, then `input_config` (AIPerf's layout) and `tokenload_config` (redacted),
  * `run_info`, `error_summary` (`[{code, type, message, count}]`), `warnings`, `usage_check` and `cache_check`
- * (when they have something to say; metrics/usage-check.ts, metrics/cache-check.ts).
+ * (when they have something to say; metrics/usage-check.ts, metrics/cache-check.ts), `stream_integrity`
+ * (counts of streams and usages that were not what they seemed; metrics/stream-integrity-check.ts).
  */
 export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
   const version = ctx.version ?? packageVersion();
@@ -155,6 +156,7 @@ export function buildSummaryJson(ctx: SummaryExportContext): SummaryJson {
     warnings: ctx.summary.warnings,
     ...(ctx.summary.usageCheck === null ? {} : { usage_check: ctx.summary.usageCheck }),
     ...(ctx.summary.cacheCheck === null ? {} : { cache_check: ctx.summary.cacheCheck }),
+    ...(ctx.summary.streamIntegrity === undefined ? {} : { stream_integrity: ctx.summary.streamIntegrity }),
     ...(ctx.extra ?? {}),
   };
 }

@@ -124,14 +124,20 @@ function pct(r: number | null): string {
 
 /**
  * The console line, e.g. `Prefix cache: ideal 45.7 % of prompt tokens (blocks sent earlier in this
- * run, 40 requests), server reported 44.9 % (40 requests); 0 over the ideal`; null without ideals.
+ * run, 40 requests), server reported 44.9 % (2 of 4 requests reported cached tokens; unknown, not 0,
+ * for the other 2); 0 over the ideal`: the reported ratio is over the requests that reported
+ * `cached_tokens` only (a `prompt_tokens_details` that is null or has no `cached_tokens` is no
+ * report, never a 0). Null without ideals.
  */
 export function cacheCheckLine(c: CacheCheckSummary | null): string | null {
   if (c === null) return null;
   const ideal = `ideal ${pct(c.ideal_hit_ratio)} of prompt tokens (blocks sent earlier in this run, ${c.requests_with_ideal} requests)`;
+  const n = c.requests_with_ideal;
+  const unknown = n - c.requests_reported;
+  const others = unknown > 0 && c.requests_reported > 0 ? `; unknown, not 0, for the other ${unknown}` : '';
   const reported =
     c.requests_reported === 0
-      ? 'the server reported no cached_tokens'
-      : `server reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} requests); ${c.over_reported} over the ideal`;
+      ? `the server reported no cached_tokens (0 of ${n} requests: unknown, not 0)`
+      : `server reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} of ${n} requests reported cached tokens${others}); ${c.over_reported} over the ideal`;
   return `Prefix cache: ${ideal}, ${reported}`;
 }

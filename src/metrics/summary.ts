@@ -12,6 +12,11 @@ import { type PercentileConfidence, percentileConfidenceOfView } from './percent
 import { type MetricTag, RUN_METRICS } from './registry.js';
 import { ResponseChecks, type ResponsesSection } from './response-checks.js';
 import { type Stats, statsOfView } from './stats.js';
+import {
+  StreamIntegrityCheck,
+  type StreamIntegritySummary,
+  streamIntegrityWarnings,
+} from './stream-integrity-check.js';
 import { TailsBuilder, type TailsSummary } from './tails.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunTotals } from './types.js';
@@ -55,6 +60,11 @@ export interface Summary {
   cacheCheck: CacheCheckSummary | null;
   /** What the successful answers were like: not streamed, without usage, where counts came from. */
   responses: ResponsesSection;
+  /**
+   * Streams and usages that were not what they seemed (buffered, cumulative, usage not used,
+   * unreadable events); absent from a summary not built from records.
+   */
+  streamIntegrity?: StreamIntegritySummary;
   /**
    * TTFT and latency percentiles counting failures and censored requests (`tails_with_failures`);
    * null without records, absent from a summary not built from records.
@@ -150,6 +160,7 @@ export class SummaryBuilder {
   private readonly usage: UsageCheck;
   private readonly cache = new CacheCheck();
   private readonly checks = new ResponseChecks();
+  private readonly integrity = new StreamIntegrityCheck();
   private readonly tails = new TailsBuilder();
   /** Records added. */
   count = 0;
@@ -176,6 +187,7 @@ export class SummaryBuilder {
     this.usage.add(record);
     this.cache.add(record);
     this.checks.add(record);
+    this.integrity.add(record);
     this.tails.add(record);
     if (!record.valid && record.raw.error !== null) this.errors.add(record.raw.error);
   }
@@ -202,16 +214,23 @@ export class SummaryBuilder {
   build(windowNs?: ObservationWindow): Summary {
     const usageCheck = this.usage.result();
     const cacheCheck = this.cache.result();
+    const streamIntegrity = this.integrity.result();
     // The discrepancy count needs the overheads learned over the whole run.
     this.totals.usageDiscrepancyCount = usageCheck?.discrepant ?? 0;
     return {
       metrics: { ...recordSummaries(this.values), ...runSummaries(this.totals, windowNs) },
       errorSummary: this.errors.entries(),
-      warnings: [...runWarnings(this.totals), ...usageWarnings(usageCheck), ...cacheWarnings(cacheCheck)],
+      warnings: [
+        ...runWarnings(this.totals),
+        ...usageWarnings(usageCheck),
+        ...cacheWarnings(cacheCheck),
+        ...streamIntegrityWarnings(streamIntegrity),
+      ],
       totals: this.totals,
       usageCheck,
       cacheCheck,
       responses: this.checks.section(),
+      streamIntegrity,
       tails: this.tails.build(),
     };
   }

@@ -158,6 +158,8 @@ export class UsageCheck {
     const client = raw.sentPromptTokens;
     if (!record.valid || server === undefined || client === undefined || raw.promptLayout === undefined)
       return;
+    // A usage that contradicted its stream (stream integrity) teaches no template overhead.
+    if (record.streamIntegrity?.usage_untrusted !== undefined) return;
     const key = `${raw.serverUrl ?? ''}\u0000${raw.promptLayout}`;
     let values = this.layouts.get(key);
     if (values === undefined) {

@@ -32,6 +32,10 @@ export const FAILURE_CODES = {
   no_content: 502,
   /** 502: a 200 body that is neither an event stream nor JSON (a proxy's HTML page) is no answer (tokenload). */
   unreadable_body: 502,
+  /** 502: an event of a 200 stream whose data is not JSON; what the server said is unknown (tokenload). */
+  malformed_event: 502,
+  /** 0 = no code: an event over the client's own size cap; the client's limit, not the server's error (tokenload). */
+  event_too_large: 0,
   /** 503 Service Unavailable: no connection, or no response headers (AIPerf: an exception, no code). */
   connection_error: 503,
   /** 499, AIPerf's `RequestCancellationError` (`--request-cancellation-rate`). */
@@ -55,8 +59,13 @@ type Failure =
   /** A failure on our side: an adapter that threw, a body that could not be built, a dead worker. */
   | { kind: 'client_error'; type: string; message: string }
   /** The body ended cleanly without `[DONE]` or a finish_reason on every choice. */
-  | { kind: 'stream_incomplete' }
+  /** `stray`: the start of a line of the body that was no SSE field (a proxy's page), if any. */
+  | { kind: 'stream_incomplete'; stray?: string | undefined }
   | { kind: 'no_content' }
+  /** An event whose data is not JSON (the message names its size and start). */
+  | { kind: 'malformed_event'; message: string }
+  /** An event over the client's size cap (the message names the cap and the size seen). */
+  | { kind: 'event_too_large'; message: string }
   /**
    * A 200 body that ended cleanly but held neither an SSE event nor JSON: its content type (as sent,
    * '' when none) and its first bytes (bounded, as text).
@@ -99,13 +108,21 @@ export function recordError(failure: Failure, atNs: number): RecordError {
     case 'client_error':
       return tableError('client_error', failure.type, failure.message, atNs);
     case 'stream_incomplete': {
-      const message = 'stream ended cleanly without [DONE] or a finish_reason on every choice';
+      const stray =
+        failure.stray === undefined
+          ? ''
+          : `; the stream held a line that is no SSE field: ${JSON.stringify(failure.stray)}`;
+      const message = `stream ended cleanly without [DONE] or a finish_reason on every choice${stray}`;
       return tableError('stream_incomplete', 'StreamIncomplete', message, atNs);
     }
     case 'no_content':
       return tableError('no_content', 'NoContent', 'response completed without any content', atNs);
     case 'unreadable_body':
       return tableError('unreadable_body', 'UnreadableBody', unreadableMessage(failure), atNs);
+    case 'malformed_event':
+      return tableError('malformed_event', 'MalformedEvent', failure.message, atNs);
+    case 'event_too_large':
+      return tableError('event_too_large', 'EventTooLarge', failure.message, atNs);
     case 'timeout': {
       const message = `no complete response within the ${failure.timeoutMs} ms request timeout`;
       return tableError('timeout', 'TimeoutError', message, atNs);
@@ -182,12 +199,19 @@ export interface Outcome {
   clientError?: RecordError;
   /** The first in-band error, stamped at its arrival. */
   inBand?: RecordError;
+  /**
+   * The event that ended the stream's reading (`malformed_event`, `event_too_large`), stamped at
+   * its arrival; it wins over however the stream ended afterwards.
+   */
+  fatal?: RecordError | undefined;
   /** A 200 body that ended cleanly holding neither an event stream nor JSON. */
   unreadable?: Extract<Failure, { kind: 'unreadable_body' }>;
   /** Why the request stopped before its body ended; absent after a clean end of the body. */
   stop?: StopReason;
   /** `[DONE]` arrived, or the body ended cleanly with a finish_reason on every choice seen. */
   complete?: boolean;
+  /** The start of the first line of an event stream that was no SSE field (shown if it breaks off). */
+  stray?: string | undefined;
 }
 
 /**
@@ -196,6 +220,8 @@ export interface Outcome {
  * 1. a non-200 status → `http_status`;
  * 2. a failure on our side → `client_error`;
  * 3. an in-band error → `in_band_error` (wins over however the stream ended afterwards);
+ * 3a. an event whose data is not JSON → `malformed_event`, or one over the client's size cap →
+ *    `event_too_large` (likewise);
  * 3b. a 200 body that was neither an event stream nor JSON → `unreadable_body`;
  * 4. not complete → why it stopped (`timeout`, `cancelled`, or a transport error: see
  *    `transportError`), or `stream_incomplete` after a clean end;
@@ -208,7 +234,7 @@ export function finishRecord(raw: RawRecord, outcome: Outcome, endNs: number): R
   if (outcome.http !== undefined) raw.error = recordError(outcome.http, endNs);
   else if (outcome.unreadable !== undefined)
     raw.error = outcome.clientError ?? outcome.inBand ?? recordError(outcome.unreadable, endNs);
-  else raw.error = outcome.clientError ?? outcome.inBand ?? stopError(raw, outcome, endNs);
+  else raw.error = outcome.clientError ?? outcome.inBand ?? outcome.fatal ?? stopError(raw, outcome, endNs);
   return raw;
 }
 
@@ -218,7 +244,7 @@ function stopError(raw: RawRecord, outcome: Outcome, endNs: number): RecordError
   // Only a cancellation that reached this rule marks the record cancelled (see finishRecord).
   if (stop?.kind === 'cancelled') raw.cancelled = true;
   if (outcome.complete !== true) {
-    if (stop === undefined) return recordError({ kind: 'stream_incomplete' }, endNs);
+    if (stop === undefined) return recordError({ kind: 'stream_incomplete', stray: outcome.stray }, endNs);
     const failure = stop.kind === 'transport' ? { ...stop, headersSeen: raw.httpStatus !== null } : stop;
     return recordError(failure, endNs);
   }

@@ -13,6 +13,8 @@ import type { ServerTiming, ServerTimingSource } from './server-timing.js';
  * Why a request failed. Classification order follows the SSE fixture format (`test/fixtures/sse/FORMAT.md` §6.3):
  * http_status, in_band_error, timeout, connection_reset, stream_incomplete, no_content; plus
  * unreadable_body (a 200 answer that was neither an event stream nor JSON, e.g. a proxy's HTML page),
+ * malformed_event (an event of a 200 stream whose data is not JSON), event_too_large (an event over
+ * the client's size cap, `MAX_EVENT_BYTES` of client/sse-decoder.ts),
  * connection_error (could not connect / send), cancelled (client cancellation or Ctrl-C, code 499),
  * and client_error (a bug or bad body on our side; never hidden).
  */
@@ -24,6 +26,8 @@ export type ErrorKind =
   | 'stream_incomplete'
   | 'no_content'
   | 'unreadable_body'
+  | 'malformed_event'
+  | 'event_too_large'
   | 'connection_error'
   | 'cancelled'
   | 'client_error';
@@ -211,6 +215,47 @@ export interface RawRecord extends RequestIdentity {
    * Absent when the server sent none.
    */
   serverTiming?: ServerTiming;
+  /**
+   * Set when the stream was cumulative (each text chunk repeated the text so far, FORMAT.md §6.1):
+   * the chunks' texts were then cut to what each added when the record finished
+   * (record/stream-integrity.ts `settleCumulative`). Absent otherwise.
+   */
+  cumulativeText?: true;
+}
+
+/** A `usage` field that contradicted the stream or the request (FORMAT.md §6.2). */
+export type UsageFault = 'completion_tokens' | 'reasoning_tokens' | 'total_tokens' | 'prompt_tokens';
+
+/**
+ * Buffered delivery: at least half of the gaps between content chunks were 0 (several chunks
+ * completed by one network read) and one read completed 5 (record/stream-integrity.ts) or more.
+ */
+export interface BufferedDelivery {
+  /** Most content chunks one network read completed. */
+  largest_burst_chunks: number;
+  /** Gaps between consecutive content chunks that were 0 (same read), of `gaps`. */
+  zero_gaps: number;
+  /** Gaps between consecutive content chunks (content chunks − 1). */
+  gaps: number;
+}
+
+/**
+ * What was wrong with one request's stream (`stream_integrity` of its `profile_export.jsonl` line);
+ * each key present only when it applies, and the whole object absent for a clean stream.
+ */
+export interface StreamIntegrity {
+  /** The stream arrived in bursts (a proxy or gateway held it back): its TTFT, ITL and gaps measure that. */
+  buffered?: BufferedDelivery;
+  /**
+   * Every text chunk repeated the whole text so far: each chunk's text was cut to what it added, so
+   * the output text (and a multi-turn history) is the last chunk's text.
+   */
+  cumulative?: true;
+  /**
+   * The `usage` fields that contradicted the stream or the request; the client's counts replaced
+   * the usage (record/stream-integrity.ts `trustedUsage`).
+   */
+  usage_untrusted?: UsageFault[];
 }
 
 /** Metric values of one record keyed by AIPerf metric tag, in display units (ms, tokens, tokens/s). */
@@ -238,6 +283,8 @@ export interface ProcessedRecord {
   oslSource: OslSource;
   /** Where the record's server timing came from (its `server_*` metrics); absent when it had none. */
   serverTimingSource?: ServerTimingSource;
+  /** What was wrong with its stream or usage (record/stream-integrity.ts); absent for a clean stream. */
+  streamIntegrity?: StreamIntegrity;
 }
 
 /** A failure as `profile_export.jsonl` carries it: all of {@link RecordError} but the monotonic `failedAtNs`. */

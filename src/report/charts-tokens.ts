@@ -8,6 +8,9 @@ import { baseOption, type ChartSpec, compact, countSubtitle, subtitle, valueAxis
 import { downsample } from './downsample.js';
 import type { RequestPoint } from './types.js';
 
+/** The colour value of a request whose server reported no cached tokens (outside the scale: grey). */
+const NOT_REPORTED = -1;
+
 function cachedRange(data: readonly number[][]): number {
   let max = 0;
   for (const d of data) max = Math.max(max, d[2] ?? 0);
@@ -16,14 +19,18 @@ function cachedRange(data: readonly number[][]): number {
 
 /**
  * One point per request `[ISL, TTFT ms(, cached tokens)]`; a colour scale shows `usage_cached_tokens`
- * when any request carries it. Null when no request has both ISL and TTFT.
+ * when any request carries it, grey for a request without it (unknown, not 0). Null when no request
+ * has both ISL and TTFT.
  */
 export function islVsTtftChart(requests: readonly RequestPoint[]): ChartSpec | null {
   const withCache = requests.some((r) => r.cachedTokens !== undefined);
   const all: number[][] = [];
   for (const r of requests) {
     if (r.isl === undefined || r.ttftMs === undefined) continue;
-    all.push(withCache ? [r.isl, compact(r.ttftMs), r.cachedTokens ?? 0] : [r.isl, compact(r.ttftMs)]);
+    // A request that reported no cached tokens is unknown, not 0: below the scale, drawn grey.
+    all.push(
+      withCache ? [r.isl, compact(r.ttftMs), r.cachedTokens ?? NOT_REPORTED] : [r.isl, compact(r.ttftMs)],
+    );
   }
   if (all.length === 0) return null;
   const data = downsample(all) as number[][];
@@ -50,6 +57,7 @@ export function islVsTtftChart(requests: readonly RequestPoint[]): ChartSpec | n
       calculable: false,
       text: [`${maxCached.toLocaleString('en-US')} cached`, '0 cached'],
       inRange: { color: ['#313695', '#4575b4', '#74add1', '#fdae61', '#f46d43', '#a50026'] },
+      outOfRange: { color: '#b0b0b0' },
     };
   }
   return { id: 'isl-vs-ttft', title, option, points: data.length };

@@ -47,6 +47,8 @@ export interface Fixture {
     stream: boolean;
     streamOptions?: Record<string, unknown>;
     maxTokens?: number;
+    /** 1.2: the client sends a prompt of exactly this many tokens. */
+    promptTokens?: number;
   };
   response: FixtureResponse;
   expect: Record<string, unknown>;

@@ -29,6 +29,8 @@ export interface ExportedLine {
   };
   metrics: Record<string, { value: number | number[]; unit: string }>;
   error: { code: number; type: string; message: string; kind: string; retry_after?: string } | null;
+  /** Present only when the request's stream or usage was not what it seemed. */
+  stream_integrity?: { buffered?: object; cumulative?: true; usage_untrusted?: string[] };
 }
 
 /** What a user sees of one fixture's run. */
@@ -44,6 +46,8 @@ export interface ProfiledFixture {
 export interface ProfileFixtureOptions {
   /** `--per-chunk-usage`. */
   perChunkUsage?: boolean;
+  /** `--use-server-token-count`. */
+  useServerTokenCount?: boolean;
 }
 
 const SILENT = { info: () => undefined, warn: () => undefined };
@@ -58,11 +62,17 @@ function fixtureConfig(player: FixturePlayer, fixture: Fixture, dir: string, opt
     endpointType: fixture.request.endpoint,
     streaming: fixture.request.stream,
     headers: { 'x-fixture': fixture.name },
-    synthetic: { isl: 16, numDatasetEntries: 1, ...(maxTokens === undefined ? {} : { osl: maxTokens }) },
+    synthetic: {
+      // §3: without `promptTokens`, any short prompt; shorter than every scripted usage.prompt_tokens.
+      isl: fixture.request.promptTokens ?? 6,
+      numDatasetEntries: 1,
+      ...(maxTokens === undefined ? {} : { osl: maxTokens }),
+    },
     requestCount: 1,
     concurrency: 1,
     requestTimeoutSeconds: (fixture.clientTimeoutMs ?? 10_000) / 1000,
     perChunkUsage: options.perChunkUsage === true,
+    useServerTokenCount: options.useServerTokenCount === true,
     randomSeed: 1,
     artifactDir: dir,
     clientWarmupMs: 0,
@@ -334,19 +344,84 @@ function checkUsageReport(fixture: Fixture, run: ProfiledFixture): void {
   if (line.error !== null || source === undefined) return;
   const responses = summary.responses as ResponsesSection;
   const withUsage = source === 'usage';
+  // §6.2: usage that cannot be right came, but was not used (the warning names it, §6.4).
+  const untrusted = !withUsage && warnedAbout(fixture).includes('usage');
   assert.deepEqual(
     [responses.with_usage, responses.without_usage],
-    withUsage ? [1, 0] : [0, 1],
+    withUsage || untrusted ? [1, 0] : [0, 1],
     'usage counts',
   );
   assert.equal(responses.osl_from[withUsage ? 'server_usage' : 'client_tokenizer'], 1, 'osl_from');
   const warned = summary.warnings.filter((w) => w.includes('sent no usage'));
-  assert.equal(warned.length, withUsage ? 0 : 1, `warnings: ${JSON.stringify(summary.warnings)}`);
-  if (!withUsage) assert.match(warned[0] as string, /OSL is the client tokenizer's count/);
+  assert.equal(
+    warned.length,
+    withUsage || untrusted ? 0 : 1,
+    `warnings: ${JSON.stringify(summary.warnings)}`,
+  );
+  if (!withUsage && !untrusted) assert.match(warned[0] as string, /OSL is the client tokenizer's count/);
+}
+
+/** `warningIncludes` as a list of lower-case strings (empty when the fixture has none). */
+function warnedAbout(fixture: Fixture): string[] {
+  const w = fixture.expect.warningIncludes as string | string[] | undefined;
+  if (w === undefined) return [];
+  return (Array.isArray(w) ? w : [w]).map((s) => s.toLowerCase());
+}
+
+/** The `stream_integrity` key of a line and of the summary that each warning word of FORMAT.md §6.4 names. */
+const INTEGRITY_KEYS = [
+  ['buffer', 'buffered'],
+  ['cumulative', 'cumulative'],
+  ['usage', 'usage_untrusted'],
+] as const;
+
+/** The summary's `stream_integrity` counts (metrics/stream-integrity-check.ts). */
+interface IntegritySection {
+  requests: number;
+  buffered: number;
+  cumulative: number;
+  usage_untrusted: number;
+  usage_untrusted_fields: Record<string, number>;
 }
 
 /**
- * Compares a fixture run's exports with `expect` (FORMAT.md §5): every field the export shows.
+ * 1.2 fields: `isl`, `cachedTokens`, `warningIncludes` (one summary warning holding every string,
+ * case-insensitively). Each warning word of §6.4 must show as its flag in the line's
+ * `stream_integrity` and as a count of 1 in the summary's, a field named with `usage` among the
+ * line's `usage_untrusted`; a fixture that expects no warning must raise no flag at all (no false
+ * warnings).
+ */
+function checkIntegrity(fixture: Fixture, run: ProfiledFixture): void {
+  const e = fixture.expect as Record<string, never>;
+  const { line, summary } = run;
+  if (e.isl !== undefined) assert.equal(metric(line, 'input_sequence_length'), e.isl, 'isl');
+  if ('cachedTokens' in fixture.expect)
+    assert.equal(metric(line, 'usage_cached_tokens'), e.cachedTokens ?? undefined, 'cachedTokens');
+  const words = warnedAbout(fixture);
+  const shown = `warnings: ${JSON.stringify(summary.warnings)}`;
+  if (words.length > 0)
+    assert.ok(
+      summary.warnings.some((w) => words.every((word) => w.toLowerCase().includes(word))),
+      `no warning holds all of ${JSON.stringify(words)}; ${shown}`,
+    );
+  const section = summary.stream_integrity as IntegritySection;
+  assert.equal(section.requests, 1, 'stream_integrity.requests');
+  for (const [word, key] of INTEGRITY_KEYS) {
+    const expected = words.includes(word);
+    assert.equal(line.stream_integrity?.[key] !== undefined, expected, `line stream_integrity.${key}`);
+    assert.equal(section[key], expected ? 1 : 0, `summary stream_integrity.${key}; ${shown}`);
+  }
+  const untrusted = line.stream_integrity?.usage_untrusted ?? [];
+  for (const field of ['completion_tokens', 'prompt_tokens', 'reasoning_tokens', 'total_tokens'])
+    if (words.includes('usage') && words.includes(field))
+      assert.ok(untrusted.includes(field), `usage_untrusted ${JSON.stringify(untrusted)} names ${field}`);
+  if (line.stream_integrity !== undefined)
+    assert.notDeepEqual(line.stream_integrity, {}, 'stream_integrity is absent, never empty');
+}
+
+/**
+ * Compares a fixture run's exports with `expect` (FORMAT.md §5, 1.2 fields included): every field the
+ * export shows.
  * `outputText`, `reasoningText`, `parseErrors`, `chunkArrivals[].text` and a failed request's own
  * TTFT and `partial` counts are not in any export, so they are not checked here.
  */
@@ -364,4 +439,5 @@ export function checkExpect(
   checkStamps(run.line);
   checkStreamShape(fixture, run);
   checkUsageReport(fixture, run);
+  checkIntegrity(fixture, run);
 }

@@ -157,6 +157,8 @@ export function sseTruncatedFixtureProperty(): NamedProperty {
 const ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'http_status',
   'in_band_error',
+  'malformed_event',
+  'event_too_large',
   'timeout',
   'connection_reset',
   'stream_incomplete',
@@ -326,7 +328,9 @@ export function recordBuilderProperty(): NamedProperty {
       const raw =
         x.ending.kind === 'end' && x.headers !== null ? builder.end(t) : builder.stop(stopOf(x.ending), t);
       tally(counts, effectiveError(raw)?.kind ?? 'success');
-      return hasOneClassification(raw) && raw.endNs === t;
+      // A record that failed at an unreadable event ends at that event.
+      const unreadable = raw.error?.kind === 'malformed_event' || raw.error?.kind === 'event_too_large';
+      return hasOneClassification(raw) && raw.endNs === (unreadable ? raw.error?.failedAtNs : t);
     }),
   };
 }

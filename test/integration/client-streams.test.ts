@@ -191,9 +191,16 @@ test('non-streamed chat body: one chunk stamped when the body has been read', as
   assert.equal(sent?.body.stream_options, undefined);
 });
 
-test('reasoning chunk counts for TTFT; a bad JSON event is a parse error, not a failure', async () => {
+test('reasoning chunk counts for TTFT; a bad JSON event fails the request there (FORMAT.md 1.2 malformed_event)', async () => {
   const raw = await send('reasoning-then-text');
-  assert.equal(raw.error, null);
+  assert.equal(raw.error?.kind, 'malformed_event');
+  assert.match(
+    raw.error?.message ?? '',
+    /an SSE data event is not JSON \(8 characters\); it starts "not json"/,
+  );
+  // The record ends at that event: the finish and [DONE] after it do not count.
+  assert.equal(raw.endNs, raw.error?.failedAtNs);
+  assert.equal(raw.finishReason, null, 'the finish after the bad event was not read');
   assert.deepEqual(
     raw.chunks.map((c) => [c.reasoning, c.text]),
     [

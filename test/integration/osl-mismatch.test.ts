@@ -26,9 +26,13 @@ const EOS = /fewer output tokens than the requested max tokens.*probably stopped
 const IGNORED =
   /more output tokens \(the server's usage\.completion_tokens\) than the requested max tokens.*ignored/;
 
-/** `MAX_TOKENS` streamed chunks (" w0" … " w7": the client tokenizer reads each back as two tokens), then `usage`. */
-function answer(name: string, usage: { completion_tokens: number } | null) {
-  const chunks = Array.from({ length: MAX_TOKENS }, (_, i) => chatChunk(` w${i}`)).join('');
+/**
+ * `streamed` chunks (" w0" … " w7": the client tokenizer reads each back as two tokens), then
+ * `usage`. A usage below the chunks streamed would contradict the stream and not be used (stream
+ * integrity), so a shorter answer streams as many chunks as its usage counts.
+ */
+function answer(name: string, usage: { completion_tokens: number } | null, streamed = MAX_TOKENS) {
+  const chunks = Array.from({ length: streamed }, (_, i) => chatChunk(` w${i}`)).join('');
   const usageEvent =
     usage === null
       ? ''
@@ -44,7 +48,7 @@ function answer(name: string, usage: { completion_tokens: number } | null) {
 const fixtures = [
   answer('no-usage', null),
   answer('usage-longer', { completion_tokens: 2 * MAX_TOKENS }),
-  answer('usage-shorter', { completion_tokens: MAX_TOKENS / 4 }),
+  answer('usage-shorter', { completion_tokens: MAX_TOKENS / 4 }, MAX_TOKENS / 4),
 ];
 let player: FixturePlayer;
 before(async () => {

@@ -87,7 +87,7 @@ test('the same trace twice against one server: ideal and reported agree on a col
   assert.ok(!cold.summary.warnings.some((w) => WARM.test(w)), cold.summary.warnings.join('\n'));
   assert.match(
     cold.console,
-    /Prefix cache: ideal [\d.]+ % of prompt tokens .*server reported [\d.]+ % \(40 requests\); 0 over the ideal/,
+    /Prefix cache: ideal [\d.]+ % of prompt tokens .*server reported [\d.]+ % \(40 of 40 requests reported cached tokens\); 0 over the ideal/,
   );
   assert.match(cold.report, /<section id="prefix-cache">/);
   assert.match(cold.report, /Cached prompt tokens: reported vs ideal/);

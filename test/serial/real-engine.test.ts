@@ -308,6 +308,19 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests un
     }
   });
 
+  await t.test("a real engine's streams raise no stream-integrity flag", () => {
+    for (const run of [one, four, plain, templated]) {
+      const section = run.summary.stream_integrity as Record<string, number>;
+      t.diagnostic(`${run.label} stream_integrity: ${JSON.stringify(section)}`);
+      for (const key of ['buffered', 'cumulative', 'usage_untrusted', 'malformed_event', 'event_too_large'])
+        assert.equal(section[key], 0, `${run.label} stream_integrity.${key}`);
+      const flagged = run.records.filter(
+        (r) => (r as { stream_integrity?: unknown }).stream_integrity !== undefined,
+      );
+      assert.deepEqual(flagged, [], run.label);
+    }
+  });
+
   await t.test('TTFT and ITL at concurrency 4 exceed those at concurrency 1 (avg and p50)', () => {
     for (const tag of ['time_to_first_token', 'inter_token_latency']) {
       const a = one.summary[tag] as SummaryStat;

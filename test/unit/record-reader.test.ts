@@ -85,6 +85,17 @@ const CASES: Record<string, ProcessedRecord> = {
     xRequestId: '{"request_end_ns":1}',
   }),
   'times long before and after the base': record({ startNs: -86_400e9, endNs: 90 * 86_400e9 }),
+  'a stream that was buffered, cumulative and carried a usage not used': record(
+    {},
+    {
+      oslSource: 'client_tokenizer',
+      streamIntegrity: {
+        buffered: { largest_burst_chunks: 7, zero_gaps: 11, gaps: 12 },
+        cumulative: true,
+        usage_untrusted: ['completion_tokens', 'total_tokens'],
+      },
+    },
+  ),
 };
 
 for (const [name, r] of Object.entries(CASES)) {
@@ -133,6 +144,11 @@ test('a line the writer would not write fails naming the field', () => {
   const cases: Array<[string, string, RegExp]> = [
     ['{"metadata":', '', /not JSON/],
     [good.replace('"osl_source":"server_usage",', ''), 'metadata.osl_source', /got nothing \(missing\)/],
+    [
+      good.replace(/}$/, ',"stream_integrity":{"usage_untrusted":["cached_tokens"]}}'),
+      'stream_integrity.usage_untrusted',
+      /expected a list of completion_tokens/,
+    ],
     [
       good.replace('"turn_index":2', '"turn_index":"2"'),
       'metadata.turn_index',

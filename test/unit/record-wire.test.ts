@@ -1,7 +1,7 @@
 /**
  * The worker → main record transport: random records packed, structured-cloned (as postMessage
  * does) and unpacked equal the originals, chunk texts with surrogate pairs, empty strings,
- * reasoning, running usage counts and the server's own timing included.
+ * reasoning, running usage counts, the server's own timing and the cumulative-text mark included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -63,39 +63,53 @@ const record: fc.Arbitrary<RawRecord> = fc
         keepAliveS: fc.option(fc.nat({ max: 600 })),
       }),
     ),
+    cumulativeText: fc.boolean(),
   })
-  .map(({ chunks, startNs, requestType, error, usage, idleClose, serverTiming, ...observed }) => {
-    const raw: RawRecord = {
-      conversationId: 'c',
-      turnIndex: 0,
-      sessionNum: 1,
-      xRequestId: 'x',
-      xCorrelationId: 'y',
-      model: 'm',
-      scheduledNs: observed.scheduledNs,
-      startNs,
-      sentNs: observed.sentNs,
-      connectionReused: observed.connectionReused,
-      connectDurationNs: observed.connectDurationNs,
-      ackNs: observed.ackNs,
-      responseStreamed: observed.responseStreamed,
+  .map(
+    ({
       chunks,
-      streamEndNs: observed.streamEndNs,
-      endNs: startNs + 2,
-      usage,
-      finishReason: observed.finishReason,
-      inputTokens: 3,
-      requestedOutputTokens: null,
-      httpStatus: observed.httpStatus,
-      parseErrors: observed.parseErrors,
+      startNs,
+      requestType,
       error,
-      cancelled: observed.cancelled,
-    };
-    if (requestType !== null) raw.requestType = requestType;
-    if (idleClose !== null) raw.idleClose = idleClose;
-    if (serverTiming !== null) raw.serverTiming = serverTiming;
-    return raw;
-  });
+      usage,
+      idleClose,
+      serverTiming,
+      cumulativeText,
+      ...observed
+    }) => {
+      const raw: RawRecord = {
+        conversationId: 'c',
+        turnIndex: 0,
+        sessionNum: 1,
+        xRequestId: 'x',
+        xCorrelationId: 'y',
+        model: 'm',
+        scheduledNs: observed.scheduledNs,
+        startNs,
+        sentNs: observed.sentNs,
+        connectionReused: observed.connectionReused,
+        connectDurationNs: observed.connectDurationNs,
+        ackNs: observed.ackNs,
+        responseStreamed: observed.responseStreamed,
+        chunks,
+        streamEndNs: observed.streamEndNs,
+        endNs: startNs + 2,
+        usage,
+        finishReason: observed.finishReason,
+        inputTokens: 3,
+        requestedOutputTokens: null,
+        httpStatus: observed.httpStatus,
+        parseErrors: observed.parseErrors,
+        error,
+        cancelled: observed.cancelled,
+      };
+      if (requestType !== null) raw.requestType = requestType;
+      if (idleClose !== null) raw.idleClose = idleClose;
+      if (serverTiming !== null) raw.serverTiming = serverTiming;
+      if (cumulativeText) raw.cumulativeText = true;
+      return raw;
+    },
+  );
 
 /** The record of the same request before anything was observed (as the main thread builds it). */
 function shellOf(raw: RawRecord): RawRecord {

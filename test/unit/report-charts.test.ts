@@ -240,6 +240,13 @@ test('ISL vs TTFT is coloured by cached tokens only when the server reported the
   assert.equal(vm?.dimension, 2);
   assert.equal(vm?.max, 512);
   assert.deepEqual(seriesData(cached.option)[0], [1000, 100, 512]);
+  // A request without cached tokens is unknown, not 0: outside the scale, drawn grey.
+  const partly = islVsTtftChart([req(0, 1, { cachedTokens: 512 }), req(1, 2)])!;
+  assert.equal(seriesData(partly.option)[1]?.[2], -1);
+  const outOfRange = (partly.option as { visualMap?: { min: number; outOfRange?: { color: string } } })
+    .visualMap;
+  assert.equal(outOfRange?.min, 0);
+  assert.equal(outOfRange?.outOfRange?.color, '#b0b0b0');
   const plain = islVsTtftChart([req(0, 1)])!;
   assert.equal((plain.option as { visualMap?: unknown }).visualMap, undefined);
 });

@@ -110,3 +110,41 @@ test('push returns no events for a read that completes none', () => {
   assert.equal(decoder.push(new Uint8Array(0), 2).length, 0);
   assert.deepEqual(simple(decoder.push(utf8('\n\n'), 3)), [['message', 'partial', 3]]);
 });
+
+test('the event size cap: an event up to it spans any number of reads, past it the decoder stops', () => {
+  const cap = 64;
+  const fits = new SseDecoder(cap);
+  const line = `data: ${'x'.repeat(cap - 8)}`;
+  const got: SseEvent[] = [];
+  for (let i = 0; i < line.length; i += 7) got.push(...fits.push(utf8(line.slice(i, i + 7)), i));
+  got.push(...fits.push(utf8('\n\n'), 99));
+  assert.deepEqual(simple(got), [['message', 'x'.repeat(cap - 8), 99]]);
+  assert.equal(fits.oversizedBytes, 0);
+
+  // One line carried over reads past the cap.
+  const long = new SseDecoder(cap);
+  long.push(utf8(`data: ${'y'.repeat(40)}`), 1);
+  assert.equal(long.oversizedBytes, 0);
+  long.push(utf8('y'.repeat(40)), 2);
+  assert.ok(long.oversizedBytes > cap, `${long.oversizedBytes} bytes held`);
+  // Nothing after it is decoded, and the body ends mid-event.
+  assert.deepEqual(long.push(utf8('\n\ndata: z\n\n'), 3), []);
+  assert.deepEqual(long.end(4), { events: [], midEvent: true });
+
+  // Several data lines of one event, each small, past the cap together.
+  const lines = new SseDecoder(cap);
+  assert.deepEqual(lines.push(utf8(`data: ${'a'.repeat(30)}\ndata: ${'b'.repeat(30)}\n`), 1), []);
+  assert.equal(lines.oversizedBytes, 0);
+  lines.push(utf8(`data: ${'c'.repeat(30)}\n`), 2);
+  assert.ok(lines.oversizedBytes > cap);
+});
+
+test('lines that are no SSE field are ignored but kept (bounded) to explain a stream that breaks off', () => {
+  const decoder = new SseDecoder();
+  const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n';
+  const events = decoder.push(utf8(`data: a\n\nid: 7\nretry: 5\n: ping\n${page}`), 1);
+  assert.deepEqual(simple(events), [['message', 'a', 1]]);
+  assert.equal(decoder.strayLine, '<html>\n<head><title>502 Bad Gateway</title></head>');
+  decoder.push(utf8(`${'z'.repeat(400)}\n`), 2);
+  assert.ok((decoder.strayLine?.length ?? 0) <= 161, 'kept bounded');
+});
