@@ -10,6 +10,7 @@ import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary } from './cache-check.js';
 import { metricByTag } from './registry.js';
 import { tailStats } from './stats.js';
+import { StreamIntegrityCheck, type StreamIntegritySummary } from './stream-integrity-check.js';
 import { addToTotals, emptyTotals } from './totals.js';
 import type { RunMetricDef, RunTotals } from './types.js';
 
@@ -52,6 +53,11 @@ export interface ServerSummary {
    * `usage_check.per_layout` (each layout's `server`).
    */
   cache_check?: CacheCheckSummary;
+  /**
+   * This server's own stream-integrity counts (the run's `stream_integrity` over its requests only):
+   * a gateway that buffers or a replica whose usage contradicts its streams is named by its URL.
+   */
+  stream_integrity: StreamIntegritySummary;
 }
 
 /** What is kept of one server while the run goes on. */
@@ -59,6 +65,7 @@ interface ServerTally {
   totals: RunTotals;
   sessions: number;
   cache: CacheCheck;
+  integrity: StreamIntegrityCheck;
   values: Record<(typeof SERVER_DISTRIBUTIONS)[number], number[]>;
 }
 
@@ -67,6 +74,7 @@ function emptyTally(): ServerTally {
     totals: emptyTotals(false),
     sessions: 0,
     cache: new CacheCheck(),
+    integrity: new StreamIntegrityCheck(),
     values: { time_to_first_token: [], request_latency: [], inter_token_latency: [] },
   };
 }
@@ -96,6 +104,7 @@ export class ServerSplit {
     addToTotals(tally.totals, record, null);
     if (record.raw.turnIndex === 0) tally.sessions++;
     tally.cache.add(record);
+    tally.integrity.add(record);
     if (!record.valid) return;
     for (const tag of SERVER_DISTRIBUTIONS) {
       const value = record.metrics[tag];
@@ -111,6 +120,7 @@ export class ServerSplit {
         request_count: tally.totals.validCount,
         error_request_count: tally.totals.errorCount,
         sessions: tally.sessions,
+        stream_integrity: tally.integrity.result(),
       };
       for (const tag of SERVER_RATES) {
         const value = (metricByTag(tag) as RunMetricDef).compute(tally.totals);
@@ -141,6 +151,8 @@ export function serverLine(s: ServerSummary): string {
   if (tails.length > 0) parts.push(tails.join(', '));
   const cache = s.cache_check;
   if (cache !== undefined) parts.push(cachedPart(cache));
+  const stream = s.stream_integrity === undefined ? null : integrityPart(s.stream_integrity);
+  if (stream !== null) parts.push(stream);
   return parts.join('; ');
 }
 
@@ -152,4 +164,20 @@ function cachedPart(c: CacheCheckSummary): string {
       ? 'no cached_tokens reported'
       : `reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} requests)`;
   return `prefix cache: ideal ${pct(c.ideal_hit_ratio)}, ${reported}`;
+}
+
+/**
+ * `stream: 12 buffered, 3 usage not used` of one server; null when its streams were all clean (or the
+ * entry predates the field).
+ */
+function integrityPart(i: StreamIntegritySummary): string | null {
+  const named: Array<[number, string]> = [
+    [i.buffered, 'buffered'],
+    [i.cumulative, 'cumulative'],
+    [i.usage_untrusted, 'usage not used'],
+    [i.malformed_event, 'malformed event'],
+    [i.event_too_large, 'event over the size cap'],
+  ];
+  const parts = named.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return parts.length === 0 ? null : `stream: ${parts.join(', ')}`;
 }

@@ -9,9 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { CacheCheckSummary } from '../../src/metrics/cache-check.js';
+import type { StreamIntegritySummary } from '../../src/metrics/stream-integrity-check.js';
 import type { UsageCheckSummary } from '../../src/metrics/usage-check.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { runCliProcess } from '../helpers/cli-process.js';
+import { loadFixtures, startFixturePlayer } from '../helpers/fixture-player.js';
 
 let templated: RunningSimulator;
 let plain: RunningSimulator;
@@ -29,7 +31,12 @@ after(async () => {
 
 interface Summary {
   usage_check: UsageCheckSummary;
-  servers: Array<{ url: string; request_count: number; cache_check?: CacheCheckSummary }>;
+  servers: Array<{
+    url: string;
+    request_count: number;
+    cache_check?: CacheCheckSummary;
+    stream_integrity: StreamIntegritySummary;
+  }>;
 }
 
 test('two replicas with different chat templates: each learns its own overhead, and each reports its own cache figures', async () => {
@@ -121,4 +128,51 @@ test('one replica that templates and one that does not, read as one server, woul
       [plain.url, 0, 6],
     ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
   );
+});
+
+test('a replica whose streams are cumulative is named by its own stream-integrity counts', async () => {
+  const cumulative = loadFixtures().filter((f) => f.name === 'b37-cumulative-text-chunks');
+  assert.equal(cumulative.length, 1);
+  const player = await startFixturePlayer(cumulative);
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
+    const r = await runCliProcess([
+      'profile',
+      '-m',
+      'Qwen/Qwen3-8B',
+      '--tokenizer',
+      'builtin',
+      '--endpoint-type',
+      'chat',
+      '--streaming',
+      '--url',
+      plain.url,
+      '--url',
+      player.origin,
+      '--request-count',
+      '6',
+      '--concurrency',
+      '2',
+      '--client-warmup-ms',
+      '0',
+      '--ui',
+      'none',
+      '--artifact-dir',
+      dir,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
+    const byUrl = new Map(summary.servers.map((s) => [s.url, s.stream_integrity]));
+    assert.equal(byUrl.get(player.origin)?.cumulative, 3, JSON.stringify(summary.servers));
+    assert.equal(byUrl.get(player.origin)?.requests, 3);
+    assert.equal(byUrl.get(plain.url)?.cumulative, 0);
+    assert.ok(r.stdout.includes(`Server ${player.origin}: 3 requests`), r.stdout);
+    assert.match(
+      r.stdout,
+      new RegExp(`Server ${player.origin.replaceAll('.', '\\.')}: .*; stream: 3 cumulative`),
+    );
+    assert.doesNotMatch(r.stdout, new RegExp(`Server ${plain.url.replaceAll('.', '\\.')}: .*stream:`));
+  } finally {
+    await player.close();
+  }
 });
