@@ -1,8 +1,9 @@
 /**
  * Bad input a newcomer met that was taken silently or explained badly (#23 item 8): each is now
  * refused naming the flag, file, line or key (exit 2 for a usage error, 1 for a bad input file), or
- * warned about on the console. Through the CLI: `main` in this process for usage errors, a child
- * process for what needs a run.
+ * warned about on the console. Through the CLI: `main` in this process for usage errors and for
+ * the runs against `--simulator` (its simulator is a child process all the same); a child process
+ * for the runs that need their own `HOME`.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -366,7 +367,7 @@ test('--request-rate-series: a bad file or point is refused naming the file, the
   }
 });
 
-/** A quick run against the built-in simulator into a new folder; returns the folder too. */
+/** A quick run (in this process) against the built-in simulator into a new folder; returns the folder too. */
 async function quickRun(extra: string[]): Promise<{ code: number | null; stderr: string; dir: string }> {
   const dir = join(freshDir(), 'out');
   const args = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin', '--ui', 'none'];
@@ -379,7 +380,7 @@ async function quickRun(extra: string[]): Promise<{ code: number | null; stderr:
     dir,
     ...extra,
   );
-  const r = await runCliProcess(args);
+  const r = await tokenload(args);
   return { code: r.code, stderr: r.stderr, dir };
 }
 
