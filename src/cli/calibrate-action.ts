@@ -9,6 +9,9 @@
  * Rates and stream counts double from 50 until a step fails; when the first step fails the ceiling is
  * "below the lowest step", never 0. The simulator shares this machine, so the figures are a floor for
  * a remote server. Results go to {@link defaultCalibrationPath} (or `--output`), which `profile` reads.
+ * The first step of each ramp runs the client warm-up (`--client-warmup-ms`'s default); the later
+ * steps run in this process, warm by then, without it (as a search's later probes do): a stream
+ * step's warm-up otherwise ran to its 5 s cap every time.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -95,11 +98,11 @@ async function step(
 async function ramp(
   start: number,
   max: number,
-  run: (n: number) => Promise<CalibrationStep>,
+  run: (n: number, first: boolean) => Promise<CalibrationStep>,
 ): Promise<CalibrationStep[]> {
   const steps: CalibrationStep[] = [];
   for (let n = start; n <= max; n *= 2) {
-    const s = await run(n);
+    const s = await run(n, n === start);
     steps.push(s);
     if (!s.pass) break;
   }
@@ -132,7 +135,11 @@ async function rampAgainst(
   const server = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
   try {
     const base = profileConfig({ ...common, url: server.url, extraInputs: { ignore_eos: true } });
-    return await ramp(50, max, (level) => step(base, at(level), level, seconds));
+    // Only the first step warms the client up: the later ones run in this process, warm by then.
+    const warm: Partial<ProfileConfig> = { clientWarmupMs: 0 };
+    return await ramp(50, max, (level, first) =>
+      step(first ? base : { ...base, ...warm }, at(level), level, seconds),
+    );
   } finally {
     await server.close();
   }

@@ -4,7 +4,10 @@
  * in this process, in a fresh working folder (so the default `artifacts/<run name>` lands there).
  * Tests run offline (no Hugging Face Hub), and a placeholder model (`your-model`) has no tokenizer
  * anywhere, so `--tokenizer builtin` is added unless the command names a tokenizer: AIPerf too needs
- * one it can load.
+ * one it can load. `--client-warmup-ms 0` is added too unless the command names it or the test asks
+ * for the default warm-up: the tests of the parallel group read counts, shapes and schedules that
+ * say how many re-anchors they allow, not how early a cold client sends (the client warm-up is up to
+ * 5 s of a busy core a run); a serial test of a schedule's shape keeps it.
  */
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +24,14 @@ export interface DocRun<S> {
   artifacts: RunArtifacts<S>;
 }
 
+/** How a documented command is run. */
+export interface DocRunOptions {
+  /** Keep the client warm-up at its default (else `--client-warmup-ms 0` is added). Default false. */
+  clientWarmup?: boolean;
+}
+
 /** The arguments of a documented `aiperf profile …` command (backslash continuations allowed). */
-export function docArgs(command: string, url: string): string[] {
+export function docArgs(command: string, url: string, opts: DocRunOptions = {}): string[] {
   const words = command
     .replaceAll('\\\n', ' ')
     .split(/\s+/)
@@ -31,6 +40,8 @@ export function docArgs(command: string, url: string): string[] {
   const args = words.slice(1).map((w) => (w === 'localhost:8000' ? url : w));
   if (!args.includes('--url')) args.push('--url', url);
   if (!args.includes('--tokenizer')) args.push('--tokenizer', 'builtin');
+  if (opts.clientWarmup !== true && !args.includes('--client-warmup-ms'))
+    args.push('--client-warmup-ms', '0');
   return args;
 }
 
@@ -41,12 +52,13 @@ export function docArgs(command: string, url: string): string[] {
 export async function runDocCommand<S = Record<string, unknown>>(
   command: string,
   url: string,
+  opts: DocRunOptions = {},
 ): Promise<DocRun<S>> {
   const cwd = process.cwd();
   const work = mkdtempSync(join(tmpdir(), 'tokenload-aiperf-doc-'));
   process.chdir(work);
   try {
-    const args = docArgs(command, url);
+    const args = docArgs(command, url, opts);
     const { code, stderr } = await runCliInProcess(args);
     const runFolder = runFolderOf(work, args);
     if (runFolder === null) throw new Error(`exit ${code}, no run folder: ${stderr}`);

@@ -3,7 +3,8 @@
  * docs/cli-options.md), with only `aiperf` replaced and `--url` pointed at the simulator, through the
  * CLI: `--conversation-num` is the number of sessions, each runs all its turns, and the run ends
  * when they complete ("10 conversations × 3 turns = 30 requests"); a later turn's ISL counts the
- * history it re-sends, as AIPerf counts it; files and goodput SLOs as AIPerf takes them.
+ * history it re-sends, as AIPerf counts it; files and goodput SLOs as AIPerf takes them. The runs
+ * add `--client-warmup-ms 0`: every assertion reads counts, turns and token lengths, none a time.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -41,6 +42,8 @@ async function aiperfCommand(flags: string[]): Promise<{ records: ExportedRecord
     '--ui',
     'none',
     '--no-server-metrics',
+    '--client-warmup-ms',
+    '0',
   ];
   const exit = await runCliInProcess(args);
   assert.equal(exit.code, 0, exit.stderr);

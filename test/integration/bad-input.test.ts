@@ -1,8 +1,8 @@
 /**
  * Bad input a newcomer met that was taken silently or explained badly (#23 item 8): each is now
  * refused naming the flag, file, line or key (exit 2 for a usage error, 1 for a bad input file), or
- * warned about on the console. Through the CLI: `main` in this process for usage errors, a child
- * process for what needs a run.
+ * warned about on the console. Through the CLI's `main` in this process, usage errors and runs
+ * against `--simulator` alike (its simulator is a child process all the same).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parseProfileArgs } from '../../src/index.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
-import { runCliProcess } from '../helpers/cli-process.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -26,6 +25,18 @@ function freshDir(): string {
 
 /** Runs `tokenload <args>` in this process; resolves with its exit code and what it wrote to stderr. */
 const tokenload = runCliInProcess;
+
+/** Runs `run` with `HOME` at `home` (where `profile` looks for the calibration file), restored after. */
+async function withHome<T>(home: string, run: () => Promise<T>): Promise<T> {
+  const saved = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    return await run();
+  } finally {
+    if (saved === undefined) delete process.env.HOME;
+    else process.env.HOME = saved;
+  }
+}
 
 /**
  * The spawned simulator of the runs that send: fixed timing (the engine model would spend seconds
@@ -133,10 +144,7 @@ test('a corrupt calibration file is named in a warning (the rate check is skippe
   ];
   for (const [content, what] of cases) {
     writeFileSync(file, content);
-    const r = await runCliProcess([...run, '--artifact-dir', join(home, 'out')], {
-      ...process.env,
-      HOME: home,
-    });
+    const r = await withHome(home, () => tokenload([...run, '--artifact-dir', join(home, 'out')]));
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`\\[tokenload\\] warning: ${file}: ${what.source}`));
     assert.match(
@@ -366,7 +374,7 @@ test('--request-rate-series: a bad file or point is refused naming the file, the
   }
 });
 
-/** A quick run against the built-in simulator into a new folder; returns the folder too. */
+/** A quick run (in this process) against the built-in simulator into a new folder; returns the folder too. */
 async function quickRun(extra: string[]): Promise<{ code: number | null; stderr: string; dir: string }> {
   const dir = join(freshDir(), 'out');
   const args = ['profile', '--simulator', '-m', 'm', '--tokenizer', 'builtin', '--ui', 'none'];
@@ -379,7 +387,7 @@ async function quickRun(extra: string[]): Promise<{ code: number | null; stderr:
     dir,
     ...extra,
   );
-  const r = await runCliProcess(args);
+  const r = await tokenload(args);
   return { code: r.code, stderr: r.stderr, dir };
 }
 

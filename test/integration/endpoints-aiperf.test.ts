@@ -2,7 +2,9 @@
  * AIPerf's documented `aiperf profile` commands for the endpoint types of its tutorials (messages,
  * rankings, template, image generation), run through the built CLI with only `aiperf` replaced by
  * `tokenload`, the `--url` pointed at the simulator and `--client-warmup-ms 0` added, in a fresh
- * working folder (so the artifacts land in `artifacts/<name>/` as they would for the user). Each
+ * working folder (so the artifacts land in `artifacts/<name>/` as they would for the user): the built
+ * CLI's `main` in this process (a process start costs more than most of these runs), or a process of
+ * its own for the one test that reads the console's stdout. Each
  * checks what a user checks: the request count the doc states, no errors, the metrics that make
  * sense for the endpoint (stream metrics only when streamed), and what the simulator received. The
  * model names of the docs are not on a Hub here: a Hugging Face cache holding the bundled tokenizer
@@ -10,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -18,7 +20,9 @@ import type { CapturedRequest } from '../../src/simulator/routes-capture.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { shellWords } from '../helpers/aiperf-docs.js';
 import { builtCli } from '../helpers/built-package.js';
+import { runBuiltCliInProcess } from '../helpers/cli-in-process.js';
 import { fakeCache, removeTempDirs, TOKENIZER_JSON } from '../helpers/hub-cli.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
 const COMMIT = 'a'.repeat(40);
 
@@ -57,12 +61,61 @@ interface DocRun {
  */
 const NO_CLIENT_WARMUP = ['--client-warmup-ms', '0'];
 
+type Ran = Pick<DocRun, 'code' | 'stdout' | 'stderr'>;
+
+/** The built CLI as a process in `cwd` with `env` added: exit code, stdout and stderr. */
+async function inChild(cwd: string, env: Record<string, string>, argv: string[]): Promise<Ran> {
+  const child = spawn(process.execPath, [builtCli(), ...argv], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, stdout, stderr };
+}
+
+/**
+ * The built CLI's `main` in this process, with `cwd` as the working folder and `env` set, both
+ * restored after (its stdout is not captured: this process's stdout is the test runner's channel).
+ * The run's worker threads (the server-metrics scraper, `--workers`) inherit this process's
+ * `--import tsx`, which Node resolves from the working folder: `cwd` gets a `node_modules` link to
+ * the project's so that it resolves there as in the project.
+ */
+async function inThisProcess(cwd: string, env: Record<string, string>, argv: string[]): Promise<Ran> {
+  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(cwd, 'node_modules'), 'dir');
+  const home = process.cwd();
+  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
+  Object.assign(process.env, env);
+  process.chdir(cwd);
+  try {
+    return { ...(await runBuiltCliInProcess(argv)), stdout: '' };
+  } finally {
+    process.chdir(home);
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
 /**
  * Runs a doc's command (split as a shell splits it, quotes and continuations included): `aiperf` →
  * the built CLI, the host of `--url <doc url>` → the simulator's (its path kept), `$VAR` →
  * `test-key`; `files` are written into the working folder first.
  */
-async function runDocCommand(command: string, files: Record<string, string> = {}): Promise<DocRun> {
+async function runDocCommand(
+  command: string,
+  files: Record<string, string> = {},
+  how: { stdout?: boolean } = {},
+): Promise<DocRun> {
   const cwd = mkdtempSync(join(tmpdir(), 'tokenload-docs-'));
   dirs.push(cwd);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(cwd, name), text);
@@ -77,21 +130,10 @@ async function runDocCommand(command: string, files: Record<string, string> = {}
   const model = args[modelAt + 1] as string;
   const cache = fakeCache(model, COMMIT, TOKENIZER_JSON);
   const seen = sim.capturedRequests().length;
-  const env = { ...process.env, HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1' };
-  const child = spawn(process.execPath, [builtCli(), ...args, ...NO_CLIENT_WARMUP], {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const env = { HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1' };
+  const argv = [...args, ...NO_CLIENT_WARMUP];
+  const { code, stdout, stderr } =
+    how.stdout === true ? await inChild(cwd, env, argv) : await inThisProcess(cwd, env, argv);
   const out: DocRun = { code, stdout, stderr, records: [], summary: {}, requests: [], folder: '' };
   if (code !== 0) return out;
   const [run] = readdirSync(join(cwd, 'artifacts'));
@@ -345,6 +387,7 @@ test('image_generation from a file: sends 3 requests to /v1/images/generations, 
   --concurrency 1 \\
   --request-count 3`,
     { 'image_prompts.jsonl': IMAGE_PROMPTS },
+    { stdout: true },
   );
   assertCompleted(run, 3);
   assert.ok(run.requests.every((r) => r.path === '/v1/images/generations'));

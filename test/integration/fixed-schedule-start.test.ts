@@ -2,7 +2,8 @@
  * Where tokenload's default differs from AIPerf's on a fixed schedule: with auto-offset (tokenload's
  * default) a trace whose first timestamp is 58 s starts at once, and the console says that AIPerf
  * would have waited 58.0 s and how to wait; a trace starting within 1 s of zero, or a replay with
- * `--no-fixed-schedule-auto-offset`, gets no such line.
+ * `--no-fixed-schedule-auto-offset`, gets no such line. The replays read the console, not times:
+ * no client warm-up (`--client-warmup-ms 0`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -40,7 +41,7 @@ async function replay(
     'profile',
     ...['--model', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin', '--streaming', '--url', sim.url],
     ...['--input-file', trace, '--custom-dataset-type', 'mooncake_trace', '--fixed-schedule'],
-    ...['--artifact-dir', out, '--ui', 'none', ...extra],
+    ...['--artifact-dir', out, '--ui', 'none', '--client-warmup-ms', '0', ...extra],
   ]);
   assert.equal(code, 0, stderr);
   return { code, console: readFileSync(join(out, 'profile_export_console.txt'), 'utf8') };

@@ -2,7 +2,9 @@
  * Load modes end to end against the in-process simulator (fixed timing): what the simulator saw
  * (its ground-truth log: arrivals, ends, prompt tokens) and what the run measured (records and the
  * summary JSON) for --concurrency, --request-rate (+ cap), --benchmark-duration with grace, warmup
- * and synthetic input lengths.
+ * and synthetic input lengths. The runs that read counts, in-flight levels and cut-off accounting
+ * turn the client warm-up off (up to 5 s of a busy core in a closed loop); those that read pacing,
+ * schedule lag and client health keep it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,8 @@ interface Run {
 }
 
 const SILENT = { info: () => undefined, warn: () => undefined };
+/** For runs whose assertions read no time the client's warm-up would change. */
+const NO_CLIENT_WARMUP = { clientWarmupMs: 0 };
 
 function baseConfig(dir: string, url: string): ProfileConfig {
   return profileConfig({
@@ -108,7 +112,10 @@ function avg(summary: Record<string, unknown>, tag: string): number | undefined 
 }
 
 test('--concurrency 3: never more than 3 requests open on the server; request_count = --request-count', async () => {
-  const run = await profile({ concurrency: 3, requestCount: 12 }, { ttftMs: 5, itlMs: 2 });
+  const run = await profile(
+    { concurrency: 3, requestCount: 12, ...NO_CLIENT_WARMUP },
+    { ttftMs: 5, itlMs: 2 },
+  );
   assert.equal(run.records.length, 12);
   assert.equal(run.truth.length, 12);
   assert.equal(avg(run.summary, 'request_count'), 12);
@@ -233,7 +240,7 @@ test('--request-rate 20 constant: scheduled sends 50 ms apart, achieved rate in 
 
 test('--request-rate with --concurrency 2 cap: at most 2 open on the server, every request sent', async () => {
   const run = await profile(
-    { requestRate: 500, arrivalPattern: 'constant', concurrency: 2, requestCount: 8 },
+    { requestRate: 500, arrivalPattern: 'constant', concurrency: 2, requestCount: 8, ...NO_CLIENT_WARMUP },
     { ttftMs: 10, itlMs: 5 },
   );
   assert.equal(run.records.length, 8);
@@ -244,7 +251,7 @@ test('--request-rate with --concurrency 2 cap: at most 2 open on the server, eve
 
 test('--benchmark-duration with grace: cut-off accounting in duration_cutoff matches the records', async () => {
   const run = await profile(
-    { concurrency: 2, benchmarkDurationSeconds: 0.2, gracePeriodSeconds: 0 },
+    { concurrency: 2, benchmarkDurationSeconds: 0.2, gracePeriodSeconds: 0, ...NO_CLIENT_WARMUP },
     { ttftMs: 40, itlMs: 20 },
   );
   const cut = run.summary.duration_cutoff as {
@@ -263,7 +270,7 @@ test('--benchmark-duration with grace: cut-off accounting in duration_cutoff mat
 
 test('--benchmark-duration with a long grace: requests in flight at the cut-off complete', async () => {
   const run = await profile(
-    { concurrency: 2, benchmarkDurationSeconds: 0.1, gracePeriodSeconds: 30 },
+    { concurrency: 2, benchmarkDurationSeconds: 0.1, gracePeriodSeconds: 30, ...NO_CLIENT_WARMUP },
     { ttftMs: 20, itlMs: 10 },
   );
   const cut = run.summary.duration_cutoff as { in_flight_at_cutoff: number; completed_in_grace: number };
@@ -273,7 +280,7 @@ test('--benchmark-duration with a long grace: requests in flight at the cut-off 
 
 test('warmup: 3 warmup requests reach the server but not request_count; warmup_metrics present', async () => {
   const run = await profile(
-    { concurrency: 1, warmupRequestCount: 3, requestCount: 5 },
+    { concurrency: 1, warmupRequestCount: 3, requestCount: 5, ...NO_CLIENT_WARMUP },
     { ttftMs: 2, itlMs: 1 },
   );
   assert.equal(run.truth.length, 8);
@@ -287,7 +294,12 @@ test('warmup: 3 warmup requests reach the server but not request_count; warmup_m
 
 test('synthetic --seq-dist: every record ISL is one of the requested lengths and equals what the server counted', async () => {
   const run = await profile(
-    { concurrency: 2, requestCount: 10, synthetic: { seqDist: '20,3:50;64,5:50', numDatasetEntries: 10 } },
+    {
+      concurrency: 2,
+      requestCount: 10,
+      synthetic: { seqDist: '20,3:50;64,5:50', numDatasetEntries: 10 },
+      ...NO_CLIENT_WARMUP,
+    },
     { ttftMs: 2, itlMs: 1 },
   );
   const prompt = new Map(run.truth.map((t) => [t.x_request_id, t.prompt_tokens]));

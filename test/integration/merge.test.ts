@@ -26,6 +26,7 @@ import { RUN_METRICS } from '../../src/metrics/registry.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { runProfile } from '../../src/run/profile.js';
 import { builtCli } from '../helpers/built-package.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
 import { runNode } from '../helpers/run-node.js';
 import { patchShard, splitRunIntoShards } from '../helpers/shard-folders.js';
@@ -62,7 +63,16 @@ const linesOf = (file: string): string[] =>
     .split('\n')
     .filter((l) => l !== '');
 
+/**
+ * `tokenload merge <args>` through the CLI's `main` in this process (exit code and stderr: a process
+ * start would cost more than most merges here); {@link cliProcess} for the one test that reads stdout.
+ */
 function cli(args: string[]) {
+  return runCliInProcess(['merge', ...args]);
+}
+
+/** `tokenload merge <args>` as a process of the built CLI: exit code, stdout and stderr. */
+function cliProcess(args: string[]) {
   return runNode([ENTRY, 'merge', ...args]);
 }
 
@@ -215,7 +225,7 @@ test('a missing shard: refused by name, nothing written; --allow-partial merges 
   assert.match(refused.stderr, /merge refused, nothing written: shard 1 of 3 missing/);
   assert.equal(existsSync(out), false);
 
-  const partial = await cli([
+  const partial = await cliProcess([
     shards[0] as string,
     shards[2] as string,
     '--artifact-dir',

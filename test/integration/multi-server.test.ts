@@ -15,6 +15,7 @@ import { after, before, test } from 'node:test';
 import { ENDPOINT_TYPES, ENDPOINTS } from '../../src/endpoint/registry.js';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
+import { type InProcessExit, runBuiltCliInProcess } from '../helpers/cli-in-process.js';
 import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
 
 const SESSIONS = 6;
@@ -74,6 +75,14 @@ function readSummary(dir: string): { servers?: ServerEntry[]; request_count?: { 
 /** Runs `tokenload profile args` as a process (the built CLI), capturing its output. */
 function cli(args: string[]): Promise<ProcessExit> {
   return runCliProcess(['profile', ...args]);
+}
+
+/**
+ * Runs `tokenload profile args` through the built CLI's `main` in this process (exit code and
+ * stderr), for the runs refused before anything is sent: cheaper than a process start.
+ */
+function cliInProcess(args: string[]): Promise<InProcessExit> {
+  return runBuiltCliInProcess(['profile', ...args]);
 }
 
 /** The session named in each captured prompt of `sim`, from index `from` on. */
@@ -341,7 +350,7 @@ async function closedPort(): Promise<number> {
 test('a server of the list that is down fails the run before anything is sent, naming it', async () => {
   const dead = `http://127.0.0.1:${await closedPort()}`;
   const fromA = simA.capturedRequests().length;
-  const r = await cli([
+  const r = await cliInProcess([
     '-m',
     'm',
     '--tokenizer',
@@ -391,15 +400,31 @@ test('a server that takes the connection and never answers is named as such, not
 });
 
 test('--url: a server listed twice, or a bad item of a list, is a usage error naming it', async () => {
-  const twice = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', `${simA.url},${simA.url}/`]);
+  const twice = await cliInProcess([
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--url',
+    `${simA.url},${simA.url}/`,
+  ]);
   assert.equal(twice.code, 2);
   assert.match(twice.stderr, new RegExp(`${simA.url.replaceAll('.', '\\.')} is listed twice`));
-  const bad = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', simA.url, '--url', 'ftp://x']);
+  const bad = await cliInProcess([
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--url',
+    simA.url,
+    '--url',
+    'ftp://x',
+  ]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--url.*only http:\/\/ and https:\/\/ are supported/);
   // A scheme with one slash (found by a new user): a usage error, not "cannot reach http://htp/…".
   for (const typo of ['htp:/localhost:8000', 'http:/localhost:8000']) {
-    const r = await cli(['-m', 'm', '--tokenizer', 'builtin', '--url', typo]);
+    const r = await cliInProcess(['-m', 'm', '--tokenizer', 'builtin', '--url', typo]);
     assert.equal(r.code, 2, typo);
     assert.match(r.stderr, /not a URL: ".*" \(a scheme needs ":\/\/": http:\/\/host:port\)/, typo);
   }

@@ -2,7 +2,9 @@
  * The summary's `steady_state` section through the CLI against a fixed-mode simulator: a closed loop
  * found by its in-flight level, a window given as a share of the run, `off`, a refused value, and
  * Little's law holding in the window (the client's own in-flight count against the records'
- * throughput × latency). The server verdict is in test/serial/server-verdict.test.ts.
+ * throughput × latency). The server verdict is in test/serial/server-verdict.test.ts. The runs
+ * turn the client warm-up off (`--client-warmup-ms 0`: they read windows, counts and verdict
+ * reasons), all but the ramped rate's, whose window is read against the times of its rate series.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { readRunArtifacts } from '../helpers/run-artifacts.js';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
+const NO_CLIENT_WARMUP = ['--client-warmup-ms', '0'];
 
 interface Steady {
   start_ns: number;
@@ -62,6 +65,7 @@ async function profile(flags: string[]): Promise<{ code: number; stderr: string;
     '--ui',
     'none',
     '--no-server-metrics',
+    ...NO_CLIENT_WARMUP,
   ]);
   return { ...exit, dir };
 }
@@ -155,6 +159,7 @@ test('a queue behind a --concurrency cap is no steady state; a run with no succe
         '--ui',
         'none',
         '--no-server-metrics',
+        ...NO_CLIENT_WARMUP,
       ]);
       return {
         ...exit,
@@ -255,6 +260,7 @@ test('a run without TTFT (not streamed) gets its steady state and verdict from l
     '--ui',
     'none',
     '--no-server-metrics',
+    ...NO_CLIENT_WARMUP,
   ]);
   assert.equal(exit.code, 0, exit.stderr);
   const { summary } = readRunArtifacts<Summary & { server_verdict: { status: string; reason: string } }>(dir);

@@ -16,7 +16,8 @@ import { after, before, test } from 'node:test';
 import { profileConfig } from '../../src/config/schema.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import { type ProcessExit, runCliProcess } from '../helpers/cli-process.js';
+import { type InProcessExit, runCliInProcess } from '../helpers/cli-in-process.js';
+import { runCliProcess } from '../helpers/cli-process.js';
 
 const SILENT = { info: () => undefined, warn: () => undefined };
 const TEXT = ['Hello', ',', ' world', '!'];
@@ -247,8 +248,13 @@ test('--use-server-token-count with usage that has no prompt_tokens: said once, 
   ]);
 });
 
-function runCli(args: string[]): Promise<ProcessExit> {
-  return runCliProcess(args);
+/**
+ * Runs the CLI's `main` in this process: these runs read the exit code, stderr and the artifacts,
+ * and a process start would cost more than the 3 requests each sends. The one test that reads the
+ * console's stdout runs the built CLI as a process ({@link runCliProcess}).
+ */
+function runCli(args: string[]): Promise<InProcessExit> {
+  return runCliInProcess(args);
 }
 
 const cliArgs = (url: string, dir: string) => [
@@ -273,7 +279,7 @@ const cliArgs = (url: string, dir: string) => [
 test('every request failed (a wrong path in --url): exit 3, the failure first in the console, with the top error and a hint', async () => {
   habit = { json: () => false, usage: () => true };
   const dir = join(tempDir(), 'out');
-  const r = await runCli(cliArgs(`${origin}/api`, dir));
+  const r = await runCliProcess(cliArgs(`${origin}/api`, dir));
   assert.equal(r.code, 3, r.stderr);
   const first = r.stdout.split('\n')[0] ?? '';
   assert.match(

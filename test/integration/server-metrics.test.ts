@@ -354,6 +354,9 @@ test("server-metrics.md's --server-metrics-formats: the files named are kept, th
     'none',
     '--request-count',
     '2',
+    // The files written are the point, not times: no client warm-up (up to 5 s a run).
+    '--client-warmup-ms',
+    '0',
   ];
   const files = ['server_metrics_export.json', 'server_metrics_export.csv', 'server_metrics_export.jsonl'];
   const kept = (dir: string) => files.filter((f) => existsSync(join(dir, f)));

@@ -3,7 +3,8 @@
  * shards of a synthetic run split `--concurrency` and `--request-count` (the remainder to the lowest
  * indices) and the dataset's entries (entry k to shard k mod 3), each summary keeping the values
  * asked and saying its share; every misuse refused with exit code 2 and the reason, before
- * anything is written; and (`runProfile`) a Ctrl-C while a run waits for `--start-at`.
+ * anything is written (the built CLI's `main` in this process); and (`runProfile`) a Ctrl-C while a
+ * run waits for `--start-at`.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/run/profile.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { builtCli } from '../helpers/built-package.js';
+import { runBuiltCliInProcess } from '../helpers/cli-in-process.js';
 import { type ProcessExit, runNodeProcess } from '../helpers/cli-process.js';
 
 const BIN = builtCli();
@@ -119,12 +121,12 @@ test('shard and start options used wrongly: exit 2 with the reason, nothing writ
       /--start-at cannot be combined with a sweep/,
     ],
   ];
-  const exits = await Promise.all(cases.map(([args]) => profile([...base, ...args])));
-  exits.forEach((r, k) => {
-    const [args, reason] = cases[k] as [string[], RegExp];
+  // The built CLI's `main` in this process, one after another: a refusal costs less than a process start.
+  for (const [args, reason] of cases) {
+    const r = await runBuiltCliInProcess(['profile', '-m', 'm', '--tokenizer', 'builtin', ...base, ...args]);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, reason);
-  });
+  }
   assert.equal(existsSync(out), false);
 });
 

@@ -107,6 +107,8 @@ test('a calibration whose lowest step failed does not make profile warn "exceeds
     'none',
     '--request-count',
     '6',
+    // A message read before anything is sent: neither warm-up has a part in it.
+    ...['--client-warmup-ms', '0', '--simulator-option', 'warmup-ms=0'],
   ];
   const r = await runCli([...args, '--request-rate', '60', '--artifact-dir', join(home, 'run')], home);
   assert.equal(r.code, 0, r.stderr);

@@ -8,7 +8,8 @@
  *
  * Serial: the boundary is where a queue starts to form on the server; a client stalled on a shared
  * core sends late, forms queues of its own or none, and a late client stops the search (exit 5)
- * rather than judging the server.
+ * rather than judging the server. (A client that cannot deliver its load at all, whatever else runs,
+ * is test/integration/search-client-limit.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -170,27 +171,4 @@ test('concurrency, interrupted and resumed: Ctrl-C writes the history and exits 
   assert.equal(history.convergence_reason, 'precision_reached');
   assert.match(resumed.stdout, /largest concurrency meeting the SLOs: 6 \(probe-\d+\); 7 failed: /);
   assert.equal(history.resumed_by?.length, 1);
-});
-
-test('a client that cannot deliver the load stops the search: exit 5, the rate it sent, a --workers hint', async () => {
-  const out = join(dir, 'saturated');
-  const run = await runSearch([
-    ...['-m', 'm', '--tokenizer', 'builtin', '--streaming', '--artifact-dir', out],
-    ...['--simulator', '--simulator-option', 'mode=fixed', '--simulator-option', 'ttft-ms=1'],
-    ...['--isl', '16', '--osl', '2', '--ttft-sla-ms', '60000', '--request-count', '4000'],
-    ...['--search-over', 'request-rate', '--search-range', '6000,12000'],
-  ]);
-  assert.equal(run.code, 5, run.stderr);
-  const history = historyOf(out);
-  assert.equal(history.convergence_reason, 'client_limited');
-  assert.equal(history.iterations.length, 1);
-  assert.equal(history.iterations[0]?.status, 'client_limited');
-  const limit = history.client_limit;
-  assert.ok(limit !== null);
-  assert.ok((limit.delivered_request_rate_per_s as number) < 6000);
-  assert.match(
-    run.stdout,
-    /^no answer: probe-01: the client was \w+ at request_rate 6000 and sent [\d.]+ req\/s/m,
-  );
-  if (limit.status === 'saturated') assert.ok((limit.suggested_workers as number) >= 2);
 });
