@@ -3,13 +3,12 @@
  * of each GPU of each exporter from `gpu_telemetry_export.jsonl`, on the report's time axis (seconds
  * since the first request started), in the field's unit, as scraped.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DCGM_FIELDS, fieldValues, gpusIn } from '../server-metrics/dcgm-fields.js';
 import { GPU_TELEMETRY_JSONL_FILE_NAME, type GpuTelemetrySection } from '../server-metrics/gpu-exports.js';
 import type { ScrapeLine } from '../server-metrics/snapshot.js';
-import { byEndpoint, readScrapeLines } from '../server-metrics/window.js';
-import { type GpuRunData, type GpuSeries, RunLoadError, type TimePoints } from './types.js';
+import { byEndpoint } from '../server-metrics/window.js';
+import { readScrapeFile, readSummarySection } from './scrape-file.js';
+import type { GpuRunData, GpuSeries, TimePoints } from './types.js';
 
 function endpointGpus(
   url: string,
@@ -40,37 +39,18 @@ function endpointGpus(
   return [...out.values()];
 }
 
-async function readSection(dir: string): Promise<GpuTelemetrySection | null> {
-  try {
-    const summary = JSON.parse(await readFile(join(dir, 'profile_export_aiperf.json'), 'utf8'));
-    return (summary?.gpu_telemetry as GpuTelemetrySection | undefined) ?? null;
-  } catch {
-    return null; // the run loader reports a broken summary file; here it only means no section
-  }
-}
-
 /**
  * Reads the GPU telemetry of the run in `dir`; null when it has no `gpu_telemetry_export.jsonl`.
  * @param t0Ns the run's time zero (its earliest `request_start_ns`), epoch ns.
  * @throws {RunLoadError} naming the file and line of a malformed line.
  */
 export async function loadGpuRun(dir: string, t0Ns: bigint): Promise<GpuRunData | null> {
-  const file = join(dir, GPU_TELEMETRY_JSONL_FILE_NAME);
-  const exists = await stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-  if (!exists) return null;
-  let lines: ScrapeLine[];
-  try {
-    lines = await readScrapeLines(file);
-  } catch (err) {
-    throw new RunLoadError((err as Error).message, file);
-  }
+  const lines = await readScrapeFile(dir, GPU_TELEMETRY_JSONL_FILE_NAME);
+  if (lines === null) return null;
   const endpoints = [...byEndpoint(lines)];
   const several = endpoints.length > 1;
   return {
     gpus: endpoints.flatMap(([url, own]) => endpointGpus(url, own, t0Ns, several)),
-    section: await readSection(dir),
+    section: await readSummarySection<GpuTelemetrySection>(dir, 'gpu_telemetry'),
   };
 }

@@ -5,14 +5,13 @@
  * drawn as scraped; counters as their rate between two scrapes (at the later one); the prefix-cache
  * hit rate as hits / queries between two scrapes.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { counterTotals, KNOWN_SERIES, knownValue } from '../server-metrics/known-series.js';
 import type { ServerMetricsSection } from '../server-metrics/section.js';
 import type { ScrapeLine } from '../server-metrics/snapshot.js';
-import { byEndpoint, increase, readScrapeLines } from '../server-metrics/window.js';
-import { type EndpointSeries, RunLoadError, type ServerRunData, type TimePoints } from './types.js';
+import { byEndpoint, increase } from '../server-metrics/window.js';
+import { readScrapeFile, readSummarySection } from './scrape-file.js';
+import type { EndpointSeries, ServerRunData, TimePoints } from './types.js';
 
 const seconds = (line: ScrapeLine, t0Ns: bigint): number => Number(line.timestamp_ns - t0Ns) / 1e9;
 
@@ -71,33 +70,14 @@ function endpointSeries(url: string, lines: readonly ScrapeLine[], t0Ns: bigint)
   return { url, gauges, rates, hitRate: hitRateOf(times, lines) };
 }
 
-async function readSection(dir: string): Promise<ServerMetricsSection | null> {
-  try {
-    const summary = JSON.parse(await readFile(join(dir, 'profile_export_aiperf.json'), 'utf8'));
-    return (summary?.server_metrics as ServerMetricsSection | undefined) ?? null;
-  } catch {
-    return null; // the run loader reports a broken summary file; here it only means no section
-  }
-}
-
 /**
  * Reads the server metrics of the run in `dir`; null when it has no `server_metrics_export.jsonl`.
  * @param t0Ns the run's time zero (its earliest `request_start_ns`), epoch ns.
  * @throws {RunLoadError} naming the file and line of a malformed line.
  */
 export async function loadServerRun(dir: string, t0Ns: bigint): Promise<ServerRunData | null> {
-  const file = join(dir, SERVER_METRICS_JSONL_FILE_NAME);
-  const exists = await stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-  if (!exists) return null;
-  let lines: ScrapeLine[];
-  try {
-    lines = await readScrapeLines(file);
-  } catch (err) {
-    throw new RunLoadError((err as Error).message, file);
-  }
+  const lines = await readScrapeFile(dir, SERVER_METRICS_JSONL_FILE_NAME);
+  if (lines === null) return null;
   const endpoints = [...byEndpoint(lines)].map(([url, own]) => endpointSeries(url, own, t0Ns));
-  return { endpoints, section: await readSection(dir) };
+  return { endpoints, section: await readSummarySection<ServerMetricsSection>(dir, 'server_metrics') };
 }
