@@ -132,13 +132,14 @@ test('every SSE fixture gives the same record through the worker pool as through
  * A fixture that ends in a TCP reset: a chunk sent just before the reset reaches the client only if
  * it was read before the reset was (Node drops a socket's unread buffer when a read fails in the same
  * turn), on either path alike. So the records agree on everything, except that one's chunks may stop
- * short of the other's: the shorter is a prefix of the longer.
+ * short of the other's: the shorter is a prefix of the longer. On a loaded machine a thread that was
+ * not scheduled for the stream's 100 ms can read all of it in the reset's turn and keep no chunk, so
+ * an empty prefix is allowed, on either path alike.
  */
 function assertSameUpToReset(actual: RawRecord, expected: RawRecord, name: string): void {
   const a = shape(actual);
   const e = shape(expected);
   const n = Math.min(a.chunks.length, e.chunks.length);
-  assert.ok(n > 0, `${name}: no chunk before the reset`);
   assert.deepEqual(a.chunks.slice(0, n), e.chunks.slice(0, n), name);
   assert.deepEqual({ ...a, chunks: [] }, { ...e, chunks: [] }, name);
 }
