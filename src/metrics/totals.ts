@@ -20,6 +20,7 @@ export function emptyTotals(hasSlos: boolean): RunTotals {
     oslLongCount: 0,
     lengthWithoutOutputCount: 0,
     itlPerChunkFallbackCount: 0,
+    serverTtftAboveClientCount: 0,
     goodCount: hasSlos ? 0 : null,
     minStartNs: null,
     maxResponseNs: null,
@@ -70,6 +71,12 @@ function addValid(t: RunTotals, record: LineRecord, slos: readonly Slo[] | null)
   addOslMismatch(t, record, osl);
   if (slos !== null && t.goodCount !== null && meetsSlos(m, slos)) t.goodCount++;
   if (record.itlPerChunkFallback === true) t.itlPerChunkFallbackCount++;
+  if (
+    m.server_ttft_ms !== undefined &&
+    m.time_to_first_token !== undefined &&
+    m.client_overhead_ms === undefined
+  )
+    t.serverTtftAboveClientCount++;
   // A reasoning model cut by max_tokens before any visible answer: valid, but worth a warning.
   if (
     record.raw.finishReason === 'length' &&

@@ -37,6 +37,11 @@ export interface RunTotals {
   lengthWithoutOutputCount: number;
   /** Valid records whose ITL fell back to OSL − 1 although `--per-chunk-usage` was given. */
   itlPerChunkFallbackCount: number;
+  /**
+   * Streamed valid records whose server reported a TTFT (`server_ttft_ms`) longer than the client's
+   * own, so they have no `client_overhead_ms` (record/metric-defs/server-timing.ts).
+   */
+  serverTtftAboveClientCount: number;
   /** Records meeting every goodput SLO; null when no SLOs were given. */
   goodCount: number | null;
   /** Earliest request start, monotonic ns; null with no records. */

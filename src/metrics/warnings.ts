@@ -4,8 +4,9 @@
 import type { RunTotals } from './types.js';
 
 /**
- * Warning texts for OSL mismatches, usage discrepancies, reasoning cut by max tokens and an ITL that
- * could not use `--per-chunk-usage`; empty when there is nothing to say.
+ * Warning texts for OSL mismatches, usage discrepancies, reasoning cut by max tokens, an ITL that
+ * could not use `--per-chunk-usage` and a server TTFT longer than the client's; empty when there is
+ * nothing to say.
  */
 export function runWarnings(t: RunTotals): string[] {
   const warnings: string[] = [];
@@ -41,6 +42,13 @@ export function runWarnings(t: RunTotals): string[] {
       `${t.itlPerChunkFallbackCount} of ${t.validCount} requests had no running usage count in (0, OSL) on ` +
         'their first content chunk, so --per-chunk-usage could not apply: their inter_token_latency divides ' +
         'by OSL − 1. Check that the server honours stream_options.continuous_usage_stats.',
+    );
+  }
+  if (t.serverTtftAboveClientCount > 0) {
+    warnings.push(
+      `${t.serverTtftAboveClientCount} of ${t.validCount} requests report a server TTFT (server_ttft_ms) ` +
+        "longer than the client's own TTFT, which cannot be: the server counts from an earlier point or its " +
+        'clock runs at another rate. client_overhead_ms leaves them out; read their server timing with care.',
     );
   }
   return warnings;

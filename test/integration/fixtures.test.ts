@@ -119,6 +119,19 @@ test('b39: llama.cpp timings are kept beside the client’s numbers, never in th
   assert.deepEqual([stats.count, stats.avg, stats.unit], [1, overheadMs, 'ms']);
 });
 
+test('t31: a server TTFT longer than the client’s gives no client overhead, and the run warns', async () => {
+  const fixture = own.find((f) => f.name === 't31-server-ttft-above-client') as Fixture;
+  const run = await profileFixture(player, fixture);
+  checkExpect(fixture, run, player);
+  const { line, summary } = run;
+  assert.equal(metric(line, 'server_ttft_ms'), 612.4, 'the server’s figure is kept as it sent it');
+  assert.ok((metric(line, 'time_to_first_token') as number) < 612.4);
+  assert.equal(metric(line, 'client_overhead_ms'), undefined, 'no negative overhead');
+  assert.equal(summary.client_overhead_ms, undefined);
+  const warning = summary.warnings.find((w) => w.includes('server TTFT (server_ttft_ms)'));
+  assert.ok(warning?.startsWith('1 of 1 requests'), `warnings: ${JSON.stringify(summary.warnings)}`);
+});
+
 test('a server that sends no timing gets no server_* metric and no client overhead', async () => {
   const fixture = handed.find((f) => f.name === 'b01-role-only-first-chunk') as Fixture;
   const run = await profileFixture(player, fixture);

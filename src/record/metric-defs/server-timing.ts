@@ -56,7 +56,10 @@ export const serverCachedTokens = serverMetric(
  * request whose server reported its TTFT. What the server's TTFT leaves out: network both ways,
  * HTTP framing, the server's front end (parsing, tokenizing, detokenizing), the client's own time,
  * and whatever the server does not count in its TTFT (vLLM: the queue, `server_queue_ms`;
- * llama.cpp: any wait for a slot). Negative only when the two clocks disagree about a time span.
+ * llama.cpp: any wait for a slot). The client's span holds the server's, so a server TTFT longer
+ * than the client's cannot be (the server counts from a point before the request reached it, or its
+ * clock runs at another rate): such a record gets no value, and the run warns with their count
+ * (metrics/warnings.ts), rather than a negative overhead that would pull the percentiles down.
  */
 export const clientOverhead: RecordMetricDef = {
   tag: 'client_overhead_ms',
@@ -68,8 +71,8 @@ export const clientOverhead: RecordMetricDef = {
   compute: ({ raw }) => {
     const serverMs = raw.serverTiming?.ttftMs;
     const first = raw.chunks[0];
-    return serverMs === undefined || first === undefined
-      ? undefined
-      : (first.atNs - raw.startNs) / 1e6 - serverMs;
+    if (serverMs === undefined || first === undefined) return undefined;
+    const overheadMs = (first.atNs - raw.startNs) / 1e6 - serverMs;
+    return overheadMs < 0 ? undefined : overheadMs;
   },
 };
