@@ -8,6 +8,7 @@
 import type { MetricUnit } from '../record/metric-types.js';
 import type { LineRecord } from '../record/types.js';
 import { CacheCheck, type CacheCheckSummary } from './cache-check.js';
+import { ErrorSummaryBuilder, type ErrorSummaryEntry } from './error-summary.js';
 import { metricByTag } from './registry.js';
 import { tailStats } from './stats.js';
 import { StreamIntegrityCheck, type StreamIntegritySummary } from './stream-integrity-check.js';
@@ -58,6 +59,11 @@ export interface ServerSummary {
    * a gateway that buffers or a replica whose usage contradicts its streams is named by its URL.
    */
   stream_integrity: StreamIntegritySummary;
+  /**
+   * This server's failures grouped as the run's `error_summary` is (code, type, first message,
+   * count), most frequent first; absent when none of its requests failed.
+   */
+  error_summary?: ErrorSummaryEntry[];
 }
 
 /** What is kept of one server while the run goes on. */
@@ -66,6 +72,7 @@ interface ServerTally {
   sessions: number;
   cache: CacheCheck;
   integrity: StreamIntegrityCheck;
+  errors: ErrorSummaryBuilder;
   values: Record<(typeof SERVER_DISTRIBUTIONS)[number], number[]>;
 }
 
@@ -75,6 +82,7 @@ function emptyTally(): ServerTally {
     sessions: 0,
     cache: new CacheCheck(),
     integrity: new StreamIntegrityCheck(),
+    errors: new ErrorSummaryBuilder(),
     values: { time_to_first_token: [], request_latency: [], inter_token_latency: [] },
   };
 }
@@ -105,7 +113,10 @@ export class ServerSplit {
     if (record.raw.turnIndex === 0) tally.sessions++;
     tally.cache.add(record);
     tally.integrity.add(record);
-    if (!record.valid) return;
+    if (!record.valid) {
+      if (record.raw.error !== null) tally.errors.add(record.raw.error);
+      return;
+    }
     for (const tag of SERVER_DISTRIBUTIONS) {
       const value = record.metrics[tag];
       if (typeof value === 'number') tally.values[tag].push(value);
@@ -132,18 +143,19 @@ export class ServerSplit {
       }
       const cache = tally.cache.result();
       if (cache !== null) out.cache_check = cache;
+      const errors = tally.errors.entries();
+      if (errors.length > 0) out.error_summary = errors;
       return out;
     });
   }
 }
 
 /**
- * The console line of one server, e.g. `Server http://10.0.0.2:8000: 120 requests (2 failed) in 40
- * sessions; TTFT p50 35.1 ms, request latency p50 812.4 ms`.
+ * The console line of one server, e.g. `Server http://10.0.0.2:8000: 118 succeeded, 2 failed (Service
+ * Unavailable (503) ×2) in 40 sessions; TTFT p50 35.1 ms, request latency p50 812.4 ms`.
  */
 export function serverLine(s: ServerSummary): string {
-  const failed = s.error_request_count > 0 ? ` (${s.error_request_count} failed)` : '';
-  const parts = [`Server ${s.url}: ${s.request_count} requests${failed} in ${s.sessions} sessions`];
+  const parts = [`Server ${s.url}: ${countPart(s)} in ${s.sessions} sessions`];
   const tails: string[] = [];
   if (s.time_to_first_token !== undefined) tails.push(`TTFT p50 ${s.time_to_first_token.p50.toFixed(1)} ms`);
   if (s.request_latency !== undefined)
@@ -154,6 +166,25 @@ export function serverLine(s: ServerSummary): string {
   const stream = s.stream_integrity === undefined ? null : integrityPart(s.stream_integrity);
   if (stream !== null) parts.push(stream);
   return parts.join('; ');
+}
+
+/**
+ * `120 requests`, or with failures `118 succeeded, 2 failed (Service Unavailable (503) ×2)`: the
+ * commonest failure kinds (at most two, then how many more), so a server whose every request failed
+ * says why on its own line.
+ */
+function countPart(s: ServerSummary): string {
+  if (s.error_request_count === 0) return `${s.request_count} requests`;
+  const groups = s.error_summary ?? [];
+  const named = groups.slice(0, 2).map((g) => `${errorLabel(g)} ×${g.count}`);
+  if (groups.length > 2) named.push(`${groups.length - 2} more kinds`);
+  const why = named.length === 0 ? '' : ` (${named.join(', ')})`;
+  return `${s.request_count} succeeded, ${s.error_request_count} failed${why}`;
+}
+
+/** An error group in a few words: its type, with its code when it has one (`ConnectionError (503)`). */
+function errorLabel(g: ErrorSummaryEntry): string {
+  return g.code > 0 ? `${g.type} (${g.code})` : g.type;
 }
 
 /** `prefix cache: ideal 45.7 %, reported 44.9 % (40 requests)` of one server. */

@@ -176,3 +176,57 @@ test('a replica whose streams are cumulative is named by its own stream-integrit
     await player.close();
   }
 });
+
+test('a replica whose every request failed says why on its own line, and its entry carries its error summary', async () => {
+  const refusing = loadFixtures().filter((f) => f.name === 'b21-http-429-retry-after');
+  assert.equal(refusing.length, 1);
+  const player = await startFixturePlayer(refusing);
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
+    const r = await runCliProcess([
+      'profile',
+      '-m',
+      'Qwen/Qwen3-8B',
+      '--tokenizer',
+      'builtin',
+      '--endpoint-type',
+      'chat',
+      '--streaming',
+      '--url',
+      plain.url,
+      '--url',
+      player.origin,
+      '--request-count',
+      '6',
+      '--concurrency',
+      '2',
+      '--client-warmup-ms',
+      '0',
+      '--ui',
+      'none',
+      '--artifact-dir',
+      dir,
+    ]);
+    const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary & {
+      servers: Array<{ url: string; error_summary?: Array<{ code: number; type: string; count: number }> }>;
+    };
+    const failing = summary.servers.find((s) => s.url === player.origin);
+    assert.deepEqual(
+      failing?.error_summary?.map((e) => [e.code, e.count]),
+      [[429, 3]],
+      JSON.stringify(summary.servers),
+    );
+    assert.equal(summary.servers.find((s) => s.url === plain.url)?.error_summary, undefined);
+    const origin = player.origin.replaceAll('.', '\\.');
+    assert.match(
+      r.stdout,
+      new RegExp(`Server ${origin}: 0 succeeded, 3 failed \\(.*\\(429\\) ×3\\) in 3 sessions`),
+    );
+    assert.match(
+      r.stdout,
+      new RegExp(`Server ${plain.url.replaceAll('.', '\\.')}: 3 requests in 3 sessions`),
+    );
+  } finally {
+    await player.close();
+  }
+});
