@@ -80,12 +80,30 @@ function mapFlag(args: readonly string[], i: number, state: MapState): number {
   if (own !== undefined) noticeTwice(state.seen, own, typed, row !== undefined);
   state.out.push(inline === undefined ? flag : `${flag}=${inline}`);
   let next = i + 1;
+  if (own !== undefined && !own.takesValue && inline === undefined) strayValue(own, typed, args[next]);
   if (own === undefined || !own.takesValue || inline !== undefined) return next;
   if (next < args.length) state.out.push(args[next++] as string);
   // AIPerf's list options take several values after one flag; tokenload's take the flag repeated.
   while (own.repeatable && next < args.length && !isFlag(args[next] as string))
     state.out.push(flag, args[next++] as string);
   return next;
+}
+
+/** What a value given to a switch probably meant, by the switch's long flag. */
+const STRAY_VALUE_HINTS: Record<string, string> = {
+  '--server-timing':
+    '; to make the built-in simulator send vLLM- or llama.cpp-shaped timing, give --simulator-option server-timing=vllm (or =llamacpp)',
+};
+
+/**
+ * Refuses a switch (an option that takes no value) followed by a value: the command takes no
+ * positional argument, so commander would only say "too many arguments" without naming the switch.
+ * @throws {ConfigError} naming the switch and the value, with a hint where one is known.
+ */
+function strayValue(own: OwnOption, typed: string, next: string | undefined): void {
+  if (next === undefined || isFlag(next)) return;
+  const hint = STRAY_VALUE_HINTS[own.long] ?? '';
+  throw new ConfigError(`${typed} takes no value, but "${next}" follows it${hint}.`, own.long);
 }
 
 /**

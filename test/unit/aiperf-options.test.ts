@@ -246,3 +246,16 @@ test('an AIPerf value tokenload does not take is refused with the hint the docs/
   const row = AIPERF_OPTIONS.find((o) => o.flag === '--benchmark-grace-period');
   assert.ok(row !== undefined && reasonOf(row).includes('AIPerf’s `inf` is not taken: give a large number'));
 });
+
+test('a switch given a value is refused naming the switch (exit 2), with a hint for --server-timing vllm', async () => {
+  const timing = await captured(process.stderr, ['profile', '-m', 'm', '--server-timing', 'vllm']);
+  assert.equal(timing.code, 2);
+  assert.match(
+    timing.text,
+    /--server-timing takes no value, but "vllm" follows it; .*--simulator-option server-timing=vllm/,
+  );
+  const streaming = await captured(process.stderr, ['profile', '-m', 'm', '--streaming', 'true']);
+  assert.equal(streaming.code, 2);
+  assert.match(streaming.text, /--streaming takes no value, but "true" follows it\./);
+  assert.equal(parseProfileArgs(['-m', 'm', '--streaming', '--server-timing']).length, 1);
+});
