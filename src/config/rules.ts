@@ -4,7 +4,7 @@
  * null. The schema in `./schema.ts` runs them all; the CLI and library callers get the same checks.
  */
 import { DATASET_LOADERS, DATASET_TYPE_NAMES } from '../dataset/registry.js';
-import { adapterFor } from '../endpoint/registry.js';
+import { adapterFor, ENDPOINTS } from '../endpoint/registry.js';
 import { ConfigError } from '../errors.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
@@ -204,6 +204,12 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     when(
       RANKINGS_ENDPOINTS.includes(c.endpointType) && c.inputFile === undefined,
       `--endpoint-type ${c.endpointType} without --input-file: synthetic rankings inputs (AIPerf's --rankings-* options, a synthetic query with synthetic passages) are not implemented in tokenload yet; give the queries and passages in a file: --input-file rankings.jsonl --custom-dataset-type single_turn, each line {"texts":[{"name":"query","contents":["…"]},{"name":"passages","contents":["…","…"]}]}.`,
+    ),
+  ),
+  rule('--server-timing', (c) =>
+    when(
+      c.serverTiming === true && ENDPOINTS[c.endpointType].asksServerTiming !== true,
+      `--server-timing asks for the server's per-request timing with include_metrics: true in chat and completions bodies (vLLM); a ${c.endpointType} request has no such field, so it would change nothing: leave it out.`,
     ),
   ),
   rule('--extra-inputs', templateProblem),

@@ -87,6 +87,7 @@ export const chat: EndpointAdapter = {
   streamable: true,
   generatesTokens: true,
   chatTemplated: true,
+  asksServerTiming: true,
   buildBody: buildChatBody,
   parse: (json) => parseChat(json),
   parseBytes: (bytes, start, end, scratch) => scanChoices(bytes, start, end, 'chat', scratch),

@@ -65,6 +65,7 @@ export const completions: EndpointAdapter = {
   streamable: true,
   generatesTokens: true,
   chatTemplated: false,
+  asksServerTiming: true,
   buildBody: buildCompletionsBody,
   parse: (json) => parseCompletions(json),
   parseBytes: (bytes, start, end, scratch) => scanChoices(bytes, start, end, 'completions', scratch),

@@ -115,6 +115,11 @@ export interface EndpointAdapter {
    */
   readonly chatTemplated: boolean;
   /**
+   * Whether `--server-timing` asks this API for the server's per-request timing (`include_metrics:
+   * true` in the body: chat and completions, vLLM's field); absent: the API has no such field.
+   */
+  readonly asksServerTiming?: boolean;
+  /**
    * Headers the API expects on every request (Anthropic's `anthropic-version`); a `-H` header of the
    * same name (any case) replaces one. Absent: none.
    */

@@ -36,6 +36,7 @@ interface Summary {
     request_count: number;
     cache_check?: CacheCheckSummary;
     stream_integrity: StreamIntegritySummary;
+    error_summary?: Array<{ code: number; type: string; count: number }>;
   }>;
 }
 
@@ -207,9 +208,7 @@ test('a replica whose every request failed says why on its own line, and its ent
       '--artifact-dir',
       dir,
     ]);
-    const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary & {
-      servers: Array<{ url: string; error_summary?: Array<{ code: number; type: string; count: number }> }>;
-    };
+    const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
     const failing = summary.servers.find((s) => s.url === player.origin);
     assert.deepEqual(
       failing?.error_summary?.map((e) => [e.code, e.count]),

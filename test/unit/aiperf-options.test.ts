@@ -259,3 +259,19 @@ test('a switch given a value is refused naming the switch (exit 2), with a hint 
   assert.match(streaming.text, /--streaming takes no value, but "true" follows it\./);
   assert.equal(parseProfileArgs(['-m', 'm', '--streaming', '--server-timing']).length, 1);
 });
+
+test('--server-timing is refused for an endpoint whose body has no include_metrics field, naming it', () => {
+  for (const type of ['embeddings', 'responses', 'messages']) {
+    assert.throws(
+      () => parseProfileArgs(['-m', 'm', '--endpoint-type', type, '--server-timing']),
+      (err: unknown) =>
+        err instanceof ConfigError && err.message.includes(`a ${type} request has no such field`),
+      type,
+    );
+  }
+  for (const type of ['chat', 'completions'])
+    assert.equal(
+      parseProfileArgs(['-m', 'm', '--endpoint-type', type, '--server-timing'])[0]?.serverTiming,
+      true,
+    );
+});
