@@ -149,7 +149,10 @@ export function renderConsole(ctx: ConsoleContext): string {
   if (errors !== null) parts.push(errors);
   if (tails?.leads === false) parts.push(tails.text);
   for (const warning of ctx.summary.warnings) parts.push(`Warning: ${warning}`);
-  const checks = [usageCheckLine(ctx.summary.usageCheck), cacheCheckLine(ctx.summary.cacheCheck)];
+  const checks = [
+    usageCheckLine(ctx.summary.usageCheck, ctx.summary.streamIntegrity?.usage_untrusted),
+    cacheCheckLine(ctx.summary.cacheCheck),
+  ];
   if (checks.some((l) => l !== null)) parts.push(checks.filter((l) => l !== null).join('\n'));
   parts.push(footer(ctx.summary, ctx.artifacts ?? {}).join('\n'));
   return `${parts.join('\n\n')}\n`;

@@ -251,11 +251,26 @@ function at(l: UsageLayoutSummary): string {
 /**
  * The console line of the check, e.g. `Usage check: chat template overhead learned from
  * usage.prompt_tokens: 8 tokens for user×1 (40 requests); 0 of 40 requests disagree with it beyond
- * max(10 %, 8 tokens)` (`prompt template/joiner overhead` on a plain-prompt endpoint); null when
- * nothing was compared.
+ * max(10 %, 8 tokens)` (`prompt template/joiner overhead` on a plain-prompt endpoint). `untrusted`
+ * is how many requests' usage contradicted their stream and was not used (the run's
+ * `stream_integrity.usage_untrusted`): they are named at the end, or alone when nothing else was
+ * compared, so the check never disappears because every usage was unusable. Null when nothing was
+ * compared and no usage was set aside.
  */
-export function usageCheckLine(u: UsageCheckSummary | null): string | null {
-  if (u === null) return null;
+export function usageCheckLine(u: UsageCheckSummary | null, untrusted = 0): string | null {
+  const setAside =
+    untrusted === 0
+      ? ''
+      : `${untrusted} ${untrusted === 1 ? "request's" : "requests'"} usage not used (it contradicted the stream)`;
+  if (u === null)
+    return untrusted === 0
+      ? null
+      : `Usage check: nothing compared; ${setAside}, see the stream-integrity warning`;
+  const line = compareLine(u);
+  return untrusted === 0 ? line : `${line}; ${setAside}`;
+}
+
+function compareLine(u: UsageCheckSummary): string {
   const name = OVERHEAD_NAME[u.overhead_of];
   const learned = u.per_layout.filter((l) => l.overhead_tokens !== null);
   if (learned.length === 0) {

@@ -73,7 +73,7 @@ export function serverVerdictLine(v: ServerVerdict): LeadLine {
 
 /** The usage check's line, amber when requests disagree with what was learned; null without one. */
 function usageLine(summary: RunSummary): LeadLine | null {
-  const text = usageCheckLine(summary.usageCheck);
+  const text = usageCheckLine(summary.usageCheck, summary.usageUntrusted);
   if (text === null) return null;
   return { text, tone: (summary.usageCheck?.discrepant ?? 0) > 0 ? 'warn' : 'plain' };
 }

@@ -57,6 +57,10 @@ function usageCheckOf(value: unknown): UsageCheckSummary | null {
   return typeof value.requests_compared === 'number' ? (value as unknown as UsageCheckSummary) : null;
 }
 
+function usageUntrustedOf(value: unknown): number {
+  return isObject(value) && typeof value.usage_untrusted === 'number' ? value.usage_untrusted : 0;
+}
+
 function tokenizerOf(value: unknown): TokenizerSection | null {
   if (!isObject(value) || typeof value.source !== 'string' || typeof value.requested !== 'string')
     return null;
@@ -112,6 +116,7 @@ export function parseRunSummary(json: unknown): RunSummary {
     clientHealth: healthOf(root.client_health),
     runStatus: runStatusOf(root.run_status),
     usageCheck: usageCheckOf(root.usage_check),
+    usageUntrusted: usageUntrustedOf(root.stream_integrity),
     tokenizer: tokenizerOf(root.tokenizer),
     connections: connectionsOf(root.connections),
     startUp: startUpOf(root.start_up),

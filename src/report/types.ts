@@ -98,6 +98,8 @@ export interface RunSummary {
   runStatus: { status: string; reason: string | null } | null;
   /** `usage_check`: the client's prompt counts against the server's `usage.prompt_tokens`; null when absent. */
   usageCheck: UsageCheckSummary | null;
+  /** `stream_integrity.usage_untrusted`: requests whose usage contradicted their stream (0 when absent). */
+  usageUntrusted: number;
   /** `tokenizer`: which tokenizer counted the tokens; null when absent. */
   tokenizer: TokenizerSection | null;
   /** `connections`: connections pre-opened and requests that waited for a new one; null when absent. */

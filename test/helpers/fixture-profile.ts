@@ -40,6 +40,8 @@ export interface ProfiledFixture {
   summary: Record<string, unknown> & { warnings: string[] };
   /** What the player logged for the request. */
   played: PlayedRequest;
+  /** `profile_export_console.txt`: the console's summary as the run printed it. */
+  console: string;
 }
 
 /** Options of {@link profileFixture}. */
@@ -103,7 +105,8 @@ export async function profileFixture(
     const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8'));
     const played = player.log.slice(seen).find((entry) => entry.fixture === fixture.name);
     assert.ok(played !== undefined, 'the player saw the request');
-    return { line, summary, played };
+    const console = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+    return { line, summary, played, console };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

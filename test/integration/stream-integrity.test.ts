@@ -160,6 +160,11 @@ test('--use-server-token-count does not take a usage.prompt_tokens that contradi
   assert.deepEqual(run.line.stream_integrity, { usage_untrusted: ['prompt_tokens'] });
   const warned = run.summary.warnings.filter((w) => w.includes('usage.prompt_tokens below the client count'));
   assert.equal(warned.length, 1, JSON.stringify(run.summary.warnings));
+  // The only usage was set aside: the usage check still has its line, saying so.
+  assert.match(
+    run.console,
+    /Usage check: nothing compared; 1 request's usage not used \(it contradicted the stream\)/,
+  );
 });
 
 /** What the test reads of a `profile_export_raw.jsonl` line. */
