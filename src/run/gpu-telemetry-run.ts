@@ -105,6 +105,8 @@ function gpuWords(g: GpuStats): string {
 
 function endpointWords(e: GpuEndpointSection): string {
   if (e.status === 'unavailable') return `${e.url} unavailable (${e.reason})`;
+  if (e.gpus.length === 0 && e.failed_scrapes < e.scrapes)
+    return `${e.url} answered ${e.scrapes} scrapes with no DCGM GPU series (no DCGM_FI_* field with a gpu or UUID label): is it a DCGM exporter? (a server's own /metrics goes to --server-metrics)`;
   const head = `${e.url}: ${e.gpus.length} GPU${e.gpus.length === 1 ? '' : 's'}, ${e.scrapes} scrapes`;
   const failed = e.failed_scrapes > 0 ? `, ${e.failed_scrapes} failed (${e.last_error})` : '';
   return [`${head}${failed}`, ...e.gpus.map(gpuWords)].join('; ');

@@ -110,7 +110,8 @@ function exportJson(section: GpuTelemetrySection, version: string): Record<strin
 /**
  * Reads the run's DCGM scrapes, writes `gpu_telemetry_export.json` and `.csv` into `dir`, and
  * returns the summary's `gpu_telemetry` section. Without a single scrape (no exporter answered),
- * writes nothing and removes the empty `gpu_telemetry_export.jsonl`.
+ * writes nothing and removes the empty `gpu_telemetry_export.jsonl`; when the exporters answered
+ * without a single GPU's series, no `.csv` (it would be a header alone).
  * @param defaults the URLs tried by default (reported as `default_url`).
  * @throws the file system error of a failed read or write; {Error} for a malformed JSONL line.
  */
@@ -143,6 +144,8 @@ export async function writeGpuTelemetryExports(
     join(dir, GPU_TELEMETRY_JSON_FILE_NAME),
     `${JSON.stringify(exportJson(section, version), null, 2)}\n`,
   );
-  await writeFile(join(dir, GPU_TELEMETRY_CSV_FILE_NAME), renderGpuTelemetryCsv(section.endpoints));
+  // A table of no GPU (exporters that answered without any DCGM series) would be its header alone.
+  if (section.endpoints.some((e) => e.gpus.length > 0))
+    await writeFile(join(dir, GPU_TELEMETRY_CSV_FILE_NAME), renderGpuTelemetryCsv(section.endpoints));
   return section;
 }

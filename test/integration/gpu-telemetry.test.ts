@@ -6,7 +6,7 @@
  * (`localhost:9400`, `:9401`), absent here, are tried without a warning; a bad value is refused.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -293,4 +293,37 @@ test('--gpu-telemetry alone, no exporter at the defaults: one line saying so, no
       ['unavailable', true, 0],
     ],
   );
+});
+
+test('--gpu-telemetry at a /metrics that is no DCGM exporter: the line asks whether it is one, and no header-only CSV', async () => {
+  const server = createServer((_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+      .end('# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m"} 0\n');
+  });
+  servers.push(server);
+  const host = await new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-gpu-telemetry-not-dcgm-'));
+  dirs.push(dir);
+  const run = await runCliInProcess([
+    ...PROFILE,
+    '--gpu-telemetry',
+    `http://${host}/metrics`,
+    '--request-count',
+    '2',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const consoleText = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+  assert.match(
+    consoleText,
+    new RegExp(
+      `^GPU telemetry: http://${host}/metrics answered \\d+ scrapes with no DCGM GPU series .*is it a DCGM exporter\\?`,
+      'm',
+    ),
+  );
+  assert.ok(!existsSync(join(dir, 'gpu_telemetry_export.csv')), 'no CSV of no GPU');
 });
