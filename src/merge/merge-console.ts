@@ -1,12 +1,13 @@
 /**
  * The merged run's summary sections beside the metrics (`shards`, `load`, `tokenizer`, `responses`,
- * `tails_with_failures`, `start_up`, `servers`) and its console report: what was merged first, then the table a single run
+ * `tails_with_failures`, `start_up`, `servers`, `per_turn`) and its console report: what was merged first, then the table a single run
  * prints.
  */
 import { join } from 'node:path';
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { EXPORTERS, INPUTS_FILE_NAME, RECORDS_FILE_NAME } from '../export/index.js';
 import type { SummaryExportContext } from '../export/summary-json.js';
+import { type PerTurnSection, perTurnLine } from '../metrics/per-turn.js';
 import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
@@ -42,6 +43,8 @@ export function extraSections(
   if (startUp !== null) extra.start_up = startUp;
   const servers = fold.serversSection();
   if (servers !== null) extra.servers = servers;
+  const perTurn = fold.perTurnSection();
+  if (perTurn !== null) extra.per_turn = perTurn;
   extra.responses = summary.responses;
   // Recomputed from the lines, as the metrics are (their `censored` flag included).
   if (summary.tails !== undefined && summary.tails !== null)
@@ -68,6 +71,9 @@ function headerLines(input: MergeConsoleInput): string[] {
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   const servers = input.extra?.servers as Parameters<typeof serverLine>[0][] | undefined;
   for (const s of servers ?? []) lines.push(serverLine(s));
+  const perTurn = input.extra?.per_turn as PerTurnSection | undefined;
+  const byTurn = perTurn === undefined ? null : perTurnLine(perTurn);
+  if (byTurn !== null) lines.push(byTurn);
   const status = input.runStatus;
   // A partial or failed merge says so before anything else.
   if (status?.status === 'partial') lines.unshift(`Partial run: ${status.reason}`);

@@ -1,10 +1,11 @@
 /**
  * What a merge computes from the shards' records, with the code a run computes it with
  * (run/phase.ts): the summary ({@link SummaryBuilder}), the start-up split, the per-server split
- * (several `--url`), and each shard's request and error counts. Memory: what those keep (the metric
+ * (several `--url`), the per-turn split, and each shard's request and error counts. Memory: what those keep (the metric
  * values, for exact percentiles, past a bound in sorted runs on disk), never the records.
  */
 import type { Slo } from '../metrics/goodput.js';
+import { type PerTurnSection, PerTurnSplit } from '../metrics/per-turn.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
@@ -38,6 +39,7 @@ export class RecordFold {
   readonly summary: SummaryBuilder;
   private readonly startUp: StartUpSplit;
   private readonly servers: ServerSplit | null;
+  private readonly perTurn: PerTurnSplit;
   private readonly spill: SpillBudget;
   /** Counts per source, by the lines' `source`. */
   readonly perSource: SourceCounts[];
@@ -47,6 +49,7 @@ export class RecordFold {
     this.summary = new SummaryBuilder({ slos: opts.slos, overheadOf: opts.overheadOf, spill: opts.spill });
     this.startUp = new StartUpSplit(opts.startNs);
     this.servers = opts.urls.length > 1 ? new ServerSplit(opts.urls) : null;
+    this.perTurn = new PerTurnSplit(opts.spill);
     this.perSource = Array.from({ length: opts.sources }, () => ({ requests: 0, errors: 0 }));
   }
 
@@ -56,6 +59,7 @@ export class RecordFold {
     this.summary.add(record);
     this.startUp.add(record);
     this.servers?.add(record);
+    this.perTurn.add(record);
     const counts = this.perSource[line.source] as SourceCounts;
     counts.requests++;
     if (!record.valid) counts.errors++;
@@ -69,6 +73,16 @@ export class RecordFold {
   /** The `start_up` section; null when no request fell in its window. */
   startUpSection(): StartUpSection | null {
     return this.startUp.build();
+  }
+
+  /**
+   * The `per_turn` section (null when no record had a turn index above 0); frees its values, so it
+   * is built once.
+   */
+  perTurnSection(): PerTurnSection | null {
+    const section = this.perTurn.build();
+    this.perTurn.release();
+    return section;
   }
 
   /** The `servers` section; null with a single server. */

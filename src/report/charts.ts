@@ -19,6 +19,7 @@ import { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } 
 import { SERVER_CHART_IDS, serverCharts } from './charts-server.js';
 import { sliceLatencyChart, sliceThroughputChart } from './charts-slices.js';
 import { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+import { perTurnChart } from './charts-turns.js';
 import { steadyWindowS, withSteadyBand } from './steady-band.js';
 import type { RunData } from './types.js';
 
@@ -32,6 +33,7 @@ export {
 } from './charts-latency.js';
 export { errorTimelineChart, inFlightChart, scheduleLagChart, throughputChart } from './charts-load.js';
 export { cachedTokensChart, islVsTtftChart, perTurnTtftChart } from './charts-tokens.js';
+export { perTurnChart } from './charts-turns.js';
 
 /**
  * The id of every chart {@link buildRunCharts} can return (each PNG of `tokenload plot` is
@@ -48,6 +50,7 @@ export const RUN_CHART_IDS: readonly string[] = [
   'isl-vs-ttft',
   'cached-tokens',
   'ttft-by-turn',
+  'per-turn',
   'errors-over-time',
   ...SERVER_CHART_IDS,
   ...GPU_CHART_IDS,
@@ -70,7 +73,7 @@ function latencyCdf(run: RunData, m: LatencyMetric): ChartSpec | null {
  * The charts of `run`: TTFT, ITL and latency over time; their CDFs (each marking p50/p90/p99), the
  * per-chunk inter-chunk latency CDF right after ITL's; output token throughput and
  * requests in flight over time; per-slice throughput and latency (`--slice-duration`); schedule lag; ISL vs TTFT; reported vs ideal cached tokens; TTFT by
- * turn; errors over time; the server's own metrics over time (charts-server.ts). When the summary
+ * turn; TTFT p50/p90 and cache hits by turn index (the summary's `per_turn`); errors over time; the server's own metrics over time (charts-server.ts). When the summary
  * has a steady-state window (not a fallback to the whole run), it is shaded on every chart over time.
  */
 export function buildRunCharts(run: RunData): ChartSpec[] {
@@ -95,6 +98,7 @@ export function buildRunCharts(run: RunData): ChartSpec[] {
     islVsTtftChart(r),
     cachedTokensChart(r),
     perTurnTtftChart(r),
+    perTurnChart(run.summary?.perTurn ?? null),
     errorTimelineChart(all),
     ...serverCharts(run),
     ...gpuCharts(run),

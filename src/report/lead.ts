@@ -9,6 +9,7 @@
 
 import { statusLeadLine } from '../export/run-status.js';
 import { clientHealthLine } from '../health/monitor.js';
+import { perTurnLine } from '../metrics/per-turn.js';
 import { startUpLine } from '../metrics/start-up.js';
 import { usageCheckLine } from '../metrics/usage-check.js';
 import { describeTokenizer, type TokenizerSection } from '../prompt/tokenizer-source.js';
@@ -80,7 +81,7 @@ function usageLine(summary: RunSummary): LeadLine | null {
 
 /**
  * The lead lines of a run's summary: how it ended, the load, the tokenizer, the client and server
- * verdicts, connections, start-up, then the usage check (the console prints it after its table);
+ * verdicts, connections, start-up, by turn, then the usage check (the console prints it after its table);
  * empty without a summary.
  */
 export function leadLines(summary: RunSummary | null): LeadLine[] {
@@ -96,6 +97,8 @@ export function leadLines(summary: RunSummary | null): LeadLine[] {
   if (summary.serverVerdict !== null) out.push(serverVerdictLine(summary.serverVerdict));
   if (summary.connections !== null) out.push({ text: connectionsLine(summary.connections), tone: 'plain' });
   if (summary.startUp !== null) out.push({ text: startUpLine(summary.startUp), tone: 'plain' });
+  const byTurn = summary.perTurn === null ? null : perTurnLine(summary.perTurn);
+  if (byTurn !== null) out.push({ text: byTurn, tone: 'plain' });
   const usage = usageLine(summary);
   if (usage !== null) out.push(usage);
   return out;

@@ -2,6 +2,7 @@
  * Reading `profile_export_aiperf.json` back into a {@link RunSummary}. Unknown keys are ignored;
  * metric entries are the top-level objects that carry a `unit` and a numeric `avg`.
  */
+import type { PerTurnSection } from '../metrics/per-turn.js';
 import type { StartUpSection } from '../metrics/start-up.js';
 import type { UsageCheckSummary } from '../metrics/usage-check.js';
 import type { TokenizerSection } from '../prompt/tokenizer-source.js';
@@ -89,6 +90,16 @@ function startUpOf(value: unknown): StartUpSection | null {
   return value as unknown as StartUpSection;
 }
 
+/** `per_turn` when it has a cap and turn entries that each carry a turn index, a label and cache figures. */
+function perTurnOf(value: unknown): PerTurnSection | null {
+  if (!isObject(value) || typeof value.bucket_cap !== 'number' || !Array.isArray(value.turns)) return null;
+  const ok = value.turns.every(
+    (t) =>
+      isObject(t) && typeof t.turn_index === 'number' && typeof t.label === 'string' && isObject(t.cache),
+  );
+  return ok ? (value as unknown as PerTurnSection) : null;
+}
+
 /**
  * Builds a {@link RunSummary} from the parsed summary JSON object.
  * @param json the value of `JSON.parse(file text)`; anything but an object yields an empty summary.
@@ -123,5 +134,6 @@ export function parseRunSummary(json: unknown): RunSummary {
     serverVerdict: serverVerdictOf(root.server_verdict),
     steadyState: steadyStateOf(root.steady_state),
     tailsWithFailures: tailsOf(root.tails_with_failures),
+    perTurn: perTurnOf(root.per_turn),
   };
 }

@@ -3,6 +3,7 @@
  * per-request points on a relative time axis plus the run summary.
  */
 import { TokenloadError } from '../errors.js';
+import type { PerTurnSection } from '../metrics/per-turn.js';
 import type { StartUpSection } from '../metrics/start-up.js';
 import type { UsageCheckSummary } from '../metrics/usage-check.js';
 import type { TokenizerSection } from '../prompt/tokenizer-source.js';
@@ -112,6 +113,8 @@ export interface RunSummary {
   steadyState: SteadyState | null;
   /** `tails_with_failures`; null when absent. */
   tailsWithFailures: TailsWithFailures | null;
+  /** `per_turn`: the run's requests by turn index (metrics/per-turn.ts); null when absent (single-turn runs). */
+  perTurn: PerTurnSection | null;
 }
 
 /** The summary's `connections` section, as the report reads it. */

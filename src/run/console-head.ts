@@ -1,12 +1,13 @@
 /**
  * The console's first lines of a run, before its table: the command, the load, the shard, the
  * tokenizer, the duration cut-off, client health, connections, the start-up split, per-server
- * lines, an interrupt and what the input lost.
+ * lines, the per-turn line, an interrupt and what the input lost.
  */
 import { EXIT_NO_SUCCESS } from '../errors.js';
 import { interruptedLine, type RunStatus, statusLeadLine } from '../export/run-status.js';
 import { clientHealthLine } from '../health/monitor.js';
 import type { ServerVerdict } from '../metrics/analysis/server-verdict.js';
+import { perTurnLine } from '../metrics/per-turn.js';
 import { serverLine } from '../metrics/servers.js';
 import { startUpLine } from '../metrics/start-up.js';
 import { connectionsLine, loadLine, serverVerdictLine, tokenizerLine } from '../report/lead.js';
@@ -45,6 +46,8 @@ export function header(input: FinishInput, status: RunStatus, verdict: ServerVer
   const startUp = input.profiling.startUp;
   if (startUp !== undefined) lines.push(startUpLine(startUp));
   for (const server of input.profiling.servers ?? []) lines.push(serverLine(server));
+  const byTurn = input.profiling.perTurn === undefined ? null : perTurnLine(input.profiling.perTurn);
+  if (byTurn !== null) lines.push(byTurn);
   if (input.profiling.interrupted) lines.push(interruptedLine(sentCount(input)));
   const bad = input.inputSkipped?.badLines ?? 0;
   if (bad > 0)

@@ -24,6 +24,7 @@ import type { ClientHealth } from '../health/types.js';
 import type { InFlightPoint } from '../metrics/analysis/in-flight-series.js';
 import { RequestTimeline } from '../metrics/analysis/request-timeline.js';
 import { runSlos } from '../metrics/goodput.js';
+import { type PerTurnSection, PerTurnSplit } from '../metrics/per-turn.js';
 import { ServerSplit, type ServerSummary } from '../metrics/servers.js';
 import { type StartUpSection, StartUpSplit } from '../metrics/start-up.js';
 import { SummaryBuilder } from '../metrics/summary.js';
@@ -70,6 +71,8 @@ export interface PhaseResult {
   startUp?: StartUpSection;
   /** Per-server requests and main metrics of a profiling phase with several servers; absent with one. */
   servers?: ServerSummary[];
+  /** The profiling phase's records by turn index (metrics/per-turn.ts); absent when no record had a turn index above 0. */
+  perTurn?: PerTurnSection;
   /** The phase's first send and its sessions (the summary's `shard` section). */
   tally: SendTally;
   /** The client's in-flight count over the phase (the run analysis reads it). */
@@ -140,6 +143,7 @@ export async function runPhase(
     ...(start.prewarm === null ? {} : { connections: { prewarm: start.prewarm, ...sinks.connectionUse } }),
     ...startUpOf(sinks.startUp),
     ...(sinks.servers === null ? {} : { servers: sinks.servers.build() }),
+    ...perTurnOf(sinks.perTurn),
     tally: sinks.tally,
     inFlight: sinks.tracker.series.snapshot(ctx.clock.nowNs()),
     mostInFlight: sinks.tracker.most,
@@ -271,6 +275,12 @@ async function prewarmTarget(
   return { ...counts, duration_ms: Math.round(durationMs * 1000) / 1000, basis: plan.basis };
 }
 
+function perTurnOf(split: PerTurnSplit | null): { perTurn?: PerTurnSection } {
+  const section = split?.build() ?? null;
+  split?.release();
+  return section === null ? {} : { perTurn: section };
+}
+
 function startUpOf(split: StartUpSplit | null): { startUp?: StartUpSection } {
   const section = split?.build() ?? null;
   return section === null ? {} : { startUp: section };
@@ -297,6 +307,8 @@ interface PhaseSinks extends PhaseWriters {
   connectionUse: Omit<ConnectionsReport, 'prewarm'>;
   /** Per-server tallies (profiling with several servers); null otherwise. */
   servers: ServerSplit | null;
+  /** Per-turn-index tallies (profiling); null in a warmup phase. */
+  perTurn: PerTurnSplit | null;
   tally: SendTally;
   /** `--failed-request-threshold` (profiling); set when the load begins, null without it. */
   failureStop: FailureStop | null;
@@ -367,6 +379,7 @@ function startSinks(
     startUp: null,
     connectionUse,
     servers,
+    perTurn: phase === 'profiling' ? new PerTurnSplit() : null,
     tally: new SendTally(),
     failureStop: null,
   };
@@ -428,6 +441,7 @@ function phaseSender(
       sinks.timeline.add(processed);
       sinks.failureStop?.add(processed);
       sinks.servers?.add(processed);
+      sinks.perTurn?.add(processed);
       sinks.tally.add(raw);
       countConnection(sinks.connectionUse, raw);
       sinks.progress.onRecord(processed);

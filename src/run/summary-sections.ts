@@ -41,6 +41,7 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
   if (input.profiling.startUp !== undefined) extra.start_up = input.profiling.startUp;
   if (input.profiling.failureStop !== undefined) extra.failed_request_threshold = input.profiling.failureStop;
   if (input.profiling.servers !== undefined) extra.servers = input.profiling.servers;
+  if (input.profiling.perTurn !== undefined) extra.per_turn = input.profiling.perTurn;
   const skipped = input.inputSkipped;
   if (skipped !== undefined && skipped !== null) {
     extra.input_rows_skipped = {

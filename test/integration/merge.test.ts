@@ -131,8 +131,11 @@ test('the merge of the shards is the run: every metric, check and count as the s
     'tails_with_failures',
     'warnings',
     'start_up',
+    'per_turn',
   ] as const)
     assert.deepEqual(merged[key], original[key], key);
+  // The run has several turns per session, so per_turn is there to compare.
+  assert.ok(original.per_turn !== undefined, 'the run has per_turn');
   assert.deepEqual(merged.error_summary, reference.errorSummary);
 
   // Every line of every shard, once; each shard's lines in their own order.

@@ -14,9 +14,11 @@ import {
   islVsTtftChart,
   LATENCY_METRICS,
   overTimeChart,
+  perTurnChart,
   perTurnTtftChart,
 } from '../../src/report/charts.js';
 import { MAX_POINTS_PER_CHART, sampleIndices } from '../../src/report/downsample.js';
+import { parseRunSummary } from '../../src/report/summary-file.js';
 import type { RequestPoint, RunData } from '../../src/report/types.js';
 import { ValueSample } from '../../src/report/value-sample.js';
 
@@ -266,6 +268,50 @@ test('TTFT by turn appears only for multi-turn sessions, with a box per turn', (
   const x = (chart.option as { xAxis: { data: string[]; name: string } }).xAxis;
   assert.deepEqual(x.data, ['1 (n=2)', '2 (n=1)']);
   assert.match(x.name, /the first is 1/);
+});
+
+/** A `per_turn` entry as the summary JSON has it: TTFT p50/p90 (ms) and the cache figures. */
+function turnEntry(label: string, p50: number, p90: number, hit: number | null) {
+  const ttft = { unit: 'ms', avg: p50, p50, p90, p99: p90, max: p90, count: 2 };
+  const cache = {
+    requests_reported: hit === null ? 0 : 2,
+    requests_unknown: hit === null ? 2 : 0,
+    hit_ratio: hit,
+  };
+  return {
+    turn_index: label === '10+' ? 10 : Number(label),
+    label,
+    requests: 2,
+    errors: 0,
+    time_to_first_token: ttft,
+    cache,
+  };
+}
+
+test("per-turn chart from the summary's per_turn: TTFT p50/p90 by bucket, cache hit % bars, no bar where none was reported", () => {
+  const summaryWith = (turns: unknown[]) => parseRunSummary({ per_turn: { bucket_cap: 10, turns } }).perTurn;
+  assert.equal(perTurnChart(parseRunSummary({}).perTurn), null);
+  assert.equal(
+    perTurnChart(summaryWith([turnEntry('0', 40, 60, 0.1)])),
+    null,
+    'one bucket: nothing to compare',
+  );
+  const chart = perTurnChart(summaryWith([turnEntry('0', 40, 60, 0.1), turnEntry('10+', 12, 15, null)]))!;
+  assert.equal(chart.id, 'per-turn');
+  const series = (chart.option as { series: { name: string; data: unknown[] }[] }).series;
+  assert.deepEqual(
+    series.map((x) => [x.name, x.data]),
+    [
+      ['TTFT p50', [40, 12]],
+      ['TTFT p90', [60, 15]],
+      ['cached / prompt tokens (%)', [10, '-']],
+    ],
+  );
+  const x = (chart.option as { xAxis: { data: string[] } }).xAxis;
+  assert.deepEqual(x.data, ['0 (n=2)', '10+ (n=2)']);
+  const none = perTurnChart(summaryWith([turnEntry('0', 40, 60, null), turnEntry('1', 12, 15, null)]))!;
+  assert.equal((none.option as { series: unknown[] }).series.length, 2, 'no cache series without reports');
+  assert.match(subtext(none.option), /no cached_tokens reported/);
 });
 
 test('errors over time: failed requests per bin, one stacked series per error type, aligned by bin', () => {
