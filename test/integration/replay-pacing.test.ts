@@ -4,11 +4,11 @@
  * longer than the 200 ms between the rows of session `a`. Open loop (the default) sends a later turn
  * as soon as the previous answer ends (its timestamp has passed); `--no-open-loop-replay` (closed
  * loop) waits the recorded 200 ms after each answer; `--trace-idle-gap-cap-seconds 0.5` shortens the
- * 3 s gap of session `b` to 0.5 s (longer than
- * the 200 ms gaps of `a`, which it leaves alone) and counts it. Every assertion reads the records' own stamps
+ * 3 s gap of session `b` and the 3 s `delay` of session `c` to 0.5 s (longer than the 200 ms gaps
+ * of `a`, which it leaves alone) and counts them. Every assertion reads the records' own stamps
  * (send after the previous end + gap: no allowance that could let a wrong schedule pass) and the
  * summary; one run streams the trace, the other loads it whole, so both paths are covered. Both
- * warm-ups are off: the checks are on order, not on speed.
+ * warm-ups and the server-metrics scraper are off: the checks are on order, not on speed.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,16 +20,19 @@ import { type RunningSimulator, startSimulator } from '../../src/simulator/serve
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const MS = 1_000_000n;
-/** Session `a`: three rows 200 ms apart; session `b`: two rows 3 s apart. */
+/** Session `a`: three rows 200 ms apart; `b`: two rows 3 s apart; `c`: a row, then one with a 3 s `delay`. */
 const ROWS = [
   { session_id: 'a', timestamp: 0 },
   { session_id: 'b', timestamp: 100 },
+  { session_id: 'c', timestamp: 150 },
   { session_id: 'a', timestamp: 200 },
+  { session_id: 'c', delay: 3000 },
   { session_id: 'a', timestamp: 400 },
   { session_id: 'b', timestamp: 3100 },
 ];
 const A_GAP_MS = 200n;
 const B_GAP_MS = 3000n;
+const C_DELAY_MS = 3000n;
 const CAP_S = 0.5;
 
 let sim: RunningSimulator;
@@ -68,7 +71,7 @@ async function replay(extra: readonly string[]): Promise<{
     'profile',
     ...['--model', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin', '--streaming', '--url', sim.url],
     ...['--input-file', trace, '--custom-dataset-type', 'mooncake_trace'],
-    ...['--artifact-dir', out, '--ui', 'none', '--client-warmup-ms', '0', ...extra],
+    ...['--artifact-dir', out, '--ui', 'none', '--client-warmup-ms', '0', '--no-server-metrics', ...extra],
   ]);
   assert.equal(code, 0, stderr);
   const turns = new Map<string, Stamps[]>();
@@ -86,6 +89,15 @@ async function replay(extra: readonly string[]): Promise<{
   }
   const summary = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8')) as Summary;
   return { turns, summary, stderr };
+}
+
+const CAP_NS = BigInt(CAP_S * 1000) * MS;
+
+/** Session `c`'s delayed row goes after the cap, and before its whole delay, in either mode. */
+function assertDelayCapped(turns: Map<string, Stamps[]>): void {
+  const [c0, c1] = turnsOf(turns, 'c', 2) as [Stamps, Stamps];
+  assert.ok(c1.start >= c0.end + CAP_NS, 'c1 sent ≥ the cap after c0 ended');
+  assert.ok(c1.start < c0.end + C_DELAY_MS * MS, 'c1 sent before its whole delay');
 }
 
 const turnsOf = (turns: Map<string, Stamps[]>, id: string, n: number): Stamps[] => {
@@ -109,11 +121,13 @@ test('open loop (default): a later turn whose time has passed goes at the previo
   const [b0, b1] = b as [Stamps, Stamps];
   assert.ok(b1.start >= b0.end, 'b1 after b0 ended');
   assert.ok(b1.start < b0.start + B_GAP_MS * MS, 'b1 sent before its uncapped time');
+  assertDelayCapped(turns);
   assert.equal(summary.replay.open_loop, true);
   assert.equal(summary.replay.idle_gap_cap.cap_s, CAP_S);
-  assert.equal(summary.replay.idle_gap_cap.rows_capped, 1);
-  assert.equal(summary.replay.idle_gap_cap.removed_ms, Number(B_GAP_MS) - CAP_S * 1000);
-  assert.match(stderr, /idle-gap cap 0\.5 s \(--trace-idle-gap-cap-seconds\): 1 row's gap/);
+  assert.equal(summary.replay.idle_gap_cap.rows_capped, 2);
+  const removedMs = Number(B_GAP_MS + C_DELAY_MS) - 2 * CAP_S * 1000;
+  assert.equal(summary.replay.idle_gap_cap.removed_ms, removedMs);
+  assert.match(stderr, /idle-gap cap 0\.5 s \(--trace-idle-gap-cap-seconds\): 2 rows' gaps/);
   assert.match(summary.load.description, /gaps within a session capped at 0\.5 s/);
   assert.doesNotMatch(summary.load.description, /closed loop/);
 });
@@ -133,10 +147,11 @@ test('closed loop (--no-open-loop-replay, trace loaded whole): each later turn a
     );
   }
   const [b0, b1] = turnsOf(turns, 'b', 2) as [Stamps, Stamps];
-  assert.ok(b1.start >= b0.end + BigInt(CAP_S * 1000) * MS, 'b1 sent ≥ the cap after b0 ended');
+  assert.ok(b1.start >= b0.end + CAP_NS, 'b1 sent ≥ the cap after b0 ended');
   assert.ok(b1.start < b0.end + B_GAP_MS * MS, 'b1 sent before its uncapped think time');
+  assertDelayCapped(turns);
   assert.equal(summary.replay.open_loop, false);
-  assert.equal(summary.replay.idle_gap_cap.rows_capped, 1);
+  assert.equal(summary.replay.idle_gap_cap.rows_capped, 2);
   assert.match(stderr, /profiling: fixed schedule \(.*closed loop/);
   assert.match(summary.load.description, /closed loop/);
 });
