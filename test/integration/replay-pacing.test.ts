@@ -8,16 +8,21 @@
  * of `a`, which it leaves alone) and counts them. Every assertion reads the records' own stamps
  * (send after the previous end + gap: no allowance that could let a wrong schedule pass) and the
  * summary; one run streams the trace, the other loads it whole, so both paths are covered. Both
- * warm-ups and the server-metrics scraper are off: the checks are on order, not on speed.
+ * warm-ups and the server-metrics scraper are off: the checks are on order, not on speed. The last
+ * test replays one session on a virtual clock (the real strategy, test/helpers/virtual-replay.ts) for
+ * the exact due times the wall clock cannot show: an open-loop cap moves all later timestamps
+ * earlier, and a delay is capped too. It shares this file to save a test process's start-up.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import type { Conversation, Turn } from '../../src/dataset/types.js';
 import { readEpochNs } from '../../src/report/epoch-ns.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { virtualReplay } from '../helpers/virtual-replay.js';
 
 const MS = 1_000_000n;
 /** Session `a`: three rows 200 ms apart; `b`: two rows 3 s apart; `c`: a row, then one with a 3 s `delay`. */
@@ -184,4 +189,44 @@ test('the pacing flags need a fixed schedule, and the cap a positive number; the
     assert.equal(code, 2, stderr);
     assert.match(stderr, reason);
   }
+});
+
+/** A turn at `timestampMs` or after `delayMs` (one of them), for a virtual replay. */
+function turn(index: number, at: { timestampMs?: number; delayMs?: number }): Turn {
+  return { index, ...at, prompt: { kind: 'text', text: 'x' }, source: { file: 't.jsonl', line: index + 1 } };
+}
+
+test('on a virtual clock: the cap moves a session’s later timestamps earlier (open loop), caps think time and delays (closed)', async () => {
+  // One session: rows at 0, 3000 and 3200 ms, then a 2 s delay; answers take 50 ms; cap 500 ms.
+  const conversations: Conversation[] = [
+    {
+      id: 's',
+      contextMode: 'message_array_with_responses',
+      turns: [
+        turn(0, { timestampMs: 0 }),
+        turn(1, { timestampMs: 3000 }),
+        turn(2, { timestampMs: 3200 }),
+        turn(3, { delayMs: 2000 }),
+      ],
+    },
+  ];
+  const run = async (openLoop: boolean) => {
+    const fresh = structuredClone(conversations);
+    const { sent, result } = await virtualReplay({
+      conversations: fresh,
+      zeroMs: 0,
+      durationMs: () => 50,
+      pacing: { openLoop, idleGapCapMs: 500 },
+    });
+    return { at: sent.map((s) => s.sentMs), cap: result.pacing.idleGapCap };
+  };
+  // Open loop: the 3 s gap becomes 500 ms (row 1 at 500), the next row keeps its 200 ms after it (700),
+  // the delay is capped from row 2's end (750 + 500).
+  const open = await run(true);
+  assert.deepEqual(open.at, [0, 500, 700, 1250]);
+  assert.deepEqual(open.cap, { capMs: 500, rowsCapped: 2, removedMs: 2500 + 1500 });
+  // Closed loop: each after the previous end (+50) plus its capped gap.
+  const closed = await run(false);
+  assert.deepEqual(closed.at, [0, 550, 800, 1350]);
+  assert.deepEqual(closed.cap, { capMs: 500, rowsCapped: 2, removedMs: 2500 + 1500 });
 });
