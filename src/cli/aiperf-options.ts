@@ -189,6 +189,30 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   schedule('--fixed-schedule-auto-offset', same('on by default in tokenload (off in AIPerf mainline)')),
   schedule('--fixed-schedule-start-offset', same()),
   schedule('--fixed-schedule-end-offset', same()),
+  schedule(
+    '--open-loop-replay',
+    same(
+      'the default: a session’s later turns at their own timestamps; AIPerf has it for baseten_trace, tokenload for every trace replayed on a fixed schedule',
+    ),
+  ),
+  schedule(
+    '--no-open-loop-replay',
+    same(
+      'closed loop: each later turn after the previous answer plus the gap between the two rows’ timestamps',
+    ),
+  ),
+  schedule(
+    '--trace-idle-gap-cap-seconds',
+    same(
+      'for every trace replayed on a fixed schedule, gaps within one session only; what it changed is counted in the summary’s `replay.idle_gap_cap`',
+    ),
+  ),
+  schedule(
+    '--system-idle-gap-cap-seconds',
+    refused(
+      `${NOT_YET}: shortening the quiet stretches between sessions moves whole sessions on the trace’s clock; --trace-idle-gap-cap-seconds caps the gaps within one session`,
+    ),
+  ),
   row('Goodput')('--goodput', same()),
   conversation(
     '--conversation-num',

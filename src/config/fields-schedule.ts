@@ -33,6 +33,22 @@ export const scheduleFields = {
     unit: 'ms',
     help: 'drop rows after this trace time (inclusive)',
   }),
+  /**
+   * `--open-loop-replay` (default on): a session's later turns at their own timestamps;
+   * `--no-open-loop-replay`: each after the previous answer plus the recorded gap (closed loop).
+   * Undefined when not given, so a rule can refuse it without a fixed schedule.
+   */
+  openLoopReplay: option(z.boolean().optional(), {
+    flag: 'open-loop-replay',
+    help: "send a session's later turns at their own timestamps; --no-open-loop-replay sends each after the previous answer plus the gap between the two rows' timestamps (closed loop)",
+    defaultText: 'on',
+  }),
+  /** `--trace-idle-gap-cap-seconds`: gaps between requests of one session longer than this (after speedup) are shortened to it, s. */
+  traceIdleGapCapSeconds: option(positive.optional(), {
+    flag: 'trace-idle-gap-cap-seconds',
+    unit: 's',
+    help: 'shorten any gap between consecutive requests of one session (after --synthesis-speedup-ratio; a delay too) to s; gaps between sessions are kept',
+  }),
   /** `--synthesis-speedup-ratio`: trace timestamps are divided by it. */
   synthesisSpeedupRatio: option(positive.default(1), {
     flag: 'synthesis-speedup-ratio',

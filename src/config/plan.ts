@@ -11,6 +11,7 @@ import type { SyntheticOptions } from '../dataset/synthetic-options.js';
 import type { ArrivalPattern } from '../timing/arrivals.js';
 import type { RateSeries } from '../timing/rate-curve.js';
 import { strategyName } from '../timing/registry.js';
+import type { SessionPacingOptions } from '../timing/session-pacing.js';
 import { DEFAULT_WARMUP_MAX_ROUNDS } from './fields-phase-load.js';
 import { DEFAULT_WAIT_FOR_MODEL_INTERVAL_S, DEFAULT_WAIT_FOR_MODEL_MODE } from './fields-server.js';
 import type { ProfileConfig } from './resolve.js';
@@ -96,6 +97,8 @@ export type LoadSpec =
       zero: ScheduleZeroSpec;
       /** `--concurrency`: a cap on sessions in flight; absent: none. */
       concurrency?: number;
+      /** `--open-loop-replay` (default on) and `--trace-idle-gap-cap-seconds` (in ms; absent: no cap). */
+      pacing: SessionPacingOptions;
     };
 
 /** When the profiling phase stops issuing. */
@@ -174,6 +177,8 @@ const PLANNED_KEYS = [
   'fixedScheduleStartOffsetMs',
   'fixedScheduleEndOffsetMs',
   'fixedScheduleAutoOffset',
+  'openLoopReplay',
+  'traceIdleGapCapSeconds',
   'requestRate',
   'requestRateSeries',
   'concurrency',
@@ -272,7 +277,12 @@ function loadOf(config: ProfileConfig): LoadSpec {
     const zero: ScheduleZeroSpec = config.fixedScheduleAutoOffset
       ? { kind: 'auto' }
       : { kind: 'offset', ms: (config.fixedScheduleStartOffsetMs ?? 0) / config.synthesisSpeedupRatio };
-    return defined({ kind: name, zero, concurrency: cap });
+    const capS = config.traceIdleGapCapSeconds;
+    const pacing = defined({
+      openLoop: config.openLoopReplay ?? true,
+      idleGapCapMs: capS === undefined ? undefined : capS * 1000,
+    });
+    return defined({ kind: name, zero, concurrency: cap, pacing });
   }
   if (name === 'user_centric' && config.userCentricRate !== undefined) {
     return defined({

@@ -65,6 +65,18 @@ const scheduleRules: ConfigRule[] = [
       '--synthesis-speedup-ratio divides trace timestamps, so it needs a replay on them: --fixed-schedule (implied by a timestamped --custom-dataset-type unless --no-fixed-schedule).',
     ),
   ),
+  rule('--open-loop-replay', (c) =>
+    when(
+      c.openLoopReplay !== undefined && !resolvesToFixedSchedule(c),
+      `--${c.openLoopReplay === false ? 'no-' : ''}open-loop-replay chooses when a trace replay sends a session's later turns (on their timestamps, or after each answer plus the recorded gap), so it needs a replay on the timestamps: --fixed-schedule (implied by a timestamped --custom-dataset-type unless --no-fixed-schedule).`,
+    ),
+  ),
+  rule('--trace-idle-gap-cap-seconds', (c) =>
+    when(
+      c.traceIdleGapCapSeconds !== undefined && !resolvesToFixedSchedule(c),
+      '--trace-idle-gap-cap-seconds shortens the gaps between the timestamps of one session, so it needs a replay on them: --fixed-schedule (implied by a timestamped --custom-dataset-type unless --no-fixed-schedule).',
+    ),
+  ),
   rule('--fixed-schedule', (c) =>
     when(
       resolvesToFixedSchedule(c) && c.inputFile === undefined,

@@ -29,6 +29,7 @@ import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
+import { idleGapCapLine } from '../timing/session-pacing.js';
 import type { RunEnv } from '../util/run-env.js';
 import {
   claimArtifactDir,
@@ -318,6 +319,8 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
       throw load.replay.feedError;
     }
     if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
+    const capLine = idleGapCapLine(load.replay.pacing);
+    if (capLine !== null) ctx.env.log.info(capLine);
   }
   const inputSkipped = config.input.kind === 'synthetic' ? null : (ctx.stream?.skipped ?? dataset.skipped);
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');

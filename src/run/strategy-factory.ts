@@ -135,7 +135,7 @@ function loadPlan(
       if (phase === 'warmup') return { kind: 'concurrency', ...sessions, concurrency: load.concurrency ?? 1 };
       return {
         kind: 'fixed_schedule',
-        schedule: schedulePlan(load.zero, dataset, replay),
+        schedule: { ...schedulePlan(load.zero, dataset, replay), pacing: load.pacing },
         stop: limits.stop,
         ...cap,
       };

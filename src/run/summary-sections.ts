@@ -2,6 +2,7 @@
 import type { SkipCounts } from '../dataset/types.js';
 import type { Summary } from '../metrics/summary.js';
 import type { TailsWithFailures } from '../metrics/tails.js';
+import type { PacingFacts } from '../timing/session-pacing.js';
 import type { StrategyReport } from '../timing/types.js';
 import { type FinishInput, replayError } from './finish-input.js';
 
@@ -76,6 +77,7 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
           zero_trace_ms: load.replay.zeroMs,
           out_of_order_sessions: load.replay.outOfOrderSessions,
           input_error: replayError(load.replay)?.message ?? null,
+          ...pacingFields(load.replay.pacing),
         },
       };
     case 'request_rate':
@@ -97,6 +99,18 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
         },
       };
   }
+}
+
+/** The replay section's pacing: `open_loop`, and `idle_gap_cap` (null without `--trace-idle-gap-cap-seconds`). */
+function pacingFields(pacing: PacingFacts): Record<string, unknown> {
+  const cap = pacing.idleGapCap;
+  return {
+    open_loop: pacing.openLoop,
+    idle_gap_cap:
+      cap === null
+        ? null
+        : { cap_s: cap.capMs / 1000, rows_capped: cap.rowsCapped, removed_ms: cap.removedMs },
+  };
 }
 
 /** `tails_with_failures` of the profiling summary (metrics/tails.ts); empty when it has none. */

@@ -3,7 +3,8 @@
  * timeline: time zero is `startNs`; a turn with trace timestamp `ts` (ms) is due at
  * `startNs + (ts − zeroMs)·1e6`. Sessions start in first-turn timestamp order; a later turn of a
  * session is due at `max(previous turn's completion, its own target)` (or previous completion +
- * `delayMs`, or at once), so a session never has two requests in flight. Late requests go out at
+ * `delayMs`, or at once), or closed loop at the previous completion + the recorded gap, with long
+ * gaps capped ({@link SessionPacing}), so a session never has two requests in flight. Late requests go out at
  * once and are never dropped; their lateness is recorded as schedule lag.
  *
  * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
@@ -18,6 +19,7 @@ import { BuildAhead } from './build-ahead.js';
 import type { Clock } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
 import { Semaphore } from './semaphore.js';
+import { type SessionPace, SessionPacing, type SessionPacingOptions } from './session-pacing.js';
 import type { StopConditions } from './session-source.js';
 import { StartQueue } from './start-queue.js';
 import type {
@@ -59,6 +61,8 @@ export interface FixedScheduleOptions {
    * stop conditions of a fixed schedule): nothing is sent once reached; what is in flight finishes.
    */
   stop?: StopConditions;
+  /** How later turns are paced: open loop (default) or closed, and the idle-gap cap ({@link SessionPacing}). */
+  pacing?: SessionPacingOptions;
 }
 
 /**
@@ -87,7 +91,7 @@ export function createFixedSchedule(options: FixedScheduleOptions): LoadStrategy
   return {
     name: 'fixed_schedule',
     describe: () =>
-      `fixed schedule (zero at trace ${zeroText(options.zeroMs)}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} ${options.concurrency === 1 ? 'session' : 'sessions'}`}${options.feed === undefined ? '' : ', trace streamed'})`,
+      `fixed schedule (zero at trace ${zeroText(options.zeroMs)}${options.concurrency === undefined ? '' : `, at most ${options.concurrency} ${options.concurrency === 1 ? 'session' : 'sessions'}`}${options.feed === undefined ? '' : ', trace streamed'}${new SessionPacing(options.pacing).describe()})`,
     replayProgress: () => current?.progress() ?? null,
     run: (input) => {
       current = new Replay(options, input);
@@ -118,6 +122,8 @@ interface Session {
   ended: boolean;
   /** Monotonic ns the previous turn completed. */
   lastEndNs: number;
+  /** The previous row's timestamp and the time the idle-gap cap removed (session-pacing.ts). */
+  pace: SessionPace;
   /** First turn built ahead of its send time. */
   prepared: PreparedSend | null;
   /** With a session cap: how much of the first turn's lateness the cap imposed, ns (its `concurrency_wait`). */
@@ -157,6 +163,7 @@ class Replay {
   private readonly builder: BuildAhead<Session>;
   /** Later turns sleeping until their time: due ns → trace ms, per turn (for {@link Replay.progress}). */
   private readonly waitingTurns = new Map<object, { dueNs: number; traceMs: number }>();
+  private readonly pacing: SessionPacing;
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -170,6 +177,7 @@ class Replay {
     this.slots = options.concurrency === undefined ? null : new Semaphore(options.concurrency);
     this.stop = options.stop ?? {};
     this.builder = new BuildAhead(input.dispatch, input.clock);
+    this.pacing = new SessionPacing(options.pacing);
   }
 
   async run(): Promise<FixedScheduleReport> {
@@ -190,6 +198,7 @@ class Replay {
         sessions: this.sessions.size,
         outOfOrderSessions: this.outOfOrder,
         feedError: this.feedError,
+        pacing: this.pacing.facts(),
       },
     };
   }
@@ -259,6 +268,7 @@ class Replay {
       started: false,
       ended: false,
       lastEndNs: 0,
+      pace: SessionPacing.start(tsMs),
       prepared: null,
     };
     this.sessions.set(row.sessionId, session);
@@ -491,7 +501,9 @@ class Replay {
     const scheduledNs =
       k === 0
         ? this.targetNs(turn.timestampMs as number)
-        : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
+        : this.pacing.laterTurnTarget(turn, session.pace, session.lastEndNs, this.clock.nowNs(), (ts) =>
+            this.targetNs(ts),
+          );
     prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
     if (k > 0) {
       const traceMs = this.zeroMs + (scheduledNs - this.startNs) / 1e6;
@@ -533,21 +545,6 @@ class Replay {
 function zeroText(zero: ScheduleZero): string {
   if (zero === 'auto') return 'first timestamp';
   return typeof zero === 'function' ? 'first timestamp of the whole trace' : `${zero} ms`;
-}
-
-/**
- * Target of a later turn: its own timestamp (never before now), else previous completion + delay
- * (never before now), else now.
- */
-function laterTurnTarget(
-  turn: Turn,
-  lastEndNs: number,
-  nowNs: number,
-  targetNs: (ts: number) => number,
-): number {
-  if (turn.timestampMs !== undefined) return Math.max(targetNs(turn.timestampMs), nowNs);
-  if (turn.delayMs !== undefined) return Math.max(lastEndNs + turn.delayMs * 1e6, nowNs);
-  return nowNs;
 }
 
 function missingTimestamp(row: StreamedTurn): ScheduleError {

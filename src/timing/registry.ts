@@ -9,6 +9,7 @@ import { createConcurrency } from './concurrency.js';
 import { createFixedSchedule, type ScheduleZero } from './fixed-schedule.js';
 import { RateCurve, type RateSeries } from './rate-curve.js';
 import { createRequestRate } from './request-rate.js';
+import type { SessionPacingOptions } from './session-pacing.js';
 import type { SessionSource, StopConditions } from './session-source.js';
 import type {
   ConcurrencyReport,
@@ -50,6 +51,8 @@ export interface SchedulePlan {
   zeroMs: ScheduleZero;
   /** The trace rows of a streaming replay; absent when the dataset was loaded whole. */
   feed?: AsyncIterable<StreamedTurn>;
+  /** `--open-loop-replay` and `--trace-idle-gap-cap-seconds`; absent: open loop, no cap. */
+  pacing?: SessionPacingOptions;
 }
 
 /** What a strategy that issues sessions itself reads: their order and when to stop. */
@@ -152,6 +155,7 @@ function fixedScheduleFromPlan(plan: PlanOf<'fixed_schedule'>): LoadStrategy<Fix
     stop: plan.stop,
     ...(plan.concurrency === undefined ? {} : { concurrency: plan.concurrency }),
     ...(schedule.feed === undefined ? {} : { feed: schedule.feed }),
+    ...(schedule.pacing === undefined ? {} : { pacing: schedule.pacing }),
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Conversation, Turn } from '../dataset/types.js';
 import type { Clock } from './clock.js';
+import type { PacingFacts } from './session-pacing.js';
 
 /** One turn handed to the sender. */
 export interface DispatchItem {
@@ -91,6 +92,8 @@ export interface ReplayReport {
    * rows read before it were still sent on their schedule (`rowsRead` counts them).
    */
   feedError: unknown;
+  /** Open or closed loop, and what the idle-gap cap changed (session-pacing.ts). */
+  pacing: PacingFacts;
 }
 
 /** Pacing facts of a request-rate run. */

@@ -5,6 +5,7 @@
  */
 import type { Conversation, StreamedTurn } from '../../src/dataset/types.js';
 import { createFixedSchedule } from '../../src/timing/fixed-schedule.js';
+import type { SessionPacingOptions } from '../../src/timing/session-pacing.js';
 import type { DispatchItem, FixedScheduleReport, ReplayReport } from '../../src/timing/types.js';
 import { VirtualClock } from '../../src/timing/virtual-clock.js';
 
@@ -30,6 +31,8 @@ export interface VirtualReplayOptions {
   durationMs: (id: string, turn: number) => number;
   concurrency?: number;
   readAheadNs?: number;
+  /** Open or closed loop and the idle-gap cap (default: open loop, no cap). */
+  pacing?: SessionPacingOptions;
   /** Called at each send (e.g. to see how much of the feed had been read by then). */
   onSend?: (item: DispatchItem) => void;
   /** Called each time a request is built (ahead of its send or at it). */
@@ -47,6 +50,7 @@ export async function virtualReplay(
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.feed === undefined ? {} : { feed: options.feed }),
     ...(options.readAheadNs === undefined ? {} : { readAheadNs: options.readAheadNs }),
+    ...(options.pacing === undefined ? {} : { pacing: options.pacing }),
   });
   const start = clock.nowNs();
   const dispatch = {
