@@ -109,7 +109,11 @@ function pacingFields(pacing: PacingFacts): Record<string, unknown> {
     idle_gap_cap:
       cap === null
         ? null
-        : { cap_s: cap.capMs / 1000, rows_capped: cap.rowsCapped, removed_ms: cap.removedMs },
+        : {
+            cap_s: cap.capMs / 1000,
+            rows_capped: cap.rowsCapped,
+            removed_ms: Math.round(cap.removedMs * 1000) / 1000,
+          },
   };
 }
 
