@@ -140,7 +140,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   endpoint('--wait-for-model-mode', same('models, inference (the default) or both')),
   endpoint('--wait-for-model-interval', same()),
-  endpoint('--session-header', refused('tokenload sends the session id as X-Correlation-ID only')),
+  endpoint(
+    '--session-header',
+    same(
+      'repeatable; each named header carries the session id besides X-Correlation-ID and X-Session-Affinity, which are always sent (AIPerf’s renames X-Correlation-ID)',
+    ),
+  ),
   endpoint('--transport', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
   endpoint('--transport-type', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
   tokenizer(

@@ -207,6 +207,13 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   rule('--extra-inputs', templateProblem),
+  rule('--session-header', (c) => {
+    const named = Object.keys(c.headers).filter((h) => c.sessionHeaders.includes(h.toLowerCase()));
+    return when(
+      named.length > 0,
+      `--session-header ${named[0]} and -H ${named[0]}:… both set that header: the session header carries the session id; drop one of them.`,
+    );
+  }),
   waitForModelRule,
   serverMetricsFormatsRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),

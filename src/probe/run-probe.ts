@@ -12,6 +12,7 @@ import { preflight } from '../preflight/preflight.js';
 import { loadTokenizer } from '../prompt/tokenizer.js';
 import { resolveTokenizerSource } from '../prompt/tokenizer-source.js';
 import type { RequestIdentity } from '../record/types.js';
+import { sessionIdHeaders } from '../request/headers.js';
 import { parseOptions } from '../util/option-meta.js';
 import { packageVersion } from '../util/package-root.js';
 import { type ExchangeResult, type ExchangeSpec, exchange } from './exchange.js';
@@ -91,7 +92,11 @@ function generationSpec(s: Sender, v: GenerationVariant): ExchangeSpec {
   return {
     method: 'POST',
     url: requestUrl(options, adapter, stream),
-    headers: { ...s.headers, 'x-request-id': ids.xRequestId, 'x-correlation-id': ids.xCorrelationId },
+    headers: {
+      ...s.headers,
+      'x-request-id': ids.xRequestId,
+      ...sessionIdHeaders(options.sessionHeaders, ids.xCorrelationId),
+    },
     body: JSON.stringify(body),
     generation: { identity: ids, adapter, stream },
     timeoutMs: options.timeoutSeconds * 1000,
