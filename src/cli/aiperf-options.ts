@@ -181,6 +181,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   input('-H', same()),
   input('--dataset-sampling-strategy', same()),
   input('--random-seed', same()),
+  input(
+    '--trace-session-sample-ratio',
+    same(
+      'every input file with sessions (AIPerf: baseten_trace); whole sessions, a Bailian tree as one, chosen by a hash of the id and --random-seed',
+    ),
+  ),
   input('--ignore-trace-delays', refused(`${NOT_YET}: a dataset's per-turn delays are always honoured`)),
   input(
     '--config',

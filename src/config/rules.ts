@@ -207,6 +207,18 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   rule('--extra-inputs', templateProblem),
+  rule('--trace-session-sample-ratio', (c) =>
+    when(
+      c.traceSessionSampleRatio !== undefined && c.inputFile === undefined,
+      '--trace-session-sample-ratio samples the sessions of an input file: give --input-file (a synthetic dataset is sized by --conversation-num).',
+    ),
+  ),
+  rule('--trace-session-sample-ratio', (c) =>
+    when(
+      c.traceSessionSampleRatio !== undefined && c.shardCount !== undefined && c.randomSeed === undefined,
+      '--trace-session-sample-ratio with --shard-count needs --random-seed: each shard would otherwise draw its own seed and sample other sessions.',
+    ),
+  ),
   rule('--session-header', (c) => {
     const named = Object.keys(c.headers).filter((h) => c.sessionHeaders.includes(h.toLowerCase()));
     return when(
