@@ -129,7 +129,7 @@ export const endpointFields = {
   sessionHeaders: option(z.array(z.string().min(1)).default([]), {
     flag: 'session-header',
     unit: 'name',
-    help: 'also send the session id in this header (X-Correlation-ID and X-Session-Affinity always carry it); repeatable, e.g. X-Session-ID for vLLM\'s router',
+    help: "also send the session id in this header (X-Correlation-ID and X-Session-Affinity always carry it); repeatable, e.g. X-Session-ID for vLLM's router",
     parse: (v, prev) => collectSessionHeaders(v, prev as string[] | undefined),
     repeatable: true,
   }),

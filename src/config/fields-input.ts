@@ -66,7 +66,7 @@ export const inputFields = {
   traceSessionSampleRatio: option(z.number().gt(0).max(1).optional(), {
     flag: 'trace-session-sample-ratio',
     unit: 'ratio',
-    help: 'keep this share (0 < R <= 1) of the input file\'s sessions, each whole (a Bailian tree as one), chosen by a hash of its id and --random-seed',
+    help: "keep this share (0 < R <= 1) of the input file's sessions, each whole (a Bailian tree as one), chosen by a hash of its id and --random-seed",
     defaultText: '1 (every session)',
   }),
   /** `--isl-block-size`: tokens per hash id (default from the dataset type: 16 Bailian, 512 Mooncake). */

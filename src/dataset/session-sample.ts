@@ -55,7 +55,8 @@ export function sessionSampleKey(sessionId: string, treeId: string | undefined):
 export function sessionSampler(spec: SessionSampleSpec): (key: string) => boolean {
   const { ratio, seed } = spec;
   if (!(ratio > 0 && ratio <= 1)) throw new RangeError(`session sample ratio ${ratio} is not in (0, 1]`);
-  if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`session sample seed ${seed} is not an integer >= 0`);
+  if (!Number.isSafeInteger(seed) || seed < 0)
+    throw new RangeError(`session sample seed ${seed} is not an integer >= 0`);
   if (ratio === 1) return () => true;
   const seedWord = fmix64((BigInt(seed) + 0x9e3779b97f4a7c15n) & MASK_64);
   // ratio has 53 bits of precision: ⌊ratio·2^53⌋·2^11 is R·2^64 to within 2^11.

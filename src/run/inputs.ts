@@ -9,11 +9,7 @@ import type { RunInput, RunPlan } from '../config/plan.js';
 import { fillDatasetOsl, fillStreamOsl } from '../dataset/osl-fallback.js';
 import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { DATASET_LOADERS } from '../dataset/registry.js';
-import {
-  type SessionSampleSpec,
-  sampleDataset,
-  sampleTraceStream,
-} from '../dataset/session-sample.js';
+import { type SessionSampleSpec, sampleDataset, sampleTraceStream } from '../dataset/session-sample.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import {
   type Dataset,
@@ -72,9 +68,7 @@ export async function prepareInputs(
   const opened = openTraceStream(config);
   const sample = sessionSampleOf(config);
   const read =
-    opened === null
-      ? null
-      : await firstRowRead(sample === null ? opened : sampleTraceStream(opened, sample));
+    opened === null ? null : await firstRowRead(sample === null ? opened : sampleTraceStream(opened, sample));
   const whole = read?.stream ?? null;
   const sharded = shardInputs(
     config,
