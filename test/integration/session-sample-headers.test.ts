@@ -9,6 +9,7 @@
  * - Sampling: `--trace-session-sample-ratio 0.5` keeps whole sessions (each kept session has all its
  *   rows), the same ones on another run with the same seed and with the whole file loaded, others
  *   with another seed; two shards of the sampled run send exactly its sessions between them.
+ * - `tokenload probe` sends the same headers.
  * - Refusals: a bad header name, a header tokenload owns, a ratio out of (0, 1], a sampled sharded
  *   run without a seed: exit code 2 naming the flag.
  */
@@ -150,6 +151,26 @@ test('X-Correlation-ID and X-Session-Affinity carry the session id on every turn
     '2',
   ]);
   assertSessionHeaders(named, ['x-correlation-id', 'x-session-affinity', 'x-session-id', 'x-route-key']);
+});
+
+test('tokenload probe sends its session ids in the same headers, --session-header included', async () => {
+  const before = sim.capturedRequests().length;
+  const r = await runBuiltCliInProcess([
+    ...['probe', '-m', MODEL, '--url', sim.url, '--tokenizer', 'builtin'],
+    ...['--keep-alive-idle-seconds', '0', '--session-header', 'X-Session-ID'],
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  // Generation requests carry ids; the probe's other routes (tokenize) do not.
+  const sent = sim
+    .capturedRequests()
+    .slice(before)
+    .filter((c) => c.headers['x-request-id'] !== undefined);
+  assert.ok(sent.length > 0, 'the probe sent generation requests');
+  for (const { headers: h } of sent) {
+    assert.match(String(h['x-correlation-id']), /^probe-/);
+    assert.equal(h['x-session-affinity'], h['x-correlation-id']);
+    assert.equal(h['x-session-id'], h['x-correlation-id']);
+  }
 });
 
 test('--trace-session-sample-ratio 0.5 keeps whole sessions, by the seed, the same streamed and loaded whole', async () => {
