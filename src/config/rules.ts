@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
-import { kebab } from '../util/option-values.js';
+import { kebab, sessionHeaderClash } from '../util/option-values.js';
 import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { PHASE_LOAD_RULES, userCentricRules } from './rules-phase-load.js';
@@ -219,13 +219,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
       '--trace-session-sample-ratio with --shard-count needs --random-seed: each shard would otherwise draw its own seed and sample other sessions.',
     ),
   ),
-  rule('--session-header', (c) => {
-    const named = Object.keys(c.headers).filter((h) => c.sessionHeaders.includes(h.toLowerCase()));
-    return when(
-      named.length > 0,
-      `--session-header ${named[0]} and -H ${named[0]}:… both set that header: the session header carries the session id; drop one of them.`,
-    );
-  }),
+  rule('--session-header', (c) => sessionHeaderClash(c.headers, c.sessionHeaders)),
   waitForModelRule,
   serverMetricsFormatsRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),

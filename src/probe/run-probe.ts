@@ -14,6 +14,7 @@ import { resolveTokenizerSource } from '../prompt/tokenizer-source.js';
 import type { RequestIdentity } from '../record/types.js';
 import { sessionIdHeaders } from '../request/headers.js';
 import { parseOptions } from '../util/option-meta.js';
+import { sessionHeaderClash } from '../util/option-values.js';
 import { packageVersion } from '../util/package-root.js';
 import { type ExchangeResult, type ExchangeSpec, exchange } from './exchange.js';
 import { deriveFindings, type ProbeContext, type ProbeExchanges } from './findings.js';
@@ -239,6 +240,8 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
       `probe one server at a time: got ${parsed.url.length} (${parsed.url.join(', ')}).`,
       '--url',
     );
+  const clash = sessionHeaderClash(parsed.headers, parsed.sessionHeaders);
+  if (clash !== null) throw new ConfigError(clash, '--session-header');
   const options: ProbeSetup = { ...parsed, url };
   const spec = options.tokenizer ?? options.models[0];
   const source = await resolveTokenizerSource(spec, {

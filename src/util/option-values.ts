@@ -87,6 +87,20 @@ export function collectSessionHeaders(value: string, previous: readonly string[]
   return previous.includes(lower) ? [...previous] : [...previous, lower];
 }
 
+/**
+ * The problem of a `--session-header` name that `-H` also sets (any case): two values for one
+ * header. Null when they name different headers.
+ */
+export function sessionHeaderClash(
+  headers: Record<string, string>,
+  sessionHeaders: readonly string[],
+): string | null {
+  const named = Object.keys(headers).find((h) => sessionHeaders.includes(h.toLowerCase()));
+  return named === undefined
+    ? null
+    : `--session-header ${named} and -H ${named}:… both set that header: the session header carries the session id; drop one of them.`;
+}
+
 /** Accumulates `-H "Name: value"` headers. */
 export function collectHeaders(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const idx = value.indexOf(':');

@@ -217,10 +217,14 @@ test('two shards of a sampled run send exactly its sessions between them, each s
   assert.deepEqual([...(shards[0] ?? []), ...(shards[1] ?? [])].sort(), whole);
 });
 
-test('refused before anything is sent: a bad or owned --session-header, a ratio out of (0, 1], a sampled shard without a seed', async () => {
-  const base = ['profile', '-m', MODEL, '--url', sim.url, '--tokenizer', 'builtin'];
+test('refused before anything is sent: a bad or owned --session-header (profile and probe), a ratio out of (0, 1], a sampled shard without a seed', async () => {
+  const endpoint = ['-m', MODEL, '--url', sim.url, '--tokenizer', 'builtin'];
   const file = ['--input-file', trace, '--custom-dataset-type', 'mooncake_trace'];
   const cases: Array<[string[], RegExp]> = [
+    [
+      ['probe', '--session-header', 'X-Session-ID', '-H', 'x-session-id:1'],
+      /--session-header x-session-id and -H/,
+    ],
     [['--session-header', 'bad name'], /--session-header.*invalid header name "bad name"/],
     [
       ['--session-header', 'Content-Type'],
@@ -240,7 +244,9 @@ test('refused before anything is sent: a bad or owned --session-header, a ratio 
   ];
   const before = sim.capturedRequests().length;
   for (const [args, message] of cases) {
-    const r = await runBuiltCliInProcess([...base, ...args]);
+    const argv =
+      args[0] === 'probe' ? ['probe', ...endpoint, ...args.slice(1)] : ['profile', ...endpoint, ...args];
+    const r = await runBuiltCliInProcess(argv);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message, args.join(' '));
   }
