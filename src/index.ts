@@ -40,6 +40,11 @@ export {
   type TraceStream,
   type Turn,
 } from './dataset/index.js';
+export {
+  type SessionSampleSpec,
+  sessionSampleKey,
+  sessionSampler,
+} from './dataset/session-sample.js';
 export { fnv1a64, type ShardSpec, sessionShard } from './dataset/shard.js';
 export { type SyntheticDatasetOptions, SyntheticOptionsSchema } from './dataset/synthetic-options.js';
 export { ENDPOINT_TYPES, ENDPOINTS, type EndpointTypeName } from './endpoint/registry.js';

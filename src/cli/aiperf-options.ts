@@ -140,7 +140,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   ),
   endpoint('--wait-for-model-mode', same('models, inference (the default) or both')),
   endpoint('--wait-for-model-interval', same()),
-  endpoint('--session-header', refused('tokenload sends the session id as X-Correlation-ID only')),
+  endpoint(
+    '--session-header',
+    same(
+      'repeatable; each named header carries the session id besides X-Correlation-ID and X-Session-Affinity, which are always sent (AIPerf’s renames X-Correlation-ID)',
+    ),
+  ),
   endpoint('--transport', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
   endpoint('--transport-type', accepted('tokenload speaks HTTP/1.1 (http and https URLs) only', 'http')),
   tokenizer(
@@ -176,6 +181,12 @@ export const AIPERF_OPTIONS: readonly AiperfOption[] = [
   input('-H', same()),
   input('--dataset-sampling-strategy', same()),
   input('--random-seed', same()),
+  input(
+    '--trace-session-sample-ratio',
+    same(
+      'every input file with sessions (AIPerf: baseten_trace); whole sessions, a Bailian tree as one, chosen by a hash of the id and --random-seed',
+    ),
+  ),
   input('--ignore-trace-delays', refused(`${NOT_YET}: a dataset's per-turn delays are always honoured`)),
   input(
     '--config',

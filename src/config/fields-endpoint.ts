@@ -8,7 +8,13 @@ import { missingEndpointTypeMessage } from '../endpoint/aiperf-only.js';
 import { ENDPOINT_TYPES } from '../endpoint/registry.js';
 import { revisionProblem } from '../prompt/hf-cache.js';
 import { option } from '../util/option-meta.js';
-import { collectExtraInputs, collectHeaders, collectUrls, parseModels } from '../util/option-values.js';
+import {
+  collectExtraInputs,
+  collectHeaders,
+  collectSessionHeaders,
+  collectUrls,
+  parseModels,
+} from '../util/option-values.js';
 import { positive } from './field-kinds.js';
 import { waitForModelFields } from './fields-server.js';
 
@@ -114,6 +120,17 @@ export const endpointFields = {
     unit: 'header',
     help: 'extra HTTP header "Name:Value"; repeatable (auth-like values are redacted in artifacts)',
     parse: (v, prev) => collectHeaders(v, prev as Record<string, string> | undefined),
+    repeatable: true,
+  }),
+  /**
+   * `--session-header`: more header names that carry each request's session id, besides
+   * `X-Correlation-ID` and `X-Session-Affinity` (always sent); lower case, in the order given.
+   */
+  sessionHeaders: option(z.array(z.string().min(1)).default([]), {
+    flag: 'session-header',
+    unit: 'name',
+    help: "also send the session id in this header (X-Correlation-ID and X-Session-Affinity always carry it); repeatable, e.g. X-Session-ID for vLLM's router",
+    parse: (v, prev) => collectSessionHeaders(v, prev as string[] | undefined),
     repeatable: true,
   }),
   /** `--api-key`: sent as `Authorization: Bearer <key>`. */

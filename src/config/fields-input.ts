@@ -59,6 +59,16 @@ export const inputFields = {
     flag: 'trace-streaming',
     help: 'fixed schedule: read the trace while it replays; --no-trace-streaming reads and validates the whole trace before the first request',
   }),
+  /**
+   * `--trace-session-sample-ratio`: replay a share of an input file's sessions, each kept or dropped
+   * whole by a hash of its id (its Bailian tree's) and `--random-seed` (dataset/session-sample.ts).
+   */
+  traceSessionSampleRatio: option(z.number().gt(0).max(1).optional(), {
+    flag: 'trace-session-sample-ratio',
+    unit: 'ratio',
+    help: "keep this share (0 < R <= 1) of the input file's sessions, each whole (a Bailian tree as one), chosen by a hash of its id and --random-seed",
+    defaultText: '1 (every session)',
+  }),
   /** `--isl-block-size`: tokens per hash id (default from the dataset type: 16 Bailian, 512 Mooncake). */
   islBlockSize: option(int(1).optional(), {
     flag: 'isl-block-size',

@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.js';
 import { GoodputParseError, parseGoodput } from '../metrics/goodput.js';
 import { SimulatorOptionsSchema } from '../simulator/options.js';
 import { describeIssue, optionFields } from '../util/option-meta.js';
-import { kebab } from '../util/option-values.js';
+import { kebab, sessionHeaderClash } from '../util/option-values.js';
 import { DEFAULT_URL } from './fields-endpoint.js';
 import type { ConfigRule, RuleInput } from './rule-types.js';
 import { PHASE_LOAD_RULES, userCentricRules } from './rules-phase-load.js';
@@ -225,6 +225,19 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
     ),
   ),
   rule('--extra-inputs', templateProblem),
+  rule('--trace-session-sample-ratio', (c) =>
+    when(
+      c.traceSessionSampleRatio !== undefined && c.inputFile === undefined,
+      '--trace-session-sample-ratio samples the sessions of an input file: give --input-file (a synthetic dataset is sized by --conversation-num).',
+    ),
+  ),
+  rule('--trace-session-sample-ratio', (c) =>
+    when(
+      c.traceSessionSampleRatio !== undefined && c.shardCount !== undefined && c.randomSeed === undefined,
+      '--trace-session-sample-ratio with --shard-count needs --random-seed: each shard would otherwise draw its own seed and sample other sessions.',
+    ),
+  ),
+  rule('--session-header', (c) => sessionHeaderClash(c.headers, c.sessionHeaders)),
   waitForModelRule,
   serverMetricsFormatsRule,
   rule('--shard-count', (c) => shardProblem(c, resolvesToFixedSchedule(c))),

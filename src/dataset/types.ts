@@ -109,6 +109,8 @@ export interface Turn {
 export interface Conversation {
   /** Session id; for Bailian the root `chat_id` as a string (AIPerf semantics). */
   id: string;
+  /** Root session id of a Bailian tree; absent = the session's own id. */
+  treeId?: string;
   turns: Turn[];
   contextMode: ContextMode;
 }
@@ -199,6 +201,26 @@ export interface SkipCounts {
    * `messages` or `payload` rows: no `input_length`); present only when such an option is set.
    */
   promptUnscaled?: number;
+  /**
+   * What `--trace-session-sample-ratio` kept (dataset/session-sample.ts); present only with it.
+   * Live while a stream is read.
+   */
+  sessionSample?: SessionSampleCounts;
+}
+
+/**
+ * Sessions and rows a whole-session sample read and kept (the rows left after the offset window, bad
+ * lines and synthesis drops). A streamed replay counts the rows read before it stopped.
+ */
+export interface SessionSampleCounts {
+  /** `--trace-session-sample-ratio`, in (0, 1]. */
+  ratio: number;
+  /** The seed of the sample (`--random-seed`, resolved). */
+  seed: number;
+  sessionsRead: number;
+  sessionsKept: number;
+  rowsRead: number;
+  rowsKept: number;
 }
 
 /** A loaded dataset. */
@@ -250,6 +272,8 @@ export interface LoadOptions {
 export interface StreamedTurn {
   /** Session key: Bailian root `chat_id` as a string, Mooncake `session_id` or a generated id. */
   sessionId: string;
+  /** Root session id of a Bailian tree; absent = the session's own id. */
+  treeId?: string;
   turn: Turn;
   /** Sort key among the session's turns not yet sent (Bailian `turn`); ties keep file order. */
   order: number;

@@ -15,6 +15,7 @@ export const ProbeOptionsSchema = z.strictObject({
   endpointPath: endpointFields.endpointPath,
   headers: endpointFields.headers,
   apiKey: endpointFields.apiKey,
+  sessionHeaders: endpointFields.sessionHeaders,
   extraInputs: endpointFields.extraInputs,
   useLegacyMaxTokens: endpointFields.useLegacyMaxTokens,
   tokenizer: endpointFields.tokenizer,

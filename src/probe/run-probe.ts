@@ -12,7 +12,9 @@ import { preflight } from '../preflight/preflight.js';
 import { loadTokenizer } from '../prompt/tokenizer.js';
 import { resolveTokenizerSource } from '../prompt/tokenizer-source.js';
 import type { RequestIdentity } from '../record/types.js';
+import { sessionIdHeaders } from '../request/headers.js';
 import { parseOptions } from '../util/option-meta.js';
+import { sessionHeaderClash } from '../util/option-values.js';
 import { packageVersion } from '../util/package-root.js';
 import { type ExchangeResult, type ExchangeSpec, exchange } from './exchange.js';
 import { deriveFindings, type ProbeContext, type ProbeExchanges } from './findings.js';
@@ -91,7 +93,11 @@ function generationSpec(s: Sender, v: GenerationVariant): ExchangeSpec {
   return {
     method: 'POST',
     url: requestUrl(options, adapter, stream),
-    headers: { ...s.headers, 'x-request-id': ids.xRequestId, 'x-correlation-id': ids.xCorrelationId },
+    headers: {
+      ...s.headers,
+      'x-request-id': ids.xRequestId,
+      ...sessionIdHeaders(options.sessionHeaders, ids.xCorrelationId),
+    },
     body: JSON.stringify(body),
     generation: { identity: ids, adapter, stream },
     timeoutMs: options.timeoutSeconds * 1000,
@@ -234,6 +240,8 @@ export async function runProbe(input: ProbeOptionsInput): Promise<ProbeReport> {
       `probe one server at a time: got ${parsed.url.length} (${parsed.url.join(', ')}).`,
       '--url',
     );
+  const clash = sessionHeaderClash(parsed.headers, parsed.sessionHeaders);
+  if (clash !== null) throw new ConfigError(clash, '--session-header');
   const options: ProbeSetup = { ...parsed, url };
   const spec = options.tokenizer ?? options.models[0];
   const source = await resolveTokenizerSource(spec, {

@@ -1,7 +1,7 @@
 /**
  * The HTTP headers a run sends: the endpoint type's own headers, the user's `-H` values and
- * `--api-key` on every request to the target, and AIPerf's request and session ids on the measured
- * ones.
+ * `--api-key` on every request to the target, and AIPerf's request and session ids (plus
+ * `--session-header`'s names) on the measured ones.
  */
 import type { ProfileConfig } from '../config/resolve.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
@@ -29,14 +29,35 @@ export function headersOf(
   return headers;
 }
 
-/** The headers of one measured request: {@link headersOf} plus `x-request-id` and `x-correlation-id`. */
+/**
+ * The headers that carry a session's id: `x-correlation-id` (AIPerf), `x-session-affinity` (AIPerf's
+ * newest), then each `--session-header` name (lower case), all with the same value. A single-turn
+ * request is a session of its own.
+ */
+export function sessionIdHeaders(
+  sessionHeaders: readonly string[] | undefined,
+  sessionId: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-correlation-id': sessionId,
+    'x-session-affinity': sessionId,
+  };
+  for (const name of sessionHeaders ?? []) headers[name.toLowerCase()] = sessionId;
+  return headers;
+}
+
+/**
+ * The headers of one measured request: {@link headersOf}, `x-request-id`, then the session id's
+ * headers ({@link sessionIdHeaders}).
+ */
 export function requestHeaders(
-  config: Pick<ProfileConfig, 'headers' | 'apiKey'> & Partial<Pick<ProfileConfig, 'endpointType'>>,
+  config: Pick<ProfileConfig, 'headers' | 'apiKey'> &
+    Partial<Pick<ProfileConfig, 'endpointType' | 'sessionHeaders'>>,
   requestId: string,
   correlationId: string,
 ): Record<string, string> {
   const headers = headersOf(config);
   headers['x-request-id'] = requestId;
-  headers['x-correlation-id'] = correlationId;
+  Object.assign(headers, sessionIdHeaders(config.sessionHeaders, correlationId));
   return headers;
 }

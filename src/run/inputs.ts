@@ -9,6 +9,7 @@ import type { RunInput, RunPlan } from '../config/plan.js';
 import { fillDatasetOsl, fillStreamOsl } from '../dataset/osl-fallback.js';
 import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { DATASET_LOADERS } from '../dataset/registry.js';
+import { type SessionSampleSpec, sampleDataset, sampleTraceStream } from '../dataset/session-sample.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
 import {
   type Dataset,
@@ -65,11 +66,13 @@ export async function prepareInputs(
   const systemPrompt = await readSystemPrompt(config);
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
-  const read = opened === null ? null : await firstRowRead(opened);
+  const sample = sessionSampleOf(config);
+  const read =
+    opened === null ? null : await firstRowRead(sample === null ? opened : sampleTraceStream(opened, sample));
   const whole = read?.stream ?? null;
   const sharded = shardInputs(
     config,
-    whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
+    whole === null ? await loadedDataset(config, sample) : streamedDataset(whole),
     whole,
   );
   const { dataset, autoZeroMs } = sharded;
@@ -285,9 +288,14 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
   };
 }
 
-/** What trace synthesis did to the rows read (console): rows dropped, outputs capped, prompts unscaled. */
+/** What trace synthesis and the session sample did to the rows read (console): rows dropped, outputs capped, prompts unscaled, sessions kept. */
 function synthesisParts(skipped: SkipCounts): string[] {
   const parts: string[] = [];
+  const sample = skipped.sessionSample;
+  if (sample !== undefined)
+    parts.push(
+      `--trace-session-sample-ratio ${sample.ratio} (seed ${sample.seed}) kept ${sample.sessionsKept} of ${sample.sessionsRead} sessions, ${sample.rowsKept} of ${sample.rowsRead} rows`,
+    );
   if (skipped.overMaxIsl !== undefined)
     parts.push(`rows over --synthesis-max-isl dropped ${skipped.overMaxIsl}`);
   if (skipped.maxOslCapped !== undefined)
@@ -295,6 +303,18 @@ function synthesisParts(skipped: SkipCounts): string[] {
   if ((skipped.promptUnscaled ?? 0) > 0)
     parts.push(`rows without input_length left unscaled ${skipped.promptUnscaled}`);
   return parts;
+}
+
+/** The run's whole-session sample (`--trace-session-sample-ratio` and the resolved seed); null without it. */
+function sessionSampleOf(config: RunPlan): SessionSampleSpec | null {
+  const ratio = config.traceSessionSampleRatio;
+  return ratio === undefined ? null : { ratio, seed: config.randomSeed };
+}
+
+/** The dataset loaded (or generated), its context mode overridden, then its session sample taken. */
+async function loadedDataset(config: RunPlan, sample: SessionSampleSpec | null): Promise<Dataset> {
+  const dataset = applyContextOverride(await loadDataset(config), config);
+  return sample === null ? dataset : sampleDataset(dataset, sample);
 }
 
 function applyContextOverride(dataset: Dataset, config: RunPlan): Dataset {

@@ -52,6 +52,7 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
       ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
       unread_after_line: skipped.unreadAfterLine ?? null,
       ...synthesisCounts(skipped),
+      ...sessionSampleSection(skipped),
     };
   }
   return { ...extra, ...loadSection(input.profiling.load) };
@@ -64,6 +65,22 @@ function synthesisCounts(skipped: SkipCounts): Record<string, number> {
   if (skipped.maxOslCapped !== undefined) out.max_osl_capped = skipped.maxOslCapped;
   if (skipped.promptUnscaled !== undefined) out.prompt_unscaled = skipped.promptUnscaled;
   return out;
+}
+
+/** `input_rows_skipped.session_sample`: what `--trace-session-sample-ratio` kept; absent without it. */
+function sessionSampleSection(skipped: SkipCounts): Record<string, unknown> {
+  const s = skipped.sessionSample;
+  if (s === undefined) return {};
+  return {
+    session_sample: {
+      ratio: s.ratio,
+      seed: s.seed,
+      sessions_read: s.sessionsRead,
+      sessions_kept: s.sessionsKept,
+      rows_read: s.rowsRead,
+      rows_kept: s.rowsKept,
+    },
+  };
 }
 
 /** The summary section of the strategy's own facts: `replay` for a fixed schedule, `pacing` for a rate. */

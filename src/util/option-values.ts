@@ -49,6 +49,58 @@ function hasControlCharacter(text: string): boolean {
   return false;
 }
 
+/**
+ * Header names a run sets itself on every measured request (lower case): `--session-header` may not
+ * name one. `x-correlation-id` and `x-session-affinity` are not here: they already carry the session
+ * id, so naming one changes nothing.
+ */
+export const OWNED_HEADER_NAMES: readonly string[] = [
+  'accept',
+  'authorization',
+  'connection',
+  'content-length',
+  'content-type',
+  'host',
+  'transfer-encoding',
+  'user-agent',
+  'x-api-key',
+  'x-request-id',
+];
+
+/**
+ * Accumulates `--session-header NAME` values: header names that carry each request's session id,
+ * lower-cased, repeats dropped.
+ * @throws {ConfigError} for a name that is not an HTTP token (RFC 9110 §5.1), or one a run sets
+ *   itself ({@link OWNED_HEADER_NAMES}).
+ */
+export function collectSessionHeaders(value: string, previous: readonly string[] = []): string[] {
+  const name = value.trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+    throw new ConfigError(
+      `--session-header: invalid header name "${name}" (an HTTP token: letters, digits and !#$%&'*+.^_\`|~-).`,
+    );
+  const lower = name.toLowerCase();
+  if (OWNED_HEADER_NAMES.includes(lower))
+    throw new ConfigError(
+      `--session-header: "${name}" is a header tokenload sets itself on every request; name another header.`,
+    );
+  return previous.includes(lower) ? [...previous] : [...previous, lower];
+}
+
+/**
+ * The problem of a `--session-header` name that `-H` also sets (any case): two values for one
+ * header. Null when they name different headers.
+ */
+export function sessionHeaderClash(
+  headers: Record<string, string>,
+  sessionHeaders: readonly string[],
+): string | null {
+  const named = Object.keys(headers).find((h) => sessionHeaders.includes(h.toLowerCase()));
+  return named === undefined
+    ? null
+    : `--session-header ${named} and -H ${named}:… both set that header: the session header carries the session id; drop one of them.`;
+}
+
 /** Accumulates `-H "Name: value"` headers. */
 export function collectHeaders(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const idx = value.indexOf(':');
