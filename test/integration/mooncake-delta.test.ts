@@ -161,7 +161,8 @@ test('streamed delta session: history with the live tool calls as streamed, tool
 
 test('non-streamed delta session: choices[0].message with its tool_calls joins the history', async () => {
   const from = sim.capturedRequests().length;
-  const run = await profile(sim, trace('agent.jsonl', delta(AGENT)), 'whole');
+  // With the client's chat template too: it renders the tool-call-only message (content null) as a server does.
+  const run = await profile(sim, trace('agent.jsonl', delta(AGENT)), 'whole', ['--apply-chat-template']);
   assert.equal(run.code, 0, run.stderr);
   const sent = bodiesOf(sim, 'agent', from);
   assert.equal(sent.length, 3);
