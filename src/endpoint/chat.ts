@@ -61,6 +61,15 @@ function toolCallText(message: Record<string, unknown>): string {
 }
 
 /**
+ * A call's `arguments` as they join the history: the string (OpenAI's form), or the JSON text of an
+ * object some servers send instead; '' when absent.
+ */
+function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value === undefined || value === null ? '' : JSON.stringify(value);
+}
+
+/**
  * The tool call pieces of a delta (`whole` false) or a whole answer's message (record/tool-calls.ts):
  * each `tool_calls` item, then a legacy `function_call` (streamed: call 0, its name concatenated;
  * whole: one more call). Empty when there are none.
@@ -79,7 +88,7 @@ function toolCallPieces(message: Record<string, unknown>, whole: boolean): ToolC
         id: asText(call.id),
         type: asText(call.type),
         name: asText(fn?.name),
-        arguments: asText(fn?.arguments),
+        arguments: argumentsText(fn?.arguments),
       });
     }
   }
@@ -90,7 +99,7 @@ function toolCallPieces(message: Record<string, unknown>, whole: boolean): ToolC
       id: '',
       type: 'function',
       name: asText(legacy.name),
-      arguments: asText(legacy.arguments),
+      arguments: argumentsText(legacy.arguments),
     };
     if (!whole) piece.legacyName = true;
     pieces.push(piece);

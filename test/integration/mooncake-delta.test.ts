@@ -216,21 +216,32 @@ const sse = (delta: Message, finish: string | null = null): string =>
   `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 /**
- * Plays `writes` as the answer to both requests of a two-row delta session and returns the assistant
- * message the second request carried (from inputs.json).
+ * Plays `writes` (SSE events; or one whole JSON `body`) as the answer to both requests of a two-row
+ * delta session and returns the assistant message the second request carried (from inputs.json).
  */
-async function threadedReply(name: string, writes: string[]): Promise<Message | undefined> {
-  const stream = [...writes, sse({}, 'tool_calls'), 'data: [DONE]\n\n'];
-  const fixture = inlineFixture(name, {
-    status: 200,
-    headers: { 'content-type': 'text/event-stream' },
-    writes: stream.map((data, i) => ({ atMs: i, data })),
-    end: 'close',
-  });
+async function threadedReply(
+  name: string,
+  answer: string[] | { body: Message },
+): Promise<Message | undefined> {
+  const streamed = Array.isArray(answer);
+  const stream = streamed ? [...answer, sse({}, 'tool_calls'), 'data: [DONE]\n\n'] : [];
+  const fixture = inlineFixture(
+    name,
+    streamed
+      ? {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          writes: stream.map((data, i) => ({ atMs: i, data })),
+          end: 'close',
+        }
+      : { status: 200, headers: { 'content-type': 'application/json' }, body: answer.body },
+    { stream: streamed },
+  );
   const player: FixturePlayer = await startFixturePlayer([fixture]);
   try {
     const rows = delta(AGENT.slice(0, 2), name);
-    const run = await profile({ url: player.origin }, trace(`${name}.jsonl`, rows), name, ['--streaming']);
+    const args = streamed ? ['--streaming'] : [];
+    const run = await profile({ url: player.origin }, trace(`${name}.jsonl`, rows), name, args);
     assert.equal(run.code, 0, run.stderr);
   } finally {
     await player.close();
@@ -275,5 +286,26 @@ test('reassembly: a streamed legacy function_call becomes one function tool call
     role: 'assistant',
     content: null,
     tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"a":1}' } }],
+  });
+});
+
+test('reassembly: a whole answer gives its message: content, tool_calls (an arguments object as JSON), a legacy function_call after them', async () => {
+  const message = {
+    role: 'assistant',
+    content: 'Checking.',
+    tool_calls: [
+      { index: 0, id: 'call_w', type: 'function', function: { name: 'lookup', arguments: { q: 'x' } } },
+    ],
+    function_call: { name: 'legacy', arguments: '{}' },
+  };
+  const body = { object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'tool_calls' }] };
+  const reply = await threadedReply('whole-answer', { body });
+  assert.deepEqual(reply, {
+    role: 'assistant',
+    content: 'Checking.',
+    tool_calls: [
+      { id: 'call_w', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } },
+      { type: 'function', function: { name: 'legacy', arguments: '{}' } },
+    ],
   });
 });
