@@ -28,7 +28,7 @@ export interface LiveReply {
  * The assistant message of a live reply: `{role, content}`, or with tool calls
  * `{role, content, tool_calls}` whose `content` is null when the reply had no text (as OpenAI sends it).
  */
-export function replyMessage(reply: LiveReply): ChatMessage {
+function replyMessage(reply: LiveReply): ChatMessage {
   if (reply.toolCalls === undefined) return { role: 'assistant', content: reply.text };
   return { role: 'assistant', content: reply.text === '' ? null : reply.text, tool_calls: reply.toolCalls };
 }
