@@ -16,7 +16,10 @@ import type { ToolCall, ToolReply } from './types.js';
 export interface ToolCallPiece {
   /** The call's `index`; undefined when the server sent none (the piece then opens a new call). */
   index: number | undefined;
-  /** `id`, `type`, `function.name`, `function.arguments`: '' when absent or not a string. */
+  /**
+   * `id`, `type`, `function.name`: '' when absent or not a string; `function.arguments`: the string,
+   * or the JSON text of an object sent instead, '' when absent.
+   */
   id: string;
   type: string;
   name: string;
