@@ -10,6 +10,7 @@ import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
 import { failedRecord, finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
 import { settleCumulative } from '../record/stream-integrity.js';
+import { ToolCallAssembler } from '../record/tool-calls.js';
 import type { RawRecord, RecordError } from '../record/types.js';
 import { MAX_EVENT_BYTES, SseDecoder, type SseSink } from './sse-decoder.js';
 import type { SendRequest } from './types.js';
@@ -119,6 +120,8 @@ export class RecordBuilder implements SseSink {
   /** A bug on our side (an adapter that threw); reported, never hidden. */
   private clientError: RecordError | undefined;
   private readonly choiceFinish = new ChoiceFinish();
+  /** The reply's tool calls, from the first event that carried one (null: none yet, the usual case). */
+  private tools: ToolCallAssembler | null = null;
   private statusText = '';
   /** The adapter's per-stream state for its `parseBytes` fast path. */
   private readonly scratch: StreamScratch = { memo: undefined };
@@ -270,6 +273,7 @@ export class RecordBuilder implements SseSink {
   /** Hands what this exchange left to the classification (`finishRecord`). */
   private finish(stop: StopReason | undefined, atNs: number): RawRecord {
     settleCumulative(this.raw);
+    if (this.tools !== null) this.raw.toolReply = this.tools.reply();
     const outcome: Outcome = {
       http: this.mode === 'error-body' ? this.httpFailure() : undefined,
       clientError: this.clientError,
@@ -403,12 +407,27 @@ export class RecordBuilder implements SseSink {
         this.choiceFinish.note(choice.index, choice.finishReason !== null);
       }
     } else if (parsed.finishReason !== null) this.choiceFinish.note(0, true);
+    if (parsed.toolCalls !== undefined) this.noteToolCalls(parsed);
+    else if (this.tools !== null) this.tools.content += parsed.text;
     if (parsed.text === '' && parsed.reasoning === '' && parsed.nonTokenContent !== true) return;
     const chunk: RawRecord['chunks'][number] = { atNs, text: parsed.text, reasoning: parsed.reasoning };
     const running = parsed.usage?.completion_tokens;
     if (typeof running === 'number') chunk.usageCompletionTokens = running;
     this.raw.chunks.push(chunk);
     if (this.raw.chunks.length === 1) this.request.onFirstToken?.();
+  }
+
+  /**
+   * Folds an object's tool call pieces into the reply's calls. The first such object starts them,
+   * with the content text of the chunks before it (their texts are content alone: no tool calls).
+   */
+  private noteToolCalls(parsed: ParsedResponse): void {
+    if (this.tools === null) {
+      this.tools = new ToolCallAssembler();
+      for (const chunk of this.raw.chunks) this.tools.content += chunk.text;
+    }
+    this.tools.content += parsed.content ?? '';
+    for (const piece of parsed.toolCalls ?? []) this.tools.add(piece);
   }
 
   private setInBand(message: string, code: number | null, type: string | null, atNs: number): void {

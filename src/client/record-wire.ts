@@ -10,12 +10,12 @@
  * - per chunk, one `Float64Array` of arrival stamps, the texts concatenated into one string with a
  *   `Uint32Array` of lengths (likewise reasoning), and a `Float64Array` of running usage counts (NaN
  *   where a chunk has none);
- * - per record, the server's own timing (usually absent, null here).
+ * - per record, the server's own timing and the reply's tool calls (usually absent, null here).
  * Typed arrays and strings clone as plain copies. {@link unpackRecords} rebuilds records equal to
  * the originals (test/unit/record-wire.test.ts).
  */
 import type { ServerTiming } from '../record/server-timing.js';
-import type { ContentChunk, IdleClose, RawRecord, RecordError, Usage } from '../record/types.js';
+import type { ContentChunk, IdleClose, RawRecord, RecordError, ToolReply, Usage } from '../record/types.js';
 
 /** Numbers per record in {@link PackedRecords.numbers}. */
 const FIELDS = 15;
@@ -34,6 +34,8 @@ export interface PackedRecords {
   errors: (RecordError | null)[];
   /** Each record's `serverTiming`, null where absent. */
   serverTimings: (ServerTiming | null)[];
+  /** Each record's `toolReply`, null where absent. */
+  toolReplies: (ToolReply | null)[];
   /** Chunk count of each record. */
   chunkCounts: Uint32Array;
   /** `atNs` of every chunk of every record, in order. */
@@ -53,6 +55,23 @@ const orNull = (value: number): number | null => (Number.isNaN(value) ? null : v
 const flag = (value: boolean | null): number => (value === null ? Number.NaN : value ? 1 : 0);
 const unflag = (value: number): boolean | null => (Number.isNaN(value) ? null : value === 1);
 
+/** Writes `raw`'s {@link FIELDS} numbers from `at` (see {@link PackedRecords.numbers}). */
+function packNumbers(numbers: Float64Array, at: number, raw: RawRecord): void {
+  numbers[at] = raw.startNs;
+  numbers[at + 1] = orNaN(raw.ackNs);
+  numbers[at + 2] = orNaN(raw.streamEndNs);
+  numbers[at + 3] = raw.endNs;
+  numbers[at + 4] = orNaN(raw.httpStatus);
+  numbers[at + 5] = raw.parseErrors;
+  numbers[at + 6] = raw.cancelled ? 1 : 0;
+  numbers[at + 7] = orNaN(raw.sentNs);
+  numbers[at + 8] = flag(raw.connectionReused);
+  numbers[at + 9] = orNaN(raw.connectDurationNs);
+  numbers[at + 10] = flag(raw.responseStreamed);
+  packIdleClose(numbers, at + 11, raw.idleClose);
+  numbers[at + 14] = raw.cumulativeText === true ? 1 : 0;
+}
+
 /** Packs what the worker observed of `records` (identity fields are left out). */
 export function packRecords(records: readonly RawRecord[]): PackedRecords {
   let total = 0;
@@ -67,29 +86,18 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
   const usages: (Usage | null)[] = [];
   const errors: (RecordError | null)[] = [];
   const serverTimings: (ServerTiming | null)[] = [];
+  const toolReplies: (ToolReply | null)[] = [];
   let text = '';
   let reasoning = '';
   let c = 0;
   for (let r = 0; r < records.length; r++) {
     const raw = records[r] as RawRecord;
-    const at = r * FIELDS;
-    numbers[at] = raw.startNs;
-    numbers[at + 1] = orNaN(raw.ackNs);
-    numbers[at + 2] = orNaN(raw.streamEndNs);
-    numbers[at + 3] = raw.endNs;
-    numbers[at + 4] = orNaN(raw.httpStatus);
-    numbers[at + 5] = raw.parseErrors;
-    numbers[at + 6] = raw.cancelled ? 1 : 0;
-    numbers[at + 7] = orNaN(raw.sentNs);
-    numbers[at + 8] = flag(raw.connectionReused);
-    numbers[at + 9] = orNaN(raw.connectDurationNs);
-    numbers[at + 10] = flag(raw.responseStreamed);
-    packIdleClose(numbers, at + 11, raw.idleClose);
-    numbers[at + 14] = raw.cumulativeText === true ? 1 : 0;
+    packNumbers(numbers, r * FIELDS, raw);
     finishReasons.push(raw.finishReason);
     usages.push(raw.usage);
     errors.push(raw.error);
     serverTimings.push(raw.serverTiming ?? null);
+    toolReplies.push(raw.toolReply ?? null);
     const chunks = raw.chunks;
     chunkCounts[r] = chunks.length;
     for (let k = 0; k < chunks.length; k++, c++) {
@@ -108,6 +116,7 @@ export function packRecords(records: readonly RawRecord[]): PackedRecords {
     usages,
     errors,
     serverTimings,
+    toolReplies,
     chunkCounts,
     atNs,
     text,
@@ -149,6 +158,8 @@ export function unpackRecords(packed: PackedRecords, shells: RawRecord[]): RawRe
     raw.error = packed.errors[r] ?? null;
     const serverTiming = packed.serverTimings[r];
     if (serverTiming != null) raw.serverTiming = serverTiming;
+    const toolReply = packed.toolReplies[r];
+    if (toolReply != null) raw.toolReply = toolReply;
     const count = chunkCounts[r] as number;
     const chunks: ContentChunk[] = [];
     for (let k = 0; k < count; k++, c++) {

@@ -2,7 +2,8 @@
  * Validation of one `mooncake_trace` row. Field rules follow AIPerf's `MooncakeTrace` model
  * (`src/aiperf/dataset/loader/models.py`): exactly one input mode (`input_length`, `text_input`,
  * `messages`, `payload`); optional `output_length`, `hash_ids` (with `input_length` only), `timestamp`
- * and `delay` (ms), `session_id`, `extra`, and `tools` / `message_mode` (with `messages` only).
+ * and `delay` (ms), `session_id`, `extra`, and `tools` / `message_mode` (with `messages` only;
+ * `history`, the default, or `delta`).
  */
 import type { TraceRow } from './trace-rows.js';
 import { DatasetError, type PromptSpec, type SourceRef, type Turn } from './types.js';
@@ -31,6 +32,11 @@ export interface MooncakeRow extends TraceRow {
   sessionId: string | undefined;
   /** Which input mode the row uses. */
   inputField: MooncakeInputField;
+  /**
+   * `"message_mode": "delta"`: the row's `messages` are only what it adds to its session's history
+   * (the earlier rows' messages and the live replies, mooncake.ts). False for `history` (the default).
+   */
+  delta: boolean;
 }
 
 function isPresent(value: unknown): boolean {
@@ -114,32 +120,48 @@ function parseExtra(row: JsonObject, at: SourceRef): Record<string, unknown> | u
   return { tools, ...extra };
 }
 
-function checkMessageMode(row: JsonObject, at: SourceRef): void {
+/** The row's `message_mode`: true for `delta`, false for `history` or none. */
+function isDeltaMode(row: JsonObject, at: SourceRef): boolean {
   const mode = row.message_mode;
-  if (isPresent(mode) && mode !== 'history') {
-    throw fieldError(at, 'message_mode', '"history" ("delta" sessions are not supported yet)', mode);
-  }
+  if (!isPresent(mode) || mode === 'history') return false;
+  if (mode === 'delta') return true;
+  throw fieldError(at, 'message_mode', '"history" or "delta"', mode);
+}
+
+/**
+ * A delta row's `extra` may not set `messages`: the body's messages are the session's history plus
+ * the row's own (AIPerf refuses it too).
+ */
+function checkDeltaExtra(extra: Record<string, unknown> | undefined, at: SourceRef): void {
+  if (extra === undefined || !Object.hasOwn(extra, 'messages')) return;
+  const message =
+    `${at.file}:${at.line}: field "extra.messages": a "delta" row's extra may not set messages ` +
+    "(the body carries the session's history and the row's own messages); remove it";
+  throw new DatasetError(message, at.file, at.line, 'extra.messages');
 }
 
 /**
  * Validates one Mooncake row and builds its turn (`timestampMs` in trace ms before speedup, index 0).
  * @throws {DatasetError} naming file, line and field: not exactly one input mode, a field of the wrong
  *   type or range, `hash_ids` without `input_length` or with too many ids for `blockSize`, `tools` /
- *   `message_mode` without `messages`, or `message_mode` other than `history`.
+ *   `message_mode` without `messages`, `message_mode` other than `history` or `delta`, or a `delta`
+ *   row whose `extra` sets `messages`.
  */
 export function parseMooncakeRow(value: unknown, at: SourceRef, blockSize: number): MooncakeRow {
   const row = asObject(value, at);
   const inputField = findInputField(row, at);
   const prompt = parsePrompt(row, inputField, at, blockSize);
-  checkMessageMode(row, at);
+  const delta = isDeltaMode(row, at);
+  const extra = parseExtra(row, at);
+  if (delta) checkDeltaExtra(extra, at);
   const turn: Turn = {
     index: 0,
     timestampMs: optionalNonNegative(row, 'timestamp', at),
     delayMs: optionalNonNegative(row, 'delay', at),
     prompt,
     maxTokens: isPresent(row.output_length) ? requiredInt(row, 'output_length', 1, at) : undefined,
-    extra: parseExtra(row, at),
+    extra,
     source: at,
   };
-  return { turn, sessionId: sessionIdString(row.session_id, 'session_id', at), inputField };
+  return { turn, sessionId: sessionIdString(row.session_id, 'session_id', at), inputField, delta };
 }

@@ -9,8 +9,10 @@ import { printable } from '../util/printable.js';
 /**
  * How earlier turns of a conversation are carried into a later request.
  * Source: AIPerf reference "conversation-context-mode".
- * - `message_array_with_responses`: every turn is sent as stored, self-contained (Bailian, Mooncake `messages`).
- * - `deltas_without_responses`: earlier turns plus the live assistant replies are prepended.
+ * - `message_array_with_responses`: every turn is sent as stored, self-contained (Bailian, Mooncake
+ *   `messages` in history mode).
+ * - `deltas_without_responses`: earlier turns plus the live assistant replies (with their tool calls)
+ *   are prepended (synthetic turns, Mooncake `input_length`/`text_input` and `delta` messages).
  * - `deltas_with_responses`: earlier turns with their pre-recorded replies; live replies dropped.
  */
 export type ContextMode =
@@ -251,6 +253,11 @@ export interface LoadOptions {
    * traces only; other loaders ignore it.
    */
   synthesis?: Partial<TraceSynthesis>;
+  /**
+   * The keys `--extra-inputs` sets on every request body. A Mooncake `delta` row refuses `messages`
+   * among them (it would replace the history its session builds). Other loaders ignore it.
+   */
+  extraInputKeys?: readonly string[];
   /**
    * Streamed loaders attach each row's JSON value as read to its {@link StreamedTurn} (`row`), for a
    * rewrite of the trace (`tokenload synthesize-trace`). Off for a replay (memory).

@@ -5,6 +5,7 @@
  * `chat.completion` whose text sits in `choices[*].message`.
  */
 
+import type { ToolCallPiece } from '../record/tool-calls.js';
 import { scanChoices } from './choices-scan.js';
 import {
   askServerTiming,
@@ -41,27 +42,86 @@ function buildChatBody(input: BodyInput): Record<string, unknown> {
   return body;
 }
 
-/** Tool-call function names and arguments of a delta/message, concatenated (they count as text). */
+/**
+ * Tool-call function names and arguments of a delta/message, concatenated (they count as text, as
+ * AIPerf counts them), a legacy `function_call`'s name and arguments last.
+ */
 function toolCallText(message: Record<string, unknown>): string {
   const calls = message.tool_calls;
-  if (!Array.isArray(calls)) return '';
   let out = '';
-  for (const call of calls) {
-    const fn = asObject(asObject(call)?.function);
-    if (fn !== null) out += asText(fn.name) + asText(fn.arguments);
+  if (Array.isArray(calls)) {
+    for (const call of calls) {
+      const fn = asObject(asObject(call)?.function);
+      if (fn !== null) out += asText(fn.name) + asText(fn.arguments);
+    }
   }
+  const legacy = asObject(message.function_call);
+  if (legacy !== null) out += asText(legacy.name) + asText(legacy.arguments);
   return out;
 }
 
-function messageOf(choice: Record<string, unknown>, object: unknown): Record<string, unknown> | null {
-  if (object === 'chat.completion.chunk') return asObject(choice.delta);
-  if (object === 'chat.completion') return asObject(choice.message);
-  return asObject(choice.delta) ?? asObject(choice.message);
+/**
+ * A call's `arguments` as they join the history: the string (OpenAI's form), or the JSON text of an
+ * object some servers send instead; '' when absent.
+ */
+function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value === undefined || value === null ? '' : JSON.stringify(value);
+}
+
+/**
+ * The tool call pieces of a delta (`whole` false) or a whole answer's message (record/tool-calls.ts):
+ * each `tool_calls` item, then a legacy `function_call` (streamed: call 0, its name concatenated;
+ * whole: one more call). Empty when there are none.
+ */
+function toolCallPieces(message: Record<string, unknown>, whole: boolean): ToolCallPiece[] {
+  const pieces: ToolCallPiece[] = [];
+  const calls = message.tool_calls;
+  if (Array.isArray(calls)) {
+    for (const item of calls) {
+      const call = asObject(item);
+      if (call === null) continue;
+      const fn = asObject(call.function);
+      const index = typeof call.index === 'number' && Number.isInteger(call.index) ? call.index : undefined;
+      pieces.push({
+        index,
+        id: asText(call.id),
+        type: asText(call.type),
+        name: asText(fn?.name),
+        arguments: argumentsText(fn?.arguments),
+      });
+    }
+  }
+  const legacy = asObject(message.function_call);
+  if (legacy !== null) {
+    const piece: ToolCallPiece = {
+      index: whole ? undefined : 0,
+      id: '',
+      type: 'function',
+      name: asText(legacy.name),
+      arguments: argumentsText(legacy.arguments),
+    };
+    if (!whole) piece.legacyName = true;
+    pieces.push(piece);
+  }
+  return pieces;
+}
+
+/** A choice's delta (streamed) or message (whole answer), by the object type; null when it has neither. */
+function messageOf(
+  choice: Record<string, unknown>,
+  object: unknown,
+): { message: Record<string, unknown>; whole: boolean } | null {
+  const delta = object === 'chat.completion' ? null : asObject(choice.delta);
+  if (delta !== null) return { message: delta, whole: false };
+  const message = object === 'chat.completion.chunk' ? null : asObject(choice.message);
+  return message === null ? null : { message, whole: true };
 }
 
 /**
  * Parses one chat payload. Empty strings and null are not text; whitespace is. `choices` may be
- * `[]`, null or absent and `usage` may be null.
+ * `[]`, null or absent and `usage` may be null. The first choice's tool calls, when it has any, are
+ * also given as pieces, with the payload's content text apart.
  */
 function parseChat(json: unknown): ParsedResponse {
   const parsed = emptyParse();
@@ -70,13 +130,21 @@ function parseChat(json: unknown): ParsedResponse {
   parsed.error = inBandError(body);
   parsed.usage = usageOf(body);
   noteServerTiming(parsed, body);
+  let content = '';
   choicesOf(body).forEach((choice, position) => {
     noteChoice(parsed, choice, position);
-    const message = messageOf(choice, body.object);
-    if (message === null) return;
-    parsed.text += asText(message.content) + toolCallText(message);
+    const found = messageOf(choice, body.object);
+    if (found === null) return;
+    const { message, whole } = found;
+    const own = asText(message.content);
+    content += own;
+    parsed.text += own + toolCallText(message);
     parsed.reasoning += asText(message.reasoning_content) || asText(message.reasoning);
+    if (position !== 0) return;
+    const pieces = toolCallPieces(message, whole);
+    if (pieces.length > 0) parsed.toolCalls = pieces;
   });
+  if (parsed.toolCalls !== undefined) parsed.content = content;
   return parsed;
 }
 

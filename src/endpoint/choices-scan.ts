@@ -9,7 +9,8 @@
  * returns for the same bytes, or `undefined` when the payload is outside the fast path; the caller
  * then parses the text the ordinary way (which also decides whether it is invalid JSON). Outside the
  * fast path: anything but a top-level object, invalid JSON, a non-null `error`, an escaped key, a
- * `message` object in a chat choice, a `tool_calls` array, nesting deeper than 64.
+ * `message` object in a chat choice, a `tool_calls` array, a `function_call` object, nesting deeper
+ * than 64.
  * Test: test/unit/choices-scan.test.ts compares both paths on random payloads.
  */
 import { type ServerTiming, serverTimingOf } from '../record/server-timing.js';
@@ -338,6 +339,7 @@ class Scanner {
       return true;
     }
     if (key === KEY_TOOL_CALLS && this.b[this.p] === LBRACKET) return false;
+    if (key === KEY_FUNCTION_CALL && this.b[this.p] === LBRACE) return false;
     return this.value(depth);
   }
 
@@ -516,6 +518,7 @@ const KEYS = [
   'tool_calls',
   'metrics',
   'timings',
+  'function_call',
 ] as const;
 const KEY_CHOICES = 0;
 const KEY_USAGE = 1;
@@ -532,6 +535,7 @@ const KEY_REASONING = 11;
 const KEY_TOOL_CALLS = 12;
 const KEY_METRICS = 13;
 const KEY_TIMINGS = 14;
+const KEY_FUNCTION_CALL = 15;
 const KEY_OTHER = -1;
 const KEYS_BY_LENGTH: number[][] = [];
 KEYS.forEach((key, id) => {

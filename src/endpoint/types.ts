@@ -5,6 +5,7 @@
  */
 import type { ChatMessage, NamedText } from '../dataset/types.js';
 import type { ServerTiming } from '../record/server-timing.js';
+import type { ToolCallPiece } from '../record/tool-calls.js';
 import type { Usage } from '../record/types.js';
 
 /** Everything needed to build one request body. */
@@ -74,6 +75,16 @@ export interface ParsedResponse {
    * `message_delta`). Absent: a usage object replaces the earlier one.
    */
   usageMerges?: boolean;
+  /**
+   * The tool call pieces of `choices[0]` (its `tool_calls` items, a legacy `function_call`), when
+   * it carries any (chat only): record/tool-calls.ts reassembles them. Absent on every other object.
+   */
+  toolCalls?: readonly ToolCallPiece[];
+  /**
+   * With {@link ParsedResponse.toolCalls} only: the object's content text alone (`text` also holds
+   * the calls' names and arguments).
+   */
+  content?: string;
   /**
    * The server's own timing of the request, when this object carries it (a top-level vLLM `metrics`
    * or llama.cpp `timings` object, record/server-timing.ts). Optional: absent on every other object.

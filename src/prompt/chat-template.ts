@@ -98,10 +98,20 @@ export function loadChatTemplate(path: string, kwargs: Record<string, unknown> =
   }
   const render = (messages: readonly ChatMessage[]): string => {
     try {
-      return template.render({ ...context, messages });
+      return template.render({ ...context, messages: withTextContent(messages) });
     } catch (err) {
       throw new ChatTemplateError(source, err);
     }
   };
   return { source, render };
+}
+
+/**
+ * `messages` with a null `content` (an assistant message that only calls tools) rendered as '', as
+ * chat servers (vLLM) read it before their template runs: templates test `'</think>' in
+ * message.content`, which fails on null. The same array when no content is null.
+ */
+function withTextContent(messages: readonly ChatMessage[]): readonly ChatMessage[] {
+  if (!messages.some((m) => m.content === null)) return messages;
+  return messages.map((m) => (m.content === null ? { ...m, content: '' } : m));
 }

@@ -40,8 +40,8 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const streaming = ctx.streaming && !notStreamed;
   const input = { raw: measured, tokens, streaming, perChunkUsage: ctx.perChunkUsage };
   const metrics = computeRecordMetrics(input, valid);
-  // One copy of the record without its chunks (not a rest copy and then a spread copy of that).
-  const { chunks, ...rest } = raw;
+  // One copy of the record without its chunks and tool calls (not a rest copy and then a spread copy of that).
+  const { chunks, toolReply: _, ...rest } = raw;
   const processedRaw = rest as ProcessedRecord['raw'];
   processedRaw.error = error;
   processedRaw.chunkCount = chunks.length;

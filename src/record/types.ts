@@ -71,6 +71,31 @@ export interface ContentChunk {
 }
 
 /**
+ * One tool call of a live chat reply (an OpenAI chat `tool_calls` item), as it is threaded into the
+ * assistant message of a `deltas_without_responses` history: reassembled from the streamed pieces
+ * (record/tool-calls.ts), or taken from a whole answer's `choices[0].message`.
+ */
+export interface ToolCall {
+  /** The call's id as the server sent it (never remapped); absent when it sent none (a legacy `function_call`). */
+  id?: string;
+  /** The call's type as sent; `function` when the server sent none. */
+  type: string;
+  /** The function called: its name, and its arguments (a JSON text, pieces concatenated in arrival order). */
+  function: { name: string; arguments: string };
+}
+
+/**
+ * What a live chat reply with tool calls contributes to a session's history beyond its text: the
+ * reply's content text alone (the record's chunk texts also hold the calls' names and arguments,
+ * which count as output) and its tool calls in `index` order.
+ */
+export interface ToolReply {
+  /** Content text of the reply, tool-call text excluded ('' when it had none). */
+  content: string;
+  toolCalls: ToolCall[];
+}
+
+/**
  * Who a request is: the identity and bookkeeping fields the caller knows before it is sent. The
  * client copies them into the request's {@link RawRecord} unchanged (declared once, here).
  */
@@ -216,6 +241,12 @@ export interface RawRecord extends RequestIdentity {
    */
   serverTiming?: ServerTiming;
   /**
+   * Set when the reply (`choices[0]`) carried tool calls (`tool_calls`, or a legacy `function_call`):
+   * its content and calls, for the next turn of a `deltas_without_responses` session
+   * (request/conversation-context.ts). Absent otherwise; not kept in the processed record.
+   */
+  toolReply?: ToolReply;
+  /**
    * Set when the stream was cumulative (each text chunk repeated the text so far, FORMAT.md §6.1):
    * the chunks' texts were then cut to what each added when the record finished
    * (record/stream-integrity.ts `settleCumulative`). Absent otherwise.
@@ -263,7 +294,7 @@ export type RecordMetrics = Record<string, number | number[]>;
 
 /** A record after token counting and per-record metric computation. Response text is dropped. */
 export interface ProcessedRecord {
-  raw: Omit<RawRecord, 'chunks'> & { chunkCount: number };
+  raw: Omit<RawRecord, 'chunks' | 'toolReply'> & { chunkCount: number };
   metrics: RecordMetrics;
   /** True when the record has no error and counts in the success statistics. */
   valid: boolean;

@@ -2,8 +2,9 @@
  * Builds the message array of a turn according to its conversation's context mode
  * (AIPerf reference "conversation-context-mode"):
  * - `message_array_with_responses`: the turn alone, self-contained (Bailian: one user message);
- * - `deltas_without_responses`: every earlier user turn of the session with the LIVE assistant reply
- *   it got, then the new turn;
+ * - `deltas_without_responses`: every earlier turn's own messages of the session with the LIVE
+ *   assistant reply it got (its text; with its tool calls, the assistant message's `tool_calls`, its
+ *   `content` null when the reply had no text), then the new turn;
  * - `deltas_with_responses`: every earlier turn's own stored messages (including any recorded
  *   assistant messages), the live replies discarded.
  *
@@ -11,6 +12,26 @@
  * with the server's `usage.prompt_tokens` (the usage check).
  */
 import type { ChatMessage, ContextMode } from '../dataset/types.js';
+import type { ToolCall } from '../record/types.js';
+
+/**
+ * A live reply as it joins the history: its content text with its client token count, and its tool
+ * calls when it had any (reassembled, record/tool-calls.ts).
+ */
+export interface LiveReply {
+  text: string;
+  tokens: number;
+  toolCalls?: ToolCall[];
+}
+
+/**
+ * The assistant message of a live reply: `{role, content}`, or with tool calls
+ * `{role, content, tool_calls}` whose `content` is null when the reply had no text (as OpenAI sends it).
+ */
+function replyMessage(reply: LiveReply): ChatMessage {
+  if (reply.toolCalls === undefined) return { role: 'assistant', content: reply.text };
+  return { role: 'assistant', content: reply.text === '' ? null : reply.text, tool_calls: reply.toolCalls };
+}
 
 /** Messages with their client token count (null when some text could not be counted). */
 export interface CountedMessages {
@@ -47,13 +68,14 @@ export class ConversationContext {
 
   /**
    * Records what a turn contributes to later turns: its own messages, plus the live reply in
-   * `deltas_without_responses` mode (only when the request succeeded with some output).
+   * `deltas_without_responses` mode (only when the request succeeded: a failed or cancelled turn
+   * adds no assistant message, so the next turn carries its own messages right after this one's).
    */
   remember(
     conversationId: string,
     mode: ContextMode,
     turn: CountedMessages,
-    liveReply: { text: string; tokens: number } | null,
+    liveReply: LiveReply | null,
     isLastTurn: boolean,
   ): void {
     if (mode === 'message_array_with_responses' || isLastTurn) {
@@ -65,7 +87,7 @@ export class ConversationContext {
     entry.messageTokens.push(...turn.messages.map((_, i) => turn.messageTokens[i] ?? null));
     entry.tokens = entry.tokens === null || turn.tokens === null ? null : entry.tokens + turn.tokens;
     if (mode === 'deltas_without_responses' && liveReply !== null) {
-      entry.messages.push({ role: 'assistant', content: liveReply.text });
+      entry.messages.push(replyMessage(liveReply));
       entry.messageTokens.push(liveReply.tokens);
       if (entry.tokens !== null) entry.tokens += liveReply.tokens;
     }

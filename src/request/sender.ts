@@ -21,7 +21,7 @@ import type { Dispatch, DispatchItem, PreparedSend } from '../timing/types.js';
 import { rngFromKey } from '../util/rng.js';
 import { runSteps, type Steps } from '../util/steps.js';
 import { bodyWithPromptBytes } from './body-bytes.js';
-import { ConversationContext } from './conversation-context.js';
+import { ConversationContext, type LiveReply } from './conversation-context.js';
 import { requestHeaders } from './headers.js';
 import { payloadMaxTokens } from './payload-input.js';
 import { type PromptFacts, promptFacts } from './prompt-facts.js';
@@ -339,17 +339,25 @@ function rememberTurn(
   const isLast = turn.index === conversation.turns.length - 1;
   const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
   const needsReply = mode === 'deltas_without_responses' && !isLast && raw.error === null;
-  const text = needsReply ? replyText(raw) : null;
-  const reply = text === null ? null : { text, tokens: tokenizer.count(text) };
+  const reply = needsReply ? liveReply(tokenizer, raw) : null;
   const own = { messages: turnMessages, tokens: prompt.textTokens, messageTokens: prompt.messageTokens };
   context.remember(conversation.id, mode, own, reply, isLast);
 }
 
-/** The live reply of a request (its content text), for `deltas_without_responses` history. */
-function replyText(raw: RawRecord): string {
+/**
+ * The live reply of a request, for `deltas_without_responses` history: its content text (a reply
+ * with tool calls: without their text) with its client token count, and its tool calls. The history's
+ * client count is the messages' content, as a `messages` row's is: tool calls are not counted.
+ */
+function liveReply(tokenizer: TextTokenizer, raw: RawRecord): LiveReply {
+  const tools = raw.toolReply;
+  if (tools !== undefined) {
+    const text = tools.content;
+    return { text, tokens: text === '' ? 0 : tokenizer.count(text), toolCalls: tools.toolCalls };
+  }
   let text = '';
   for (const c of raw.chunks) text += c.text;
-  return text;
+  return { text, tokens: tokenizer.count(text) };
 }
 
 /**

@@ -285,6 +285,7 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     ...(synthesis === undefined ? {} : { synthesis }),
     randomSeed: config.randomSeed,
     ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
+    extraInputKeys: Object.keys(config.extraInputs),
   };
 }
 

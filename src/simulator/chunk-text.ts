@@ -5,7 +5,7 @@
  * equal `data: ${JSON.stringify(chunkObject(...))}\n\n` (and the same for `usageChunk`);
  * `test/unit/sim-chunk-text.test.ts` checks that on every chunk shape.
  */
-import type { ChunkContent, ResponseMeta, UsageBody } from './responses.js';
+import { type ChunkContent, type ResponseMeta, toolCallDeltas, type UsageBody } from './responses.js';
 
 /** Builds the `data: …\n\n` frames of one response (same bytes as `chunkObject` / `usageChunk`). */
 export class ChunkFramer {
@@ -48,6 +48,8 @@ export class ChunkFramer {
       fields += `${fields === '' ? '' : ','}"reasoning_content":${JSON.stringify(c.reasoning)}`;
     if (c.content !== undefined)
       fields += `${fields === '' ? '' : ','}"content":${JSON.stringify(c.content)}`;
+    if (c.toolCall !== undefined)
+      fields += `${fields === '' ? '' : ','}"tool_calls":${JSON.stringify(toolCallDeltas(c.toolCall))}`;
     return `"delta":{${fields}}`;
   }
 }

@@ -143,6 +143,11 @@ export const SimulatorOptionsSchema = z.strictObject({
     unit: 'tokens',
     help: 'reasoning_content tokens streamed before the content tokens (added to completion_tokens).',
   }),
+  toolCalls: option(z.enum(['off', 'when-tools']).default('off'), {
+    flag: 'tool-calls',
+    unit: 'off|when-tools',
+    help: 'Chat: when-tools answers a request that declares tools with one call of its first tool instead of content text: id call_ plus 12 hex digits of the prompt text\'s SHA-256, arguments {"text":"<the output words>"}; streamed, the first chunk carries the id, type and name with the first argument piece, the others the rest of the arguments, finish_reason tool_calls.',
+  }),
   faultRate429: option(rate.default(0), {
     flag: 'fault-rate-429',
     unit: 'fraction',

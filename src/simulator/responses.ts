@@ -60,13 +60,46 @@ export interface ResponseMeta {
   model: string;
 }
 
+/**
+ * One streamed piece of the simulator's tool call (the `toolCalls` option): the first carries the
+ * call's `id` and function `name` (and `type: "function"`), every one a piece of its arguments.
+ */
+export interface ToolCallChunk {
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
+/** The simulator's whole tool call: its id, function name and arguments. */
+export interface SimToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 /** What one chunk carries. */
 export interface ChunkContent {
   role?: boolean;
   /** Content text; null for a role-only chunk. */
   content?: string | null;
   reasoning?: string;
+  /** A piece of the tool call (chat only), as `delta.tool_calls[0]` with `index` 0. */
+  toolCall?: ToolCallChunk;
   finishReason?: string | null;
+}
+
+/** The `delta.tool_calls` array of a tool call chunk. */
+export function toolCallDeltas(piece: ToolCallChunk): Record<string, unknown>[] {
+  const call: Record<string, unknown> = { index: 0 };
+  if (piece.id !== undefined) {
+    call.id = piece.id;
+    call.type = 'function';
+  }
+  call.function =
+    piece.name === undefined
+      ? { arguments: piece.arguments }
+      : { name: piece.name, arguments: piece.arguments };
+  return [call];
 }
 
 /** One streamed chunk object (before `data: ` framing). */
@@ -82,6 +115,7 @@ export function chunkObject(
     if (c.role === true) delta.role = 'assistant';
     if (c.reasoning !== undefined) delta.reasoning_content = c.reasoning;
     if (c.content !== undefined) delta.content = c.content;
+    if (c.toolCall !== undefined) delta.tool_calls = toolCallDeltas(c.toolCall);
     choice = { index: 0, delta, logprobs: null, finish_reason: finish };
   } else {
     choice = { index: 0, text: c.content ?? c.reasoning ?? '', logprobs: null, finish_reason: finish };
@@ -109,23 +143,24 @@ export function usageChunk(meta: ResponseMeta, usage: UsageBody): Record<string,
   };
 }
 
-/** A complete non-streamed body. */
+/**
+ * A complete non-streamed body. With `toolCall` (chat only), the message carries it as its one
+ * `tool_calls` item, `content` null, and the finish reason is `tool_calls`.
+ */
 export function fullBody(
   meta: ResponseMeta,
   text: string,
   reasoning: string,
   usage: UsageBody,
+  toolCall?: SimToolCall,
 ): Record<string, unknown> {
   const choice =
     meta.kind === 'chat'
       ? {
           index: 0,
-          message:
-            reasoning === ''
-              ? { role: 'assistant', content: text }
-              : { role: 'assistant', content: text, reasoning_content: reasoning },
+          message: chatMessage(text, reasoning, toolCall),
           logprobs: null,
-          finish_reason: 'length',
+          finish_reason: toolCall === undefined ? 'length' : 'tool_calls',
         }
       : { index: 0, text, logprobs: null, finish_reason: 'length' };
   return {
@@ -136,6 +171,23 @@ export function fullBody(
     choices: [choice],
     usage,
   };
+}
+
+function chatMessage(
+  text: string,
+  reasoning: string,
+  toolCall: SimToolCall | undefined,
+): Record<string, unknown> {
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: toolCall === undefined ? text : null,
+  };
+  if (reasoning !== '') message.reasoning_content = reasoning;
+  if (toolCall !== undefined)
+    message.tool_calls = [
+      { id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: toolCall.arguments } },
+    ];
+  return message;
 }
 
 /** OpenAI error body. */

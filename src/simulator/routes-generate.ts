@@ -105,7 +105,10 @@ function startGeneration<R extends RouteRequest>(
   // The writer and the wire format keep the request for the response's whole life (minutes for a
   // queued prompt); its prompt, up to ~1 MB of text, is not needed once tokenized.
   const req: R = { ...parsed, prompt: TOKENIZED };
-  const format = route.format(req, meta, { roleOnlyFirstChunk });
+  const format = route.format(req, meta, {
+    roleOnlyFirstChunk,
+    toolCalls: ctx.opts.toolCalls === 'when-tools',
+  });
   const cancel = (s: Sequence): void => ctx.scheduler.cancel(s);
   const writer = new RouteWriter(res, format, req, ctx.opts, fault, t, cancel, (done) =>
     finishTimeline(ctx, done),

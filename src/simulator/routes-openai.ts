@@ -14,8 +14,13 @@
  * `usage` on each with `stream_options.continuous_usage_stats`, a usage-only chunk with
  * `stream_options.include_usage`, then `data: [DONE]` (after an in-band error too). Not streamed:
  * one `chat.completion` / `text_completion` body. With the `serverTiming` option, the usage-only
- * chunk and the body also carry the simulator's timing of the request (server-timing.ts).
+ * chunk and the body also carry the simulator's timing of the request (server-timing.ts). With the
+ * `toolCalls` option `when-tools`, a chat request that declares `tools` gets its content tokens as
+ * one tool call's arguments instead (`{"text":"<words>"}`): streamed in `delta.tool_calls[0]`, the
+ * id, type and name on the first piece, `finish_reason: "tool_calls"`; not streamed, as
+ * `message.tool_calls` with `content` null.
  */
+import { createHash } from 'node:crypto';
 import { applyChatTemplate, type TemplateMessage } from './chat-template.js';
 import { ChunkFramer } from './chunk-text.js';
 import { isTokenIds, parseJsonObject, positiveIntField, RequestError } from './request-parse.js';
@@ -37,7 +42,35 @@ export interface OpenAiRequest extends RouteRequest {
   includeUsage: boolean;
   /** `stream_options.continuous_usage_stats`: the running usage on every chunk. */
   continuousUsage: boolean;
+  /**
+   * A chat request that declares `tools`: the call the `toolCalls` option answers it with (its id
+   * from the prompt text, the first tool's name); absent otherwise.
+   */
+  tool?: { id: string; name: string };
 }
+
+/** Name of the first declared tool (`{type, function: {name}}`, or a flat `{name}`); `tool` when it has none. */
+function firstToolName(tools: readonly unknown[]): string {
+  const first = tools[0] as { name?: unknown; function?: { name?: unknown } } | null;
+  const name = first?.function?.name ?? first?.name;
+  return typeof name === 'string' && name !== '' ? name : 'tool';
+}
+
+/**
+ * The tool call a request declaring `tools` is answered with: id `call_` plus the first 12 hex
+ * digits of the SHA-256 of its prompt text (the same prompt always gets the same id, streamed or
+ * not), the first tool's name. Undefined without tools.
+ */
+function toolOf(body: Record<string, unknown>, promptText: string): OpenAiRequest['tool'] {
+  const tools = body.tools;
+  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  const hash = createHash('sha256').update(promptText).digest('hex').slice(0, 12);
+  return { id: `call_${hash}`, name: firstToolName(tools) };
+}
+
+/** The start and end of the simulator's tool call arguments: `{"text":"<output words>"}`. */
+const ARGUMENTS_HEAD = '{"text":"';
+const ARGUMENTS_TAIL = '"}';
 
 /** A message `content` as text: a string, or the `text` of its content parts joined with one space. */
 export function messageText(content: unknown): string {
@@ -88,6 +121,7 @@ function parseOpenAiRequest(kind: EndpointKind, raw: string, defaultMaxTokens: n
   const max =
     positiveIntField(b, 'max_completion_tokens') ?? positiveIntField(b, 'max_tokens') ?? defaultMaxTokens;
   const streamOptions = (b.stream_options ?? {}) as Record<string, unknown>;
+  const tool = kind === 'chat' && 'text' in prompt ? toolOf(b, prompt.text) : undefined;
   return {
     kind,
     model: typeof b.model === 'string' ? b.model : '',
@@ -96,6 +130,7 @@ function parseOpenAiRequest(kind: EndpointKind, raw: string, defaultMaxTokens: n
     includeUsage: streamOptions.include_usage === true,
     continuousUsage: streamOptions.continuous_usage_stats === true,
     prompt,
+    ...(tool === undefined ? {} : { tool }),
   };
 }
 
@@ -107,6 +142,10 @@ function openAiFormat(req: OpenAiRequest, meta: RouteMeta, options: WireOptions)
   const framer = new ChunkFramer(responseMeta);
   /** Chat only: `role` still has to be sent (on the first chunk, unless a role-only chunk took it). */
   let roleDue = req.kind === 'chat';
+  /** The call the content tokens are sent as (the `toolCalls` option and a request with tools), or null. */
+  const tool = options.toolCalls === true && req.tool !== undefined ? req.tool : null;
+  /** The tool call's first piece (id, name, the arguments' head) is still to be sent. */
+  let toolHeadDue = true;
   return {
     streamHeaders: STREAM_HEADERS,
     start: () => {
@@ -115,17 +154,34 @@ function openAiFormat(req: OpenAiRequest, meta: RouteMeta, options: WireOptions)
       return framer.chunk({ role: true, content: null }, null);
     },
     delta: (piece) => {
-      const c: ChunkContent = piece.reasoning ? { reasoning: piece.text } : { content: piece.text };
+      let c: ChunkContent;
+      if (piece.reasoning) c = { reasoning: piece.text };
+      else if (tool === null) c = { content: piece.text };
+      else {
+        const args = `${toolHeadDue ? ARGUMENTS_HEAD : ''}${piece.text}${piece.last ? ARGUMENTS_TAIL : ''}`;
+        c = {
+          toolCall: toolHeadDue ? { id: tool.id, name: tool.name, arguments: args } : { arguments: args },
+        };
+        toolHeadDue = false;
+      }
       if (roleDue) c.role = true;
       roleDue = false;
-      if (piece.last) c.finishReason = 'length';
+      if (piece.last) c.finishReason = tool === null ? 'length' : 'tool_calls';
       return framer.chunk(c, req.continuousUsage ? piece.upTo.usage : null);
     },
     end: (output) => (req.includeUsage ? framer.usage(output.usage, output.serverTiming) : ''),
     error: () => sseFrame(errorBody('simulated in-band error', 'internal_server_error', 500)),
     done: 'data: [DONE]\n\n',
     body: (output) => ({
-      ...fullBody(responseMeta, output.text, output.reasoning, output.usage),
+      ...fullBody(
+        responseMeta,
+        output.text,
+        output.reasoning,
+        output.usage,
+        tool === null
+          ? undefined
+          : { ...tool, arguments: `${ARGUMENTS_HEAD}${output.text}${ARGUMENTS_TAIL}` },
+      ),
       ...output.serverTiming,
     }),
   };

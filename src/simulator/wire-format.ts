@@ -33,6 +33,8 @@ export interface RouteMeta {
 export interface WireOptions {
   /** Send a role-only first chunk (the `roleOnlyFirstChunk` option or the `role-chunk` fault). */
   roleOnlyFirstChunk: boolean;
+  /** Answer a request that declares tools with a tool call (the `toolCalls` option `when-tools`). */
+  toolCalls?: boolean;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The worker → main record transport: random records packed, structured-cloned (as postMessage
  * does) and unpacked equal the originals, chunk texts with surrogate pairs, empty strings,
- * reasoning, running usage counts, the server's own timing and the cumulative-text mark included.
+ * reasoning, running usage counts, the server's own timing, the cumulative-text mark and a reply's
+ * tool calls included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -64,6 +65,25 @@ const record: fc.Arbitrary<RawRecord> = fc
       }),
     ),
     cumulativeText: fc.boolean(),
+    toolReply: fc.option(
+      fc.record({
+        content: fc.string({ maxLength: 4 }),
+        toolCalls: fc.array(
+          fc.record(
+            {
+              id: fc.string({ maxLength: 6 }),
+              type: fc.constant('function'),
+              function: fc.record({
+                name: fc.string({ maxLength: 4 }),
+                arguments: fc.string({ maxLength: 8 }),
+              }),
+            },
+            { requiredKeys: ['type', 'function'] },
+          ),
+          { maxLength: 3 },
+        ),
+      }),
+    ),
   })
   .map(
     ({
@@ -75,6 +95,7 @@ const record: fc.Arbitrary<RawRecord> = fc
       idleClose,
       serverTiming,
       cumulativeText,
+      toolReply,
       ...observed
     }) => {
       const raw: RawRecord = {
@@ -107,6 +128,7 @@ const record: fc.Arbitrary<RawRecord> = fc
       if (idleClose !== null) raw.idleClose = idleClose;
       if (serverTiming !== null) raw.serverTiming = serverTiming;
       if (cumulativeText) raw.cumulativeText = true;
+      if (toolReply !== null) raw.toolReply = toolReply;
       return raw;
     },
   );

@@ -26,6 +26,8 @@ const contents: ChunkContent[] = [
   { content: outputText(5, 6), finishReason: 'length' },
   { content: '"quoted"\n\ttab\u0001', finishReason: null },
   { reasoning: 'r', content: 'c', finishReason: 'length' },
+  { role: true, toolCall: { id: 'call_0123456789ab', name: 'get_weather', arguments: '{"text":" token' } },
+  { toolCall: { arguments: ' the"}' }, finishReason: 'tool_calls' },
   {},
 ];
 
