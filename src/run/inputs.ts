@@ -282,6 +282,8 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     ...(synthesis === undefined ? {} : { synthesis }),
     randomSeed: config.randomSeed,
     ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
+    // Bailian trees need a fixed schedule: other strategies send a session's turns one after the other.
+    sessionTrees: config.load.kind === 'fixed_schedule' && !config.bailianLinearSessions,
   };
 }
 

@@ -6,6 +6,11 @@
  * `delayMs`, or at once), so a session never has two requests in flight. Late requests go out at
  * once and are never dropped; their lateness is recorded as schedule lag.
  *
+ * A Bailian tree replay (dataset/bailian-links.ts) adds branch sessions: a branch's first turn is due
+ * at `max(its own target, its parent request's completion)` ({@link branchStartTarget}); it is not
+ * sent when its parent never was (the run stopped first). Its requests are recorded under the tree's
+ * root id, `turn_index` its rows' depths in the tree.
+ *
  * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
  * `readAheadNs` ahead of the schedule, so a million-row file starts sending at once and memory holds
  * only the rows near "now" plus one small entry per session seen. A row the feed cannot read (a bad
@@ -13,7 +18,7 @@
  * sent on their schedule, and the report carries the error. Without a feed the conversations loaded
  * whole are replayed the same way.
  */
-import type { Conversation, StreamedTurn, Turn } from '../dataset/types.js';
+import type { BranchStart, Conversation, StreamedTurn, Turn } from '../dataset/types.js';
 import { BuildAhead } from './build-ahead.js';
 import type { Clock } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
@@ -122,6 +127,10 @@ interface Session {
   prepared: PreparedSend | null;
   /** With a session cap: how much of the first turn's lateness the cap imposed, ns (its `concurrency_wait`). */
   capWaitNs?: number;
+  /** `turn_index` of the first turn: its depth in a tree replay, else 0. */
+  depth: number;
+  /** A tree replay: its requests' completions are kept by line, for branches to wait on. */
+  inTree: boolean;
 }
 
 class Replay {
@@ -157,6 +166,10 @@ class Replay {
   private readonly builder: BuildAhead<Session>;
   /** Later turns sleeping until their time: due ns → trace ms, per turn (for {@link Replay.progress}). */
   private readonly waitingTurns = new Map<object, { dueNs: number; traceMs: number }>();
+  /** Tree replay: when each request of a tree completed (monotonic ns), by its 1-based file line. */
+  private readonly endsByLine = new Map<number, number>();
+  /** Tree replay: branches waiting for their parent request, by its line (null: it was never sent). */
+  private readonly parentWaiters = new Map<number, Array<(endNs: number | null) => void>>();
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -178,6 +191,7 @@ class Replay {
     await this.untilPrimed();
     await this.dispatchStarts();
     await reading;
+    if (this.halted()) this.releaseBranches();
     await this.untilIdle();
     return {
       kind: 'fixed_schedule',
@@ -251,7 +265,7 @@ class Replay {
     const tsMs = row.turn.timestampMs;
     if (tsMs === undefined) throw missingTimestamp(row);
     const session: Session = {
-      conversation: { id: row.sessionId, turns: [], contextMode: row.contextMode },
+      conversation: conversationOf(row),
       sessionNum: this.sessions.size,
       next: 0,
       orders: [],
@@ -260,6 +274,8 @@ class Replay {
       ended: false,
       lastEndNs: 0,
       prepared: null,
+      depth: row.branch?.depth ?? 0,
+      inTree: row.treeId !== undefined,
     };
     this.sessions.set(row.sessionId, session);
     this.append(session, row);
@@ -288,7 +304,7 @@ class Replay {
     while (at > floor && (session.orders[at - 1] as number) > row.order) at--;
     turns.splice(at, 0, row.turn);
     session.orders.splice(at, 0, row.order);
-    for (let k = at; k < turns.length; k++) (turns[k] as Turn).index = k;
+    for (let k = at; k < turns.length; k++) (turns[k] as Turn).index = session.depth + k;
     if (row.lastOfSession) session.ended = true;
   }
 
@@ -488,12 +504,17 @@ class Replay {
     let prepared = k === 0 ? session.prepared : null;
     if (session.prepared !== null) this.preparedAhead--;
     session.prepared = null;
+    const branch = k === 0 ? session.conversation.branch : undefined;
+    const parentEndNs = branch === undefined ? 0 : await this.parentEnd(branch.parentLine);
+    if (parentEndNs === null) return this.stopSession(session);
     const scheduledNs =
-      k === 0
-        ? this.targetNs(turn.timestampMs as number)
-        : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
+      branch !== undefined
+        ? branchStartTarget(turn, branch, parentEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts))
+        : k === 0
+          ? this.targetNs(turn.timestampMs as number)
+          : laterTurnTarget(turn, session.lastEndNs, this.clock.nowNs(), (ts) => this.targetNs(ts));
     prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
-    if (k > 0) {
+    if (k > 0 || branch !== undefined) {
       const traceMs = this.zeroMs + (scheduledNs - this.startNs) / 1e6;
       this.waitingTurns.set(turn, { dueNs: scheduledNs, traceMs });
       try {
@@ -512,6 +533,7 @@ class Replay {
     await prepared.send(scheduledNs, k === 0 ? session.capWaitNs : this.slots === null ? undefined : 0);
     session.conversation.turns[k] = RELEASED_TURN;
     session.lastEndNs = this.clock.nowNs();
+    if (session.inTree) this.requestEnded(turn.source.line, session.lastEndNs);
     session.busy = false;
     if (this.halted()) return this.stopSession(session);
     this.sendNext(session);
@@ -520,6 +542,39 @@ class Replay {
   private stopSession(session: Session): void {
     session.busy = false;
     if (session.started) this.slots?.release();
+    // Its unsent turns never go: branches waiting for one of them are not sent either.
+    const turns = session.conversation.turns;
+    for (let k = session.next; k < turns.length; k++) this.requestEnded((turns[k] as Turn).source.line, null);
+  }
+
+  // ---- branches of a tree replay --------------------------------------------------------------
+
+  /**
+   * When the request of line `parentLine` completed (monotonic ns), waiting for it if it has not
+   * yet; null when it will never be sent (the run stopped first).
+   */
+  private parentEnd(parentLine: number): Promise<number | null> {
+    const endNs = this.endsByLine.get(parentLine);
+    if (endNs !== undefined || this.halted()) return Promise.resolve(endNs ?? null);
+    return new Promise((resolve) => {
+      const waiting = this.parentWaiters.get(parentLine);
+      if (waiting === undefined) this.parentWaiters.set(parentLine, [resolve]);
+      else waiting.push(resolve);
+    });
+  }
+
+  /** A tree's request of line `line` completed at `endNs` (null: it will never be sent). */
+  private requestEnded(line: number, endNs: number | null): void {
+    if (endNs !== null) this.endsByLine.set(line, endNs);
+    const waiting = this.parentWaiters.get(line);
+    if (waiting === undefined) return;
+    this.parentWaiters.delete(line);
+    for (const resolve of waiting) resolve(endNs);
+  }
+
+  /** The run stopped: every branch still waiting for its parent is not sent. */
+  private releaseBranches(): void {
+    for (const line of [...this.parentWaiters.keys()]) this.requestEnded(line, null);
   }
 
   private untilIdle(): Promise<void> {
@@ -548,6 +603,30 @@ function laterTurnTarget(
   if (turn.timestampMs !== undefined) return Math.max(targetNs(turn.timestampMs), nowNs);
   if (turn.delayMs !== undefined) return Math.max(lastEndNs + turn.delayMs * 1e6, nowNs);
   return nowNs;
+}
+
+/**
+ * Target of a branch's first turn (a Bailian tree replay): its own timestamp's target, not before
+ * its parent request completed (`parentEndNs`), never before now. A parent that failed or was
+ * cancelled counts as completed. Closed-loop replay would instead take `parentEndNs` +
+ * (`turn.timestampMs` − `branch.parentTimestampMs`) ms, the recorded gap.
+ */
+function branchStartTarget(
+  turn: Turn,
+  _branch: BranchStart,
+  parentEndNs: number,
+  nowNs: number,
+  targetNs: (ts: number) => number,
+): number {
+  return Math.max(targetNs(turn.timestampMs as number), parentEndNs, nowNs);
+}
+
+/** A replayed session's conversation: its id, its tree's id and its branch start when it has them. */
+function conversationOf(row: StreamedTurn): Conversation {
+  const conversation: Conversation = { id: row.sessionId, turns: [], contextMode: row.contextMode };
+  if (row.treeId !== undefined) conversation.treeId = row.treeId;
+  if (row.branch !== undefined) conversation.branch = row.branch;
+  return conversation;
 }
 
 function missingTimestamp(row: StreamedTurn): ScheduleError {
