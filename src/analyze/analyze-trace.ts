@@ -62,7 +62,8 @@ export interface SiblingCounts {
 function siblingCounts(dataset: Dataset): SiblingCounts {
   const branchesOf = new Map<number, number>();
   for (const c of dataset.conversations)
-    if (c.branch !== undefined) branchesOf.set(c.branch.parentLine, (branchesOf.get(c.branch.parentLine) ?? 0) + 1);
+    if (c.branch !== undefined)
+      branchesOf.set(c.branch.parentLine, (branchesOf.get(c.branch.parentLine) ?? 0) + 1);
   let rowsWithSiblings = 0;
   for (const branches of branchesOf.values()) rowsWithSiblings += branches + 1;
   return { rowsWithSiblings, branchingParents: branchesOf.size };
@@ -75,7 +76,8 @@ function allTurns(dataset: Dataset): Turn[] {
 /** Turns per session, a tree's sessions counted as one (the linear replay's session). */
 function turnsPerSession(dataset: Dataset): Map<string, number> {
   const turns = new Map<string, number>();
-  for (const c of dataset.conversations) turns.set(treeIdOf(c), (turns.get(treeIdOf(c)) ?? 0) + c.turns.length);
+  for (const c of dataset.conversations)
+    turns.set(treeIdOf(c), (turns.get(treeIdOf(c)) ?? 0) + c.turns.length);
   return turns;
 }
 

@@ -105,7 +105,8 @@ export class ParentLinker {
    */
   placeOf(row: LinkFields): RowPlace {
     const { parent, ownId } = this.link(row);
-    const place = parent === undefined ? { sessionId: ownId, treeId: ownId, depth: 0 } : this.childPlace(parent, ownId);
+    const place =
+      parent === undefined ? { sessionId: ownId, treeId: ownId, depth: 0 } : this.childPlace(parent, ownId);
     this.push(row, place.treeId);
     this.chains.push(place.sessionId);
     this.depths.push(place.depth);

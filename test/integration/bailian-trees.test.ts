@@ -183,8 +183,19 @@ test('analyze-trace counts follow-ups with siblings: none in the public samples,
     let out = '';
     let code = 0;
     const program = new Command('tokenload').exitOverride().configureOutput({ writeErr: () => undefined });
-    const io = { out: (t: string): void => void (out += t), err: (): void => undefined };
-    registerAnalyzeCommands(program, (c) => void (code = c), io);
+    const io = {
+      out: (t: string): void => {
+        out += t;
+      },
+      err: (): void => undefined,
+    };
+    registerAnalyzeCommands(
+      program,
+      (c) => {
+        code = c;
+      },
+      io,
+    );
     try {
       await program.parseAsync([
         'node',
