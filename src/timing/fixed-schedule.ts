@@ -542,6 +542,7 @@ class Replay {
   private stopSession(session: Session): void {
     session.busy = false;
     if (session.started) this.slots?.release();
+    if (!session.inTree) return;
     // Its unsent turns never go: branches waiting for one of them are not sent either.
     const turns = session.conversation.turns;
     for (let k = session.next; k < turns.length; k++) this.requestEnded((turns[k] as Turn).source.line, null);

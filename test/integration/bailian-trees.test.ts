@@ -6,6 +6,7 @@
  *   sibling is sent before the first one's answer ended), streamed or read whole; records name the
  *   tree's root as `conversation_id` and `x-correlation-id`, `turn_index` the row's depth;
  * - `--bailian-linear-sessions` sends them one after the other (AIPerf's way);
+ * - siblings waiting for their parent when the run stops are not sent, and the run ends;
  * - a shard holds every row of a tree, branches included;
  * - `analyze-trace` counts the follow-ups with siblings: none in the two public samples.
  * Rows are told apart by their input length (each row's is its own). The simulator answers after a
@@ -167,6 +168,15 @@ test('--bailian-linear-sessions: siblings go one after the other, as AIPerf send
   after_(rows, 4, 3);
   after_(rows, 5, 4);
   after_(rows, 12, 11);
+});
+
+test('a run stopped while siblings wait for their parent: they are not sent, and the run ends', async () => {
+  // Chats 3 and 4 are due at 60 and 70 ms and wait for chat 1, whose answer ends after the 0.1 s.
+  const { rows } = await replay('stopped', ['--benchmark-duration', '0.1']);
+  assert.deepEqual(
+    [...rows.keys()].sort((a, b) => a - b),
+    [1, 10],
+  );
 });
 
 test('a shard holds its trees whole: the branches of tree 1 go with its root', async () => {
