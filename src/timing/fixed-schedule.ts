@@ -9,7 +9,7 @@
  * A Bailian tree replay (dataset/bailian-links.ts) adds branch sessions: a branch's first turn is due
  * at `max(its own target, its parent request's completion)` ({@link branchStartTarget}); it is not
  * sent when its parent never was (the run stopped first). Its requests are recorded under the tree's
- * root id, `turn_index` its rows' depths in the tree.
+ * root id and its root's session number (which picks the server), `turn_index` its rows' depths.
  *
  * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
  * `readAheadNs` ahead of the schedule, so a million-row file starts sending at once and memory holds
@@ -110,7 +110,10 @@ const RELEASED_TURN: Turn = Object.freeze({
 
 interface Session {
   conversation: Conversation;
+  /** Its records' `session_num`: the tree's (its root session's) for a branch of a tree replay. */
   sessionNum: number;
+  /** Order of creation (ties of the start queue). */
+  seq: number;
   /** Index in `conversation.turns` of the next turn to send. */
   next: number;
   /** Sort keys of the turns from `next` on (parallel to `conversation.turns`). */
@@ -170,6 +173,8 @@ class Replay {
   private readonly endsByLine = new Map<number, number>();
   /** Tree replay: branches waiting for their parent request, by its line (null: it was never sent). */
   private readonly parentWaiters = new Map<number, Array<(endNs: number | null) => void>>();
+  /** Sessions numbered so far: every session but a tree's branches, which take their root's number. */
+  private numbered = 0;
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -266,7 +271,8 @@ class Replay {
     if (tsMs === undefined) throw missingTimestamp(row);
     const session: Session = {
       conversation: conversationOf(row),
-      sessionNum: this.sessions.size,
+      sessionNum: this.sessionNumOf(row),
+      seq: this.sessions.size,
       next: 0,
       orders: [],
       busy: false,
@@ -289,10 +295,19 @@ class Replay {
       this.outOfOrder++;
     this.maxReadTsMs = Math.max(this.maxReadTsMs, tsMs);
     const head = this.starts.peek();
-    this.starts.push({ tsMs, seq: session.sessionNum, session });
+    this.starts.push({ tsMs, seq: session.seq, session });
     if (head !== undefined && this.starts.peek() !== head) this.headMoved?.();
     this.notify();
     return tsMs;
+  }
+
+  /**
+   * A new session's number: its root's for a branch of a tree (so the tree's requests share
+   * `session_num` and, with several servers, the server), else the next one.
+   */
+  private sessionNumOf(row: StreamedTurn): number {
+    const root = row.branch === undefined ? undefined : this.sessions.get(row.treeId ?? row.sessionId);
+    return root?.sessionNum ?? this.numbered++;
   }
 
   /** Adds a turn among the unsent ones by its sort key (ties after equal keys) and re-indexes them. */

@@ -4,7 +4,8 @@
  * and a follow-up 5 of 3; chat 10 with two follow-ups 11, 12):
  * - by default sibling follow-ups each go once their parent's answer ended, side by side (the second
  *   sibling is sent before the first one's answer ended), streamed or read whole; records name the
- *   tree's root as `conversation_id` and `x-correlation-id`, `turn_index` the row's depth;
+ *   tree's root as `conversation_id` and `x-correlation-id`, and its `session_num`, `turn_index`
+ *   the row's depth;
  * - `--bailian-linear-sessions` sends them one after the other (AIPerf's way);
  * - siblings waiting for their parent when the run stops are not sent, and the run ends;
  * - a shard holds every row of a tree, branches included;
@@ -65,6 +66,7 @@ interface Sent {
   conversation: string;
   turnIndex: number;
   correlation: string;
+  sessionNum: number;
 }
 
 /** Runs the demo with `extra` flags; its records by chat_id, and the x-correlation-ids the server saw. */
@@ -101,6 +103,7 @@ function sentOf(rec: ExportedRecord): Sent {
     conversation: m.conversation_id as string,
     turnIndex: m.turn_index,
     correlation: m.x_correlation_id as string,
+    sessionNum: m.session_num as number,
   };
 }
 
@@ -158,6 +161,9 @@ test('tree replay (the default): siblings go side by side once their parent ende
       streaming,
     );
     assert.deepEqual(correlations.sort(), ['1', '1', '1', '1', '1', '10', '10', '10']);
+    // A tree is one session for session_num (and the server it goes to).
+    const numbers = new Set([...rows.values()].map((s) => `${s.conversation}:${s.sessionNum}`));
+    assert.equal(numbers.size, 2, [...numbers].join(' '));
   }
 });
 
