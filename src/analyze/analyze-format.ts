@@ -68,7 +68,7 @@ function siblingLines(a: TraceAnalysis): string[] {
   const s = a.siblings;
   if (s === undefined) return [];
   return [
-    `Follow-ups with siblings (rows naming a parent_chat_id that another row names too): ${num(s.rowsWithSiblings)}, under ${num(s.branchingParents)} branching parents`,
+    `Follow-ups with siblings: ${num(s.rowsWithSiblings)}, under ${num(s.branchingParents)} branching parents (a fixed schedule sends siblings side by side; --bailian-linear-sessions one after the other)`,
   ];
 }
 
