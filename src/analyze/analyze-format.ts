@@ -64,6 +64,14 @@ function skippedLine(a: TraceAnalysis): string[] {
   return lines;
 }
 
+function siblingLines(a: TraceAnalysis): string[] {
+  const s = a.siblings;
+  if (s === undefined) return [];
+  return [
+    `Follow-ups with siblings: ${num(s.rowsWithSiblings)}, under ${num(s.branchingParents)} branching parents (a fixed schedule sends siblings side by side; --bailian-linear-sessions one after the other)`,
+  ];
+}
+
 /** The analysis as terminal text, ending with a newline. */
 export function formatAnalysis(a: TraceAnalysis): string {
   const turns = a.turnHistogram.map((h) => `${h.turns}: ${num(h.sessions)}`).join(', ');
@@ -75,6 +83,7 @@ export function formatAnalysis(a: TraceAnalysis): string {
     `Trace: ${a.file} (${a.datasetType}, ${a.blockSize}-token blocks)`,
     `Rows: ${num(a.rows)}   Sessions: ${num(a.sessions)}`,
     `Sessions by turn count (turns: sessions): ${turns}`,
+    ...siblingLines(a),
     ...timeLines(a),
     ...skippedLine(a),
     distTable(a),

@@ -1,11 +1,12 @@
 /**
  * `tokenload analyze-trace`: what a trace file asks of a server, before replaying it: rows, sessions
  * and turns per session, time span and mean arrival rate, ISL/OSL distributions, request type mix
- * and the ideal (infinite-cache) prefix hit ratio.
+ * and the ideal (infinite-cache) prefix hit ratio; for a Bailian trace, how many follow-ups have
+ * siblings (rows naming the same parent: the branches a tree replay sends side by side).
  */
 import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
 import { getDatasetLoader } from '../dataset/registry.js';
-import type { Dataset, SkipCounts, TraceSynthesis, Turn } from '../dataset/types.js';
+import { type Dataset, type SkipCounts, type TraceSynthesis, type Turn, treeIdOf } from '../dataset/types.js';
 import { type Distribution, distributionOf } from './distribution.js';
 
 /** Options of {@link analyzeTrace}. */
@@ -42,15 +43,47 @@ export interface TraceAnalysis {
   typeMix: { type: string; rows: number }[];
   prefix: PrefixHitStats;
   skipped: SkipCounts;
+  /**
+   * Bailian: linked follow-ups whose parent has more than one linked child (parent links by the
+   * replay's rule, dataset/bailian-links.ts); absent for other formats.
+   */
+  siblings?: SiblingCounts;
+}
+
+/** Sibling follow-ups of a Bailian trace ({@link TraceAnalysis.siblings}). */
+export interface SiblingCounts {
+  /** Rows whose parent has more than one linked child, each such child counted. */
+  rowsWithSiblings: number;
+  /** Rows with more than one linked child: each starts a branch per child after the first. */
+  branchingParents: number;
+}
+
+/** Sibling counts of a dataset loaded as trees: each parent that branches has its branches plus one chain child. */
+function siblingCounts(dataset: Dataset): SiblingCounts {
+  const branchesOf = new Map<number, number>();
+  for (const c of dataset.conversations)
+    if (c.branch !== undefined)
+      branchesOf.set(c.branch.parentLine, (branchesOf.get(c.branch.parentLine) ?? 0) + 1);
+  let rowsWithSiblings = 0;
+  for (const branches of branchesOf.values()) rowsWithSiblings += branches + 1;
+  return { rowsWithSiblings, branchingParents: branchesOf.size };
 }
 
 function allTurns(dataset: Dataset): Turn[] {
   return dataset.conversations.flatMap((c) => c.turns);
 }
 
-function turnHistogram(dataset: Dataset): TraceAnalysis['turnHistogram'] {
+/** Turns per session, a tree's sessions counted as one (the linear replay's session). */
+function turnsPerSession(dataset: Dataset): Map<string, number> {
+  const turns = new Map<string, number>();
+  for (const c of dataset.conversations)
+    turns.set(treeIdOf(c), (turns.get(treeIdOf(c)) ?? 0) + c.turns.length);
+  return turns;
+}
+
+function turnHistogram(sessions: Map<string, number>): TraceAnalysis['turnHistogram'] {
   const counts = new Map<number, number>();
-  for (const c of dataset.conversations) counts.set(c.turns.length, (counts.get(c.turns.length) ?? 0) + 1);
+  for (const n of sessions.values()) counts.set(n, (counts.get(n) ?? 0) + 1);
   return [...counts.entries()].sort(([a], [b]) => a - b).map(([turns, sessions]) => ({ turns, sessions }));
 }
 
@@ -88,9 +121,13 @@ function timing(
   };
 }
 
-/** The {@link TraceAnalysis} of an already loaded dataset (loaded without speedup). */
+/**
+ * The {@link TraceAnalysis} of an already loaded dataset (loaded without speedup); a tree-loaded
+ * Bailian dataset's sessions are its trees.
+ */
 export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnalysis {
   const turns = allTurns(dataset);
+  const sessions = turnsPerSession(dataset);
   const isl = turns.flatMap((t) => (t.prompt.kind === 'synthetic' ? [t.prompt.inputLength] : []));
   const osl = turns.flatMap((t) => (t.maxTokens === undefined ? [] : [t.maxTokens]));
   return {
@@ -98,14 +135,15 @@ export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnal
     datasetType,
     blockSize: dataset.blockSize,
     rows: dataset.turnCount,
-    sessions: dataset.conversations.length,
-    turnHistogram: turnHistogram(dataset),
+    sessions: sessions.size,
+    turnHistogram: turnHistogram(sessions),
     ...timing(turns),
     isl: distributionOf(isl),
     osl: distributionOf(osl),
     typeMix: typeMix(turns),
     prefix: idealPrefixHit(dataset),
     skipped: dataset.skipped,
+    ...(datasetType === 'bailian_trace' ? { siblings: siblingCounts(dataset) } : {}),
   };
 }
 
@@ -118,6 +156,7 @@ export async function analyzeTrace(file: string, options: AnalyzeOptions): Promi
   const dataset = await loader.load(file, {
     ...(options.blockSize === undefined ? {} : { blockSize: options.blockSize }),
     ...(options.synthesis === undefined ? {} : { synthesis: options.synthesis }),
+    sessionTrees: true,
   });
   return analyzeDataset(dataset, loader.name);
 }

@@ -17,7 +17,15 @@
  * {@link SkipCounts.repeatedChatIds}, for the run to warn.
  * Memory: one map entry and two array slots per row read (about 45 bytes; two maps took 75), plus a
  * string per session, plus one map entry per row dropped by an offset window or the max ISL.
+ *
+ * Tree replay ({@link ParentLinker.placeOf}, the default of a Bailian replay on a fixed schedule): a
+ * linked row whose parent has no child yet continues the parent's chain (the parent's session, as in
+ * the linear rule); a linked row whose parent already has a child (a regenerated or branched
+ * follow-up: a sibling) starts a branch session `<root id>/<chat_id>` of the same tree, whose first
+ * request waits for the parent's ({@link BranchStart}). Four more array slots per row (session,
+ * depth, child count, line: about 30 bytes).
  */
+import type { BranchStart } from './types.js';
 import {
   type RepeatedChatIds,
   type SkipCounts,
@@ -42,6 +50,18 @@ export interface LinkFields {
   line: number;
 }
 
+/** Where a row goes in a tree replay ({@link ParentLinker.placeOf}). */
+export interface RowPlace {
+  /** The session the row joins: its parent's chain, a new branch, or its own (a root). */
+  sessionId: string;
+  /** The tree's root session id. */
+  treeId: string;
+  /** Depth of the row in its tree: 0 for a root (and an unlinked row), the parent's + 1. */
+  depth: number;
+  /** Set when the row starts a branch session. */
+  branch?: BranchStart;
+}
+
 /** Assigns each row, in file order, the root `chat_id` of its session (see the module comment). */
 export class ParentLinker {
   /** Index of the latest row of each `chat_id` read. */
@@ -55,30 +75,79 @@ export class ParentLinker {
   /** Why rows of a `chat_id` were dropped before linking: the offset window or the max ISL. */
   private readonly dropped = new Map<TraceId, 'outside_window' | 'over_max_isl'>();
 
+  /** Tree replay: session id per row index. */
+  private readonly chains: string[] = [];
+  /** Tree replay: depth per row index. */
+  private readonly depths: number[] = [];
+  /** Tree replay: linked children per row index. */
+  private readonly children: number[] = [];
+  /** Tree replay: 1-based file line per row index. */
+  private readonly lines: number[] = [];
+
   /** @param skipped where the unlinked rows are counted (`unlinkedRows`, set at the first one). */
   constructor(private readonly skipped: SkipCounts) {}
 
   /**
-   * The id of the session `row` joins: its parent's, or a new one (its own `chat_id`, or
-   * `<chat_id>@<line>` when an earlier row had that `chat_id`).
+   * The id of the session `row` joins in a linear replay: its parent's, or a new one (its own
+   * `chat_id`, or `<chat_id>@<line>` when an earlier row had that `chat_id`).
    */
   sessionOf(row: LinkFields): string {
+    const { parent, ownId } = this.link(row);
+    const root = parent === undefined ? ownId : (this.roots[parent] as string);
+    this.push(row, root);
+    return root;
+  }
+
+  /**
+   * Where `row` goes in a tree replay (module comment): its parent's chain when the parent has no
+   * child yet, else a new branch session of the parent's tree; a root (or unlinked row) starts a
+   * tree of its own. Use one of `sessionOf` and `placeOf` for all the rows of a linker.
+   */
+  placeOf(row: LinkFields): RowPlace {
+    const { parent, ownId } = this.link(row);
+    const place =
+      parent === undefined ? { sessionId: ownId, treeId: ownId, depth: 0 } : this.childPlace(parent, ownId);
+    this.push(row, place.treeId);
+    this.chains.push(place.sessionId);
+    this.depths.push(place.depth);
+    this.children.push(0);
+    this.lines.push(row.line);
+    return place;
+  }
+
+  private childPlace(parent: number, ownId: string): RowPlace {
+    const treeId = this.roots[parent] as string;
+    const depth = (this.depths[parent] as number) + 1;
+    const first = (this.children[parent] as number) === 0;
+    this.children[parent] = (this.children[parent] as number) + 1;
+    if (first) return { sessionId: this.chains[parent] as string, treeId, depth };
+    const branch: BranchStart = {
+      parentLine: this.lines[parent] as number,
+      parentTimestampMs: this.stamps[parent] as number,
+      depth,
+    };
+    return { sessionId: `${treeId}/${ownId}`, treeId, depth, branch };
+  }
+
+  /** The linked parent's row index (undefined: none, counted when named) and the row's own id. */
+  private link(row: LinkFields): { parent: number | undefined; ownId: string } {
     const { chatId, parentId } = row;
     if (this.awaited.size > 0) this.parentArrived(chatId);
     const repeated = this.rowOf.has(chatId);
     if (repeated) this.repeatedId(row);
-    let root: string | undefined;
+    let linked: number | undefined;
     if (parentId !== NO_PARENT) {
       const parent = parentId === chatId ? undefined : this.rowOf.get(parentId);
-      if (parent !== undefined && (this.stamps[parent] as number) <= row.timestampMs)
-        root = this.roots[parent] as string;
+      if (parent !== undefined && (this.stamps[parent] as number) <= row.timestampMs) linked = parent;
       else this.unlinked(row, this.reason(row, parent));
     }
-    root ??= repeated ? `${chatId}@${row.line}` : String(chatId);
-    this.rowOf.set(chatId, this.roots.length);
+    return { parent: linked, ownId: repeated ? `${chatId}@${row.line}` : String(chatId) };
+  }
+
+  private push(row: LinkFields, root: string): void {
+    this.rowOf.set(row.chatId, this.roots.length);
     this.roots.push(root);
     this.stamps.push(row.timestampMs);
-    return root;
   }
 
   /** Records a row the offset window dropped, so a row naming it as parent says so. */

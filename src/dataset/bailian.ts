@@ -8,8 +8,12 @@
  * session only when the parent comes earlier in the file and in time (bailian-links.ts), the same
  * rule for a streamed and a whole-file replay; AIPerf links to the earliest ancestor anywhere.
  * `chat_id`, `parent_chat_id` and `hash_ids` are read exactly, whatever their size (exact-ids.ts).
+ * With {@link LoadOptions.sessionTrees} (a fixed-schedule replay, unless `--bailian-linear-sessions`)
+ * the rows form trees instead: a sibling follow-up starts a branch session that waits for its parent
+ * only (bailian-links.ts `placeOf`); each row's prompt is its own `hash_ids`, so a branch carries its
+ * parent's history as the trace recorded it, with nothing to thread from the parent's request.
  */
-import { type LinkFields, NO_PARENT, ParentLinker } from './bailian-links.js';
+import { type LinkFields, NO_PARENT, ParentLinker, type RowPlace } from './bailian-links.js';
 import { resolveLoadOptions } from './load-options.js';
 import { groupByKey, sortRowsStable } from './sessions.js';
 import type { SharedIds } from './shared-ids.js';
@@ -113,7 +117,9 @@ export interface DroppedChatIds {
  * `chat_id` repeats an earlier row's), sessions in order of first appearance,
  * turns stably sorted by `turn` (ties keep file order). Sets each turn's `index`, and applies
  * `synthesis` to each turn with its session id (trace-synthesis.ts; the shared ids are counted over
- * `rows` when it rescales prompts).
+ * `rows` when it rescales prompts). With `trees`, sessions are the chains and branches of a tree
+ * replay (`ParentLinker.placeOf`), turns in file order (each row follows its parent), each session
+ * carrying its `treeId` and a branch its {@link BranchStart}; synthesis takes the tree's id.
  * @param skipped where rows not linked to the parent they name are counted (`unlinkedRows`).
  * @param dropped `chat_id`s of rows dropped before linking (named as such when a row names one).
  */
@@ -122,23 +128,34 @@ export function buildBailianConversations(
   skipped: SkipCounts,
   dropped: DroppedChatIds = { outsideWindow: [], overMaxIsl: [] },
   synthesis?: TraceSynthesis,
+  trees = false,
 ): Conversation[] {
   const linker = new ParentLinker(skipped);
   for (const chatId of dropped.outsideWindow) linker.droppedByWindow(chatId);
   for (const chatId of dropped.overMaxIsl) linker.droppedByMaxIsl(chatId);
-  const roots = rows.map((r) => linker.sessionOf(linkFields(r)));
+  const places: RowPlace[] = rows.map((r) =>
+    trees ? linker.placeOf(linkFields(r)) : linearPlace(linker.sessionOf(linkFields(r))),
+  );
   const shared = scalesPrompt(synthesis) ? sharedIdsOfRows(rows) : undefined;
   const turnNumbers = rows.map((r) => r.turnNumber);
-  return groupByKey(roots).map((group) => {
-    sortRowsStable(group.rows, turnNumbers);
+  return groupByKey(places.map((p) => p.sessionId)).map((group) => {
+    if (!trees) sortRowsStable(group.rows, turnNumbers);
+    const first = places[group.rows[0] as number] as RowPlace;
     const turns = group.rows.map((rowIndex, index) => {
       const turn = rows[rowIndex]!.turn;
       turn.index = index;
-      if (synthesis !== undefined) synthesizeTurn(turn, group.key, synthesis, shared, skipped);
+      if (synthesis !== undefined) synthesizeTurn(turn, first.treeId, synthesis, shared, skipped);
       return turn;
     });
-    return { id: group.key, turns, contextMode: 'message_array_with_responses' };
+    const conversation: Conversation = { id: group.key, turns, contextMode: 'message_array_with_responses' };
+    if (trees) conversation.treeId = first.treeId;
+    if (first.branch !== undefined) conversation.branch = first.branch;
+    return conversation;
   });
+}
+
+function linearPlace(sessionId: string): RowPlace {
+  return { sessionId, treeId: sessionId, depth: 0 };
 }
 
 /**
@@ -156,7 +173,13 @@ export async function loadBailianTrace(file: string, options: LoadOptions = {}):
   });
   initSynthesisCounts(skipped, resolved.synthesis);
   return {
-    conversations: buildBailianConversations(rows, skipped, dropped, resolved.synthesis),
+    conversations: buildBailianConversations(
+      rows,
+      skipped,
+      dropped,
+      resolved.synthesis,
+      options.sessionTrees === true,
+    ),
     turnCount: rows.length,
     blockSize: resolved.blockSize,
     skipped,
@@ -187,7 +210,8 @@ export function streamBailianTrace(file: string, options: LoadOptions = {}): Tra
   });
   const shared = async (): Promise<SharedIds | undefined> =>
     scalesPrompt(resolved.synthesis) ? scanSharedIds(file, resolved, parseBailianRow) : undefined;
-  const turns = bailianTurns(rows, linker, resolved.synthesis, shared, skipped);
+  const trees = options.sessionTrees === true;
+  const turns = bailianTurns(rows, linker, resolved.synthesis, shared, skipped, trees);
   return { file, blockSize: resolved.blockSize, skipped, turns };
 }
 
@@ -197,19 +221,24 @@ async function* bailianTurns(
   synthesis: TraceSynthesis | undefined,
   sharedIds: () => Promise<SharedIds | undefined>,
   skipped: SkipCounts,
+  trees: boolean,
 ): AsyncGenerator<StreamedTurn> {
   const shared = await sharedIds();
   for await (const row of rows) {
-    const sessionId = linker.sessionOf(linkFields(row));
-    if (synthesis !== undefined) synthesizeTurn(row.turn, sessionId, synthesis, shared, skipped);
-    yield {
-      sessionId,
+    const place = trees ? linker.placeOf(linkFields(row)) : linearPlace(linker.sessionOf(linkFields(row)));
+    if (synthesis !== undefined) synthesizeTurn(row.turn, place.treeId, synthesis, shared, skipped);
+    const streamed: StreamedTurn = {
+      sessionId: place.sessionId,
       turn: row.turn,
-      order: row.turnNumber,
+      // A tree's chain is in file order (each row follows its parent): the line is its sort key.
+      order: trees ? row.turn.source.line : row.turnNumber,
       contextMode: 'message_array_with_responses',
       lastOfSession: false,
       ...(row.value === undefined ? {} : { row: row.value }),
     };
+    if (trees) streamed.treeId = place.treeId;
+    if (place.branch !== undefined) streamed.branch = place.branch;
+    yield streamed;
   }
 }
 

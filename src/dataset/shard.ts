@@ -1,7 +1,8 @@
 /**
  * Which sessions one shard of a run spread over several processes sends (`--shard-index i
  * --shard-count n`). Trace and dataset files: a session (conversation) goes to shard
- * `FNV-1a 64(UTF-8 bytes of its id) mod n`, so a conversation never spans shards and the assignment
+ * `FNV-1a 64(UTF-8 bytes of its id) mod n` (a Bailian tree replay's sessions by their tree's root id,
+ * so a branch is on its root's shard), so a conversation never spans shards and the assignment
  * is the same on every machine and Node version (no seed, no process state). Synthetic datasets:
  * entry k goes to shard `k mod n` (an even split of a small dataset). Every shard reads the whole
  * file and generates the whole synthetic dataset, then keeps its share: the data a shard sends is
@@ -10,7 +11,7 @@
  * FNV-1a: Fowler, Noll, Vo, "The FNV Non-Cryptographic Hash Algorithm" (IETF draft
  * draft-eastlake-fnv), 64-bit offset basis 0xcbf29ce484222325, prime 0x100000001b3.
  */
-import type { Conversation, Dataset, StreamedTurn, TraceStream } from './types.js';
+import { type Conversation, type Dataset, type StreamedTurn, type TraceStream, treeIdOf } from './types.js';
 
 /** One shard of a run: `index` in [0, `count`). */
 export interface ShardSpec {
@@ -55,7 +56,7 @@ export function sessionShard(sessionId: string, count: number): number {
  */
 export function shardDataset(dataset: Dataset, shard: ShardSpec, by: SessionAssignment): Dataset {
   const mine = (c: Conversation, k: number): boolean =>
-    (by === 'entry_index' ? k % shard.count : sessionShard(c.id, shard.count)) === shard.index;
+    (by === 'entry_index' ? k % shard.count : sessionShard(treeIdOf(c), shard.count)) === shard.index;
   const conversations = dataset.conversations.filter(mine);
   const turnCount = conversations.reduce((sum, c) => sum + c.turns.length, 0);
   return { ...dataset, conversations, turnCount };
@@ -73,7 +74,7 @@ export interface ShardedStream {
 }
 
 /**
- * `stream` with only `shard`'s sessions; the rows of the other shards are read (so sessions are
+ * `stream` with only `shard`'s sessions (a tree's by its root id); the rows of the other shards are read (so sessions are
  * formed as in the whole file) and dropped. Drop counters stay the whole file's.
  */
 export function shardTraceStream(stream: TraceStream, shard: ShardSpec): ShardedStream {
@@ -88,7 +89,7 @@ export function shardTraceStream(stream: TraceStream, shard: ShardSpec): Sharded
   async function* mine(): AsyncGenerator<StreamedTurn> {
     for await (const row of stream.turns) {
       note(row);
-      if (sessionShard(row.sessionId, shard.count) === shard.index) yield row;
+      if (sessionShard(row.treeId ?? row.sessionId, shard.count) === shard.index) yield row;
     }
   }
   return {

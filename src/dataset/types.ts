@@ -107,14 +107,46 @@ export interface Turn {
   source: SourceRef;
 }
 
+/**
+ * Where a branch session of a Bailian tree replay starts (bailian-links.ts): a row whose parent
+ * already had a child. Its first turn is sent once its parent's request has completed (or failed),
+ * at its own timestamp or then, whichever is later; never when the parent was never sent.
+ */
+export interface BranchStart {
+  /** 1-based file line of the parent row: the request the branch's first turn waits for. */
+  parentLine: number;
+  /** The parent row's timestamp, trace ms (after the speedup ratio), as `Turn.timestampMs`. */
+  parentTimestampMs: number;
+  /**
+   * Depth in its tree of the branch's first row (the root is 0, its child 1, …): its records'
+   * `turn_index`; the branch's later rows follow on (depth + 1, …).
+   */
+  depth: number;
+}
+
 /** A session: turns sent in order, one in flight at a time. */
 export interface Conversation {
-  /** Session id; for Bailian the root `chat_id` as a string (AIPerf semantics). */
+  /**
+   * Session id; for Bailian the root `chat_id` as a string (AIPerf semantics), for a branch session
+   * of a tree replay `<root id>/<chat_id of its first row>` (`<root id>/<chat_id>@<line>` when that
+   * `chat_id` repeats).
+   */
   id: string;
-  /** Root session id of a Bailian tree; absent = the session's own id. */
-  treeId?: string;
   turns: Turn[];
   contextMode: ContextMode;
+  /**
+   * Bailian tree replay: the id of the tree's root session, on every session of a tree (the root's
+   * own included); absent means the session's own id. Records name it as `conversation_id` and
+   * `x-correlation-id`; sharding and sampling keep a tree together by it.
+   */
+  treeId?: string;
+  /** Bailian tree replay: set on a branch session (see {@link BranchStart}); absent for a root. */
+  branch?: BranchStart;
+}
+
+/** The id a session's requests are recorded under: its tree's root session id, else its own. */
+export function treeIdOf(session: { id: string; treeId?: string }): string {
+  return session.treeId ?? session.id;
 }
 
 /**
@@ -270,6 +302,13 @@ export interface LoadOptions {
    */
   poolDraws?: number;
   randomSeed?: number;
+  /**
+   * Bailian: replay the rows as trees (bailian-links.ts), a follow-up of a parent that already has a
+   * child starting a branch session ({@link BranchStart}); false or absent: one linear session per
+   * root, as AIPerf (`--bailian-linear-sessions`, and every replay that is not on a fixed schedule).
+   * Other loaders ignore it.
+   */
+  sessionTrees?: boolean;
 }
 
 /**
@@ -279,8 +318,6 @@ export interface LoadOptions {
 export interface StreamedTurn {
   /** Session key: Bailian root `chat_id` as a string, Mooncake `session_id` or a generated id. */
   sessionId: string;
-  /** Root session id of a Bailian tree; absent = the session's own id. */
-  treeId?: string;
   turn: Turn;
   /** Sort key among the session's turns not yet sent (Bailian `turn`); ties keep file order. */
   order: number;
@@ -289,6 +326,10 @@ export interface StreamedTurn {
   lastOfSession: boolean;
   /** The row's JSON value as read, when the stream was opened with {@link LoadOptions.keepRows}. */
   row?: unknown;
+  /** Bailian tree replay: the tree's root session id, as {@link Conversation.treeId}; absent: `sessionId`. */
+  treeId?: string;
+  /** Bailian tree replay: on every row of a branch session, where it starts ({@link BranchStart}). */
+  branch?: BranchStart;
 }
 
 /**

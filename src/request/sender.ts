@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { HttpClient } from '../client/types.js';
 import type { RunPlan } from '../config/plan.js';
 import type { IdealPrefixCache } from '../dataset/prefix-chain.js';
-import type { ChatMessage, Turn } from '../dataset/types.js';
+import { type ChatMessage, type Turn, treeIdOf } from '../dataset/types.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import type { PromptSynthesizer } from '../prompt/synthesizer.js';
 import type { TemplateCounter } from '../prompt/template-count.js';
@@ -141,12 +141,14 @@ function identityOf(
   serverUrl: string,
   adapter: EndpointAdapter,
 ): RequestIdentity {
+  // A branch of a Bailian tree replay is recorded under its tree's root id (dataset/types.ts).
+  const conversationId = treeIdOf(conversation);
   return {
-    conversationId: conversation.id,
+    conversationId,
     turnIndex: turn.index,
     sessionNum,
     xRequestId: randomUUID(),
-    xCorrelationId: `${conversation.id}`,
+    xCorrelationId: conversationId,
     model,
     ...(turn.requestType === undefined ? {} : { requestType: turn.requestType }),
     scheduledNs,

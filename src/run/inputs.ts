@@ -286,6 +286,8 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     randomSeed: config.randomSeed,
     ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
     extraInputKeys: Object.keys(config.extraInputs),
+    // Bailian trees need a fixed schedule: other strategies send a session's turns one after the other.
+    sessionTrees: config.load.kind === 'fixed_schedule' && !config.bailianLinearSessions,
   };
 }
 

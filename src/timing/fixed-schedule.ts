@@ -7,6 +7,11 @@
  * gaps capped ({@link SessionPacing}), so a session never has two requests in flight. Late requests go out at
  * once and are never dropped; their lateness is recorded as schedule lag.
  *
+ * A Bailian tree replay (dataset/bailian-links.ts) adds branch sessions: a branch's first turn is due
+ * at `max(its own target, its parent request's completion)` ({@link branchStartTarget}); it is not
+ * sent when its parent never was (the run stopped first). Its requests are recorded under the tree's
+ * root id and its root's session number (which picks the server), `turn_index` its rows' depths.
+ *
  * The trace is read while it is replayed ({@link ScheduleFeed}): rows are pulled only up to
  * `readAheadNs` ahead of the schedule, so a million-row file starts sending at once and memory holds
  * only the rows near "now" plus one small entry per session seen. A row the feed cannot read (a bad
@@ -14,7 +19,7 @@
  * sent on their schedule, and the report carries the error. Without a feed the conversations loaded
  * whole are replayed the same way.
  */
-import type { Conversation, StreamedTurn, Turn } from '../dataset/types.js';
+import type { BranchStart, Conversation, StreamedTurn, Turn } from '../dataset/types.js';
 import { BuildAhead } from './build-ahead.js';
 import type { Clock } from './clock.js';
 import { feedFromConversations, ScheduleError } from './schedule-feed.js';
@@ -109,7 +114,10 @@ const RELEASED_TURN: Turn = Object.freeze({
 
 interface Session {
   conversation: Conversation;
+  /** Its records' `session_num`: the tree's (its root session's) for a branch of a tree replay. */
   sessionNum: number;
+  /** Order of creation (ties of the start queue). */
+  seq: number;
   /** Index in `conversation.turns` of the next turn to send. */
   next: number;
   /** Sort keys of the turns from `next` on (parallel to `conversation.turns`). */
@@ -128,6 +136,10 @@ interface Session {
   prepared: PreparedSend | null;
   /** With a session cap: how much of the first turn's lateness the cap imposed, ns (its `concurrency_wait`). */
   capWaitNs?: number;
+  /** `turn_index` of the first turn: its depth in a tree replay, else 0. */
+  depth: number;
+  /** A tree replay: its requests' completions are kept by line, for branches to wait on. */
+  inTree: boolean;
 }
 
 class Replay {
@@ -164,6 +176,17 @@ class Replay {
   /** Later turns sleeping until their time: due ns → trace ms, per turn (for {@link Replay.progress}). */
   private readonly waitingTurns = new Map<object, { dueNs: number; traceMs: number }>();
   private readonly pacing: SessionPacing;
+  /** Tree replay: when each request of a tree completed (monotonic ns), by its 1-based file line. */
+  private readonly endsByLine = new Map<number, number>();
+  /**
+   * Tree replay with the idle-gap cap in open loop: the time the cap had removed from a session when
+   * its request of this line was scheduled (absent: none), which its branches carry on from.
+   */
+  private readonly shiftsByLine = new Map<number, number>();
+  /** Tree replay: branches waiting for their parent request, by its line (null: it was never sent). */
+  private readonly parentWaiters = new Map<number, Array<(endNs: number | null) => void>>();
+  /** Sessions numbered so far: every session but a tree's branches, which take their root's number. */
+  private numbered = 0;
 
   constructor(
     private readonly options: FixedScheduleOptions,
@@ -186,6 +209,7 @@ class Replay {
     await this.untilPrimed();
     await this.dispatchStarts();
     await reading;
+    if (this.halted()) this.releaseBranches();
     await this.untilIdle();
     return {
       kind: 'fixed_schedule',
@@ -260,8 +284,9 @@ class Replay {
     const tsMs = row.turn.timestampMs;
     if (tsMs === undefined) throw missingTimestamp(row);
     const session: Session = {
-      conversation: { id: row.sessionId, turns: [], contextMode: row.contextMode },
-      sessionNum: this.sessions.size,
+      conversation: conversationOf(row),
+      sessionNum: this.sessionNumOf(row),
+      seq: this.sessions.size,
       next: 0,
       orders: [],
       busy: false,
@@ -270,6 +295,8 @@ class Replay {
       lastEndNs: 0,
       pace: SessionPacing.start(tsMs),
       prepared: null,
+      depth: row.branch?.depth ?? 0,
+      inTree: row.treeId !== undefined,
     };
     this.sessions.set(row.sessionId, session);
     this.append(session, row);
@@ -283,10 +310,19 @@ class Replay {
       this.outOfOrder++;
     this.maxReadTsMs = Math.max(this.maxReadTsMs, tsMs);
     const head = this.starts.peek();
-    this.starts.push({ tsMs, seq: session.sessionNum, session });
+    this.starts.push({ tsMs, seq: session.seq, session });
     if (head !== undefined && this.starts.peek() !== head) this.headMoved?.();
     this.notify();
     return tsMs;
+  }
+
+  /**
+   * A new session's number: its root's for a branch of a tree (so the tree's requests share
+   * `session_num` and, with several servers, the server), else the next one.
+   */
+  private sessionNumOf(row: StreamedTurn): number {
+    const root = row.branch === undefined ? undefined : this.sessions.get(row.treeId ?? row.sessionId);
+    return root?.sessionNum ?? this.numbered++;
   }
 
   /** Adds a turn among the unsent ones by its sort key (ties after equal keys) and re-indexes them. */
@@ -298,7 +334,7 @@ class Replay {
     while (at > floor && (session.orders[at - 1] as number) > row.order) at--;
     turns.splice(at, 0, row.turn);
     session.orders.splice(at, 0, row.order);
-    for (let k = at; k < turns.length; k++) (turns[k] as Turn).index = k;
+    for (let k = at; k < turns.length; k++) (turns[k] as Turn).index = session.depth + k;
     if (row.lastOfSession) session.ended = true;
   }
 
@@ -498,14 +534,21 @@ class Replay {
     let prepared = k === 0 ? session.prepared : null;
     if (session.prepared !== null) this.preparedAhead--;
     session.prepared = null;
+    const branch = k === 0 ? session.conversation.branch : undefined;
+    const parentEndNs = branch === undefined ? 0 : await this.parentEnd(branch.parentLine);
+    if (parentEndNs === null) return this.stopSession(session);
     const scheduledNs =
-      k === 0
-        ? this.targetNs(turn.timestampMs as number)
-        : this.pacing.laterTurnTarget(turn, session.pace, session.lastEndNs, this.clock.nowNs(), (ts) =>
-            this.targetNs(ts),
-          );
+      branch !== undefined
+        ? this.branchStartTarget(session, turn, branch, parentEndNs)
+        : k === 0
+          ? this.targetNs(turn.timestampMs as number)
+          : this.pacing.laterTurnTarget(turn, session.pace, session.lastEndNs, this.clock.nowNs(), (ts) =>
+              this.targetNs(ts),
+            );
+    if (session.inTree && session.pace.shiftMs > 0)
+      this.shiftsByLine.set(turn.source.line, session.pace.shiftMs);
     prepared ??= this.input.dispatch.prepare(this.itemOf(session, k, scheduledNs));
-    if (k > 0) {
+    if (k > 0 || branch !== undefined) {
       const traceMs = this.zeroMs + (scheduledNs - this.startNs) / 1e6;
       this.waitingTurns.set(turn, { dueNs: scheduledNs, traceMs });
       try {
@@ -524,14 +567,67 @@ class Replay {
     await prepared.send(scheduledNs, k === 0 ? session.capWaitNs : this.slots === null ? undefined : 0);
     session.conversation.turns[k] = RELEASED_TURN;
     session.lastEndNs = this.clock.nowNs();
+    if (session.inTree) this.requestEnded(turn.source.line, session.lastEndNs);
     session.busy = false;
     if (this.halted()) return this.stopSession(session);
     this.sendNext(session);
   }
 
+  /**
+   * Target of a branch's first turn (a Bailian tree replay), paced from its parent request as a later
+   * turn of the parent's session is ({@link SessionPacing}): open loop its own timestamp's target
+   * (shifted by what the idle-gap cap had removed from the parent's session), closed loop the parent's
+   * completion + the recorded gap; never before its parent completed (`parentEndNs`: a parent that
+   * failed or was cancelled counts as completed), never before now.
+   */
+  private branchStartTarget(session: Session, turn: Turn, branch: BranchStart, parentEndNs: number): number {
+    session.pace = {
+      prevTsMs: branch.parentTimestampMs,
+      shiftMs: this.shiftsByLine.get(branch.parentLine) ?? 0,
+    };
+    const paced = this.pacing.laterTurnTarget(turn, session.pace, parentEndNs, this.clock.nowNs(), (ts) =>
+      this.targetNs(ts),
+    );
+    return Math.max(paced, parentEndNs);
+  }
+
   private stopSession(session: Session): void {
     session.busy = false;
     if (session.started) this.slots?.release();
+    if (!session.inTree) return;
+    // Its unsent turns never go: branches waiting for one of them are not sent either.
+    const turns = session.conversation.turns;
+    for (let k = session.next; k < turns.length; k++) this.requestEnded((turns[k] as Turn).source.line, null);
+  }
+
+  // ---- branches of a tree replay --------------------------------------------------------------
+
+  /**
+   * When the request of line `parentLine` completed (monotonic ns), waiting for it if it has not
+   * yet; null when it will never be sent (the run stopped first).
+   */
+  private parentEnd(parentLine: number): Promise<number | null> {
+    const endNs = this.endsByLine.get(parentLine);
+    if (endNs !== undefined || this.halted()) return Promise.resolve(endNs ?? null);
+    return new Promise((resolve) => {
+      const waiting = this.parentWaiters.get(parentLine);
+      if (waiting === undefined) this.parentWaiters.set(parentLine, [resolve]);
+      else waiting.push(resolve);
+    });
+  }
+
+  /** A tree's request of line `line` completed at `endNs` (null: it will never be sent). */
+  private requestEnded(line: number, endNs: number | null): void {
+    if (endNs !== null) this.endsByLine.set(line, endNs);
+    const waiting = this.parentWaiters.get(line);
+    if (waiting === undefined) return;
+    this.parentWaiters.delete(line);
+    for (const resolve of waiting) resolve(endNs);
+  }
+
+  /** The run stopped: every branch still waiting for its parent is not sent. */
+  private releaseBranches(): void {
+    for (const line of [...this.parentWaiters.keys()]) this.requestEnded(line, null);
   }
 
   private untilIdle(): Promise<void> {
@@ -545,6 +641,14 @@ class Replay {
 function zeroText(zero: ScheduleZero): string {
   if (zero === 'auto') return 'first timestamp';
   return typeof zero === 'function' ? 'first timestamp of the whole trace' : `${zero} ms`;
+}
+
+/** A replayed session's conversation: its id, its tree's id and its branch start when it has them. */
+function conversationOf(row: StreamedTurn): Conversation {
+  const conversation: Conversation = { id: row.sessionId, turns: [], contextMode: row.contextMode };
+  if (row.treeId !== undefined) conversation.treeId = row.treeId;
+  if (row.branch !== undefined) conversation.branch = row.branch;
+  return conversation;
 }
 
 function missingTimestamp(row: StreamedTurn): ScheduleError {

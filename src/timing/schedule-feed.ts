@@ -40,7 +40,8 @@ export function earliestFirstTurnMs(conversations: readonly Conversation[]): num
 
 /**
  * The turns of whole conversations as a feed: conversations in first-turn timestamp order (stable),
- * each with all its turns at once, the last one marked `lastOfSession`.
+ * each with all its turns at once, the last one marked `lastOfSession`, each carrying its
+ * conversation's `treeId` and `branch` (a Bailian tree replay).
  * @throws {ScheduleError} (before yielding anything) when a first turn has no timestamp.
  */
 export function feedFromConversations(conversations: readonly Conversation[]): AsyncIterable<StreamedTurn> {
@@ -50,13 +51,16 @@ export function feedFromConversations(conversations: readonly Conversation[]): A
   return (async function* () {
     for (const { c } of order) {
       for (let k = 0; k < c.turns.length; k++) {
-        yield {
+        const row: StreamedTurn = {
           sessionId: c.id,
           turn: c.turns[k] as StreamedTurn['turn'],
           order: k,
           contextMode: c.contextMode,
           lastOfSession: k === c.turns.length - 1,
         };
+        if (c.treeId !== undefined) row.treeId = c.treeId;
+        if (c.branch !== undefined) row.branch = c.branch;
+        yield row;
       }
     }
   })();

@@ -44,6 +44,8 @@ for (const [name, file, options] of [
     MULTITURN,
     { startOffsetMs: 60_000, endOffsetMs: 200_000, speedupRatio: 4 },
   ],
+  // Siblings: branch sessions that wait for their parent request (dataset/bailian-links.ts).
+  ['Bailian siblings demo as trees', 'examples/traces/bailian_siblings_demo.jsonl', { sessionTrees: true }],
 ] as const) {
   test(`streamed replay sends exactly what a whole-file replay sends: ${name}`, async () => {
     const whole = await loadBailianTrace(file, options as LoadOptions);
