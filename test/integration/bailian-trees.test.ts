@@ -235,3 +235,24 @@ test('analyze-trace counts follow-ups with siblings: none in the public samples,
   // Chats 2, 3, 4 under chat 1 and 11, 12 under chat 10.
   assert.deepEqual(await siblings(DEMO), { rowsWithSiblings: 5, branchingParents: 2 });
 });
+
+test('--no-open-loop-replay: each follow-up, sibling branches included, goes its recorded gap after its parent ended', async () => {
+  const { rows } = await replay('closed', ['--no-open-loop-replay']);
+  const ms = 1_000_000n;
+  // Recorded gaps after the speedup of 10: child ts − parent ts.
+  for (const [child, parent, gapMs] of [
+    [2, 1, 50n],
+    [3, 1, 60n],
+    [4, 1, 70n],
+    [11, 10, 70n],
+    [12, 10, 80n],
+    [5, 3, 140n],
+  ] as const) {
+    assert.ok(
+      row(rows, child).startNs >= row(rows, parent).endNs + gapMs * ms,
+      `chat ${child} sent ${gapMs} ms or more after chat ${parent} ended`,
+    );
+  }
+  // Siblings still run side by side: the second went before the first's answer ended.
+  assert.ok(row(rows, 3).startNs < row(rows, 2).endNs);
+});
