@@ -1,4 +1,5 @@
 /** The summary's sections beyond the metrics: warmup, pacing, replay, cut-off, client health, connections, ... */
+import { traceCheckSection } from '../analyze/trace-check.js';
 import type { SkipCounts } from '../dataset/types.js';
 import type { Summary } from '../metrics/summary.js';
 import type { TailsWithFailures } from '../metrics/tails.js';
@@ -52,6 +53,9 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
       ...synthesisCounts(skipped),
     };
   }
+  const check = input.traceCheck;
+  if (check != null && (check.report !== null || check.developerRewrites !== null))
+    extra.trace_check = traceCheckSection(check.report, check.developerRewrites?.rows ?? null);
   return { ...extra, ...loadSection(input.profiling.load) };
 }
 

@@ -1,0 +1,69 @@
+/**
+ * The trace check at the start of `tokenload profile` on a trace (analyze/trace-check.ts): run over
+ * the whole file (every shard's rows, so uneven shards show) before the first request, its findings
+ * logged as warnings and kept for the summary's `trace_check`; never fatal. `--developer-role-as-system`
+ * is applied here too.
+ */
+import { checkDataset, checkTraceFile } from '../analyze/check-trace.js';
+import { findingWarning, type TraceCheckReport } from '../analyze/trace-check.js';
+import type { RunPlan } from '../config/plan.js';
+import {
+  type DeveloperRewrites,
+  rewriteDatasetDeveloperRole,
+  rewriteStreamDeveloperRole,
+} from '../dataset/developer-role.js';
+import type { Dataset, LoadOptions, TraceStream } from '../dataset/types.js';
+import type { RunEnv } from '../util/run-env.js';
+
+/** What the check found (null: not run) and the developer-role rewrites (null: not asked). */
+export interface TraceCheckNotes {
+  report: TraceCheckReport | null;
+  developerRewrites: DeveloperRewrites | null;
+}
+
+/**
+ * Checks the run's trace: `whole` when it was loaded whole (before sharding), else the file read
+ * once more with `load` (a streamed replay). Findings are logged as warnings and returned.
+ * @throws {DatasetError} for a malformed trace (a streamed replay would meet it too).
+ */
+export async function runTraceCheck(
+  config: RunPlan,
+  env: RunEnv,
+  whole: Dataset | null,
+  load: LoadOptions,
+): Promise<{ report: TraceCheckReport | null; warnings: string[] }> {
+  const { input } = config;
+  if (!config.traceCheck || input.kind !== 'file') return { report: null, warnings: [] };
+  const options = { maxContextLength: config.maxContextLength, shardCount: config.shardCount };
+  const report =
+    whole === null
+      ? await checkTraceFile(input.file, input.datasetType, load, options)
+      : checkDataset(whole, options, load.speedupRatio);
+  const warnings = report.findings.map(findingWarning);
+  for (const w of warnings) env.log.warn(w);
+  if (report.findings.length === 0) env.log.info(`trace check: ${report.rows} rows, no check fired`);
+  return { report, warnings };
+}
+
+/**
+ * Applies `--developer-role-as-system` to the dataset loaded whole, or to the stream as it is read;
+ * null counts without the flag.
+ */
+export function applyDeveloperRole(
+  config: RunPlan,
+  dataset: Dataset,
+  stream: TraceStream | null,
+): { stream: TraceStream | null; rewrites: DeveloperRewrites | null } {
+  if (!config.developerRoleAsSystem) return { stream, rewrites: null };
+  const rewrites: DeveloperRewrites = { rows: 0 };
+  if (stream === null) {
+    rewriteDatasetDeveloperRole(dataset, rewrites);
+    return { stream, rewrites };
+  }
+  return { stream: { ...stream, turns: rewriteStreamDeveloperRole(stream.turns, rewrites) }, rewrites };
+}
+
+/** The console line of the rewrites: `N rows had developer messages sent as system (--developer-role-as-system)`. */
+export function describeRewrites(rewrites: DeveloperRewrites): string {
+  return `--developer-role-as-system: ${rewrites.rows} rows had their "developer" messages sent as "system"`;
+}
