@@ -63,6 +63,11 @@ function summaries(dir: string): Record<string, unknown>[] {
   return out;
 }
 
+interface CheckSummary {
+  trace_check: { findings: { check: string; count: number }[]; developer_role_rewritten: number | null };
+  warnings: string[];
+}
+
 interface CheckJson {
   rows: number;
   findings: { check: string; count: number; message: string; advice: string }[];
@@ -133,17 +138,34 @@ test('analyze-trace --check: whole-second bursts, 0-token rows, rows over the co
 test('profile on a trace warns with the check’s counts, never fails; --developer-role-as-system sends developer messages as system', async () => {
   const dir = tmp();
   const file = join(dir, 'roles.jsonl');
+  // Three rows stamped at one instant: a burst the check counts.
   const rows = [
-    { text: 'be brief', role: 'developer' },
-    { text: 'hello there' },
-    { text: 'answer in French', role: 'developer' },
+    { timestamp: 0, text: 'be brief', role: 'developer' },
+    { timestamp: 0, text: 'hello there' },
+    { timestamp: 0, text: 'answer in French', role: 'developer' },
   ];
   writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
-  const out = join(dir, 'run');
-  const sent = await profile([
-    ...['--input-file', file, '--custom-dataset-type', 'single_turn', '--request-count', '3'],
-    ...['--concurrency', '1', '--developer-role-as-system', '--artifact-dir', out],
-  ]);
+  const run = (flags: string[], out: string) =>
+    profile([
+      ...['--input-file', file, '--custom-dataset-type', 'single_turn', '--fixed-schedule'],
+      ...['--artifact-dir', out, ...flags],
+    ]);
+  const plain = join(dir, 'plain');
+  const refused = await run([], plain);
+  assert.equal(refused.flat().filter((m) => m.role === 'developer').length, 2);
+  const [before] = summaries(plain) as CheckSummary[];
+  assert.deepEqual(
+    before?.trace_check.findings.map((f) => [f.check, f.count]),
+    [
+      ['quantised_timestamps', 3],
+      ['developer_role', 2],
+    ],
+  );
+  assert.equal(before?.trace_check.developer_role_rewritten, null);
+  assert.ok(before?.warnings.some((w) => w.startsWith('trace check (developer_role): 2 rows')));
+
+  const rewritten = join(dir, 'rewritten');
+  const sent = await run(['--developer-role-as-system'], rewritten);
   assert.equal(sent.length, 3);
   assert.ok(sent.every((m) => m.every((x) => x.role !== 'developer')));
   assert.deepEqual(
@@ -154,16 +176,12 @@ test('profile on a trace warns with the check’s counts, never fails; --develop
       .sort(),
     ['answer in French', 'be brief'],
   );
-  const [summary] = summaries(out) as {
-    trace_check: { findings: { check: string; count: number }[]; developer_role_rewritten: number };
-    warnings: string[];
-  }[];
+  const [after] = summaries(rewritten) as CheckSummary[];
   assert.deepEqual(
-    summary?.trace_check.findings.map((f) => [f.check, f.count]),
-    [['developer_role', 2]],
+    after?.trace_check.findings.map((f) => f.check),
+    ['quantised_timestamps'],
   );
-  assert.equal(summary?.trace_check.developer_role_rewritten, 2);
-  assert.ok(summary?.warnings.some((w) => w.startsWith('trace check (developer_role): 2 rows')));
+  assert.equal(after?.trace_check.developer_role_rewritten, 2);
 });
 
 test('synthetic prompts: no session’s first prompt repeats across two shards; the unsharded run (2 workers) sends exactly their union', async () => {
