@@ -49,6 +49,7 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
       after_end_offset: skipped.afterEndOffset,
       bad_lines: skipped.badLines,
       ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
+      ...(skipped.zeroOutputRows === undefined ? {} : { zero_output_rows: skipped.zeroOutputRows }),
       unread_after_line: skipped.unreadAfterLine ?? null,
       ...synthesisCounts(skipped),
     };
