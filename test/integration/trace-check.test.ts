@@ -56,10 +56,11 @@ async function profile(args: string[]): Promise<Message[][]> {
 }
 
 /** Every `profile_export_aiperf.json` under `dir`. */
-function summaries(dir: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
+function summaries<S>(dir: string): S[] {
+  const out: S[] = [];
   for (const e of readdirSync(dir, { recursive: true, encoding: 'utf8' }))
-    if (e.endsWith('profile_export_aiperf.json')) out.push(JSON.parse(readFileSync(join(dir, e), 'utf8')));
+    if (e.endsWith('profile_export_aiperf.json'))
+      out.push(JSON.parse(readFileSync(join(dir, e), 'utf8')) as S);
   return out;
 }
 
@@ -153,7 +154,7 @@ test('profile on a trace warns with the check’s counts, never fails; --develop
   const plain = join(dir, 'plain');
   const refused = await run([], plain);
   assert.equal(refused.flat().filter((m) => m.role === 'developer').length, 2);
-  const [before] = summaries(plain) as CheckSummary[];
+  const [before] = summaries<CheckSummary>(plain);
   assert.deepEqual(
     before?.trace_check.findings.map((f) => [f.check, f.count]),
     [
@@ -176,7 +177,7 @@ test('profile on a trace warns with the check’s counts, never fails; --develop
       .sort(),
     ['answer in French', 'be brief'],
   );
-  const [after] = summaries(rewritten) as CheckSummary[];
+  const [after] = summaries<CheckSummary>(rewritten);
   assert.deepEqual(
     after?.trace_check.findings.map((f) => f.check),
     ['quantised_timestamps'],
