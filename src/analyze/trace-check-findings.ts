@@ -77,6 +77,8 @@ export interface TraceCheckReport {
   rows: number;
   findings: TraceCheckFinding[];
   skipped: TraceCheckSkip[];
+  /** The bad row that ended a check told to tolerate one (`file:line: …`); absent when it read every row. */
+  readError?: string;
 }
 
 /** What {@link TraceChecker} counted over the rows it was given. */

@@ -130,7 +130,8 @@ export function hasDeveloperMessage(turn: Turn): boolean {
 
 /**
  * The summary's `trace_check` section, snake_case: `rows`, `findings` (`check`, `count`, `message`,
- * `advice`) and `skipped` (`check`, `reason`) of the check (all null when `--no-trace-check`), and
+ * `advice`), `skipped` (`check`, `reason`) and `read_error` (the bad row that ended the check of a
+ * streamed trace, else null) of the check (all null when `--no-trace-check`), and
  * `developer_role_rewritten` (rows whose `developer` messages went as `system`; null without
  * `--developer-role-as-system`).
  */
@@ -148,6 +149,7 @@ export function traceCheckSection(
         advice: f.advice,
       })) ?? null,
     skipped: report?.skipped.map((s) => ({ check: s.check, reason: s.reason })) ?? null,
+    read_error: report?.readError ?? null,
     developer_role_rewritten: developerRoleRewritten,
   };
 }

@@ -25,7 +25,8 @@ export interface TraceCheckNotes {
  * Checks the run's trace: `whole` when it was loaded whole (before sharding), else the file read
  * once more with `load` (a streamed replay). Findings are logged as warnings and returned; with
  * `--developer-role-as-system`, the `developer_role` finding is left out (the rewrites are counted).
- * @throws {DatasetError} for a malformed trace (a streamed replay would meet it too).
+ * A bad row of a streamed trace ends the check, not the run (the replay meets it when it reaches it).
+ * @throws {DatasetError} for a trace loaded whole that is malformed (its load threw first anyway).
  */
 export async function runTraceCheck(
   config: RunPlan,
@@ -38,7 +39,7 @@ export async function runTraceCheck(
   const options = { maxContextLength: config.maxContextLength, shardCount: config.shardCount };
   const checked =
     whole === null
-      ? await checkTraceFile(input.file, input.datasetType, load, options)
+      ? await checkTraceFile(input.file, input.datasetType, load, options, true)
       : checkDataset(whole, options, load.speedupRatio);
   // Asked to send developer messages as system: nothing to warn about (the rewrites are counted).
   const report = config.developerRoleAsSystem
@@ -46,7 +47,11 @@ export async function runTraceCheck(
     : checked;
   const warnings = report.findings.map(findingWarning);
   for (const w of warnings) env.log.warn(w);
-  if (report.findings.length === 0) env.log.info(`trace check: ${report.rows} rows, no check fired`);
+  if (report.readError !== undefined)
+    env.log.info(
+      `trace check: stopped at a bad row (${report.readError}); its counts cover the ${report.rows} rows before it, and the replay stops there too`,
+    );
+  else if (report.findings.length === 0) env.log.info(`trace check: ${report.rows} rows, no check fired`);
   return { report, warnings };
 }
 
