@@ -62,6 +62,8 @@ export interface TraceCheckSkip {
 export interface TraceCheckOptions {
   /** The served model's context, tokens (`--max-context-length`); the `over_context` check needs it. */
   maxContextLength?: number | undefined;
+  /** Where `maxContextLength` came from, for the message (default `--max-context-length`). */
+  contextSource?: string | undefined;
   /** `--shard-count`: the `uneven_shards` check runs when it is above 1. */
   shardCount?: number | undefined;
   /**
@@ -153,7 +155,7 @@ function overContext(c: RowCounts, o: TraceCheckOptions): Outcome {
   return {
     check: 'over_context',
     count: c.overContext,
-    message: `${num(c.overContext)} rows ask for more than the ${num(context)}-token context (input plus output length)${unsized}: a server refuses them (vLLM: HTTP 400)`,
+    message: `${num(c.overContext)} rows ask for more than the ${num(context)}-token context (${o.contextSource ?? '--max-context-length'}; input plus output length)${unsized}: a server refuses them (vLLM: HTTP 400)`,
     advice: 'cap them with --synthesis-max-isl / --synthesis-max-osl, or serve a model with a longer context',
   };
 }

@@ -89,12 +89,15 @@ export const inputFields = {
     flag: 'trace-check',
     help: 'warn (with counts) before the first request about trace rows a replay would distort: whole-second bursts, 0-token rows, rows over --max-context-length, a quiet start or long gap, repeated ids, developer messages, uneven shards (a streamed trace is read once more for it); --no-trace-check skips it',
   }),
-  /** `--max-context-length`: the served model's context, for the trace check's rows over it. */
+  /**
+   * `--max-context-length`: the served model's context, for the trace check's rows over it; default
+   * the run tokenizer's `model_max_length` (tokenizer_config.json), when it has a usable one.
+   */
   maxContextLength: option(int(1).optional(), {
     flag: 'max-context-length',
     unit: 'tokens',
     help: 'the served model’s context length: the trace check counts rows whose input plus output length exceed it',
-    defaultText: 'unknown: that check is skipped',
+    defaultText: 'the tokenizer’s model_max_length, else unknown (that check is skipped)',
   }),
   /**
    * `--developer-role-as-system`: messages with the `developer` role (which vLLM answers with 400)

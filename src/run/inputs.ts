@@ -75,7 +75,7 @@ export async function prepareInputs(
       ? applyContextOverride(await loadDataset(config), config)
       : streamedDataset(openedWhole);
   const load = config.input.kind === 'file' ? loadOptions(config, config.input) : {};
-  const check = await runTraceCheck(config, env, openedWhole === null ? loaded : null, load);
+  const check = await runTraceCheck(config, env, openedWhole === null ? loaded : null, load, tokenizer);
   const { stream: whole, rewrites } = applyDeveloperRole(config, loaded, openedWhole);
   const sharded = shardInputs(config, loaded, whole);
   const { dataset, autoZeroMs } = sharded;

@@ -13,6 +13,7 @@ import {
   rewriteStreamDeveloperRole,
 } from '../dataset/developer-role.js';
 import type { Dataset, LoadOptions, TraceStream } from '../dataset/types.js';
+import type { TextTokenizer } from '../prompt/tokenizer.js';
 import type { RunEnv } from '../util/run-env.js';
 
 /** What the check found (null: not run) and the developer-role rewrites (null: not asked). */
@@ -22,7 +23,8 @@ export interface TraceCheckNotes {
 }
 
 /**
- * Checks the run's trace: `whole` when it was loaded whole (before sharding), else the file read
+ * Checks the run's trace (the context from `--max-context-length`, else `tokenizer`'s
+ * `model_max_length`): `whole` when it was loaded whole (before sharding), else the file read
  * once more with `load` (a streamed replay). Findings are logged as warnings and returned; with
  * `--developer-role-as-system`, the `developer_role` finding is left out (the rewrites are counted).
  * A bad row of a streamed trace ends the check, not the run (the replay meets it when it reaches it).
@@ -33,10 +35,11 @@ export async function runTraceCheck(
   env: RunEnv,
   whole: Dataset | null,
   load: LoadOptions,
+  tokenizer: Pick<TextTokenizer, 'modelMaxLength' | 'name'>,
 ): Promise<{ report: TraceCheckReport | null; warnings: string[] }> {
   const { input } = config;
   if (!config.traceCheck || input.kind !== 'file') return { report: null, warnings: [] };
-  const options = { maxContextLength: config.maxContextLength, shardCount: config.shardCount };
+  const options = { ...contextOf(config, tokenizer), shardCount: config.shardCount };
   const checked =
     whole === null
       ? await checkTraceFile(input.file, input.datasetType, load, options, true)
@@ -53,6 +56,22 @@ export async function runTraceCheck(
     );
   else if (report.findings.length === 0) env.log.info(`trace check: ${report.rows} rows, no check fired`);
   return { report, warnings };
+}
+
+/**
+ * The context the `over_context` check uses: `--max-context-length`, else the run tokenizer's
+ * `model_max_length` (tokenizer_config.json), else none (the check is skipped).
+ */
+function contextOf(
+  config: RunPlan,
+  tokenizer: Pick<TextTokenizer, 'modelMaxLength' | 'name'>,
+): { maxContextLength?: number; contextSource?: string } {
+  if (config.maxContextLength !== undefined) return { maxContextLength: config.maxContextLength };
+  if (tokenizer.modelMaxLength === undefined) return {};
+  return {
+    maxContextLength: tokenizer.modelMaxLength,
+    contextSource: `model_max_length of tokenizer ${tokenizer.name}`,
+  };
 }
 
 /**

@@ -65,7 +65,11 @@ function summaries<S>(dir: string): S[] {
 }
 
 interface CheckSummary {
-  trace_check: { findings: { check: string; count: number }[]; developer_role_rewritten: number | null };
+  trace_check: {
+    findings: { check: string; count: number }[];
+    skipped: { check: string }[];
+    developer_role_rewritten: number | null;
+  };
   warnings: string[];
 }
 
@@ -183,6 +187,8 @@ test('profile on a trace warns with the check’s counts, never fails; --develop
     ['quantised_timestamps'],
   );
   assert.equal(after?.trace_check.developer_role_rewritten, 2);
+  // The bundled tokenizer's model_max_length stands in for --max-context-length: that check ran.
+  assert.ok(!after?.trace_check.skipped.some((k) => k.check === 'over_context'));
 });
 
 test('synthetic prompts: no session’s first prompt repeats across two shards; the unsharded run (2 workers) sends exactly their union', async () => {
