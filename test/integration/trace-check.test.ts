@@ -140,6 +140,44 @@ test('analyze-trace --check: whole-second bursts, 0-token rows, rows over the co
   assert.ok(c.skipped.some((s) => s.check === 'over_context' && /--max-context-length/.test(s.reason)));
 });
 
+test('analyze-trace --check on a streamed Bailian trace: a repeated chat_id and a session that outweighs its share of shards', async () => {
+  const dir = tmp();
+  const row = (chat: number, parent: number, turn: number, ts: number) =>
+    JSON.stringify({
+      chat_id: chat,
+      parent_chat_id: parent,
+      timestamp: ts,
+      input_length: 16,
+      output_length: 2,
+      type: 'text',
+      turn,
+      hash_ids: [chat],
+    });
+  // Session 1 holds 4 of the 5 requests (its root twice): whatever shard it falls to has 80 % > 1.5 / 2.
+  const rows = [
+    row(1, -1, 1, 0.5),
+    row(1, -1, 1, 1.25),
+    row(2, 1, 2, 2.5),
+    row(4, 2, 3, 3.75),
+    row(3, -1, 1, 4.5),
+  ];
+  const file = join(dir, 'bailian.jsonl');
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  const r = await runCliProcess([
+    ...['analyze-trace', file, '--check', '--custom-dataset-type', 'bailian_trace', '--json'],
+    ...['--shard-count', '2'],
+  ]);
+  assert.equal(r.code, EXIT_TRACE_CHECK_FIRED, r.stderr);
+  const c = JSON.parse(r.stdout) as CheckJson;
+  assert.deepEqual(
+    c.findings.map((f) => f.check),
+    ['duplicate_ids', 'uneven_shards'],
+  );
+  assert.equal(c.findings[0]?.count, 1);
+  // The largest shard holds session 1's 4 requests, and row 5's too if its hash sends it there.
+  assert.ok((c.findings[1]?.count ?? 0) >= 4, JSON.stringify(c.findings[1]));
+});
+
 test('profile on a trace warns with the check’s counts, never fails; --developer-role-as-system sends developer messages as system', async () => {
   const dir = tmp();
   const file = join(dir, 'roles.jsonl');
