@@ -67,6 +67,12 @@ export const EXIT_FAILED_REQUEST_THRESHOLD = 4;
  */
 export const EXIT_SEARCH_CLIENT_LIMITED = 5;
 
+/**
+ * Exit code of `tokenload analyze-trace --check` when at least one check fired (a warning, not an
+ * error: the trace reads, but its replay would not measure what it seems to); 0 when none did.
+ */
+export const EXIT_TRACE_CHECK_FIRED = 6;
+
 /** Exit code of an unexpected error (a bug): sysexits' `EX_SOFTWARE`. */
 export const EXIT_INTERNAL = 70;
 

@@ -1,24 +1,29 @@
 /**
  * `tokenload analyze-trace FILE` and `tokenload synthesize-trace FILE --output OUT`: inspect a trace
  * before replaying it, or rewrite it with `profile`'s `--synthesis-*` options (the same flags, from the
- * profile schema). Exit codes: 0 done, 1 a bad trace or a failed write, 2 a usage error.
+ * profile schema). Exit codes: 0 done, 1 a bad trace or a failed write, 2 a usage error;
+ * `analyze-trace --check` exits {@link EXIT_TRACE_CHECK_FIRED} when a check fired.
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { formatAnalysis } from '../analyze/analyze-format.js';
 import { analyzeTrace } from '../analyze/analyze-trace.js';
+import { formatCheck } from '../analyze/check-format.js';
+import { checkTraceFile } from '../analyze/check-trace.js';
 import {
   SYNTHESIS_DATASET_TYPES,
   type SynthesisResult,
   synthesizeTrace,
 } from '../analyze/synthesize-trace.js';
+import { inputFields } from '../config/fields-input.js';
 import { scheduleFields } from '../config/fields-schedule.js';
+import { shardFields } from '../config/fields-shard.js';
 import { type SynthesisFieldValues, synthesisFields, synthesisOf } from '../config/fields-synthesis.js';
 import type { RuleInput } from '../config/rule-types.js';
 import { synthesisRule } from '../config/rules-synthesis.js';
 import { DATASET_TYPE_NAMES } from '../dataset/registry.js';
 import type { TraceSynthesis } from '../dataset/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, EXIT_TRACE_CHECK_FIRED } from '../errors.js';
 import { optionFields } from '../util/option-meta.js';
 import { integerAtLeast, oneOf } from './arg-parsers.js';
 import { type CliIo, guarded, PROCESS_IO } from './cli-io.js';
@@ -31,6 +36,10 @@ interface TraceFlags {
 
 /** The `--synthesis-*` options, from the profile schema (same names, help, defaults and checks). */
 const SYNTHESIS_FIELDS = optionFields(z.object(synthesisFields));
+/** The trace check's options, from the profile schema. */
+const CHECK_FIELDS = optionFields(
+  z.object({ maxContextLength: inputFields.maxContextLength, shardCount: shardFields.shardCount }),
+);
 const SPEEDUP_FIELDS = optionFields(
   z.object({ synthesisSpeedupRatio: scheduleFields.synthesisSpeedupRatio }),
 );
@@ -42,11 +51,43 @@ function synthesisFlags(values: SynthesisFieldValues, datasetType: string): Trac
   return synthesisOf(values);
 }
 
+interface AnalyzeFlags extends TraceFlags {
+  json?: boolean;
+  check?: boolean;
+}
+
+/**
+ * `--check`: the trace check alone (streamed, memory bounded), printed; the exit code
+ * {@link EXIT_TRACE_CHECK_FIRED} when a check fired, else 0.
+ */
+async function runCheck(
+  file: string,
+  flags: AnalyzeFlags,
+  synthesis: TraceSynthesis | undefined,
+  check: Record<string, unknown>,
+  io: CliIo,
+): Promise<number> {
+  const r = await checkTraceFile(
+    file,
+    flags.customDatasetType,
+    {
+      ...(flags.islBlockSize === undefined ? {} : { blockSize: flags.islBlockSize }),
+      ...(synthesis === undefined ? {} : { synthesis }),
+    },
+    {
+      maxContextLength: check.maxContextLength as number | undefined,
+      shardCount: check.shardCount as number | undefined,
+    },
+  );
+  io.out(flags.json === true ? `${JSON.stringify(r, null, 2)}\n` : formatCheck(file, r));
+  return r.findings.length > 0 ? EXIT_TRACE_CHECK_FIRED : 0;
+}
+
 function registerAnalyze(program: Command, setExit: (code: number) => void, io: CliIo): void {
   const cmd = program
     .command('analyze-trace')
     .description(
-      'Describe a trace: sessions, turns, span, arrival rate, ISL/OSL, type mix, ideal prefix hit (after any --synthesis-* options).',
+      'Describe a trace: sessions, turns, span, arrival rate, ISL/OSL, type mix, ideal prefix hit (after any --synthesis-* options); --check: what would distort its replay.',
     )
     .argument('<file>', 'trace file (JSONL)')
     .requiredOption(
@@ -55,20 +96,29 @@ function registerAnalyze(program: Command, setExit: (code: number) => void, io: 
       oneOf(DATASET_TYPE_NAMES),
     )
     .option('--isl-block-size <n>', 'tokens per hash_ids block (default: the format’s)', integerAtLeast(1))
-    .option('--json', 'print JSON instead of text');
-  const synthesis = addSchemaOptions(cmd, SYNTHESIS_FIELDS);
-  cmd.action(async (file: string, flags: TraceFlags & { json?: boolean }) => {
-    setExit(
-      await guarded(io, async () => {
-        const s = synthesisFlags(synthesis.read(cmd), flags.customDatasetType);
-        const a = await analyzeTrace(file, {
-          datasetType: flags.customDatasetType,
-          ...(flags.islBlockSize === undefined ? {} : { blockSize: flags.islBlockSize }),
-          ...(s === undefined ? {} : { synthesis: s }),
-        });
-        io.out(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
-      }),
+    .option('--json', 'print JSON instead of text')
+    .option(
+      '--check',
+      `check the trace instead (whole-second bursts, 0-token rows, rows over --max-context-length, quiet start, long gap, repeated ids, developer messages, uneven --shard-count shards): exit ${EXIT_TRACE_CHECK_FIRED} when a check fires, 0 when none does`,
     );
+  const synthesis = addSchemaOptions(cmd, SYNTHESIS_FIELDS);
+  const check = addSchemaOptions(cmd, CHECK_FIELDS);
+  cmd.action(async (file: string, flags: AnalyzeFlags) => {
+    let code = 0;
+    const failed = await guarded(io, async () => {
+      const s = synthesisFlags(synthesis.read(cmd), flags.customDatasetType);
+      if (flags.check === true) {
+        code = await runCheck(file, flags, s, check.read(cmd), io);
+        return;
+      }
+      const a = await analyzeTrace(file, {
+        datasetType: flags.customDatasetType,
+        ...(flags.islBlockSize === undefined ? {} : { blockSize: flags.islBlockSize }),
+        ...(s === undefined ? {} : { synthesis: s }),
+      });
+      io.out(flags.json === true ? `${JSON.stringify(a, null, 2)}\n` : formatAnalysis(a));
+    });
+    setExit(failed !== 0 ? failed : code);
   });
 }
 

@@ -101,6 +101,32 @@ export const inputFields = {
     unit: 'path',
     help: 'as --system-prompt, the text read from this file (once, at start-up)',
   }),
+  /**
+   * `--trace-check`: check a trace before replaying it (analyze/trace-check.ts) and warn, with counts,
+   * about what would make the replay measure something else; never stops the run.
+   */
+  traceCheck: option(z.boolean().default(true), {
+    flag: 'trace-check',
+    help: 'warn (with counts) before the first request about trace rows a replay would distort: whole-second bursts, 0-token rows, rows over --max-context-length, a quiet start or long gap, repeated ids, developer messages, uneven shards (a streamed trace is read once more for it); --no-trace-check skips it',
+  }),
+  /**
+   * `--max-context-length`: the served model's context, for the trace check's rows over it; default
+   * the run tokenizer's `model_max_length` (tokenizer_config.json), when it has a usable one.
+   */
+  maxContextLength: option(int(1).optional(), {
+    flag: 'max-context-length',
+    unit: 'tokens',
+    help: 'the served model’s context length: the trace check counts rows whose input plus output length exceed it',
+    defaultText: 'the tokenizer’s model_max_length, else unknown (that check is skipped)',
+  }),
+  /**
+   * `--developer-role-as-system`: messages with the `developer` role (which vLLM answers with 400)
+   * are sent with the `system` role; counted in the summary's `trace_check.developer_role_rewritten`.
+   */
+  developerRoleAsSystem: option(z.boolean().default(false), {
+    flag: 'developer-role-as-system',
+    help: 'send dataset messages whose role is "developer" (refused by vLLM with HTTP 400) as "system" messages; counted on the console and in the summary',
+  }),
   /** Synthetic dataset options (`--isl`, `--osl`, …), used when there is no input file. */
   synthetic: SyntheticOptionsSchema.optional(),
 };

@@ -48,6 +48,8 @@ export const BURSTGPT_SESSION_PREFIX = 'burstgpt-';
 /** One validated BurstGPT row; `invalid` rows (0 request tokens) are dropped after window filtering. */
 export interface BurstGptRow extends TraceRow {
   invalid: boolean;
+  /** `Response tokens` was 0 (sent asking for {@link BURSTGPT_FAILED_MAX_TOKENS}). */
+  zeroOutput: boolean;
 }
 
 function secondsToMs(seconds: number): number {
@@ -80,7 +82,7 @@ export function parseBurstGptRow(value: unknown, at: SourceRef, blockSize: numbe
     ...(requestType === undefined ? {} : { requestType }),
     source: at,
   };
-  return { turn, invalid: inputLength === 0 };
+  return { turn, invalid: inputLength === 0, zeroOutput: outputLength === 0 };
 }
 
 function toConversation(turn: Turn): Conversation {
@@ -102,7 +104,11 @@ export async function loadBurstGptTrace(file: string, options: LoadOptions = {})
   const read = csvRowReader({ required: BURSTGPT_COLUMNS, optional: BURSTGPT_OPTIONAL_COLUMNS });
   const collected = await collectTraceRows(file, resolved, parseBurstGptRow, read);
   const kept = collected.rows.filter((row) => !row.invalid);
-  const skipped = { ...collected.skipped, invalidRows: collected.rows.length - kept.length };
+  const skipped = {
+    ...collected.skipped,
+    invalidRows: collected.rows.length - kept.length,
+    zeroOutputRows: kept.filter((row) => row.zeroOutput).length,
+  };
   if (kept.length === 0) {
     throw new DatasetError(
       `${file}: the trace has no usable rows (${skipped.invalidRows} rows with 0 "Request tokens" skipped)`,

@@ -208,6 +208,11 @@ export interface SkipCounts {
    */
   invalidRows?: number;
   /**
+   * Rows kept whose output length was 0 in the trace (BurstGPT `Response tokens` 0: a failed
+   * request, sent asking for 1 token). Absent for formats that have no such rows.
+   */
+  zeroOutputRows?: number;
+  /**
    * Set when a streaming replay stopped reading at this 1-based line: the first row after the end
    * offset in a file whose timestamps had been non-decreasing so far. Rows after it were not read
    * (and are not in `afterEndOffset`).

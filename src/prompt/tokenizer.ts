@@ -53,6 +53,11 @@ export interface TextTokenizer {
    * Absent means false.
    */
   readonly cutsAtSpaces?: boolean;
+  /**
+   * The model's context length from tokenizer_config.json's `model_max_length`, tokens; absent when
+   * the config has none or Hugging Face's "unknown" value (anything above 2^24, e.g. 1e30).
+   */
+  readonly modelMaxLength?: number;
   /** BOS / EOS token strings from tokenizer_config.json, if set. */
   readonly bosToken: string | null;
   readonly eosToken: string | null;
@@ -284,9 +289,21 @@ function buildTokenizer(
     vocab: () => fast?.tokenIds ?? libraryVocab(tok(), json),
     fingerprint: fingerprintOf(engine, main.bytes, engine === 'fast' ? null : (cfg?.bytes ?? null)),
     ...(fast?.prime === undefined ? {} : { prime: (pieces) => fast.prime?.(pieces) }),
+    ...modelMaxLengthOf(config),
     bosToken: specialTokenString(config.bos_token),
     eosToken: specialTokenString(config.eos_token),
   };
+}
+
+/** Above this, `model_max_length` is Hugging Face's placeholder for "not set" (int(1e30)), not a context. */
+const MODEL_MAX_LENGTH_LIMIT = 2 ** 24;
+
+/** `{modelMaxLength}` when the config gives a usable `model_max_length`, else nothing. */
+function modelMaxLengthOf(config: Record<string, unknown>): { modelMaxLength?: number } {
+  const v = config.model_max_length;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 && v <= MODEL_MAX_LENGTH_LIMIT
+    ? { modelMaxLength: v }
+    : {};
 }
 
 /** SHA-256 (hex) of the engine and the two files' bytes (a config not given hashes as none). */

@@ -2,6 +2,7 @@
  * What the end of a run is given ({@link FinishInput}) and the facts read from it by the console
  * lines, the warnings and the summary sections alike.
  */
+
 import type { RunPlan } from '../config/plan.js';
 import type { ProfileConfig } from '../config/resolve.js';
 import type { SkipCounts } from '../dataset/types.js';
@@ -12,6 +13,7 @@ import type { ScrapeReport } from '../server-metrics/scraper.js';
 import type { ShardReport } from '../shard/start-at.js';
 import type { LoadStrategy, PacingReport, ReplayReport, StrategyReport } from '../timing/types.js';
 import type { PhaseResult } from './phase.js';
+import type { TraceCheckNotes } from './trace-check-run.js';
 import type { UntilCachedReport } from './warmup-rounds.js';
 import type { WorkersChoice } from './workers-auto.js';
 
@@ -51,6 +53,8 @@ export interface FinishInput {
    * endpoint that cannot stream, prompts beyond any context window); the summary keeps them too.
    */
   inputWarnings?: readonly string[];
+  /** The trace check and `--developer-role-as-system` (the summary's `trace_check`); absent: neither ran. */
+  traceCheck?: TraceCheckNotes | null;
   /** The summary's `run_info` (its `benchmark_id` made when the run started). */
   runInfo: RunInfo;
   /** What `--workers auto` chose (the summary's `client_workers`); null or absent with a number. */

@@ -29,6 +29,7 @@ import type { FixedScheduleReport } from '../timing/types.js';
 import type { RunEnv } from '../util/run-env.js';
 import type { RunContext } from './context.js';
 import { loadRunTokenizer } from './tokenizer-setup.js';
+import { applyDeveloperRole, runTraceCheck, type TraceCheckNotes } from './trace-check-run.js';
 /**
  * What the run says about its input besides the summary's own warnings: warnings found at its start
  * (logged then), and the prompt length check, which a streamed trace goes on feeding while it runs.
@@ -36,6 +37,8 @@ import { loadRunTokenizer } from './tokenizer-setup.js';
 export interface InputNotes {
   warnings: string[];
   lengths: PromptLengthCheck;
+  /** The trace check's report and `--developer-role-as-system`'s rewrites (run/trace-check-run.ts). */
+  traceCheck?: TraceCheckNotes;
 }
 
 /** What {@link prepareInputs} gives the run. */
@@ -69,12 +72,12 @@ export async function prepareInputs(
   const sample = sessionSampleOf(config);
   const read =
     opened === null ? null : await firstRowRead(sample === null ? opened : sampleTraceStream(opened, sample));
-  const whole = read?.stream ?? null;
-  const sharded = shardInputs(
-    config,
-    whole === null ? await loadedDataset(config, sample) : streamedDataset(whole),
-    whole,
-  );
+  const openedWhole = read?.stream ?? null;
+  const loaded = openedWhole === null ? await loadedDataset(config, sample) : streamedDataset(openedWhole);
+  const load = config.input.kind === 'file' ? loadOptions(config, config.input) : {};
+  const check = await runTraceCheck(config, env, openedWhole === null ? loaded : null, load, tokenizer);
+  const { stream: whole, rewrites } = applyDeveloperRole(config, loaded, openedWhole);
+  const sharded = shardInputs(config, loaded, whole);
   const { dataset, autoZeroMs } = sharded;
   if (systemPrompt !== null) refuseVerbatimTurns(dataset.conversations.flatMap((c) => c.turns));
   // A trace replayed whole needs a timestamp on each first turn: checked before the folder is claimed.
@@ -85,6 +88,8 @@ export async function prepareInputs(
     sharded.stream = { ...sharded.stream, turns: refusingVerbatim(sharded.stream.turns) };
   }
   const { stream, notes } = inputNotes(config, env, sharded, read?.first ?? null);
+  notes.warnings.push(...check.warnings);
+  notes.traceCheck = { report: check.report, developerRewrites: rewrites };
   env.log.info(
     stream === null
       ? describeDataset(dataset)

@@ -55,6 +55,7 @@ import { runPhase } from './phase.js';
 import { beginRunScraper, spawnRunScraper } from './server-metrics-run.js';
 import { buildStrategy, describePhase, profilingLimits } from './strategy-factory.js';
 import { resolveRunTokenizer, tokenizerFacts } from './tokenizer-setup.js';
+import { describeRewrites } from './trace-check-run.js';
 import { runWarmup } from './warmup-rounds.js';
 import { resolveWorkers, type WorkersChoice, workersLine } from './workers-auto.js';
 
@@ -322,6 +323,8 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     const capLine = idleGapCapLine(load.replay.pacing);
     if (capLine !== null) ctx.env.log.info(capLine);
   }
+  const rewrites = facts.notes.traceCheck?.developerRewrites ?? null;
+  if (rewrites !== null) ctx.env.log.info(describeRewrites(rewrites));
   const inputSkipped = config.input.kind === 'synthetic' ? null : (ctx.stream?.skipped ?? dataset.skipped);
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
   return finishRun({
@@ -343,6 +346,7 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
     serverMetrics,
     gpuTelemetry,
     servedModels: facts.served,
+    traceCheck: facts.notes.traceCheck ?? null,
     inputWarnings: [...facts.notes.warnings, ...nonNull(facts.notes.lengths.warning())],
     workersChoice: facts.workers,
   });

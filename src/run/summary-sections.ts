@@ -1,4 +1,5 @@
 /** The summary's sections beyond the metrics: warmup, pacing, replay, cut-off, client health, connections, ... */
+import { traceCheckSection } from '../analyze/trace-check.js';
 import type { SkipCounts } from '../dataset/types.js';
 import type { Summary } from '../metrics/summary.js';
 import type { TailsWithFailures } from '../metrics/tails.js';
@@ -44,18 +45,25 @@ export function extraSections(input: FinishInput, warmupSummary: Summary | null)
   if (input.profiling.servers !== undefined) extra.servers = input.profiling.servers;
   if (input.profiling.perTurn !== undefined) extra.per_turn = input.profiling.perTurn;
   const skipped = input.inputSkipped;
-  if (skipped !== undefined && skipped !== null) {
-    extra.input_rows_skipped = {
-      before_start_offset: skipped.beforeStartOffset,
-      after_end_offset: skipped.afterEndOffset,
-      bad_lines: skipped.badLines,
-      ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
-      unread_after_line: skipped.unreadAfterLine ?? null,
-      ...synthesisCounts(skipped),
-      ...sessionSampleSection(skipped),
-    };
-  }
+  if (skipped !== undefined && skipped !== null) extra.input_rows_skipped = skippedSection(skipped);
+  const check = input.traceCheck;
+  if (check != null && (check.report !== null || check.developerRewrites !== null))
+    extra.trace_check = traceCheckSection(check.report, check.developerRewrites?.rows ?? null);
   return { ...extra, ...loadSection(input.profiling.load) };
+}
+
+/** The summary's `input_rows_skipped`: rows the loader dropped, by reason. */
+function skippedSection(skipped: SkipCounts): Record<string, unknown> {
+  return {
+    before_start_offset: skipped.beforeStartOffset,
+    after_end_offset: skipped.afterEndOffset,
+    bad_lines: skipped.badLines,
+    ...(skipped.invalidRows === undefined ? {} : { invalid_rows: skipped.invalidRows }),
+    ...(skipped.zeroOutputRows === undefined ? {} : { zero_output_rows: skipped.zeroOutputRows }),
+    unread_after_line: skipped.unreadAfterLine ?? null,
+    ...synthesisCounts(skipped),
+    ...sessionSampleSection(skipped),
+  };
 }
 
 /** The trace synthesis counts of `input_rows_skipped`, each present when its option is set. */

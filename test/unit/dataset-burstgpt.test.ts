@@ -67,7 +67,7 @@ test('Model and Log Type are optional columns', async () => {
   assert.equal(turn?.maxTokens, 3);
 });
 
-test('0 request tokens: skipped and counted; 0 response tokens: kept with maxTokens 1', async () => {
+test('0 request tokens: skipped and counted; 0 response tokens: kept with maxTokens 1, and counted', async () => {
   const file = writeCsv([
     HEADER_V1,
     '1,ChatGPT,0,0,0,API log',
@@ -83,7 +83,13 @@ test('0 request tokens: skipped and counted; 0 response tokens: kept with maxTok
       [5, 9],
     ],
   );
-  assert.deepEqual(dataset.skipped, { beforeStartOffset: 0, afterEndOffset: 0, badLines: 0, invalidRows: 2 });
+  assert.deepEqual(dataset.skipped, {
+    beforeStartOffset: 0,
+    afterEndOffset: 0,
+    badLines: 0,
+    invalidRows: 2,
+    zeroOutputRows: 1,
+  });
   assert.equal(dataset.turnCount, 2);
   await rejectsWith(
     writeCsv([HEADER_V1, '1,ChatGPT,0,0,0,API log']),
@@ -133,5 +139,11 @@ test('offsets use trace ms before speedup; skipBadLines counts malformed rows', 
     dataset.conversations.map((c) => c.turns[0]?.timestampMs),
     [250, 500],
   );
-  assert.deepEqual(dataset.skipped, { beforeStartOffset: 0, afterEndOffset: 1, badLines: 1, invalidRows: 0 });
+  assert.deepEqual(dataset.skipped, {
+    beforeStartOffset: 0,
+    afterEndOffset: 1,
+    badLines: 1,
+    invalidRows: 0,
+    zeroOutputRows: 0,
+  });
 });
