@@ -224,7 +224,7 @@ export class SummaryBuilder {
         ...runWarnings(this.totals),
         ...usageWarnings(usageCheck),
         ...cacheWarnings(cacheCheck),
-        ...streamIntegrityWarnings(streamIntegrity),
+        ...streamIntegrityWarnings(streamIntegrity, this.integrity.sources()),
       ],
       totals: this.totals,
       usageCheck,
