@@ -140,15 +140,17 @@ export class StreamIntegrityCheck {
 
 /**
  * The servers a kind's requests came from, after its count in a warning, when the run had several:
- * ` (all 3 from http://10.0.0.2:8000)`, ` (2 from A, 1 from B)`, or ` (on all 3 servers)`; empty
- * with one server.
+ * ` (all 3 from http://10.0.0.2:8000)` (` (from …)` for one request), ` (2 from A, 1 from B)`, or
+ * ` (on all 3 servers)` (` (on both servers)`); empty with one server.
  */
 function fromWhere(sources: IntegritySources, kind: IntegrityKind): string {
   const from = sources.byKind[kind];
   if (sources.servers < 2 || from.length === 0) return '';
-  if (from.length === sources.servers) return ` (on all ${sources.servers} servers)`;
+  if (from.length === sources.servers)
+    return sources.servers === 2 ? ' (on both servers)' : ` (on all ${sources.servers} servers)`;
   const only = from[0];
-  if (from.length === 1 && only !== undefined) return ` (all ${only[1]} from ${only[0]})`;
+  if (from.length === 1 && only !== undefined)
+    return only[1] === 1 ? ` (from ${only[0]})` : ` (all ${only[1]} from ${only[0]})`;
   return ` (${from.map(([url, n]) => `${n} from ${url}`).join(', ')})`;
 }
 
