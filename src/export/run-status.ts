@@ -19,11 +19,20 @@ export type { RunStatus };
 export const COMPLETED: RunStatus = { status: 'completed', reason: null, exit_code: 0 };
 
 /** Longest error message quoted in a reason, characters. */
-const MESSAGE_CHARS = 120;
+const MESSAGE_CHARS = 200;
 
-function shortMessage(message: string): string {
-  const line = message.split('\n', 1)[0]?.trim() ?? '';
-  return line.length > MESSAGE_CHARS ? `${line.slice(0, MESSAGE_CHARS)}…` : line;
+/** Where a cut message is whole: every failed request's line keeps the server's text as it came. */
+const FULL_TEXT = 'full text in profile_export.jsonl, error.message';
+
+/**
+ * An error message quoted in a reason: its first line up to {@link MESSAGE_CHARS} characters, in
+ * quotes; a message cut there (or with more lines) ends with `…` and says where it is whole.
+ */
+function quotedMessage(message: string): string {
+  const whole = message.trim();
+  const line = whole.split('\n', 1)[0]?.trim() ?? '';
+  if (line.length <= MESSAGE_CHARS && line === whole) return `"${line}"`;
+  return `"${line.slice(0, MESSAGE_CHARS)}…", ${FULL_TEXT}`;
 }
 
 /**
@@ -69,7 +78,7 @@ export function noSuccessReason(summary: Summary, target: RequestTarget): string
   const groups = summary.errorSummary;
   const top = groups
     .slice(0, 3)
-    .map((e) => `${e.code} ${e.type} ×${e.count} ("${shortMessage(e.message)}")`)
+    .map((e) => `${e.code} ${e.type} ×${e.count} (${quotedMessage(e.message)})`)
     .join('; ');
   const more = groups.length > 3 ? `; ${groups.length - 3} more kinds in the error summary` : '';
   const all = failed === 1 ? 'the only request failed' : `all ${failed} requests failed`;

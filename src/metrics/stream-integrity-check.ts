@@ -27,8 +27,59 @@ export interface StreamIntegritySummary {
   event_too_large: number;
 }
 
+/** The kinds a warning counts, as {@link StreamIntegritySummary} names them. */
+export type IntegrityKind =
+  | 'buffered'
+  | 'cumulative'
+  | 'usage_untrusted'
+  | 'malformed_event'
+  | 'event_too_large';
+
+const KINDS: readonly IntegrityKind[] = [
+  'buffered',
+  'cumulative',
+  'usage_untrusted',
+  'malformed_event',
+  'event_too_large',
+];
+
+/**
+ * Where the requests of each kind came from, for a run with several servers: how many servers
+ * answered any request (by the records' `serverUrl`), and per kind each server's count (only servers
+ * with one or more, first seen first).
+ */
+export interface IntegritySources {
+  /** Servers that answered (or failed) one or more of the requests checked. */
+  servers: number;
+  /** Per kind, `[server URL, requests]` of every server with one or more. */
+  byKind: Record<IntegrityKind, Array<[string, number]>>;
+}
+
+/** The sources of a run with one server, or records without a `serverUrl`: nothing to name. */
+const ONE_SOURCE: IntegritySources = {
+  servers: 1,
+  byKind: { buffered: [], cumulative: [], usage_untrusted: [], malformed_event: [], event_too_large: [] },
+};
+
+/** Which kinds one record counts in (a failed request at most one of the unreadable ones). */
+function kindsOf(record: LineRecord): IntegrityKind[] {
+  const out: IntegrityKind[] = [];
+  const kind = record.raw.error?.kind;
+  if (kind === 'malformed_event' || kind === 'event_too_large') out.push(kind);
+  const integrity = record.streamIntegrity;
+  if (integrity === undefined) return out;
+  if (integrity.buffered !== undefined) out.push('buffered');
+  if (integrity.cumulative === true) out.push('cumulative');
+  if (integrity.usage_untrusted !== undefined && integrity.usage_untrusted.length > 0)
+    out.push('usage_untrusted');
+  return out;
+}
+
 /** Counts the records' stream integrity as they complete. */
 export class StreamIntegrityCheck {
+  /** Per server (`serverUrl`), its requests of each kind; a record without a server is not here. */
+  private readonly perServer = new Map<string, Record<IntegrityKind, number>>();
+
   private readonly s: StreamIntegritySummary = {
     requests: 0,
     buffered: 0,
@@ -42,6 +93,7 @@ export class StreamIntegrityCheck {
 
   /** Folds in one record. */
   add(record: LineRecord): void {
+    this.addSource(record);
     const s = this.s;
     s.requests++;
     const kind = record.raw.error?.kind;
@@ -61,10 +113,45 @@ export class StreamIntegrityCheck {
     }
   }
 
+  private addSource(record: LineRecord): void {
+    const url = record.raw.serverUrl;
+    if (url === undefined) return;
+    let counts = this.perServer.get(url);
+    if (counts === undefined) {
+      counts = { buffered: 0, cumulative: 0, usage_untrusted: 0, malformed_event: 0, event_too_large: 0 };
+      this.perServer.set(url, counts);
+    }
+    for (const kind of kindsOf(record)) counts[kind]++;
+  }
+
   /** A copy of the counts so far. */
   result(): StreamIntegritySummary {
     return structuredClone(this.s);
   }
+
+  /** Where each kind's requests came from so far ({@link IntegritySources}). */
+  sources(): IntegritySources {
+    const byKind = structuredClone(ONE_SOURCE.byKind);
+    for (const [url, counts] of this.perServer)
+      for (const kind of KINDS) if (counts[kind] > 0) byKind[kind].push([url, counts[kind]]);
+    return { servers: this.perServer.size, byKind };
+  }
+}
+
+/**
+ * The servers a kind's requests came from, after its count in a warning, when the run had several:
+ * ` (all 3 from http://10.0.0.2:8000)` (` (from …)` for one request), ` (2 from A, 1 from B)`, or
+ * ` (on all 3 servers)` (` (on both servers)`); empty with one server.
+ */
+function fromWhere(sources: IntegritySources, kind: IntegrityKind): string {
+  const from = sources.byKind[kind];
+  if (sources.servers < 2 || from.length === 0) return '';
+  if (from.length === sources.servers)
+    return sources.servers === 2 ? ' (on both servers)' : ` (on all ${sources.servers} servers)`;
+  const only = from[0];
+  if (from.length === 1 && only !== undefined)
+    return only[1] === 1 ? ` (from ${only[0]})` : ` (all ${only[1]} from ${only[0]})`;
+  return ` (${from.map(([url, n]) => `${n} from ${url}`).join(', ')})`;
 }
 
 /** What each usage fault means, for the warning. */
@@ -78,10 +165,13 @@ const FAULT_WORDS: Record<UsageFault, string> = {
     'usage.prompt_tokens below the client count of the prompt sent by more than max(10 %, 8 tokens)',
 };
 
-function bufferedWarning(s: StreamIntegritySummary): string | null {
+/** The servers of one kind's requests, as {@link fromWhere} words them. */
+type Where = (kind: IntegrityKind) => string;
+
+function bufferedWarning(s: StreamIntegritySummary, where: Where): string | null {
   if (s.buffered === 0) return null;
   return (
-    `${s.buffered} of ${s.requests} requests arrived buffered: at least half of their chunk gaps were 0 and ` +
+    `${s.buffered} of ${s.requests} requests${where('buffered')} arrived buffered: at least half of their chunk gaps were 0 and ` +
     `one network read completed up to ${s.largest_burst_chunks} content events, so something between server ` +
     'and client (a proxy, a gateway, a load balancer) held the stream back and released it in bursts, or ' +
     'the client read late (see client_health). Their TTFT, ITL and inter-chunk latency measure that ' +
@@ -90,23 +180,23 @@ function bufferedWarning(s: StreamIntegritySummary): string | null {
   );
 }
 
-function cumulativeWarning(s: StreamIntegritySummary): string | null {
+function cumulativeWarning(s: StreamIntegritySummary, where: Where): string | null {
   if (s.cumulative === 0) return null;
   return (
-    `${s.cumulative} of ${s.requests} requests streamed cumulative text: every chunk repeated the whole text ` +
+    `${s.cumulative} of ${s.requests} requests${where('cumulative')} streamed cumulative text: every chunk repeated the whole text ` +
     'so far instead of a delta. Each chunk was kept as what it added, so the output text (and a multi-turn ' +
     "history) is the last chunk's text; check the server's or gateway's streaming mode " +
     '(stream_integrity.cumulative in profile_export.jsonl).'
   );
 }
 
-function usageUntrustedWarning(s: StreamIntegritySummary): string | null {
+function usageUntrustedWarning(s: StreamIntegritySummary, where: Where): string | null {
   if (s.usage_untrusted === 0) return null;
   const fields = (Object.keys(FAULT_WORDS) as UsageFault[])
     .filter((f) => s.usage_untrusted_fields[f] > 0)
     .map((f) => `${FAULT_WORDS[f]} (${s.usage_untrusted_fields[f]})`);
   return (
-    `${s.usage_untrusted} of ${s.requests} requests carried a usage that contradicts the stream or the request ` +
+    `${s.usage_untrusted} of ${s.requests} requests${where('usage_untrusted')} carried a usage that contradicts the stream or the request ` +
     `— ${fields.join('; ')} — so it was not used (usage_untrusted): their OSL, reasoning tokens and ISL are ` +
     "the client's own counts (stream_integrity.usage_untrusted in profile_export.jsonl names the fields). A " +
     'gateway or proxy rewriting usage, or a server miscounting, would otherwise put wrong numbers into ' +
@@ -114,23 +204,30 @@ function usageUntrustedWarning(s: StreamIntegritySummary): string | null {
   );
 }
 
-function unreadableEventWarnings(s: StreamIntegritySummary): string[] {
+function unreadableEventWarnings(s: StreamIntegritySummary, where: Where): string[] {
   const out: string[] = [];
   if (s.malformed_event > 0)
     out.push(
-      `${s.malformed_event} of ${s.requests} requests failed at an SSE data event that is not JSON in a 200 ` +
+      `${s.malformed_event} of ${s.requests} requests${where('malformed_event')} failed at an SSE data event that is not JSON in a 200 ` +
         'stream (malformed_event): the client no longer knew what the server said, so they end at that event.',
     );
   if (s.event_too_large > 0)
     out.push(
-      `${s.event_too_large} of ${s.requests} requests failed at an SSE event larger than the client's limit of ` +
+      `${s.event_too_large} of ${s.requests} requests${where('event_too_large')} failed at an SSE event larger than the client's limit of ` +
         `${MAX_EVENT_BYTES / 1024 / 1024} MiB per event (event_too_large): tokenload's cap, not a server error.`,
     );
   return out;
 }
 
-/** The warnings of the check: at most one per kind, with counts; empty for clean streams. */
-export function streamIntegrityWarnings(s: StreamIntegritySummary): string[] {
-  const found = [bufferedWarning(s), cumulativeWarning(s), usageUntrustedWarning(s)];
-  return [...found.filter((w): w is string => w !== null), ...unreadableEventWarnings(s)];
+/**
+ * The warnings of the check: at most one per kind, with counts; empty for clean streams. With
+ * `sources` of a run with several servers, each names the servers its requests came from.
+ */
+export function streamIntegrityWarnings(
+  s: StreamIntegritySummary,
+  sources: IntegritySources = ONE_SOURCE,
+): string[] {
+  const where: Where = (kind) => fromWhere(sources, kind);
+  const found = [bufferedWarning(s, where), cumulativeWarning(s, where), usageUntrustedWarning(s, where)];
+  return [...found.filter((w): w is string => w !== null), ...unreadableEventWarnings(s, where)];
 }

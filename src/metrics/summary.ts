@@ -164,6 +164,11 @@ export class SummaryBuilder {
   private readonly tails = new TailsBuilder();
   /** Records added. */
   count = 0;
+
+  /** Successful records added so far. */
+  get validCount(): number {
+    return this.totals.validCount;
+  }
   /** Earliest request start of every record added, failed ones included (monotonic ns); null before any. */
   firstStartNs: number | null = null;
 
@@ -224,7 +229,7 @@ export class SummaryBuilder {
         ...runWarnings(this.totals),
         ...usageWarnings(usageCheck),
         ...cacheWarnings(cacheCheck),
-        ...streamIntegrityWarnings(streamIntegrity),
+        ...streamIntegrityWarnings(streamIntegrity, this.integrity.sources()),
       ],
       totals: this.totals,
       usageCheck,

@@ -28,7 +28,7 @@ import {
 import { DEFAULT_DCGM_URLS, gpuTelemetryUrls } from '../server-metrics/targets.js';
 import { packageVersion } from '../util/package-root.js';
 import type { RunEnv } from '../util/run-env.js';
-import { headersFor, windowOf } from './server-metrics-run.js';
+import { scrapeEndpointFor, windowOf } from './server-metrics-run.js';
 
 /** Starts the DCGM scraper thread with `--gpu-telemetry`; null without it. */
 export function spawnGpuScraper(config: RunPlan, env: RunEnv): ScraperThread | null {
@@ -53,8 +53,7 @@ export async function beginGpuScraper(
   const urls = gpuTelemetryUrls(given);
   return thread.begin({
     endpoints: urls.map((url) => ({
-      url,
-      headers: headersFor(url, targets, config),
+      ...scrapeEndpointFor(url, targets, config),
       ...(DEFAULT_DCGM_URLS.includes(url) && !given.includes(url) ? { optional: true } : {}),
     })),
     intervalMs: config.gpuTelemetryIntervalMs,

@@ -9,6 +9,7 @@ import { DEFAULT_SERVER_METRICS_FORMATS } from '../config/fields-server.js';
 import type { RunPlan } from '../config/plan.js';
 import type { RunTotals } from '../metrics/types.js';
 import { SERVER_METRICS_JSONL_FILE_NAME, writeServerMetricsExports } from '../server-metrics/exports.js';
+import type { ScrapeEndpoint } from '../server-metrics/scrape-protocol.js';
 import {
   type ScrapeReport,
   type ScraperThread,
@@ -23,16 +24,19 @@ import { packageVersion } from '../util/package-root.js';
 import type { RunEnv } from '../util/run-env.js';
 
 /**
- * Headers of a scrape: the run's own (`-H`, `--api-key`) only for a URL on one of the servers'
- * origins, so credentials never go to another host.
+ * One scrape endpoint: the run's own headers (`-H`, `--api-key`) only for a URL on one of the
+ * servers' origins, so credentials never go to another host, and what it carries of them (for the
+ * reason of a 401 or 403).
  */
-export function headersFor(url: string, targets: readonly string[], config: RunPlan): Record<string, string> {
+export function scrapeEndpointFor(url: string, targets: readonly string[], config: RunPlan): ScrapeEndpoint {
   const origin = new URL(url).origin;
-  if (!targets.some((t) => new URL(t).origin === origin)) return {};
-  return {
+  if (!targets.some((t) => new URL(t).origin === origin))
+    return { url, headers: {}, credentials: 'other_host' };
+  const headers = {
     ...config.headers,
     ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),
   };
+  return { url, headers, credentials: Object.keys(headers).length > 0 ? 'sent' : 'none_given' };
 }
 
 /**
@@ -56,7 +60,7 @@ export async function beginRunScraper(
   const extra = config.serverMetrics === true || config.serverMetrics === false ? [] : config.serverMetrics;
   const urls = metricsUrls(targets, extra);
   return thread.begin({
-    endpoints: urls.map((url) => ({ url, headers: headersFor(url, targets, config) })),
+    endpoints: urls.map((url) => scrapeEndpointFor(url, targets, config)),
     intervalMs: config.serverMetricsIntervalMs,
     file: join(config.artifactDir, SERVER_METRICS_JSONL_FILE_NAME),
   });

@@ -3,11 +3,14 @@
  * (scrape-worker.ts), and what the scraper reports when it stops.
  */
 import type { FamilyType } from './prometheus-text.js';
+import type { ScrapeCredentials } from './scrape-failure.js';
 
 /** One `/metrics` URL to scrape, with the headers to send it. */
 export interface ScrapeEndpoint {
   url: string;
   headers: Record<string, string>;
+  /** What `headers` carry of the run's credentials, for the reason of a 401 or 403; absent: `other_host`. */
+  credentials?: ScrapeCredentials;
   /** A default tried in case it is there (`--gpu-telemetry`'s): no warning when it does not answer. */
   optional?: boolean;
 }

@@ -12,6 +12,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parsePrometheusText } from './prometheus-text.js';
+import { statusReason, transportReason } from './scrape-failure.js';
 import type {
   EndpointReport,
   FamilyInfo,
@@ -146,7 +147,7 @@ class EndpointScraper {
   }
 
   private failed(err: unknown, first: boolean): void {
-    const message = (err as Error).message ?? String(err);
+    const message = transportReason(err);
     if (first) {
       this.report.status = 'unavailable';
       this.report.reason = message;
@@ -162,7 +163,8 @@ class EndpointScraper {
     const headers = { accept: 'text/plain', ...this.endpoint.headers };
     const answer = await get(this.url, this.agent, headers, timeoutMs, clock);
     const { firstByteNs } = answer;
-    if (answer.status !== 200) throw new Error(`answered HTTP ${answer.status}`);
+    if (answer.status !== 200)
+      throw new Error(statusReason(answer.status, this.endpoint.credentials ?? 'other_host'));
     if (answer.type.includes('json')) throw new Error(`answered ${answer.type}, not Prometheus text`);
     const endNs = clock.nowNs();
     let families: ReturnType<typeof parsePrometheusText>;

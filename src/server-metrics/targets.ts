@@ -23,7 +23,7 @@ export function defaultMetricsUrl(target: string): string {
  * A `--server-metrics` (or `--gpu-telemetry`, `option`) URL as scraped: `http://` implied, no
  * trailing slash, `/metrics` added when it has no path.
  * @throws {ConfigError} (naming `option`) for text that is not an http(s) URL, or one with
- *   credentials (`user:pw@`, which HTTP clients do not send).
+ *   credentials (`user:pw@`: not taken; the run's `-H` and `--api-key` go only to a `--url` host).
  */
 export function normalizeMetricsUrl(text: string, option = '--server-metrics'): string {
   const trimmed = text.trim();
@@ -38,7 +38,7 @@ export function normalizeMetricsUrl(text: string, option = '--server-metrics'): 
     throw new ConfigError(`only http:// and https:// are supported, got "${url.protocol}".`, option);
   if (url.username !== '' || url.password !== '')
     throw new ConfigError(
-      `a URL's user:password@ is not sent to the server; put credentials in --api-key or -H 'Authorization: …' (sent to /metrics on the --url servers).`,
+      "a metrics URL's user:password@ is not taken. -H and --api-key go to a metrics URL only on a --url server's host; tokenload sends no credentials to another host, so an exporter elsewhere must answer without them.",
       option,
     );
   const path = url.pathname.replace(/\/+$/, '');

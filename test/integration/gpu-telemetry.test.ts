@@ -234,7 +234,10 @@ test('--gpu-telemetry: a bad URL, dashboard or pynvml is a usage error naming th
   dirs.push(dir);
   for (const [value, message] of [
     ['ftp://dcgm:9400', /--gpu-telemetry.*only http:\/\/ and https:\/\/ are supported, got "ftp:"/],
-    ['http://user:pw@dcgm:9400', /--gpu-telemetry.*user:password@ is not sent/],
+    [
+      'http://user:pw@dcgm:9400',
+      /--gpu-telemetry.*user:password@ is not taken\. -H and --api-key go to a metrics URL only on a --url server's host; tokenload sends no credentials to another host/,
+    ],
     [
       'dashboard',
       /--gpu-telemetry dashboard is AIPerf's option; tokenload does not take it: AIPerf's live dashboard is not in tokenload/,
@@ -326,4 +329,43 @@ test('--gpu-telemetry at a /metrics that is no DCGM exporter: the line asks whet
     ),
   );
   assert.ok(!existsSync(join(dir, 'gpu_telemetry_export.csv')), 'no CSV of no GPU');
+});
+
+test('--gpu-telemetry at an exporter that asks for credentials, and at one not reachable: each reason says only what is so', async () => {
+  const server = createServer((_req, res) => {
+    res.writeHead(401, { 'www-authenticate': 'Basic realm="dcgm"' }).end();
+  });
+  servers.push(server);
+  const host = await new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-gpu-telemetry-401-'));
+  dirs.push(dir);
+  const run = await runCliInProcess([
+    ...PROFILE,
+    '--gpu-telemetry',
+    host,
+    '127.0.0.1:9',
+    '--api-key',
+    'secret-key',
+    '--request-count',
+    '2',
+    '--artifact-dir',
+    dir,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const asks = `http://${host}/metrics answered HTTP 401: it asks for credentials, which tokenload does not send to a metrics URL on another host (or port) than the --url servers (-H and --api-key go to those only)`;
+  assert.ok(run.stderr.includes(`GPU telemetry: ${asks}; the run goes on`), run.stderr);
+  assert.match(
+    run.stderr,
+    /GPU telemetry: http:\/\/127\.0\.0\.1:9\/metrics not reachable: connect ECONNREFUSED/,
+  );
+  const consoleText = readFileSync(join(dir, 'profile_export_console.txt'), 'utf8');
+  const line = consoleText.split('\n').find((l) => l.startsWith('GPU telemetry:')) ?? '';
+  assert.ok(
+    line.includes(`http://${host}/metrics unavailable (answered HTTP 401: it asks for credentials`),
+    line,
+  );
+  assert.match(line, /http:\/\/127\.0\.0\.1:9\/metrics unavailable \(not reachable: connect ECONNREFUSED/);
+  assert.doesNotMatch(line, /secret-key/);
 });

@@ -1,7 +1,8 @@
 /**
  * Several servers, checked one by one: replicas that template prompts differently (ChatML's 8 tokens
- * for one user message against none) each learn their own overhead in `usage_check`, and each
- * server's entry in `servers` carries its own prefix-cache figures, through the built CLI.
+ * for one user message against none) each learn their own overhead in `usage_check`, each
+ * server's entry in `servers` carries its own prefix-cache and stream-integrity figures, and a
+ * run-level stream-integrity warning names the server its requests came from, through the built CLI.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ after(async () => {
 
 interface Summary {
   usage_check: UsageCheckSummary;
+  warnings: string[];
   servers: Array<{
     url: string;
     request_count: number;
@@ -173,6 +175,15 @@ test('a replica whose streams are cumulative is named by its own stream-integrit
       new RegExp(`Server ${player.origin.replaceAll('.', '\\.')}: .*; stream: 3 cumulative`),
     );
     assert.doesNotMatch(r.stdout, new RegExp(`Server ${plain.url.replaceAll('.', '\\.')}: .*stream:`));
+    // The run-level warning names the replica its cumulative requests came from, not the clean one.
+    const warning = summary.warnings.filter((w) => w.includes('streamed cumulative text'));
+    assert.equal(warning.length, 1, JSON.stringify(summary.warnings));
+    assert.ok(
+      warning[0]?.startsWith(`3 of 6 requests (all 3 from ${player.origin}) streamed cumulative text`),
+      warning[0],
+    );
+    assert.ok(!warning[0]?.includes(plain.url), warning[0]);
+    assert.ok(r.stdout.includes(`Warning: ${warning[0]}`), r.stdout);
   } finally {
     await player.close();
   }

@@ -18,6 +18,7 @@ import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { type InProcessExit, runCliInProcess } from '../helpers/cli-in-process.js';
 import { runCliProcess } from '../helpers/cli-process.js';
+import { inlineFixture, startFixturePlayer } from '../helpers/fixture-player.js';
 
 const SILENT = { info: () => undefined, warn: () => undefined };
 const TEXT = ['Hello', ',', ' world', '!'];
@@ -444,5 +445,40 @@ test('the model is not served: exit 3, the hint points at --model and names the 
     }
   } finally {
     await sim.close();
+  }
+});
+
+test('a 400 whose reason is long: the error line quotes its start and says where it is whole, and every record keeps it whole', async () => {
+  const reason = `This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion). ${'Please reduce the length of the messages or completion. '.repeat(8)}(end of the reason)`;
+  const body = JSON.stringify({ object: 'error', message: reason, type: 'BadRequestError', code: 400 });
+  assert.ok(body.length > 500);
+  const player = await startFixturePlayer([
+    inlineFixture('long-400', {
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.parse(body),
+    }),
+  ]);
+  try {
+    const dir = join(tempDir(), 'out');
+    const args = cliArgs(player.origin, dir);
+    args[args.indexOf('-m') + 1] = 'test-model';
+    const r = await runCli(args);
+    assert.equal(r.code, 3, r.stderr);
+    const line = r.stderr.split('\n').find((l) => l.startsWith('error: no request succeeded')) ?? '';
+    assert.ok(
+      line.startsWith(
+        `error: no request succeeded: all 3 requests failed: 400 Bad Request ×3 ("${body.slice(0, 100)}`,
+      ),
+      line,
+    );
+    assert.ok(line.includes('…", full text in profile_export.jsonl, error.message)'), line);
+    assert.ok(!line.includes('(end of the reason)'), 'the line is bounded');
+    const records = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+    assert.equal(records.length, 3);
+    for (const l of records)
+      assert.equal((JSON.parse(l) as { error: { message: string } }).error.message, body);
+  } finally {
+    await player.close();
   }
 });

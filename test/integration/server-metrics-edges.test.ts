@@ -6,7 +6,8 @@
  * sets of one family stay apart in the export while the summary sums a counter by each label set's
  * own increases (a label set absent from a scrape is no reset; one label set's restart is counted
  * once, the others' increases kept); a server whose `/metrics` answers 404 gets one line and no
- * empty `server_metrics_export.*` files.
+ * empty `server_metrics_export.*` files; one that answers 401 is said to ask for credentials, and
+ * whether the run's were sent.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -213,12 +214,12 @@ test('a vLLM-like /metrics: _created is no value, switched-off families missing,
   );
 });
 
-/** A pass-through to the simulator whose `/metrics` answers 404. */
-function noMetricsProxy(target: string): Server {
+/** A pass-through to the simulator whose `/metrics` answers `status` (404 by default). */
+function noMetricsProxy(target: string, status = 404): Server {
   const to = new URL(target);
   return createServer((req, res) => {
     if (req.url === '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found');
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(`${status}`);
       return;
     }
     const upstream = request(
@@ -251,4 +252,32 @@ test('a server whose /metrics answers 404: one line saying so, no server_metrics
     'no server-metrics file is written',
   );
   assert.ok(existsSync(join(dir, 'profile_export.jsonl')), 'the run itself went on');
+});
+
+test("a server whose /metrics answers 401: the reason says it asks for credentials, and whether the run's -H / --api-key went", async () => {
+  const url = await listen(noMetricsProxy(sim.url, 401));
+  const small = {
+    url,
+    inputFile: undefined,
+    customDatasetType: undefined,
+    synthesisSpeedupRatio: undefined,
+    synthetic: { isl: 16, osl: 2 },
+    requestCount: 2,
+    concurrency: 1,
+  };
+  for (const [over, reason] of [
+    [
+      {},
+      "answered HTTP 401: it asks for credentials and none were given (-H or --api-key, sent to a metrics URL on a --url server's host)",
+    ],
+    [{ apiKey: 'k' }, "answered HTTP 401: it refused the credentials sent (the run's -H and --api-key)"],
+  ] as const) {
+    const { outcome, summary, warnings } = await replay({ ...small, ...over });
+    assert.deepEqual(warnings, [
+      `server metrics: ${url}/metrics ${reason}; the run goes on without its metrics (--no-server-metrics skips scraping)`,
+    ]);
+    const [endpoint] = summary.server_metrics.endpoints as EndpointSection[];
+    assert.equal(endpoint?.reason, reason);
+    assert.ok(outcome.consoleText.includes(`Server metrics: ${url}/metrics unavailable (${reason})`));
+  }
 });

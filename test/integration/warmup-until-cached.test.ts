@@ -3,7 +3,8 @@
  * server reports cached prompt tokens (`usage.prompt_tokens_details.cached_tokens` > 0), at most
  * `--warmup-max-rounds` times. The simulator with its prefix cache on reports them from the second
  * round; with `prefix-cache=false` it reports 0 every time; a fixture server never carries the
- * field (unknown, not 0). Each outcome is one console line and `load.warmup.until_cached`.
+ * field (unknown, not 0), so the rounds stop after the first. Each outcome is one console line and
+ * `load.warmup.until_cached` (with why the rounds `stopped`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ interface Summary {
         requests: number;
         reporting_cached_tokens: number;
         with_cached_tokens: number;
+        stopped: string;
       };
     };
   };
@@ -72,6 +74,7 @@ test('the simulator reports cached tokens in the second round: the warm-up stops
     requests: 16,
     reporting_cached_tokens: 16,
     with_cached_tokens: 8,
+    stopped: 'cached_tokens_reported',
   });
   assert.equal(run.summary.load.warmup.issued, 16);
   assert.equal(run.summary.warmup_metrics.request_count.avg, 16);
@@ -90,10 +93,11 @@ test('a server whose prefix cache is off reports 0 every round: the warm-up stop
   );
   assert.equal(run.summary.load.warmup.until_cached?.rounds, 2);
   assert.equal(run.summary.load.warmup.until_cached?.cached_in_round, null);
+  assert.equal(run.summary.load.warmup.until_cached?.stopped, 'max_rounds');
   assert.equal(run.summary.warmup_metrics.request_count.avg, 16);
 });
 
-test('a server that never carries cached_tokens: unknown, not 0, said in one line', async () => {
+test('a server that never carries cached_tokens: unknown, not 0; the rounds stop after the first, said in one line', async () => {
   const player = await startFixturePlayer([
     inlineFixture(
       'no-details',
@@ -111,16 +115,22 @@ test('a server that never carries cached_tokens: unknown, not 0, said in one lin
     ),
   ]);
   try {
-    const run = await warmUp(player.origin, 'test-model', [
-      '--warmup-until-cached',
-      '--warmup-max-rounds',
-      '2',
-    ]);
+    const run = await warmUp(player.origin, 'test-model', ['--warmup-until-cached']);
     assert.match(
       run.line,
-      /never reported cached tokens in 2 rounds .*none of the 16 answers carried usage\.prompt_tokens_details\.cached_tokens \(unknown, not 0/,
+      /^Warm-up: the server reports no cached_tokens, so --warmup-until-cached cannot tell when its cache is warm: stopped after round 1 of at most 3 \(none of its answers carried usage\.prompt_tokens_details\.cached_tokens: unknown, not 0\)/,
     );
-    assert.equal(run.summary.load.warmup.until_cached?.reporting_cached_tokens, 0);
+    assert.deepEqual(run.summary.load.warmup.until_cached, {
+      max_rounds: 3,
+      rounds: 1,
+      cached_in_round: null,
+      requests: 8,
+      reporting_cached_tokens: 0,
+      with_cached_tokens: 0,
+      stopped: 'no_cached_tokens_reported',
+    });
+    assert.equal(run.summary.load.warmup.issued, 8, 'no second round sent');
+    assert.match(run.stderr, /warmup: the server reports no cached_tokens, .*stopped after round 1/);
   } finally {
     await player.close();
   }
