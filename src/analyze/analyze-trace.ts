@@ -3,8 +3,11 @@
  * and turns per session, time span and mean arrival rate, ISL/OSL distributions, request type mix
  * and the ideal (infinite-cache) prefix hit ratio.
  */
+
+import { checkDeclaredFormat } from '../dataset/format-check.js';
 import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
-import { getDatasetLoader } from '../dataset/registry.js';
+import { getDatasetLoader, isDatasetTypeName } from '../dataset/registry.js';
+import { timeUnitWarning } from '../dataset/time-unit-check.js';
 import type { Dataset, SkipCounts, TraceSynthesis, Turn } from '../dataset/types.js';
 import { type Distribution, distributionOf } from './distribution.js';
 
@@ -42,6 +45,12 @@ export interface TraceAnalysis {
   typeMix: { type: string; rows: number }[];
   prefix: PrefixHitStats;
   skipped: SkipCounts;
+  /**
+   * The warning of timestamps implausible for the format's unit (dataset/time-unit-check.ts: a
+   * Bailian trace spanning over a day or with a median gap over 60 s, a Mooncake trace of over
+   * 1,000 rows within 1 s), judged on all rows; null when plausible.
+   */
+  timeUnitWarning: string | null;
 }
 
 function allTurns(dataset: Dataset): Turn[] {
@@ -106,15 +115,23 @@ export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnal
     typeMix: typeMix(turns),
     prefix: idealPrefixHit(dataset),
     skipped: dataset.skipped,
+    timeUnitWarning: timeUnitWarning(
+      dataset.file,
+      datasetType,
+      turns.flatMap((t) => (t.timestampMs === undefined ? [] : [t.timestampMs])),
+      'all rows',
+    ),
   };
 }
 
 /**
  * Loads `file` with the loader of `options.datasetType` and analyses it.
- * @throws {DatasetError} for a malformed trace; {@link Error} for an unknown dataset type.
+ * @throws {DatasetError} for a malformed trace; {ConfigError} for a trace of another format
+ *   than `options.datasetType` (dataset/format-check.ts); {@link Error} for an unknown dataset type.
  */
 export async function analyzeTrace(file: string, options: AnalyzeOptions): Promise<TraceAnalysis> {
   const loader = getDatasetLoader(options.datasetType);
+  if (isDatasetTypeName(loader.name)) checkDeclaredFormat(file, loader.name);
   const dataset = await loader.load(file, {
     ...(options.blockSize === undefined ? {} : { blockSize: options.blockSize }),
     ...(options.synthesis === undefined ? {} : { synthesis: options.synthesis }),
