@@ -73,7 +73,7 @@ export async function prepareInputs(
   const whole = read?.stream ?? null;
   const sharded = shardInputs(
     config,
-    whole === null ? applyContextOverride(await loadDataset(config), config) : streamedDataset(whole),
+    whole === null ? applyContextOverride(await loadRunDataset(config), config) : streamedDataset(whole),
     whole,
   );
   const { dataset, autoZeroMs } = sharded;
@@ -268,7 +268,12 @@ export function describeStream(stream: TraceStream, load: FixedScheduleReport): 
   return parts.join('; ');
 }
 
-async function loadDataset(config: RunPlan): Promise<Dataset> {
+/**
+ * The dataset of a run loaded whole (or generated), as the run loads it before sharding: the same
+ * sessions, ids and trace synthesis (`tokenload merge` loads a run's input again with it).
+ * @throws {DatasetError} for a bad input.
+ */
+export async function loadRunDataset(config: RunPlan): Promise<Dataset> {
   const { input } = config;
   if (input.kind === 'synthetic') {
     return generateSyntheticDataset({
