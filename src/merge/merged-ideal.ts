@@ -107,8 +107,8 @@ export async function mergedIdeal(
   if (typeof sent === 'string') return { unavailable: sent };
   const caches = new Map<string, IdealPrefixCache>();
   const admitted = sent.map((s) => {
-    let cache = caches.get(s.server);
-    if (cache === undefined) caches.set(s.server, (cache = new IdealPrefixCache()));
+    const cache = caches.get(s.server) ?? new IdealPrefixCache();
+    caches.set(s.server, cache);
     return { s, admission: cache.admit(s.blocks, s.startNs) };
   });
   const tokens = new Map<string, number | null>();
