@@ -178,6 +178,7 @@ async function writeShard(dir: string, index: number, perShard: number, time: Ti
       clock: null,
       sessions: 0,
       requests: perShard,
+      run_identity: { trace_sha256: null, trace_bytes: null, options_sha256: 'bench' },
     },
   };
   writeFileSync(join(dir, 'profile_export_aiperf.json'), JSON.stringify(summary));

@@ -9,10 +9,16 @@
  *   shards     the trace (a ConfigMap, or a file on the volume) and the Indexed Job of the shards
  *   merge      the Job running `tokenload merge` over the shards' folders
  *
- * Bad parameters exit 2 with `render.mjs: error: …` on stderr and print nothing on stdout.
+ * Bad parameters exit 2 with `render.mjs: error: …` on stderr and print nothing on stdout. The
+ * shards' `tokenload profile` command line (with the PROFILE_ARGS after `--`) is checked by
+ * tokenload's own configuration parser, from the built package of this checkout (`dist/`, which
+ * `npm ci` builds), before anything is printed: a flag or value `tokenload profile` would refuse
+ * fails here, named. Without the built package, PROFILE_ARGS are refused (they cannot be checked);
+ * without PROFILE_ARGS the script needs nothing but Node.
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 /** Where the shared volume is mounted in every pod. */
@@ -52,6 +58,9 @@ const RESERVED_PROFILE_FLAGS = [
 
 /** A parameter the operator gave wrong; the message names the flag. */
 class UsageError extends Error {}
+
+/** The built package of this checkout: its `parseProfileArgs` is what `tokenload profile` parses with. */
+const PACKAGE_ENTRY = new URL('../../dist/src/index.js', import.meta.url);
 
 const USAGE = `usage: node deploy/kubernetes/render.mjs COMMAND --image IMAGE [options] > manifests.yaml
 
@@ -496,7 +505,34 @@ function renderCalibrate(common, values) {
   return { objects: [job] };
 }
 
-function renderShards(common, values, extra, nowMs) {
+/**
+ * Checks the shards' `tokenload profile` arguments (shard 0's: the index is the pods' own) with the
+ * package's parser, as a pod would parse them.
+ * @throws {UsageError} with the parser's message (which names the flag), or when PROFILE_ARGS are
+ *   given and the built package does not load.
+ */
+async function checkProfileArgs(p) {
+  let parseProfileArgs;
+  try {
+    ({ parseProfileArgs } = await import(PACKAGE_ENTRY.href));
+  } catch (err) {
+    if (p.extra.length === 0) return;
+    throw new UsageError(
+      `the profile flags after -- cannot be checked: the built package ${fileURLToPath(PACKAGE_ENTRY)} does not load (${err.message}); run npm ci in this checkout first`,
+    );
+  }
+  const args = shardArgs(p)
+    .slice(1)
+    .map((a) => a.replaceAll('$(JOB_COMPLETION_INDEX)', '0'));
+  try {
+    parseProfileArgs(args);
+  } catch (err) {
+    if (typeof err?.code !== 'string' || !err.code.startsWith('E_')) throw err;
+    throw new UsageError(`tokenload profile would refuse the shards' flags: ${err.message}`);
+  }
+}
+
+async function renderShards(common, values, extra, nowMs) {
   const start = startTime(values, nowMs);
   const spread = values.spread;
   if (spread !== 'required' && spread !== 'preferred') {
@@ -518,6 +554,7 @@ function renderShards(common, values, extra, nowMs) {
         ? undefined
         : dnsName('hf-token-secret', values['hf-token-secret']),
   };
+  await checkProfileArgs(p);
   const objects = p.trace.configMap === undefined ? [] : [traceConfigMap(common, p)];
   objects.push(shardJob({ ...common, instance: p.run }, p));
   const leadS = Math.round((start.getTime() - nowMs) / 1000);
@@ -634,7 +671,7 @@ function parseCommandLine(argv) {
  * One command's objects (and a note for stderr) from the command line, at `nowMs`.
  * @throws {UsageError} naming the flag when a parameter is wrong.
  */
-function render(argv, nowMs) {
+async function render(argv, nowMs) {
   const { command, values, extra } = parseCommandLine(argv);
   const image = required(values, 'image');
   if (/\s/.test(image)) throw new UsageError(`--image ${image}: contains spaces`);
@@ -644,17 +681,17 @@ function render(argv, nowMs) {
     pvc: dnsName('pvc', values.pvc),
     instance: 'tokenload',
   };
-  return COMMANDS[command](common, values, extra, nowMs);
+  return await COMMANDS[command](common, values, extra, nowMs);
 }
 
-function main(argv) {
+async function main(argv) {
   const own = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
   if (own.length === 0 || own.includes('--help') || own.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   try {
-    const { objects, note } = render(argv, Date.now());
+    const { objects, note } = await render(argv, Date.now());
     process.stdout.write(toYaml(objects));
     if (note !== undefined) process.stderr.write(`${note.join('\n')}\n`);
     return 0;
@@ -665,4 +702,4 @@ function main(argv) {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -40,6 +40,7 @@ function timeLines(a: TraceAnalysis): string[] {
   return [
     `Time span: ${num(a.spanS, 1)} s (trace ${num(a.firstTimestampMs, 0)} → ${num(a.lastTimestampMs ?? 0, 0)} ms)`,
     `Mean arrival rate: ${rate}`,
+    ...(a.timeUnitWarning === null ? [] : [`Warning: ${a.timeUnitWarning}`]),
   ];
 }
 

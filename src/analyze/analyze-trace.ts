@@ -4,8 +4,11 @@
  * and the ideal (infinite-cache) prefix hit ratio; for a Bailian trace, how many follow-ups have
  * siblings (rows naming the same parent: the branches a tree replay sends side by side).
  */
+
+import { checkDeclaredFormat } from '../dataset/format-check.js';
 import { idealPrefixHit, type PrefixHitStats } from '../dataset/prefix-analysis.js';
-import { getDatasetLoader } from '../dataset/registry.js';
+import { getDatasetLoader, isDatasetTypeName } from '../dataset/registry.js';
+import { timeUnitWarning } from '../dataset/time-unit-check.js';
 import { type Dataset, type SkipCounts, type TraceSynthesis, type Turn, treeIdOf } from '../dataset/types.js';
 import { type Distribution, distributionOf } from './distribution.js';
 
@@ -43,6 +46,12 @@ export interface TraceAnalysis {
   typeMix: { type: string; rows: number }[];
   prefix: PrefixHitStats;
   skipped: SkipCounts;
+  /**
+   * The warning of timestamps implausible for the format's unit (dataset/time-unit-check.ts: a
+   * Bailian trace spanning over a day or with a median gap over 60 s, a Mooncake trace of over
+   * 1,000 rows within 1 s), judged on all rows; null when plausible.
+   */
+  timeUnitWarning: string | null;
   /**
    * Bailian: linked follow-ups whose parent has more than one linked child (parent links by the
    * replay's rule, dataset/bailian-links.ts); absent for other formats.
@@ -144,15 +153,23 @@ export function analyzeDataset(dataset: Dataset, datasetType: string): TraceAnal
     prefix: idealPrefixHit(dataset),
     skipped: dataset.skipped,
     ...(datasetType === 'bailian_trace' ? { siblings: siblingCounts(dataset) } : {}),
+    timeUnitWarning: timeUnitWarning(
+      dataset.file,
+      datasetType,
+      turns.flatMap((t) => (t.timestampMs === undefined ? [] : [t.timestampMs])),
+      'all rows',
+    ),
   };
 }
 
 /**
  * Loads `file` with the loader of `options.datasetType` and analyses it.
- * @throws {DatasetError} for a malformed trace; {@link Error} for an unknown dataset type.
+ * @throws {DatasetError} for a malformed trace; {ConfigError} for a trace of another format
+ *   than `options.datasetType` (dataset/format-check.ts); {@link Error} for an unknown dataset type.
  */
 export async function analyzeTrace(file: string, options: AnalyzeOptions): Promise<TraceAnalysis> {
   const loader = getDatasetLoader(options.datasetType);
+  if (isDatasetTypeName(loader.name)) checkDeclaredFormat(file, loader.name);
   const dataset = await loader.load(file, {
     ...(options.blockSize === undefined ? {} : { blockSize: options.blockSize }),
     ...(options.synthesis === undefined ? {} : { synthesis: options.synthesis }),

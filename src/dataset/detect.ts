@@ -76,7 +76,7 @@ const TESTS: ReadonlyArray<[DatasetTypeName, string, (row: Row) => boolean]> = [
 ];
 
 /** The whole lines among the first {@link DETECT_BYTES} bytes of `file` (a cut last line dropped). */
-function headLines(file: string): string[] {
+export function headLines(file: string): string[] {
   const fd = openSync(file, 'r');
   try {
     const buffer = Buffer.alloc(DETECT_BYTES);
@@ -102,7 +102,8 @@ function refuse(file: string, why: string, line?: number): never {
   );
 }
 
-function csvType(file: string, header: string): DetectedType | null {
+/** The CSV trace type whose columns `header` (a CSV header line) has; null for none. */
+export function csvType(file: string, header: string): DetectedType | null {
   const columns = header.split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
   const has = (need: readonly string[]) => need.every((c) => columns.includes(c));
   if (has(AZURE_COLUMNS))
@@ -124,7 +125,7 @@ function wholeDocument(file: string): DetectedType | null {
 }
 
 /** The types one parsed row fits: its own `type` when that names a dataset type, else by shape. */
-function rowTypes(row: unknown): { types: DatasetTypeName[]; why: string[] } {
+export function rowTypes(row: unknown): { types: DatasetTypeName[]; why: string[] } {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { types: [], why: [] };
   const r = row as Row;
   if (typeof r.type === 'string' && isDatasetTypeName(r.type))

@@ -141,14 +141,32 @@ function checkDeltaExtra(extra: Record<string, unknown> | undefined, at: SourceR
 }
 
 /**
+/** Fields only a Bailian row has; a Mooncake row with one is a Bailian trace read under the wrong type. */
+const BAILIAN_ONLY_FIELDS = ['chat_id', 'parent_chat_id', 'turn'] as const;
+
+/**
+ * Refuses a Bailian row: its timestamps are seconds (Mooncake's are ms) and its parent links would
+ * be dropped, so it must not replay as Mooncake.
+ * @throws {DatasetError} naming the file, line and the Bailian field.
+ */
+function refuseBailianRow(row: JsonObject, at: SourceRef): void {
+  const field = BAILIAN_ONLY_FIELDS.find((f) => f in row);
+  if (field === undefined) return;
+  const message = `${at.file}:${at.line}: field "${field}": a Bailian row (chat_id, parent_chat_id, turn; timestamps in seconds) read as mooncake_trace (timestamps in ms) would replay 1,000× too fast without its parent links; give --custom-dataset-type bailian_trace`;
+  throw new DatasetError(message, at.file, at.line, field);
+}
+
+/**
  * Validates one Mooncake row and builds its turn (`timestampMs` in trace ms before speedup, index 0).
- * @throws {DatasetError} naming file, line and field: not exactly one input mode, a field of the wrong
+ * @throws {DatasetError} naming file, line and field: a Bailian field (`chat_id`, `parent_chat_id`,
+ *   `turn`), not exactly one input mode, a field of the wrong
  *   type or range, `hash_ids` without `input_length` or with too many ids for `blockSize`, `tools` /
  *   `message_mode` without `messages`, `message_mode` other than `history` or `delta`, or a `delta`
  *   row whose `extra` sets `messages`.
  */
 export function parseMooncakeRow(value: unknown, at: SourceRef, blockSize: number): MooncakeRow {
   const row = asObject(value, at);
+  refuseBailianRow(row, at);
   const inputField = findInputField(row, at);
   const prompt = parsePrompt(row, inputField, at, blockSize);
   const delta = isDeltaMode(row, at);

@@ -244,6 +244,8 @@ export function checkHashIdsFit(count: number, inputLength: number, blockSize: n
   if (count === 0 || inputLength > (count - 1) * blockSize) return;
   const message =
     `${at.file}:${at.line}: field "hash_ids": ${count} block ids at ${blockSize} tokens per block need ` +
-    `input_length > ${(count - 1) * blockSize}, got ${inputLength} (wrong block size?)`;
+    `input_length > ${(count - 1) * blockSize}, got ${inputLength} (another trace format, or another block size? ` +
+    `check --custom-dataset-type first: Bailian rows (chat_id, parent_chat_id, turn) are bailian_trace, whose ` +
+    `timestamps are seconds and blocks 16 tokens; Mooncake's are milliseconds and 512; then --isl-block-size)`;
   throw new DatasetError(message, at.file, at.line, 'hash_ids');
 }

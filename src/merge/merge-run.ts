@@ -17,6 +17,7 @@ import { LineSink } from '../export/line-sink.js';
 import { EpochBase } from '../export/record-reader.js';
 import type { RequestTarget } from '../export/run-status.js';
 import type { RunStatus, SummaryExportContext } from '../export/summary-json.js';
+import { cacheWarnings } from '../metrics/cache-check.js';
 import { runSlos } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
 import type { Summary } from '../metrics/summary.js';
@@ -29,6 +30,7 @@ import { usageContext } from '../run/finish.js';
 import { parseOptions } from '../util/option-meta.js';
 import { concatInputs } from './inputs-concat.js';
 import { extraSections, mergedConsole } from './merge-console.js';
+import { mergedIdeal } from './merged-ideal.js';
 import { type MergeOptions, type MergeOptionsInput, MergeOptionsSchema } from './options.js';
 import { RecordFold, type SourceCounts } from './record-fold.js';
 import { mergeRecordFiles } from './record-stream.js';
@@ -125,11 +127,16 @@ async function foldRecords(p: Plan) {
     file: f.recordsFile as string,
     streaming: f.summary.input_config.streaming,
   }));
+  const ideal =
+    sources.length > 1
+      ? await mergedIdeal(p.first.summary.input_config, sources, new EpochBase(startEpochNs(p)))
+      : null;
+  const tokens = ideal !== null && 'tokens' in ideal ? ideal.tokens : undefined;
   const sink = new LineSink(temporaryOf(join(p.options.artifactDir, RECORDS_FILE_NAME)));
   let recordCount = 0;
   try {
     for await (const line of mergeRecordFiles(sources, new EpochBase(startEpochNs(p)))) {
-      fold.add(line);
+      fold.add(line, tokens);
       await sink.write(`${line.text}\n`);
       recordCount++;
     }
@@ -141,7 +148,8 @@ async function foldRecords(p: Plan) {
   }
   const none: SourceCounts = { requests: 0, errors: 0 };
   const counts = p.folders.map((f) => fold.perSource[withRecords.indexOf(f)] ?? none);
-  return { fold, recordCount, counts };
+  const idealUnavailable = ideal !== null && 'unavailable' in ideal ? ideal.unavailable : null;
+  return { fold, recordCount, counts, idealUnavailable };
 }
 
 /** Where the first shard's requests went, and its models (for the hint of a run in which none succeeded). */
@@ -195,6 +203,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   // The values are not needed past here (the report reads the merged file): free them and their files.
   fold.summary.release();
   const config = p.first.summary.input_config;
+  if (folded.idealUnavailable !== null) unjudgedCache(summary, folded.idealUnavailable);
   summary.warnings.push(
     ...responseWarnings(summary.responses, usageContext(config)),
     ...clockWarnings(shards),
@@ -211,6 +220,20 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     extra: extraSections(p.set, fold, shards, summary),
   };
   return { ctx, shards, recordCount, spill: fold.spillUsed() };
+}
+
+/**
+ * Without a merged ideal prefix cache (merge/merged-ideal.ts), each request's ideal counts only its
+ * own shard's earlier requests: the warm-cache warning it would give is dropped, and a warning says
+ * why the cache check is not judged.
+ */
+function unjudgedCache(summary: Summary, why: string): void {
+  if (summary.cacheCheck === null) return;
+  const warm = new Set(cacheWarnings(summary.cacheCheck));
+  summary.warnings = summary.warnings.filter((w) => !warm.has(w));
+  summary.warnings.push(
+    `the cache check is not judged: the ideal prefix cache over all shards could not be computed (${why}); each request's ideal_cached_tokens counts only its own shard's earlier requests, so the over-the-ideal count may take another shard's blocks for a warm cache`,
+  );
 }
 
 /**

@@ -53,9 +53,18 @@ export class RecordFold {
     this.perSource = Array.from({ length: opts.sources }, () => ({ requests: 0, errors: 0 }));
   }
 
-  /** Folds in one line. */
-  add(line: MergedLine): void {
+  /**
+   * Folds in one line. `ideal` (merge/merged-ideal.ts): the merged ideal of the requests by
+   * `x_request_id`; a valid record listed there has its `ideal_cached_tokens` replaced (dropped when
+   * the merged cache had filled) before it is summarized.
+   */
+  add(line: MergedLine, ideal?: ReadonlyMap<string, number | null>): void {
     const { record } = line;
+    const merged = ideal?.get(record.raw.xRequestId);
+    if (merged !== undefined && record.metrics.ideal_cached_tokens !== undefined) {
+      if (merged === null) delete record.metrics.ideal_cached_tokens;
+      else record.metrics.ideal_cached_tokens = merged;
+    }
     this.summary.add(record);
     this.startUp.add(record);
     this.servers?.add(record);

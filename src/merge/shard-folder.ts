@@ -35,6 +35,14 @@ export const ShardSectionSchema = z
     clock: ClockSchema.nullable(),
     sessions: z.number().int().min(0),
     requests: z.number().int().min(0),
+    /** Absent in a shard written before run identities (merge refuses it: shard-set.ts). */
+    run_identity: z
+      .object({
+        trace_sha256: z.string().nullable(),
+        trace_bytes: z.number().int().min(0).nullable(),
+        options_sha256: z.string(),
+      })
+      .optional(),
   })
   .refine((s) => s.index < s.count, { message: 'index must be below count', path: ['index'] });
 

@@ -1,10 +1,11 @@
 /**
  * Whether shard folders make one whole run: one shard per index 0…count−1, all of the same sharded
- * run (same count, session hash, start time and the options that decide how records are
- * summarized), each completed. Disagreements and duplicates are errors; missing and unfinished
+ * run (same count, session hash, start time, the options that decide how records are summarized,
+ * and the same run identity: trace and options digests, shard/run-identity.ts), each completed. Disagreements and duplicates are errors; missing and unfinished
  * shards are gaps that `--allow-partial` accepts.
  */
 import { TokenloadError } from '../errors.js';
+import { optionDifferences } from '../shard/run-identity.js';
 import type { ShardFolder, ShardSection } from './shard-folder.js';
 
 /** Shard folders that cannot be merged, or (without `--allow-partial`) do not make a whole run. */
@@ -58,10 +59,41 @@ function checkIndices(shards: readonly IdentifiedShard[]): void {
 }
 
 /**
+ * Refuses shards that do not record one run identity (`shard.run_identity`, shard/run-identity.ts):
+ * a shard without one, another trace (size or head-and-tail digest), or other options (the differing
+ * `input_config` keys named), each against the first shard.
+ */
+function checkIdentity(shards: readonly IdentifiedShard[]): void {
+  const lacking = shards.filter((s) => s.shard.run_identity === undefined);
+  if (lacking.length > 0)
+    throw new ShardSetError(
+      `cannot tell the shards are of one run: ${lacking.map(named).join(', ')} record no shard.run_identity (written by a tokenload before it); run the shards again with this version`,
+    );
+  const first = shards[0] as IdentifiedShard;
+  const a = first.shard.run_identity as NonNullable<ShardSection['run_identity']>;
+  for (const s of shards.slice(1)) {
+    const b = s.shard.run_identity as NonNullable<ShardSection['run_identity']>;
+    if (a.trace_sha256 !== b.trace_sha256 || a.trace_bytes !== b.trace_bytes)
+      throw new ShardSetError(
+        `the shards are not of one run: ${named(s)} replayed another input than ${named(first)}: ` +
+          `${first.summary.input_config.inputFile ?? 'no file'} (${a.trace_bytes ?? '-'} bytes, digest ${a.trace_sha256 ?? 'none'}) vs ` +
+          `${s.summary.input_config.inputFile ?? 'no file'} (${b.trace_bytes ?? '-'} bytes, digest ${b.trace_sha256 ?? 'none'})`,
+      );
+    if (a.options_sha256 === b.options_sha256) continue;
+    const diff = optionDifferences(first.summary.input_config, s.summary.input_config);
+    const what = diff.length === 0 ? 'options_sha256' : diff.join('; ');
+    throw new ShardSetError(
+      `the shards are not of one run: ${named(s)} differs from ${named(first)} in the options that decide what is sent: ${what}`,
+    );
+  }
+}
+
+/**
  * Sorts `folders` into a {@link ShardSet}.
- * @throws {ShardSetError} when no folder has a `shard` section, two have the same index, or they
+ * @throws {ShardSetError} when no folder has a `shard` section, two have the same index, they
  *   disagree on `shard.count`, `shard.session_hash`, `shard.start_at_ms` or a
- *   {@link SUMMARY_CONFIG_KEYS} option (each shard's value named).
+ *   {@link SUMMARY_CONFIG_KEYS} option (each shard's value named), or their `shard.run_identity`
+ *   is missing or differs (the shard and what differs named).
  */
 export function checkShardSet(folders: readonly ShardFolder[]): ShardSet {
   const shards = folders
@@ -78,6 +110,7 @@ export function checkShardSet(folders: readonly ShardFolder[]): ShardSet {
   checkSame(shards, 'shard.start_at_ms', (s) => s.shard.start_at_ms);
   for (const key of SUMMARY_CONFIG_KEYS)
     checkSame(shards, `input_config.${key}`, (s) => s.summary.input_config[key]);
+  checkIdentity(shards);
   const count = (shards[0] as IdentifiedShard).shard.count;
   const present = new Set(shards.map((s) => s.shard.index));
   const missing: number[] = [];

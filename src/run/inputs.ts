@@ -6,11 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { synthesisOf } from '../config/fields-synthesis.js';
 import type { RunInput, RunPlan } from '../config/plan.js';
+import { checkDeclaredFormat } from '../dataset/format-check.js';
 import { fillDatasetOsl, fillStreamOsl } from '../dataset/osl-fallback.js';
 import { type PROMPT_TOKENS_WARN, PromptLengthCheck } from '../dataset/prompt-length.js';
 import { DATASET_LOADERS } from '../dataset/registry.js';
 import { type SessionSampleSpec, sampleDataset, sampleTraceStream } from '../dataset/session-sample.js';
 import { generateSyntheticDataset, SYNTHETIC_SOURCE } from '../dataset/synthetic.js';
+import { headTimeUnitWarning } from '../dataset/time-unit-check.js';
 import {
   type Dataset,
   DatasetError,
@@ -58,7 +60,8 @@ export type RunInputs = Pick<
 /**
  * Tokenizer (and chat template), dataset (or trace stream) and prompt synthesizer of a run.
  * @throws {TokenizerLoadError} / {DatasetError} / {ScheduleError} / {ConfigError} for a tokenizer
- *   that does not load, a bad input, a replayed trace without timestamps, or a prompt over the
+ *   that does not load, a bad input, a trace of another format than `--custom-dataset-type`
+ *   (dataset/format-check.ts), a replayed trace without timestamps, or a prompt over the
  *   length a run refuses.
  */
 export async function prepareInputs(
@@ -66,6 +69,7 @@ export async function prepareInputs(
   env: RunEnv,
   source: TokenizerSource,
 ): Promise<RunInputs> {
+  if (config.input.kind === 'file') checkDeclaredFormat(config.input.file, config.input.datasetType);
   const systemPrompt = await readSystemPrompt(config);
   const { tokenizer, templateCounter } = loadRunTokenizer(config, env, source);
   const opened = openTraceStream(config);
@@ -158,7 +162,8 @@ async function* refusingVerbatim(turns: AsyncIterable<StreamedTurn>): AsyncGener
 }
 
 /**
- * The warnings of a run's input, logged now: `--streaming` on an endpoint that cannot stream, and
+ * The warnings of a run's input, logged now: `--streaming` on an endpoint that cannot stream, a
+ * trace whose timestamps look like another unit than its format's (dataset/time-unit-check.ts), and
  * prompts over {@link PROMPT_TOKENS_WARN} tokens (dataset/prompt-length.ts: a dataset loaded whole
  * is checked now; a streamed trace's rows as they are read, its first one now).
  * @throws {DatasetError} / {ConfigError} for a prompt over the length a run refuses.
@@ -174,6 +179,10 @@ function inputNotes(
     warnings.push(
       `--streaming is ignored: --endpoint-type ${config.endpointType} answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured`,
     );
+  if (config.input.kind === 'file') {
+    const unit = headTimeUnitWarning(config.input.file, config.input.datasetType);
+    if (unit !== null) warnings.push(unit);
+  }
   const streamed = input.stream;
   const lengths = new PromptLengthCheck(
     {
@@ -267,7 +276,12 @@ export function describeStream(stream: TraceStream, load: FixedScheduleReport): 
   return parts.join('; ');
 }
 
-async function loadDataset(config: RunPlan): Promise<Dataset> {
+/**
+ * The dataset of a run loaded whole (or generated), as the run loads it before sharding: the same
+ * sessions, ids and trace synthesis (`tokenload merge` loads a run's input again with it).
+ * @throws {DatasetError} for a bad input.
+ */
+export async function loadRunDataset(config: RunPlan): Promise<Dataset> {
   const { input } = config;
   if (input.kind === 'synthetic') {
     return generateSyntheticDataset({
@@ -321,7 +335,7 @@ function sessionSampleOf(config: RunPlan): SessionSampleSpec | null {
 
 /** The dataset loaded (or generated), its context mode overridden, then its session sample taken. */
 async function loadedDataset(config: RunPlan, sample: SessionSampleSpec | null): Promise<Dataset> {
-  const dataset = applyContextOverride(await loadDataset(config), config);
+  const dataset = applyContextOverride(await loadRunDataset(config), config);
   return sample === null ? dataset : sampleDataset(dataset, sample);
 }
 

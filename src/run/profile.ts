@@ -24,6 +24,7 @@ import { joinedPathNote, requestUrlOf, serverTargets } from '../request/servers.
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { GPU_TELEMETRY_JSONL_FILE_NAME } from '../server-metrics/gpu-exports.js';
 import type { ClockMeasurement } from '../shard/clock-offset.js';
+import { runIdentityOf } from '../shard/run-identity.js';
 import { type ShardInputs, shardDescription, sharePlan } from '../shard/shard-run.js';
 import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js';
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
@@ -327,14 +328,15 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
   if (rewrites !== null) ctx.env.log.info(describeRewrites(rewrites));
   const inputSkipped = config.input.kind === 'synthetic' ? null : (ctx.stream?.skipped ?? dataset.skipped);
   const requestUrl = serverTargets(ctx).map(requestUrlOf).join(', ');
+  // A --simulator run measured the simulator: its URL is the one the summary names.
+  const askedConfig = config.simulator
+    ? { ...facts.asked, url: [...ctx.targets] as [string, ...string[]] }
+    : facts.asked;
   return finishRun({
     config,
-    // A --simulator run measured the simulator: its URL is the one the summary names.
-    askedConfig: config.simulator
-      ? { ...facts.asked, url: [...ctx.targets] as [string, ...string[]] }
-      : facts.asked,
+    askedConfig,
     runInfo: facts.runInfo,
-    shard: shardReport(config, profiling, facts.clockOffset),
+    shard: shardReport(config, profiling, facts.clockOffset, runIdentityOf(askedConfig)),
     profiling,
     warmup: warmup?.phase ?? null,
     warmupUntilCached: warmup?.untilCached ?? null,

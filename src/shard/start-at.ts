@@ -15,6 +15,7 @@ import type { Clock } from '../timing/clock.js';
 import type { StrategyReport } from '../timing/types.js';
 import type { RunEnv } from '../util/run-env.js';
 import { type ClockMeasurement, measureClockOffset } from './clock-offset.js';
+import type { RunIdentity } from './run-identity.js';
 import { sessionAssignment, shardOf } from './shard-run.js';
 
 /** A `--start-at` this far in the past when the run begins is still taken (clocks and submitters differ), ms. */
@@ -161,6 +162,8 @@ export interface ShardSection {
   sessions: number;
   /** Requests in `profile_export.jsonl`. */
   requests: number;
+  /** What `tokenload merge` compares so that only shards of one run merge (shard/run-identity.ts). */
+  run_identity: RunIdentity;
 }
 
 /** The section, its console line and any warning, for {@link finishRun}. */
@@ -170,11 +173,15 @@ export interface ShardReport {
   warnings: string[];
 }
 
-/** The shard report of a profiling phase; null for a run neither sharded nor started at a set time. */
+/**
+ * The shard report of a profiling phase; null for a run neither sharded nor started at a set time.
+ * `identity` is the run's {@link RunIdentity} (runIdentityOf of the configuration as asked).
+ */
 export function shardReport(
   config: RunPlan,
   phase: { tally: SendTally; recordCount: number; load: StrategyReport; interrupted: boolean },
   measured: ClockMeasurement | null,
+  identity: RunIdentity,
 ): ShardReport | null {
   const shard = shardOf(config);
   const at = config.startAtMs;
@@ -192,6 +199,7 @@ export function shardReport(
     clock: measured?.clock ?? null,
     sessions: phase.tally.sessions,
     requests: phase.recordCount,
+    run_identity: identity,
   };
   const reason = measured?.reason ?? null;
   const warnings = reason === null ? [] : [`clock offset not measured: ${reason}`];

@@ -25,6 +25,7 @@ export interface ShardSectionFixture {
   clock: { offset_ms: number; uncertainty_ms: number; basis: string; reference: string } | null;
   sessions: number;
   requests: number;
+  run_identity: { trace_sha256: string | null; trace_bytes: number | null; options_sha256: string };
 }
 
 type Json = Record<string, unknown>;
@@ -77,6 +78,7 @@ export function splitRunIntoShards(runDir: string, count: number, root: string):
       clock: null,
       sessions,
       requests: mine.length,
+      run_identity: { trace_sha256: 'one-trace', trace_bytes: 1, options_sha256: 'one-run' },
     };
     writeFileSync(join(dir, SUMMARY), `${JSON.stringify({ ...summary, shard }, null, 2)}\n`);
     dirs.push(dir);

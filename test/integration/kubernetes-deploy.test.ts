@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { ensureBuilt } from '../helpers/built-package.js';
 import { type K8sObject, kubernetesErrors } from '../helpers/k8s-schema.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -297,6 +298,8 @@ test('the validator refuses an unknown field and a wrong type (the check can fai
 });
 
 test('bad parameters exit 2 naming the flag, and print no manifest', () => {
+  // The profile flags after -- are checked by the built package's parser (render.mjs imports dist/).
+  ensureBuilt();
   const past = new Date(Date.now() - 60_000).toISOString();
   const twoShards = (...more: string[]) => shardArgs(['--trace', SMALL_TRACE, '--shard-count', '2', ...more]);
   const cases: Array<[string[], RegExp]> = [
@@ -319,6 +322,12 @@ test('bad parameters exit 2 naming the flag, and print no manifest', () => {
     ],
     [shardArgs(['--shard-count', '2']), /--trace FILE .* or --trace-on-volume PATH/],
     [twoShards('--', '--shard-index', '1'), /--shard-index after --: render.mjs sets it/],
+    [
+      twoShards('--', '--concurrency', 'abc'),
+      /tokenload profile would refuse .*'--concurrency .*'abc' is invalid/,
+    ],
+    [twoShards('--', '--no-such-flag'), /tokenload profile would refuse .*unknown option '--no-such-flag'/],
+    [twoShards('--', '--endpoint-type', 'nope'), /tokenload profile would refuse .*--endpoint-type/],
     [twoShards('--cpu', '1.5'), /--cpu 1.5: must be a whole number/],
     [twoShards('--allow-partial'), /--allow-partial: not an option of shards/],
     [['merge', '--image', IMAGE, '--shard-count', '2'], /--name is required/],
