@@ -6,6 +6,7 @@
  * response of any shard, throughputs and goodput over it, the error summary, the usage and cache
  * checks. Nothing is written unless the shards make a whole run or `--allow-partial` is given.
  */
+
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
@@ -20,6 +21,7 @@ import type { RunStatus, SummaryExportContext } from '../export/summary-json.js'
 import { cacheWarnings } from '../metrics/cache-check.js';
 import { runSlos } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
+import { slowFirstWaveNote } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import { SpillBudget } from '../metrics/value-store.js';
 import { writeReport } from '../report/html.js';
@@ -205,6 +207,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   const config = p.first.summary.input_config;
   if (folded.idealUnavailable !== null) unjudgedCache(summary, folded.idealUnavailable);
   summary.warnings.push(
+    ...slowStartWarnings(p, fold),
     ...responseWarnings(summary.responses, usageContext(config)),
     ...clockWarnings(shards),
     ...apartWarnings(p),
@@ -220,6 +223,19 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     extra: extraSections(p.set, fold, shards, summary),
   };
   return { ctx, shards, recordCount, spill: fold.spillUsed() };
+}
+
+/**
+ * The run's note of a slow first wave (metrics/start-up.ts), judged on the merged `start_up`: a
+ * single run gives it from its own, so the merge of its shards gives it too (before the response
+ * warnings, where a run puts it). A warm-up in any shard counts as one.
+ */
+function slowStartWarnings(p: Plan, fold: Awaited<ReturnType<typeof foldRecords>>['fold']): string[] {
+  const startUp = fold.startUpSection();
+  if (startUp === null) return [];
+  const warmedUp = p.folders.some((f) => f.summary.load?.warmup !== undefined);
+  const note = slowFirstWaveNote(startUp, warmedUp);
+  return note === null ? [] : [note];
 }
 
 /**

@@ -78,7 +78,9 @@ const ShardSummarySchema = z.object({
   warnings: z.array(z.string()),
   shard: ShardSectionSchema.optional(),
   client_health: HealthSchema.optional(),
-  load: z.object({ strategy: z.string(), description: z.string() }).optional(),
+  load: z
+    .object({ strategy: z.string(), description: z.string(), warmup: z.unknown().optional() })
+    .optional(),
   tokenizer: z.unknown().optional(),
 });
 

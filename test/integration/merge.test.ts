@@ -50,7 +50,8 @@ before(async () => {
     commandLine: 'test',
     goodput: GOODPUT,
     serverMetrics: false,
-    simulatorOptions: { faultRate500: 0.15, seed: 3 },
+    // A cold start makes the first wave slow: the run notes it, and so must the merge of its shards.
+    simulatorOptions: { faultRate500: 0.15, seed: 3, coldStartRequests: 1, coldStartMs: 400 },
   });
   await runProfile(config, { log: SILENT, stopSignal: new AbortController().signal });
   shards = splitRunIntoShards(runDir, 3, join(root, 'shards'));
@@ -136,6 +137,10 @@ test('the merge of the shards is the run: every metric, check and count as the s
     assert.deepEqual(merged[key], original[key], key);
   // The run has several turns per session, so per_turn is there to compare.
   assert.ok(original.per_turn !== undefined, 'the run has per_turn');
+  assert.ok(
+    (original.warnings as string[]).some((w) => w.startsWith('the first wave')),
+    `the run notes its slow first wave: ${JSON.stringify(original.warnings)}`,
+  );
   assert.deepEqual(merged.error_summary, reference.errorSummary);
 
   // Every line of every shard, once; each shard's lines in their own order.
