@@ -68,10 +68,39 @@ export const OWNED_HEADER_NAMES: readonly string[] = [
 ];
 
 /**
+ * Header names the HTTP client (undici 7) refuses to send, throwing when the request is built:
+ * `expect`, `keep-alive`, `transfer-encoding`, `upgrade`. Refused at start-up, never sent: a pool
+ * whose request threw at dispatch stops dispatching on a one-connection pool (seen with undici
+ * 7.30), so a run would hang at its second request.
+ */
+export const UNSENDABLE_HEADER_NAMES: readonly string[] = [
+  'expect',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
+ * Hop-by-hop header names (RFC 9110 §7.6.1 names `Connection` and those it lists; `Proxy-Connection`,
+ * `Keep-Alive`, `TE`, `Transfer-Encoding` and `Upgrade` are the usual ones): a proxy or router
+ * removes them, so none can carry a session id to the router that needs it.
+ */
+const HOP_BY_HOP_HEADER_NAMES: readonly string[] = [
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
  * Accumulates `--session-header NAME` values: header names that carry each request's session id,
  * lower-cased, repeats dropped.
- * @throws {ConfigError} for a name that is not an HTTP token (RFC 9110 §5.1), or one a run sets
- *   itself ({@link OWNED_HEADER_NAMES}).
+ * @throws {ConfigError} for a name that is not an HTTP token (RFC 9110 §5.1), one a run sets
+ *   itself ({@link OWNED_HEADER_NAMES}), a hop-by-hop header or one the HTTP client does not send
+ *   ({@link UNSENDABLE_HEADER_NAMES}).
  */
 export function collectSessionHeaders(value: string, previous: readonly string[] = []): string[] {
   const name = value.trim();
@@ -83,6 +112,10 @@ export function collectSessionHeaders(value: string, previous: readonly string[]
   if (OWNED_HEADER_NAMES.includes(lower))
     throw new ConfigError(
       `--session-header: "${name}" is a header tokenload sets itself on every request; name another header.`,
+    );
+  if (HOP_BY_HOP_HEADER_NAMES.includes(lower) || UNSENDABLE_HEADER_NAMES.includes(lower))
+    throw new ConfigError(
+      `--session-header: "${name}" cannot carry a session id: ${UNSENDABLE_HEADER_NAMES.includes(lower) ? 'the HTTP client does not send it' : 'it is a hop-by-hop header (RFC 9110 §7.6.1), which a proxy or router removes'}; name another header (X-Session-ID, X-Route-Key, …).`,
     );
   return previous.includes(lower) ? [...previous] : [...previous, lower];
 }
@@ -101,13 +134,32 @@ export function sessionHeaderClash(
     : `--session-header ${named} and -H ${named}:… both set that header: the session header carries the session id; drop one of them.`;
 }
 
-/** Accumulates `-H "Name: value"` headers. */
+/**
+ * Accumulates `-H "Name: value"` headers.
+ * @throws {ConfigError} for a name that is not an HTTP token, one the HTTP client does not send
+ *   ({@link UNSENDABLE_HEADER_NAMES}) or `Content-Length`, a Connection value that is not a token
+ *   list, or a control character in a value.
+ */
 export function collectHeaders(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const idx = value.indexOf(':');
   if (idx <= 0) throw new ConfigError(`expected "Name:Value", got "${value}".`);
   const name = value.slice(0, idx).trim();
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`invalid header name "${name}".`);
+  const lower = name.toLowerCase();
+  if (UNSENDABLE_HEADER_NAMES.includes(lower))
+    throw new ConfigError(
+      `header "${name}": the HTTP client does not send it (it manages the connection itself); leave it out.`,
+    );
+  if (lower === 'content-length')
+    throw new ConfigError(`header "${name}": tokenload sets Content-Length from each body; leave it out.`);
   const headerValue = value.slice(idx + 1).trim();
+  if (
+    lower === 'connection' &&
+    !headerValue.split(',').every((t) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(t.trim()))
+  )
+    throw new ConfigError(
+      `header "${name}: ${headerValue}": a Connection value is a comma-separated list of tokens (e.g. close).`,
+    );
   // RFC 9110 §5.5: field values carry no CR, LF, NUL or other control characters (tab allowed).
   if (hasControlCharacter(headerValue)) {
     throw new ConfigError(`header "${name}" has a control character (newline?) in its value.`);

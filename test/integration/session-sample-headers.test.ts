@@ -231,6 +231,14 @@ test('refused before anything is sent: a bad or owned --session-header (profile 
       /--session-header.*"Content-Type" is a header tokenload sets itself/,
     ],
     [['--session-header', 'X-Session-ID', '-H', 'X-Session-ID:1'], /--session-header X-Session-ID and -H/],
+    // undici throws on these when a request is built, which then stalls a one-connection pool.
+    [['--session-header', 'Expect'], /--session-header: "Expect" cannot carry a session id: the HTTP client/],
+    [['--session-header', 'Keep-Alive'], /--session-header: "Keep-Alive" cannot carry a session id/],
+    [['--session-header', 'TE'], /--session-header: "TE" cannot carry .*hop-by-hop/],
+    [['-H', 'Expect: 100-continue'], /header "Expect": the HTTP client does not send it/],
+    [['-H', 'Upgrade: h2c'], /header "Upgrade": the HTTP client does not send it/],
+    [['-H', 'Content-Length: 5'], /header "Content-Length": tokenload sets Content-Length/],
+    [['-H', 'Connection: a b'], /a Connection value is a comma-separated list of tokens/],
     [[...file, '--trace-session-sample-ratio', '0'], /--trace-session-sample-ratio/],
     [[...file, '--trace-session-sample-ratio', '1.5'], /--trace-session-sample-ratio/],
     [
