@@ -21,6 +21,8 @@ export function emptyTotals(hasSlos: boolean): RunTotals {
     lengthWithoutOutputCount: 0,
     itlPerChunkFallbackCount: 0,
     serverTtftAboveClientCount: 0,
+    serverTimingInvalidCount: 0,
+    serverTimingInvalidExample: null,
     goodCount: hasSlos ? 0 : null,
     minStartNs: null,
     maxResponseNs: null,
@@ -77,6 +79,11 @@ function addValid(t: RunTotals, record: LineRecord, slos: readonly Slo[] | null)
     m.client_overhead_ms === undefined
   )
     t.serverTtftAboveClientCount++;
+  const invalid = record.serverTimingInvalid;
+  if (invalid !== undefined) {
+    t.serverTimingInvalidCount++;
+    t.serverTimingInvalidExample ??= invalid[0] ?? null;
+  }
   // A reasoning model cut by max_tokens before any visible answer: valid, but worth a warning.
   if (
     record.raw.finishReason === 'length' &&

@@ -42,6 +42,10 @@ export interface RunTotals {
    * own, so they have no `client_overhead_ms` (record/metric-defs/server-timing.ts).
    */
   serverTtftAboveClientCount: number;
+  /** Valid records whose server timing had a known field that was not a finite, non-negative number. */
+  serverTimingInvalidCount: number;
+  /** The first such field seen, `name=value`; null while none. */
+  serverTimingInvalidExample: string | null;
   /** Records meeting every goodput SLO; null when no SLOs were given. */
   goodCount: number | null;
   /** Earliest request start, monotonic ns; null with no records. */

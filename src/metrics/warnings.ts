@@ -51,5 +51,12 @@ export function runWarnings(t: RunTotals): string[] {
         'clock runs at another rate. client_overhead_ms leaves them out; read their server timing with care.',
     );
   }
+  if (t.serverTimingInvalidCount > 0) {
+    warnings.push(
+      `${t.serverTimingInvalidCount} of ${t.validCount} requests carried server timing that is not a duration or count ` +
+        `(e.g. ${t.serverTimingInvalidExample}): those fields are not used, so the server_* metrics and ` +
+        'client_overhead_ms rest on fewer requests; check the server version that sends them.',
+    );
+  }
   return warnings;
 }

@@ -48,6 +48,7 @@ export function processRecord(raw: RawRecord, ctx: ProcessContext): ProcessedRec
   const processed: ProcessedRecord = { raw: processedRaw, metrics, valid, oslSource: tokens.oslSource };
   if (tokens.islSource !== undefined) processed.islSource = tokens.islSource;
   if (raw.serverTiming !== undefined) processed.serverTimingSource = raw.serverTiming.source;
+  if (raw.serverTiming?.invalid !== undefined) processed.serverTimingInvalid = raw.serverTiming.invalid;
   if (notStreamed) processed.notStreamed = true;
   if (valid && streaming && itlPerChunkFallback(input)) processed.itlPerChunkFallback = true;
   const integrity = integrityOf(raw, streaming ? bufferedDelivery(chunks) : undefined, faults);

@@ -36,6 +36,12 @@ export interface ServerTiming {
   meanItlMs?: number;
   /** Prompt tokens the server reused from its cache (llama.cpp `cache_n`), tokens. */
   cachedTokens?: number;
+  /**
+   * The known fields the server sent with a value that is not a finite, non-negative number (a
+   * negative duration, a string), as `name=value` in the server's own names: not used, and counted
+   * by the run's warning; absent when every known field was usable or null.
+   */
+  invalid?: string[];
 }
 
 type Json = Record<string, unknown>;
@@ -44,26 +50,36 @@ function objectOf(value: unknown): Json | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : null;
 }
 
-/** Sets `timing[key]` to `value` when it is a finite, non-negative number. */
-function put(timing: ServerTiming, key: Exclude<keyof ServerTiming, 'source'>, value: unknown): void {
+type TimingKey = Exclude<keyof ServerTiming, 'source' | 'invalid'>;
+
+/**
+ * Sets `timing[key]` from the server's field `name` of `from` when it is a finite, non-negative
+ * number; another value that is not null or absent is named in `timing.invalid`.
+ */
+function put(timing: ServerTiming, key: TimingKey, from: Json, name: string): void {
+  const value = from[name];
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) timing[key] = value;
+  else if (value !== undefined && value !== null) {
+    const shown = `${name}=${typeof value === 'string' ? JSON.stringify(value) : String(value)}`;
+    if (!(timing.invalid ??= []).includes(shown)) timing.invalid.push(shown);
+  }
 }
 
 function vllmTiming(metrics: Json): ServerTiming {
   const timing: ServerTiming = { source: 'vllm_metrics' };
-  put(timing, 'ttftMs', metrics.time_to_first_token_ms);
-  put(timing, 'queueMs', metrics.queue_time_ms);
-  put(timing, 'decodeMs', metrics.generation_time_ms);
-  put(timing, 'meanItlMs', metrics.mean_itl_ms);
+  put(timing, 'ttftMs', metrics, 'time_to_first_token_ms');
+  put(timing, 'queueMs', metrics, 'queue_time_ms');
+  put(timing, 'decodeMs', metrics, 'generation_time_ms');
+  put(timing, 'meanItlMs', metrics, 'mean_itl_ms');
   return timing;
 }
 
 function llamacppTiming(timings: Json): ServerTiming {
   const timing: ServerTiming = { source: 'llamacpp_timings' };
-  put(timing, 'ttftMs', timings.prompt_ms);
-  put(timing, 'prefillMs', timings.prompt_ms);
-  put(timing, 'decodeMs', timings.predicted_ms);
-  put(timing, 'cachedTokens', timings.cache_n);
+  put(timing, 'ttftMs', timings, 'prompt_ms');
+  put(timing, 'prefillMs', timings, 'prompt_ms');
+  put(timing, 'decodeMs', timings, 'predicted_ms');
+  put(timing, 'cachedTokens', timings, 'cache_n');
   return timing;
 }
 

@@ -314,6 +314,11 @@ export interface ProcessedRecord {
   oslSource: OslSource;
   /** Where the record's server timing came from (its `server_*` metrics); absent when it had none. */
   serverTimingSource?: ServerTimingSource;
+  /**
+   * The server timing fields the answer sent unusable (record/server-timing.ts `invalid`), when it
+   * had any: the run warns with their count. Not written to the records file.
+   */
+  serverTimingInvalid?: string[];
   /** What was wrong with its stream or usage (record/stream-integrity.ts); absent for a clean stream. */
   streamIntegrity?: StreamIntegrity;
 }

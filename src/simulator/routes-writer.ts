@@ -93,14 +93,16 @@ export class RouteWriter implements SequenceSink {
   /** Records the first token's step, and on a stream fires a due fault or writes a finished piece. */
   onToken(index: number, nowNs: number, batchSize: number): void {
     if (this.closed) return;
-    this.lastTokenNs = nowNs;
     if (index === 0) {
       this.timeline.queuedNs = this.seq?.queuedNs ?? null;
       this.timeline.admittedNs = this.seq?.admittedNs ?? null;
-      this.timeline.firstTokenStepNs = nowNs;
+      // A request that arrived after its step's modelled start (the step's timer ran late) is admitted
+      // at its arrival; its first token is not before that (a server's TTFT is never negative).
+      this.timeline.firstTokenStepNs = Math.max(nowNs, this.timeline.admittedNs ?? nowNs);
       this.timeline.batchSizeAtFirstToken = batchSize;
       this.timeline.cachedTokens = this.seq?.cachedTokens ?? 0;
     }
+    this.lastTokenNs = Math.max(nowNs, this.timeline.firstTokenStepNs ?? nowNs);
     if (!this.req.stream) return;
     if (this.faultFires(index)) return;
     const to = index + 1;

@@ -132,6 +132,24 @@ test('t31: a server TTFT longer than the client’s gives no client overhead, an
   assert.ok(warning?.startsWith('1 of 1 requests'), `warnings: ${JSON.stringify(summary.warnings)}`);
 });
 
+test('t32: a negative server duration is not used (absent, never 0), and the run warns naming the field', async () => {
+  const fixture = own.find((f) => f.name === 't32-server-timing-negative') as Fixture;
+  const run = await profileFixture(player, fixture);
+  checkExpect(fixture, run, player);
+  const { line, summary } = run;
+  assert.equal(line.metadata.server_timing_source, 'llamacpp_timings');
+  assert.equal(metric(line, 'server_ttft_ms'), undefined);
+  assert.equal(metric(line, 'server_prefill_ms'), undefined);
+  assert.equal(metric(line, 'server_decode_ms'), 398.6, 'the usable fields are kept');
+  assert.equal(metric(line, 'client_overhead_ms'), undefined);
+  const warning = summary.warnings.find((w) => w.includes('server timing that is not a duration'));
+  assert.match(
+    warning ?? '',
+    /^1 of 1 requests .*\(e\.g\. prompt_ms=-133\.9\)/,
+    JSON.stringify(summary.warnings),
+  );
+});
+
 test('a server that sends no timing gets no server_* metric and no client overhead', async () => {
   const fixture = handed.find((f) => f.name === 'b01-role-only-first-chunk') as Fixture;
   const run = await profileFixture(player, fixture);

@@ -158,3 +158,25 @@ test('a whole (non-streamed) body: the server timing is recorded, no client over
   assert.equal(run.summary.client_overhead_ms, undefined);
   assert.doesNotMatch(run.exit.stdout, /Client Overhead/);
 });
+
+test('engine mode under a replay: every answer carries a usable server TTFT (a late step timer never makes it negative)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-timing-engine-'));
+  dirs.push(dir);
+  const exit = await runCliProcess([
+    'profile',
+    ...['-m', 'Qwen/Qwen3-0.6B', '--tokenizer', 'builtin', '--endpoint-type', 'chat', '--streaming'],
+    ...['--simulator', '--simulator-option', 'warmup-ms=0', '--simulator-option', 'server-timing=vllm'],
+    ...['--input-file', 'examples/traces/bailian_traceA_multiturn_head40.jsonl'],
+    ...['--custom-dataset-type', 'bailian_trace', '--synthesis-speedup-ratio', '50'],
+    ...['--ui', 'none', '--client-warmup-ms', '0', '--no-server-metrics', '--artifact-dir', dir],
+  ]);
+  assert.equal(exit.code, 0, exit.stderr);
+  const { records, summary } = readRunArtifacts(dir);
+  assert.equal(records.length, 40);
+  for (const record of records) {
+    const ttft = value(record, 'server_ttft_ms');
+    assert.ok(ttft !== undefined && ttft >= 0, `server_ttft_ms ${ttft}`);
+  }
+  const warnings = summary.warnings as string[];
+  assert.ok(!warnings.some((w) => w.includes('not a duration')), JSON.stringify(warnings));
+});

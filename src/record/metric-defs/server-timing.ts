@@ -7,7 +7,7 @@
 import type { RecordMetricDef } from '../metric-types.js';
 import type { ServerTiming } from '../server-timing.js';
 
-type TimingField = Exclude<keyof ServerTiming, 'source'>;
+type TimingField = Exclude<keyof ServerTiming, 'source' | 'invalid'>;
 
 function serverMetric(
   tag: string,
