@@ -80,7 +80,7 @@ function mapFlag(args: readonly string[], i: number, state: MapState): number {
   if (own !== undefined) noticeTwice(state.seen, own, typed, row !== undefined);
   state.out.push(inline === undefined ? flag : `${flag}=${inline}`);
   let next = i + 1;
-  if (own !== undefined && !own.takesValue && inline === undefined) strayValue(own, typed, args[next]);
+  if (own !== undefined && !own.takesValue) strayValue(own, typed, inline, args[next]);
   if (own === undefined || !own.takesValue || inline !== undefined) return next;
   if (next < args.length) state.out.push(args[next++] as string);
   // AIPerf's list options take several values after one flag; tokenload's take the flag repeated.
@@ -96,14 +96,21 @@ const STRAY_VALUE_HINTS: Record<string, string> = {
 };
 
 /**
- * Refuses a switch (an option that takes no value) followed by a value: the command takes no
- * positional argument, so commander would only say "too many arguments" without naming the switch.
+ * Refuses a switch (an option that takes no value) followed by a value, or given one after `=`:
+ * commander would only say "too many arguments" or "unknown option" without naming the switch.
  * @throws {ConfigError} naming the switch and the value, with a hint where one is known.
  */
-function strayValue(own: OwnOption, typed: string, next: string | undefined): void {
-  if (next === undefined || isFlag(next)) return;
+function strayValue(
+  own: OwnOption,
+  typed: string,
+  inline: string | undefined,
+  next: string | undefined,
+): void {
+  const value = inline ?? (next === undefined || isFlag(next) ? undefined : next);
+  if (value === undefined) return;
+  const given = inline === undefined ? `"${value}" follows it` : `"${typed}=${value}" gives it one`;
   const hint = STRAY_VALUE_HINTS[own.long] ?? '';
-  throw new ConfigError(`${typed} takes no value, but "${next}" follows it${hint}.`, own.long);
+  throw new ConfigError(`${typed} takes no value, but ${given}${hint}.`, own.long);
 }
 
 /**

@@ -221,7 +221,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
   rule('--server-timing', (c) =>
     when(
       c.serverTiming === true && ENDPOINTS[c.endpointType].asksServerTiming !== true,
-      `--server-timing asks for the server's per-request timing with include_metrics: true in chat and completions bodies (vLLM); a ${c.endpointType} request has no such field, so it would change nothing: leave it out.`,
+      `--server-timing asks for the server's per-request timing with include_metrics: true in chat and completions bodies (vLLM); an --endpoint-type ${c.endpointType} request has no such field, so it would change nothing: leave it out.`,
     ),
   ),
   rule('--extra-inputs', templateProblem),

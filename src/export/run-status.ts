@@ -80,7 +80,10 @@ export function noSuccessReason(summary: Summary, target: RequestTarget): string
     .slice(0, 3)
     .map((e) => `${e.code} ${e.type} ×${e.count} (${quotedMessage(e.message)})`)
     .join('; ');
-  const more = groups.length > 3 ? `; ${groups.length - 3} more kinds in the error summary` : '';
+  const more =
+    groups.length > 3
+      ? `; ${groups.length - 3} more ${groups.length === 4 ? 'kind' : 'kinds'} in the error summary`
+      : '';
   const all = failed === 1 ? 'the only request failed' : `all ${failed} requests failed`;
   const first = groups[0];
   return `no request succeeded: ${all}: ${top}${more}${first === undefined ? '' : hintOf(first, target)}`;

@@ -177,7 +177,7 @@ function countPart(s: ServerSummary): string {
   if (s.error_request_count === 0) return `${s.request_count} requests`;
   const groups = s.error_summary ?? [];
   const named = groups.slice(0, 2).map((g) => `${errorLabel(g)} ×${g.count}`);
-  if (groups.length > 2) named.push(`${groups.length - 2} more kinds`);
+  if (groups.length > 2) named.push(`${groups.length - 2} more ${groups.length === 3 ? 'kind' : 'kinds'}`);
   const why = named.length === 0 ? '' : ` (${named.join(', ')})`;
   return `${s.request_count} succeeded, ${s.error_request_count} failed${why}`;
 }

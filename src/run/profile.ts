@@ -30,7 +30,7 @@ import { checkStartAt, measureRunClock, shardReport } from '../shard/start-at.js
 import { CLI_SIMULATOR_WARMUP_MS } from '../simulator/options.js';
 import { type SpawnedSimulator, spawnSimulator } from '../simulator/spawn.js';
 import { RealClock } from '../timing/real-clock.js';
-import { idleGapCapLine } from '../timing/session-pacing.js';
+import { behindAnswerLine, idleGapCapLine } from '../timing/session-pacing.js';
 import type { RunEnv } from '../util/run-env.js';
 import {
   claimArtifactDir,
@@ -321,8 +321,8 @@ async function runPhases(runCtx: RunContext, facts: RunFacts): Promise<RunOutcom
       throw load.replay.feedError;
     }
     if (ctx.stream !== null) ctx.env.log.info(describeStream(ctx.stream, load));
-    const capLine = idleGapCapLine(load.replay.pacing);
-    if (capLine !== null) ctx.env.log.info(capLine);
+    for (const line of [idleGapCapLine(load.replay.pacing), behindAnswerLine(load.replay.pacing)])
+      if (line !== null) ctx.env.log.info(line);
   }
   const rewrites = facts.notes.traceCheck?.developerRewrites ?? null;
   if (rewrites !== null) ctx.env.log.info(describeRewrites(rewrites));

@@ -126,18 +126,26 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
   }
 }
 
-/** The replay section's pacing: `open_loop`, and `idle_gap_cap` (null without `--trace-idle-gap-cap-seconds`). */
+/**
+ * The replay section's pacing: `open_loop`, `turns_behind_answer` (open loop: later turns sent at
+ * their previous answer's end, after their own time; null in closed loop) and `idle_gap_cap` (null
+ * without `--trace-idle-gap-cap-seconds`).
+ */
 function pacingFields(pacing: PacingFacts): Record<string, unknown> {
   const cap = pacing.idleGapCap;
+  const behind = pacing.behindAnswer;
+  const ms = (v: number): number => Math.round(v * 1000) / 1000;
   return {
     open_loop: pacing.openLoop,
+    turns_behind_answer:
+      behind === null ? null : { count: behind.count, mean_ms: ms(behind.meanMs), max_ms: ms(behind.maxMs) },
     idle_gap_cap:
       cap === null
         ? null
         : {
             cap_s: cap.capMs / 1000,
             rows_capped: cap.rowsCapped,
-            removed_ms: Math.round(cap.removedMs * 1000) / 1000,
+            removed_ms: ms(cap.removedMs),
           },
   };
 }

@@ -45,10 +45,23 @@ export interface IdleGapCapReport {
   removedMs: number;
 }
 
+/**
+ * Open loop: the later turns whose own time had passed when the previous answer of their session
+ * ended, so they went at that end instead, and by how much (ms after their own time, schedule time).
+ * Their `request_scheduled_ns` is that end, so `schedule_lag` counts only the client's lateness.
+ */
+export interface BehindAnswerFacts {
+  count: number;
+  meanMs: number;
+  maxMs: number;
+}
+
 /** What pacing a replay used, for its report. */
 export interface PacingFacts {
   /** False with `--no-open-loop-replay`. */
   openLoop: boolean;
+  /** Open loop only (null in closed loop, where a turn always follows its answer). */
+  behindAnswer: BehindAnswerFacts | null;
   /** Null without `--trace-idle-gap-cap-seconds`. */
   idleGapCap: IdleGapCapReport | null;
 }
@@ -66,6 +79,9 @@ export class SessionPacing {
   private readonly capMs: number;
   private rowsCapped = 0;
   private removedMs = 0;
+  private behindCount = 0;
+  private behindSumMs = 0;
+  private behindMaxMs = 0;
 
   constructor(private readonly options: SessionPacingOptions = { openLoop: true }) {
     this.capMs = options.idleGapCapMs ?? Number.POSITIVE_INFINITY;
@@ -88,8 +104,14 @@ export class SessionPacing {
   /** The report's pacing facts so far. */
   facts(): PacingFacts {
     const cap = this.options.idleGapCapMs;
+    const behind = {
+      count: this.behindCount,
+      meanMs: this.behindCount === 0 ? 0 : this.behindSumMs / this.behindCount,
+      maxMs: this.behindMaxMs,
+    };
     return {
       openLoop: this.options.openLoop,
+      behindAnswer: this.options.openLoop ? behind : null,
       idleGapCap:
         cap === undefined ? null : { capMs: cap, rowsCapped: this.rowsCapped, removedMs: this.removedMs },
     };
@@ -112,14 +134,24 @@ export class SessionPacing {
     const prevTsMs = pace.prevTsMs;
     pace.prevTsMs = tsMs;
     if (tsMs !== undefined) {
-      if (prevTsMs === undefined) return Math.max(targetNs(tsMs - pace.shiftMs), nowNs);
+      if (prevTsMs === undefined) return this.openLoopTarget(targetNs(tsMs - pace.shiftMs), nowNs);
       const gapMs = Math.max(0, tsMs - prevTsMs);
       const keptMs = this.cap(gapMs);
       if (!this.options.openLoop) return Math.max(lastEndNs + keptMs * 1e6, nowNs);
       pace.shiftMs += gapMs - keptMs;
-      return Math.max(targetNs(tsMs - pace.shiftMs), nowNs);
+      return this.openLoopTarget(targetNs(tsMs - pace.shiftMs), nowNs);
     }
     if (turn.delayMs !== undefined) return Math.max(lastEndNs + this.cap(turn.delayMs) * 1e6, nowNs);
+    return nowNs;
+  }
+
+  /** A turn due at `ownNs` on the trace's clock: then, or now when its time passed behind the previous answer (counted). */
+  private openLoopTarget(ownNs: number, nowNs: number): number {
+    if (ownNs >= nowNs) return ownNs;
+    const behindMs = (nowNs - ownNs) / 1e6;
+    this.behindCount++;
+    this.behindSumMs += behindMs;
+    if (behindMs > this.behindMaxMs) this.behindMaxMs = behindMs;
     return nowNs;
   }
 
@@ -139,6 +171,18 @@ export class SessionPacing {
 export function idleGapCapLine(facts: PacingFacts): string | null {
   const cap = facts.idleGapCap;
   if (cap === null) return null;
-  const rows = `${cap.rowsCapped} ${cap.rowsCapped === 1 ? "row's gap" : "rows' gaps"}`;
-  return `idle-gap cap ${cap.capMs / 1000} s (--trace-idle-gap-cap-seconds): ${rows} to the previous request of their session shortened, ${(cap.removedMs / 1000).toFixed(3)} s of schedule time removed`;
+  const rows = `${cap.rowsCapped} ${cap.rowsCapped === 1 ? 'row: its gap' : 'rows: their gaps'}`;
+  return `idle-gap cap ${cap.capMs / 1000} s (--trace-idle-gap-cap-seconds): ${rows} to the previous request of the session shortened, ${(cap.removedMs / 1000).toFixed(3)} s of schedule time removed`;
+}
+
+/**
+ * The console line of an open-loop replay's later turns that went behind their previous answer, e.g.
+ * `open loop: 14 later turns went when the previous answer of their session ended, after their own
+ * time (mean 120.4 ms, max 410.2 ms behind the trace)`; null when none did (or closed loop).
+ */
+export function behindAnswerLine(facts: PacingFacts): string | null {
+  const b = facts.behindAnswer;
+  if (b === null || b.count === 0) return null;
+  const turns = b.count === 1 ? '1 later turn' : `${b.count} later turns`;
+  return `open loop: ${turns} went when the previous answer of their session ended, after their own time (mean ${b.meanMs.toFixed(1)} ms, max ${b.maxMs.toFixed(1)} ms behind the trace; replay.turns_behind_answer)`;
 }

@@ -56,7 +56,11 @@ after(() => sim.close());
 /** The parts of profile_export_aiperf.json these tests read. */
 interface Summary {
   load: { description: string };
-  replay: { open_loop: boolean; idle_gap_cap: { cap_s: number; rows_capped: number; removed_ms: number } };
+  replay: {
+    open_loop: boolean;
+    turns_behind_answer: { count: number; mean_ms: number; max_ms: number } | null;
+    idle_gap_cap: { cap_s: number; rows_capped: number; removed_ms: number };
+  };
 }
 
 interface Stamps {
@@ -132,7 +136,11 @@ test('open loop (default): a later turn whose time has passed goes at the previo
   assert.equal(summary.replay.idle_gap_cap.rows_capped, 2);
   const removedMs = Number(B_GAP_MS + C_DELAY_MS) - 2 * CAP_S * 1000;
   assert.equal(summary.replay.idle_gap_cap.removed_ms, removedMs);
-  assert.match(stderr, /idle-gap cap 0\.5 s \(--trace-idle-gap-cap-seconds\): 2 rows' gaps/);
+  assert.match(stderr, /idle-gap cap 0\.5 s \(--trace-idle-gap-cap-seconds\): 2 rows: their gaps/);
+  // a1 and a2 went at their previous answer's end, after their own time: counted, by how much.
+  const behind = summary.replay.turns_behind_answer;
+  assert.ok(behind !== null && behind.count >= 2 && behind.max_ms > 0, JSON.stringify(behind));
+  assert.match(stderr, /open loop: \d+ later turns went when the previous answer of their session ended/);
   assert.match(summary.load.description, /gaps within a session capped at 0\.5 s/);
   assert.doesNotMatch(summary.load.description, /closed loop/);
 });
@@ -156,6 +164,7 @@ test('closed loop (--no-open-loop-replay, trace loaded whole): each later turn a
   assert.ok(b1.start < b0.end + B_GAP_MS * MS, 'b1 sent before its uncapped think time');
   assertDelayCapped(turns);
   assert.equal(summary.replay.open_loop, false);
+  assert.equal(summary.replay.turns_behind_answer, null, 'closed loop: a turn always follows its answer');
   assert.equal(summary.replay.idle_gap_cap.rows_capped, 2);
   assert.match(stderr, /profiling: fixed schedule \(.*closed loop/);
   assert.match(summary.load.description, /closed loop/);

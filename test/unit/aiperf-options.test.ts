@@ -257,6 +257,12 @@ test('a switch given a value is refused naming the switch (exit 2), with a hint 
   const streaming = await captured(process.stderr, ['profile', '-m', 'm', '--streaming', 'true']);
   assert.equal(streaming.code, 2);
   assert.match(streaming.text, /--streaming takes no value, but "true" follows it\./);
+  const inline = await captured(process.stderr, ['profile', '-m', 'm', '--server-timing=vllm']);
+  assert.equal(inline.code, 2);
+  assert.match(
+    inline.text,
+    /--server-timing takes no value, but "--server-timing=vllm" gives it one; .*server-timing=vllm/,
+  );
   assert.equal(parseProfileArgs(['-m', 'm', '--streaming', '--server-timing']).length, 1);
 });
 
@@ -265,7 +271,8 @@ test('--server-timing is refused for an endpoint whose body has no include_metri
     assert.throws(
       () => parseProfileArgs(['-m', 'm', '--endpoint-type', type, '--server-timing']),
       (err: unknown) =>
-        err instanceof ConfigError && err.message.includes(`a ${type} request has no such field`),
+        err instanceof ConfigError &&
+        err.message.includes(`an --endpoint-type ${type} request has no such field`),
       type,
     );
   }
