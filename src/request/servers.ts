@@ -7,6 +7,7 @@
  */
 
 import type { ProfileConfig } from '../config/resolve.js';
+import { ConfigError } from '../errors.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
 
@@ -26,11 +27,28 @@ export interface RouteInput {
   targets: readonly string[];
 }
 
-/** Every server of the run, in `--url` order, with the path its requests go to. */
+/**
+ * Every server of the run, in `--url` order, with the path its requests go to.
+ * @throws {ConfigError} naming both `--url`s when two send their requests to the same URL
+ *   (`host:8000` and `host:8000/v1`: the endpoint's `/v1` is not doubled): one server would get two
+ *   shares of the sessions and be reported as two.
+ */
 export function serverTargets(ctx: RouteInput): ServerTarget[] {
   const { config, adapter } = ctx;
   const endpointPath = endpointPathFor(adapter, config.streaming, config.endpointPath);
-  return ctx.targets.map((url) => ({ url, path: requestPathFor(url, endpointPath) }));
+  const targets = ctx.targets.map((url) => ({ url, path: requestPathFor(url, endpointPath) }));
+  const seen = new Map<string, string>();
+  for (const target of targets) {
+    const requestUrl = requestUrlOf(target);
+    const first = seen.get(requestUrl);
+    if (first !== undefined)
+      throw new ConfigError(
+        `--url ${first} and --url ${target.url} both send to ${requestUrl}: one server listed twice would get two shares of the sessions and be reported as two; give it once.`,
+        '--url',
+      );
+    seen.set(requestUrl, target.url);
+  }
+  return targets;
 }
 
 /** The full URL a server's requests are posted to, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */

@@ -410,6 +410,20 @@ test('--url: a server listed twice, or a bad item of a list, is a usage error na
   ]);
   assert.equal(twice.code, 2);
   assert.match(twice.stderr, new RegExp(`${simA.url.replaceAll('.', '\\.')} is listed twice`));
+  // Two spellings of one server: its base URL and its OpenAI /v1 base send to the same URL.
+  const sameUrl = await cliInProcess([
+    '-m',
+    'm',
+    '--tokenizer',
+    'builtin',
+    '--url',
+    `${simA.url},${simA.url}/v1`,
+  ]);
+  assert.equal(sameUrl.code, 2, sameUrl.stderr);
+  assert.match(
+    sameUrl.stderr,
+    /--url .* and --url .*\/v1 both send to .*\/v1\/chat\/completions: .*give it once/,
+  );
   const bad = await cliInProcess([
     '-m',
     'm',
