@@ -29,10 +29,10 @@ const MODEL = 'Qwen/Qwen3-0.6B';
 const DEMO = 'examples/traces/bailian_siblings_demo.jsonl';
 /** chat_id of the demo's rows by input length. */
 const CHAT_OF_ISL = new Map([
-  [507, 1],
-  [299, 10],
+  [512, 1],
+  [304, 10],
   [715, 2],
-  [699, 3],
+  [704, 3],
   [711, 4],
   [427, 11],
   [411, 12],
