@@ -9,8 +9,8 @@ import type { ArrivalHistogram } from './arrival-histogram.js';
  * The thresholds of the checks. A timestamp is on a whole second when it is within 1 µs of one.
  * - `wholeSecondShare`, `sharedStampShare`: `quantised_timestamps` fires when at least
  *   `wholeSecondShare` of the stamps are whole seconds and two or more rows share a stamp, or when at
- *   least `sharedStampShare` of the stamped rows share theirs with the row next to them (a coarse
- *   clock whatever its step);
+ *   least `sharedStampShare` of the stamped rows, and at least `minSharedRows`, share theirs with the
+ *   row next to them (a coarse clock whatever its step; a tie or two in a short trace is no clock);
  * - `windows`, `quietStartRatio`, `minRowsPerWindow`: the span is cut into `windows` equal windows
  *   (5 % each); `quiet_start` fires when the first carries fewer than `quietStartRatio` × the median
  *   window's requests, judged only when the median window holds at least `minRowsPerWindow` rows;
@@ -22,6 +22,7 @@ import type { ArrivalHistogram } from './arrival-histogram.js';
 export const TRACE_CHECK_LIMITS = {
   wholeSecondShare: 0.99,
   sharedStampShare: 0.1,
+  minSharedRows: 10,
   windows: 20,
   quietStartRatio: 0.1,
   minRowsPerWindow: 10,
@@ -115,7 +116,8 @@ function quantised(c: RowCounts, a: ArrivalHistogram): Outcome {
   if (a.count === 0) return { check: 'quantised_timestamps', reason: 'no row has a timestamp' };
   const L = TRACE_CHECK_LIMITS;
   const wholeSeconds = c.wholeSecondStamps >= L.wholeSecondShare * a.count && c.sharedStampRows > 0;
-  if (!wholeSeconds && c.sharedStampRows < L.sharedStampShare * a.count) return null;
+  const coarse = c.sharedStampRows >= Math.max(L.sharedStampShare * a.count, L.minSharedRows);
+  if (!wholeSeconds && !coarse) return null;
   const pct = num((100 * c.sharedStampRows) / a.count, 1);
   return {
     check: 'quantised_timestamps',
