@@ -268,3 +268,36 @@ test('a run without TTFT (not streamed) gets its steady state and verdict from l
   assert.ok(['mser5', 'whole_run'].includes(summary.steady_state.method));
   assert.doesNotMatch(summary.server_verdict.reason, /TTFT/);
 });
+
+test('an ok verdict over a server that failed many requests says it read only the answers', async () => {
+  const faulty = await startSimulator({
+    mode: 'fixed',
+    ttftMs: 5,
+    itlMs: 1,
+    models: [MODEL],
+    faultRate500: 0.3,
+    seed: 5,
+  });
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenload-steady-'));
+    const exit = await runCliInProcess([
+      ...['profile', '--model', MODEL, '--tokenizer', 'builtin', '--streaming', '--osl', '4', '--isl', '32'],
+      ...['--request-rate', '50', '--request-count', '80', '--url', faulty.url, '--artifact-dir', dir],
+      ...['--ui', 'none', '--no-server-metrics', ...NO_CLIENT_WARMUP],
+    ]);
+    assert.equal(exit.code, 0, exit.stderr);
+    const { summary } = readRunArtifacts<Summary & { server_verdict: { status: string; reason: string } }>(
+      dir,
+    );
+    const v = summary.server_verdict;
+    // A busy machine can make the client late, and a late client gets no verdict on the server.
+    if (v.status === 'unknown') assert.match(v.reason, /the client was late/);
+    else
+      assert.match(
+        `${v.status}: ${v.reason}`,
+        /^ok: .*read from the \d+ answers of 80 requests \(\d+ failed: /,
+      );
+  } finally {
+    await faulty.close();
+  }
+});

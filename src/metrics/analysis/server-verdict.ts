@@ -56,6 +56,8 @@ export const MIN_WAIT_BINS = 10;
 export const MIN_RATE_REQUESTS = 20;
 /** Fewest requests judged. */
 export const MIN_REQUESTS = 30;
+/** Above this share of failed requests an `ok` verdict says it was read from the answers only (the tails' lead share). */
+export const FAILED_SHARE = 0.05;
 
 /** `server_verdict` section of the summary. */
 export interface ServerVerdict {
@@ -153,7 +155,13 @@ function judgeLoad(input: ServerVerdictInput): Judged {
       evidence.push(
         'requests in the system rose with the offered load while the wait did not: the server kept up',
       );
-    return judged(verdict('ok', `${waits.label} did not rise through the run`, evidence));
+    return judged(
+      verdict(
+        'ok',
+        `${waits.label} did not rise through the run${failedNote(input, waits.successes)}`,
+        evidence,
+      ),
+    );
   }
   const riseMs = wait.late - wait.early;
   if (input.closedLoop || !load.rising)
@@ -166,6 +174,18 @@ function judgeLoad(input: ServerVerdictInput): Judged {
       riseMs,
     );
   return judged(overloaded(requests, inSystem, fromNs, toNs, waits.label, evidence), riseMs);
+}
+
+/**
+ * `, read from the 12 answers of 38 requests (26 failed: …)` when more than {@link FAILED_SHARE} of
+ * the requests failed: the verdict reads queueing from the answers only, so an `ok` over a server
+ * that failed most requests must say so. Empty otherwise.
+ */
+function failedNote(input: ServerVerdictInput, successes: number): string {
+  const total = input.requests.length;
+  const failed = total - successes;
+  if (failed <= FAILED_SHARE * total) return '';
+  return `, read from the ${successes} answers of ${total} requests (${failed} failed: the verdict judges only how fast the server answered; see the error summary)`;
 }
 
 /** The `overloaded` verdict: where the queue began to grow, the offered rate then, and where it grew. */
