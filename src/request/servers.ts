@@ -7,9 +7,9 @@
  */
 
 import type { ProfileConfig } from '../config/resolve.js';
-import { ConfigError } from '../errors.js';
 import type { EndpointAdapter } from '../endpoint/types.js';
 import { endpointPathFor, requestPathFor } from '../endpoint/types.js';
+import { ConfigError } from '../errors.js';
 
 /** One server of the run. */
 export interface ServerTarget {

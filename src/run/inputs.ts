@@ -265,7 +265,7 @@ function streamedDataset(stream: TraceStream): Dataset {
 export function describeStream(stream: TraceStream, load: FixedScheduleReport): string {
   const { skipped } = stream;
   const parts = [
-    `${stream.file}: rows read ${load.replay.rowsRead}, sessions ${load.replay.sessions}, requests sent ${load.issued}`,
+    `${stream.file}: rows replayed ${load.replay.rowsRead}, sessions ${load.replay.sessions}${treesNote(load)}, requests sent ${load.issued}`,
   ];
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
   if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);
@@ -274,6 +274,13 @@ export function describeStream(stream: TraceStream, load: FixedScheduleReport): 
   if (skipped.badLines > 0) parts.push(`malformed lines skipped ${skipped.badLines}`);
   parts.push(...synthesisParts(skipped));
   return parts.join('; ');
+}
+
+/** ` (a Bailian tree's branches counted as sessions of their own)` when the replay had branches. */
+function treesNote(load: FixedScheduleReport): string {
+  return load.replay.branchSessions > 0
+    ? ` (${load.replay.branchSessions} of them branches of a Bailian tree, each counted as a session)`
+    : '';
 }
 
 /**

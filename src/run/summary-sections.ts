@@ -99,6 +99,7 @@ function loadSection(load: StrategyReport): Record<string, unknown> {
         replay: {
           rows_read: load.replay.rowsRead,
           sessions: load.replay.sessions,
+          branch_sessions: load.replay.branchSessions,
           zero_trace_ms: load.replay.zeroMs,
           out_of_order_sessions: load.replay.outOfOrderSessions,
           input_error: replayError(load.replay)?.message ?? null,

@@ -220,6 +220,7 @@ class Replay {
         zeroMs: this.zeroMs,
         rowsRead: this.rowsRead,
         sessions: this.sessions.size,
+        branchSessions: this.sessions.size - this.numbered,
         outOfOrderSessions: this.outOfOrder,
         feedError: this.feedError,
         pacing: this.pacing.facts(),

@@ -81,6 +81,8 @@ export interface ReplayReport {
   rowsRead: number;
   /** Sessions seen. */
   sessions: number;
+  /** Of `sessions`, the branch sessions of a Bailian tree replay (sibling follow-ups); 0 otherwise. */
+  branchSessions: number;
   /**
    * Sessions whose first row came after a later-timestamped one in the file (a trace not in
    * timestamp order) and was read only after its due time, or after a later session had started:

@@ -164,12 +164,21 @@ test('tree replay (the default): siblings go side by side once their parent ende
     // A tree is one session for session_num (and the server it goes to).
     const numbers = new Set([...rows.values()].map((s) => `${s.conversation}:${s.sessionNum}`));
     assert.equal(numbers.size, 2, [...numbers].join(' '));
+    // Chats 3 and 4 (siblings of 2) and 12 (of 11) start branches: counted in the replay section.
+    const { summary } = readRunArtifacts<{ replay: { sessions: number; branch_sessions: number } }>(
+      join(work, `tree${streaming}`),
+    );
+    assert.deepEqual([summary.replay.sessions, summary.replay.branch_sessions], [5, 3], streaming);
   }
 });
 
 test('--bailian-linear-sessions: siblings go one after the other, as AIPerf sends them', async () => {
   const { rows } = await replay('linear', ['--bailian-linear-sessions']);
   assert.equal(rows.size, CHAT_OF_ISL.size);
+  const { summary } = readRunArtifacts<{ replay: { sessions: number; branch_sessions: number } }>(
+    join(work, 'linear'),
+  );
+  assert.deepEqual([summary.replay.sessions, summary.replay.branch_sessions], [2, 0]);
   after_(rows, 3, 2);
   after_(rows, 4, 3);
   after_(rows, 5, 4);
