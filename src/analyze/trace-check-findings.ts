@@ -112,6 +112,22 @@ function num(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
+/** `1 row`, `2 rows`: a count and its noun, plural unless the count is 1. */
+function count(n: number, noun: string): string {
+  return `${num(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** `verb` agreeing with a count: `asks` for 1, `ask` otherwise (`verb` given in the plural). */
+function agree(n: number, plural: string, singular: string): string {
+  return n === 1 ? singular : plural;
+}
+
+/** A duration in seconds from ms: whole seconds from 10 s, else 2 significant digits (0.15 s, 2.5 s). */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return s >= 10 ? num(s) : s.toLocaleString('en-US', { maximumSignificantDigits: 2 });
+}
+
 function quantised(c: RowCounts, a: ArrivalHistogram): Outcome {
   if (a.count === 0) return { check: 'quantised_timestamps', reason: 'no row has a timestamp' };
   const L = TRACE_CHECK_LIMITS;
@@ -122,7 +138,7 @@ function quantised(c: RowCounts, a: ArrivalHistogram): Outcome {
   return {
     check: 'quantised_timestamps',
     count: c.sharedStampRows,
-    message: `${num(c.sharedStampRows)} of ${num(a.count)} timestamped rows (${pct} %) share their stamp with the row next to them (largest burst: ${num(c.largestBurst)} rows at one stamp; ${num(c.wholeSecondStamps)} stamps on a whole second): the trace's clock is coarse, and a replay sends each stamp's rows at the same instant, bursts the original traffic spread between stamps`,
+    message: `${num(c.sharedStampRows)} of ${num(a.count)} timestamped rows (${pct} %) share their stamp with the row next to them (largest burst: ${num(c.largestBurst)} rows at one stamp; ${count(c.wholeSecondStamps, 'stamp')} on a whole second): the trace's clock is coarse, and a replay sends each stamp's rows at the same instant, bursts the original traffic spread between stamps`,
     advice:
       'read the results as bursty load, or replay the lengths at a steady rate (--request-rate with the trace file and no --fixed-schedule)',
   };
@@ -142,7 +158,7 @@ function zeroTokens(c: RowCounts, skipped: SkipCounts): Outcome {
   return {
     check: 'zero_token_rows',
     count: n,
-    message: `${num(n)} rows have 0 input or 0 output tokens (${parts.join(', ')}): they were empty or failed requests in the original service`,
+    message: `${count(n, 'row')} ${agree(n, 'have', 'has')} 0 input or 0 output tokens (${parts.join(', ')}): they were empty or failed requests in the original service`,
     advice:
       'remove them from the file if they should not count as load; the counts above say what the replay does with each',
   };
@@ -153,11 +169,14 @@ function overContext(c: RowCounts, o: TraceCheckOptions): Outcome {
   if (context === undefined)
     return { check: 'over_context', reason: 'the model’s context is not known (give --max-context-length)' };
   if (c.overContext === 0) return null;
-  const unsized = c.unsizedRows > 0 ? ` (${num(c.unsizedRows)} text or message rows not sized)` : '';
+  const unsized =
+    c.unsizedRows > 0
+      ? ` (${num(c.unsizedRows)} text or message ${agree(c.unsizedRows, 'rows', 'row')} not sized)`
+      : '';
   return {
     check: 'over_context',
     count: c.overContext,
-    message: `${num(c.overContext)} rows ask for more than the ${num(context)}-token context (${o.contextSource ?? '--max-context-length'}; input plus output length)${unsized}: a server refuses them (vLLM: HTTP 400)`,
+    message: `${count(c.overContext, 'row')} ${agree(c.overContext, 'ask', 'asks')} for more than the ${num(context)}-token context (${o.contextSource ?? '--max-context-length'}; input plus output length)${unsized}: a server refuses them (vLLM: HTTP 400)`,
     advice: 'cap them with --synthesis-max-isl / --synthesis-max-osl, or serve a model with a longer context',
   };
 }
@@ -185,7 +204,7 @@ function quietStart(a: ArrivalHistogram): Outcome {
   return {
     check: 'quiet_start',
     count: first,
-    message: `the first 5 % of the span (${num(widthMs / 1000, 1)} s) sends ${num(first)} requests (${perS(first)}/s), ${times} than the median 5 % window (${num(typical, 1)}, ${perS(typical)}/s): the replay starts with a near-idle server`,
+    message: `the first 5 % of the span (${seconds(widthMs)} s) sends ${count(first, 'request')} (${perS(first)}/s), ${times} than the median 5 % window (${num(typical, 1)}, ${perS(typical)}/s): the replay starts with a near-idle server`,
     advice: `skip it with --fixed-schedule-start-offset ${Math.ceil((a.firstMs ?? 0) + widthMs)} (trace ms), or leave the start out of the figures you compare`,
   };
 }
@@ -199,7 +218,7 @@ function longGap(a: ArrivalHistogram): Outcome {
   return {
     check: 'long_gap',
     count: 1,
-    message: `nothing is sent for ${num(gap.gapMs / 1000, 1)} s before line ${gap.endLine}, ${num((100 * gap.gapMs) / a.spanMs, 1)} % of the trace's span (more than ${L.gapShare * 100} %): the server idles and its caches may empty`,
+    message: `nothing is sent for ${seconds(gap.gapMs)} s before line ${gap.endLine}, ${num((100 * gap.gapMs) / a.spanMs, 1)} % of the trace's span (more than ${L.gapShare * 100} %): the server idles and its caches may empty`,
     advice:
       'cut the trace around it (--fixed-schedule-start-offset / --fixed-schedule-end-offset), or read the run as two',
   };
@@ -212,7 +231,7 @@ function duplicateIds(skipped: SkipCounts): Outcome {
   return {
     check: 'duplicate_ids',
     count: repeated.count,
-    message: `${num(repeated.count)} rows repeat an earlier row's chat_id (first at lines ${lines}): each root starts its own session, a child follows the latest row with its parent's id`,
+    message: `${count(repeated.count, 'row')} ${agree(repeated.count, 'repeat', 'repeats')} an earlier row's chat_id (first at ${agree(repeated.rows.length, 'lines', 'line')} ${lines}): each root starts its own session, a child follows the latest row with its parent's id`,
     advice: 'check the file was not concatenated twice or cut from overlapping windows',
   };
 }
@@ -222,7 +241,7 @@ function developerRole(c: RowCounts): Outcome {
   return {
     check: 'developer_role',
     count: c.developerRows,
-    message: `${num(c.developerRows)} rows send a "developer" message, a role some servers refuse (vLLM: HTTP 400)`,
+    message: `${count(c.developerRows, 'row')} ${agree(c.developerRows, 'send', 'sends')} a "developer" message, a role some servers refuse (vLLM: HTTP 400)`,
     advice: '--developer-role-as-system sends them as "system" messages',
   };
 }
@@ -237,7 +256,7 @@ function unevenShards(c: RowCounts): Outcome {
   return {
     check: 'uneven_shards',
     count: largest,
-    message: `with --shard-count ${n} the largest shard sends ${num(largest)} of ${num(total)} requests (${num(share * 100, 1)} %, ${num(share * n, 2)}× an even 1/${n}; more than ${TRACE_CHECK_LIMITS.shardFactor}×): sessions never span shards, and a few long sessions weigh on one`,
+    message: `with --shard-count ${n} the largest shard sends ${num(largest)} of ${count(total, 'request')} (${num(share * 100, 1)} %, ${num(share * n, 2)}× an even 1/${n}; more than ${TRACE_CHECK_LIMITS.shardFactor}×): sessions never span shards, and a few long sessions weigh on one`,
     advice: 'use fewer shards, or size each shard’s client for the largest share',
   };
 }

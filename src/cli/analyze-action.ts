@@ -83,6 +83,21 @@ async function runCheck(
   return r.findings.length > 0 ? EXIT_TRACE_CHECK_FIRED : 0;
 }
 
+/**
+ * The trace check's own flags are read by `--check` alone; given without it they would change nothing.
+ * @throws {ConfigError} naming the first such flag given.
+ */
+function refuseCheckFlags(values: Record<string, unknown>): void {
+  for (const field of CHECK_FIELDS) {
+    if (values[field.path.join('.')] === undefined) continue;
+    const flag = `--${field.meta.flag}`;
+    throw new ConfigError(
+      `${flag} is read by the trace check only (analyze-trace --check); without --check it would change nothing: add --check or leave ${flag} out.`,
+      flag,
+    );
+  }
+}
+
 function registerAnalyze(program: Command, setExit: (code: number) => void, io: CliIo): void {
   const cmd = program
     .command('analyze-trace')
@@ -107,10 +122,12 @@ function registerAnalyze(program: Command, setExit: (code: number) => void, io: 
     let code = 0;
     const failed = await guarded(io, async () => {
       const s = synthesisFlags(synthesis.read(cmd), flags.customDatasetType);
+      const checkValues = check.read(cmd);
       if (flags.check === true) {
-        code = await runCheck(file, flags, s, check.read(cmd), io);
+        code = await runCheck(file, flags, s, checkValues, io);
         return;
       }
+      refuseCheckFlags(checkValues);
       const a = await analyzeTrace(file, {
         datasetType: flags.customDatasetType,
         ...(flags.islBlockSize === undefined ? {} : { blockSize: flags.islBlockSize }),

@@ -73,11 +73,11 @@ export const inputFields = {
    * `--bailian-linear-sessions`: a `bailian_trace` replayed on a fixed schedule forms one linear
    * session per root, siblings sent one after the other (AIPerf's way), instead of trees whose sibling
    * follow-ups each wait for their parent only (dataset/bailian-links.ts). Without a fixed schedule
-   * sessions are linear either way.
+   * sessions are linear either way. Refused without a `bailian_trace` input file (rules.ts).
    */
   bailianLinearSessions: option(z.boolean().default(false), {
     flag: 'bailian-linear-sessions',
-    help: 'bailian_trace on a fixed schedule: one linear session per root, sibling follow-ups (rows naming the same parent_chat_id) sent one after the other as AIPerf does, instead of each at its own time once its parent completed',
+    help: 'bailian_trace on a fixed schedule (needs --input-file with --custom-dataset-type bailian_trace): one linear session per root, sibling follow-ups (rows naming the same parent_chat_id) sent one after the other as AIPerf does, instead of each at its own time once its parent completed',
   }),
   /** `--isl-block-size`: tokens per hash id (default from the dataset type: 16 Bailian, 512 Mooncake). */
   islBlockSize: option(int(1).optional(), {

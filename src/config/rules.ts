@@ -41,6 +41,13 @@ const datasetRules: ConfigRule[] = [
       '--custom-dataset-type needs --input-file.',
     ),
   ),
+  rule('--bailian-linear-sessions', (c) =>
+    when(
+      c.bailianLinearSessions === true &&
+        (c.inputFile === undefined || c.customDatasetType !== 'bailian_trace'),
+      `--bailian-linear-sessions chooses how a Bailian trace's follow-ups form sessions, so it needs --input-file with --custom-dataset-type bailian_trace (got ${c.inputFile === undefined ? 'no --input-file' : `--custom-dataset-type ${c.customDatasetType ?? '(none)'}`}); leave it out.`,
+    ),
+  ),
 ];
 
 const scheduleRules: ConfigRule[] = [

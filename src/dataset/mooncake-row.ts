@@ -70,8 +70,30 @@ function parseMessages(value: unknown, at: SourceRef): PromptSpec {
     }
     const role = (message as JsonObject).role;
     if (typeof role !== 'string') throw fieldError(at, `messages[${i}].role`, 'a string', role);
+    checkContent((message as JsonObject).content, `messages[${i}].content`, at);
   }
   return { kind: 'messages', messages: value };
+}
+
+/** What a message's `content` may be, as the error names it. */
+const CONTENT_SHAPE = 'a string, null, or an array of content parts ({"type": "text", "text": …})';
+
+/**
+ * A message's `content`: absent (an assistant message with `tool_calls`), null, a string, or an
+ * array of part objects, each with a string `type` and, for a `text` part, a string `text`.
+ * @throws {DatasetError} naming `field` (e.g. `messages[2].content`) for any other shape.
+ */
+function checkContent(content: unknown, field: string, at: SourceRef): void {
+  if (content === undefined || content === null || typeof content === 'string') return;
+  if (!Array.isArray(content)) throw fieldError(at, field, CONTENT_SHAPE, content);
+  content.forEach((part: unknown, j) => {
+    const type = typeof part === 'object' && part !== null ? (part as JsonObject).type : undefined;
+    if (typeof type !== 'string' || Array.isArray(part))
+      throw fieldError(at, `${field}[${j}]`, 'a content part object with a string "type"', part);
+    const text = (part as JsonObject).text;
+    if (type === 'text' && typeof text !== 'string')
+      throw fieldError(at, `${field}[${j}].text`, 'a string', text);
+  });
 }
 
 function parsePrompt(

@@ -11,6 +11,11 @@
  * - `mooncake_trace` (ms): warn when more than {@link MOONCAKE_MIN_ROWS} rows span less than
  *   {@link MOONCAKE_MIN_SPAN_MS} ms (over a thousand requests a second: seconds written as ms).
  *
+ * A run judges the schedule it will replay: the timestamps divided by `--synthesis-speedup-ratio`
+ * (so a Bailian trace in ms replayed with `--synthesis-speedup-ratio 1000` is plausible, and the
+ * advice names the ratio that would fix the replay, never the one already given); analyze-trace
+ * judges the file itself (ratio 1).
+ *
  * Other formats carry datetimes (Azure) or are not checked. It is a warning, not an error: a trace
  * may truly be that slow or that dense.
  */
@@ -49,46 +54,52 @@ function spreadOf(values: readonly number[]): Spread | null {
 
 const fmt = (n: number): string => (Number.isInteger(n) ? String(n) : n.toPrecision(6).replace(/\.?0+$/, ''));
 
-function bailianWarning(file: string, s: Spread, scope: string): string | null {
+/** ` once replayed at --synthesis-speedup-ratio R`, or '' at ratio 1. */
+const replayedAt = (ratio: number): string =>
+  ratio === 1 ? '' : ` once replayed at --synthesis-speedup-ratio ${fmt(ratio)}`;
+
+function bailianWarning(file: string, s: Spread, scope: string, ratio: number): string | null {
   if (s.span <= BAILIAN_MAX_SPAN_S && s.medianGap <= BAILIAN_MAX_MEDIAN_GAP_S) return null;
-  const epoch = s.max >= EPOCH_MS_FLOOR ? '; the values look like epoch milliseconds' : '';
+  const epoch = s.max * ratio >= EPOCH_MS_FLOOR ? '; the values look like epoch milliseconds' : '';
   return (
-    `${file}: bailian_trace timestamps are seconds, but ${s.rows} timestamped rows (${scope}) span ${fmt(s.span)} s ` +
+    `${file}: bailian_trace timestamps are seconds, but ${s.rows} timestamped rows (${scope}) span ${fmt(s.span)} s${replayedAt(ratio)} ` +
     `(${fmt(s.span / 3600)} h) with a median gap of ${fmt(s.medianGap)} s between rows (plausible: a span up to ` +
     `${BAILIAN_MAX_SPAN_S} s and a median gap up to ${BAILIAN_MAX_MEDIAN_GAP_S} s)${epoch}. If they are milliseconds, ` +
-    'the replay waits 1,000× too long: divide them by 1000, or give --synthesis-speedup-ratio 1000.'
+    `the replay waits 1,000× too long: divide them by 1000, or give --synthesis-speedup-ratio ${fmt(ratio * 1000)}.`
   );
 }
 
-function mooncakeWarning(file: string, s: Spread, scope: string): string | null {
+function mooncakeWarning(file: string, s: Spread, scope: string, ratio: number): string | null {
   if (s.rows <= MOONCAKE_MIN_ROWS || s.span >= MOONCAKE_MIN_SPAN_MS) return null;
   return (
     `${file}: mooncake_trace timestamps are milliseconds, but ${s.rows} timestamped rows (${scope}) span ` +
-    `${fmt(s.span)} ms with a median gap of ${fmt(s.medianGap)} ms between rows (plausible: over ` +
+    `${fmt(s.span)} ms${replayedAt(ratio)} with a median gap of ${fmt(s.medianGap)} ms between rows (plausible: over ` +
     `${MOONCAKE_MIN_ROWS} rows span at least ${MOONCAKE_MIN_SPAN_MS} ms). If they are seconds, the replay runs ` +
-    '1,000× too fast: multiply them by 1000, or give --synthesis-speedup-ratio 0.001.'
+    `1,000× too fast: multiply them by 1000, or give --synthesis-speedup-ratio ${fmt(ratio / 1000)}.`
   );
 }
 
 /**
  * The unit warning of the module comment for a trace of `datasetType` whose timestamped rows have
  * `timestampsMs` (ms, as the loader converts them: a Bailian second is 1000); `scope` says which
- * rows were judged (e.g. `all rows`). Null when plausible, for fewer than 2 timestamps, or for a
- * format not checked.
+ * rows were judged (e.g. `all rows`); `speedupRatio` (`--synthesis-speedup-ratio`, default 1)
+ * divides them into the schedule judged. Null when plausible, for fewer than 2 timestamps, or for
+ * a format not checked.
  */
 export function timeUnitWarning(
   file: string,
   datasetType: string,
   timestampsMs: readonly number[],
   scope: string,
+  speedupRatio = 1,
 ): string | null {
   if (datasetType === 'bailian_trace') {
-    const s = spreadOf(timestampsMs.map((ms) => ms / 1000));
-    return s === null ? null : bailianWarning(file, s, scope);
+    const s = spreadOf(timestampsMs.map((ms) => ms / 1000 / speedupRatio));
+    return s === null ? null : bailianWarning(file, s, scope, speedupRatio);
   }
   if (datasetType === 'mooncake_trace') {
-    const s = spreadOf(timestampsMs);
-    return s === null ? null : mooncakeWarning(file, s, scope);
+    const s = spreadOf(timestampsMs.map((ms) => ms / speedupRatio));
+    return s === null ? null : mooncakeWarning(file, s, scope, speedupRatio);
   }
   return null;
 }
@@ -96,10 +107,10 @@ export function timeUnitWarning(
 /**
  * The unit warning judged on the rows in the first MiB of a Bailian or Mooncake JSONL `file` (cheap
  * at a run's start, whatever the file's size; the whole file when smaller). Lines that are not JSON
- * objects with a numeric `timestamp` are skipped (the loader reports bad ones). Null as
- * {@link timeUnitWarning}, and for other formats.
+ * objects with a numeric `timestamp` are skipped (the loader reports bad ones); `speedupRatio` as
+ * {@link timeUnitWarning}. Null as {@link timeUnitWarning}, and for other formats.
  */
-export function headTimeUnitWarning(file: string, datasetType: string): string | null {
+export function headTimeUnitWarning(file: string, datasetType: string, speedupRatio = 1): string | null {
   if (datasetType !== 'bailian_trace' && datasetType !== 'mooncake_trace') return null;
   const unitMs = datasetType === 'bailian_trace' ? 1000 : 1;
   const values: number[] = [];
@@ -118,5 +129,5 @@ export function headTimeUnitWarning(file: string, datasetType: string): string |
       // A malformed line is the loader's to report.
     }
   }
-  return timeUnitWarning(file, datasetType, values, 'in the first MiB of the file');
+  return timeUnitWarning(file, datasetType, values, 'in the first MiB of the file', speedupRatio);
 }

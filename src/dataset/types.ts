@@ -37,12 +37,13 @@ export interface ChatMessage {
 }
 
 /**
- * A message content as one text: the string itself, or the parts' texts joined with one space (as
- * AIPerf and the simulator count a content array); null for no content.
+ * A message content as one text: the string itself, or the text parts' texts joined with one space
+ * (as AIPerf and the simulator count a content array; parts without a string `text`, such as
+ * images, add nothing); null for no content (null, or absent on an assistant message with tool calls).
  */
-export function contentText(content: ChatMessage['content']): string | null {
-  if (content === null || typeof content === 'string') return content;
-  return content.map((p) => p.text).join(' ');
+export function contentText(content: ChatMessage['content'] | undefined): string | null {
+  if (content === null || content === undefined || typeof content === 'string') return content ?? null;
+  return content.flatMap((p) => (typeof p.text === 'string' ? [p.text] : [])).join(' ');
 }
 
 /**

@@ -246,7 +246,13 @@ function* prepareOne(
     request = { identity, server, target, headers, ...built };
   } catch (err) {
     const failed = unbuiltRecord(identity, err);
-    return { send: () => Promise.resolve(failed) };
+    // Counted as sent, as its record is counted done: the run's in-flight count stays balanced.
+    return {
+      send: () => {
+        deps.onSend?.();
+        return Promise.resolve(failed);
+      },
+    };
   }
   return {
     send: (scheduledNs?: number) => sendBuilt(deps, context, item, request, cancelAfterMs, scheduledNs),

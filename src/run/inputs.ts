@@ -180,7 +180,11 @@ function inputNotes(
       `--streaming is ignored: --endpoint-type ${config.endpointType} answers with one JSON body, never a stream (AIPerf ignores it too); streaming-only metrics (time to first token, inter-token latency) are not measured`,
     );
   if (config.input.kind === 'file') {
-    const unit = headTimeUnitWarning(config.input.file, config.input.datasetType);
+    const unit = headTimeUnitWarning(
+      config.input.file,
+      config.input.datasetType,
+      config.synthesisSpeedupRatio,
+    );
     if (unit !== null) warnings.push(unit);
   }
   const streamed = input.stream;

@@ -94,5 +94,5 @@ export function applyDeveloperRole(
 
 /** The console line of the rewrites: `N rows had developer messages sent as system (--developer-role-as-system)`. */
 export function describeRewrites(rewrites: DeveloperRewrites): string {
-  return `--developer-role-as-system: ${rewrites.rows} rows had their "developer" messages sent as "system"`;
+  return `--developer-role-as-system: ${rewrites.rows} ${rewrites.rows === 1 ? 'row' : 'rows'} had their "developer" messages sent as "system"`;
 }

@@ -2,7 +2,8 @@
  * Issue #29 item 8, formats and shards that cannot be confused. A trace read under another format
  * than its own is refused (profile, analyze-trace, the Mooncake loader through the package API),
  * naming the file, the fields seen and the right `--custom-dataset-type`; timestamps implausible
- * for the format's unit are warned about at a run's start and by analyze-trace. Shards of one run
+ * for the format's unit are warned about at a run's start (judged on the schedule replayed after
+ * `--synthesis-speedup-ratio`) and by analyze-trace (on the file). Shards of one run
  * (two `runProfile` shards at once against one spawned simulator) merge without the false
  * warm-cache and clock-offset warnings; a shard of a run with another trace or another model is
  * refused by `tokenload merge`, naming the shard and what differs; a clock offset beyond its
@@ -172,15 +173,32 @@ test('a Bailian trace declared mooncake_trace (and other mix-ups) is refused, na
   });
 });
 
-test('Bailian timestamps written in ms: a run warns with rows, span and median gap; merge refuses it beside a shard of the seconds trace', async () => {
-  // The run: shard 1 of another run, replayed at the pace the ms were meant for.
-  const dir = await runShard('ms-shard', 1, { inputFile: traceMs, synthesisSpeedupRatio: 10_000 });
-  const warnings = readJson(join(dir, 'profile_export_aiperf.json')).warnings as string[];
+test('Bailian timestamps written in ms: a run warns with rows, span and median gap of the schedule it replays; merge refuses it beside a shard of the seconds trace', async () => {
+  // A ratio too small for ms: the warning judges the replayed gaps and names the ratio that fits.
+  // Only the row at 0 is sent (--fixed-schedule-end-offset 0): the warning reads the file's head.
+  const slow = join(root, 'ms-slow');
+  // `overrides` come last: this run is not a shard.
+  const unsharded = shardConfig(slow, 0, {
+    ...{ inputFile: traceMs, synthesisSpeedupRatio: 2, fixedScheduleEndOffsetMs: 0 },
+    ...{ shardIndex: undefined, shardCount: undefined },
+  });
+  await runProfile(unsharded as { models: string[] }, {
+    log: SILENT,
+    stopSignal: new AbortController().signal,
+  });
+  const warnings = readJson(join(slow, 'profile_export_aiperf.json')).warnings as string[];
   const unit = warnings.filter((w) => w.includes('bailian_trace timestamps are seconds'));
   assert.equal(unit.length, 1, warnings.join('\n'));
-  assert.match(unit[0] as string, /16 timestamped rows \(in the first MiB of the file\) span \d+ s/);
+  assert.match(
+    unit[0] as string,
+    /16 timestamped rows \(in the first MiB of the file\) span \d+ s once replayed at --synthesis-speedup-ratio 2 /,
+  );
   assert.match(unit[0] as string, /median gap of \d+ s between rows/);
-  assert.match(unit[0] as string, /--synthesis-speedup-ratio 1000/);
+  assert.match(unit[0] as string, /give --synthesis-speedup-ratio 2000\.$/);
+  // The run: shard 1 of another run, with a ratio that makes the ms a plausible schedule: no warning.
+  const dir = await runShard('ms-shard', 1, { inputFile: traceMs, synthesisSpeedupRatio: 10_000 });
+  const fast = readJson(join(dir, 'profile_export_aiperf.json')).warnings as string[];
+  assert.ok(!fast.some((w) => w.includes('timestamps are seconds')), fast.join('\n'));
   // Its own trace (seconds) gets no such warning.
   const own = readJson(join(shards[1], 'profile_export_aiperf.json')).warnings as string[];
   assert.ok(!own.some((w) => w.includes('timestamps are seconds')), own.join('\n'));
@@ -196,8 +214,8 @@ test('Bailian timestamps written in ms: a run warns with rows, span and median g
 test('analyze-trace prints the unit warning for ms-valued Bailian timestamps only', async () => {
   const { analyzeTrace } = await import('../../src/analyze/analyze-trace.js');
   const ms = await analyzeTrace(traceMs, { datasetType: 'bailian_trace' });
-  assert.match(ms.timeUnitWarning ?? '', /16 timestamped rows \(all rows\)/);
-  assert.match(ms.timeUnitWarning ?? '', /divide them by 1000/);
+  assert.match(ms.timeUnitWarning ?? '', /16 timestamped rows \(all rows\) span \d+ s \(/);
+  assert.match(ms.timeUnitWarning ?? '', /divide them by 1000, or give --synthesis-speedup-ratio 1000\.$/);
   const s = await analyzeTrace(trace, { datasetType: 'bailian_trace' });
   assert.equal(s.timeUnitWarning, null);
 });

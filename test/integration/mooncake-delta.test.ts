@@ -6,7 +6,9 @@
  * assistant reply with its tool calls exactly as the simulator generated them (the simulator's own
  * non-streamed answer to the same body is the truth), then the row's new messages; later rows
  * inherit `tools`; a history-mode session is sent as stored; a failed reply adds nothing; and the
- * refusals name the file and line. Hand-written streams (the loopback fixture player) pin the
+ * refusals name the file and line, a message content of another shape among them (at load, never a
+ * client TypeError); a request whose body cannot be built is a failed request the progress does not
+ * count in flight. Hand-written streams (the loopback fixture player) pin the
  * reassembly rules the simulator does not exercise: text beside the calls, parallel calls, a piece
  * without `index`, a call without `type`, the legacy `function_call`; the history sent is read in
  * the run's inputs.json.
@@ -209,6 +211,83 @@ test('refusals name the file and line: offsets, mixed message modes, extra.messa
   const e = await profile(sim, withExtra, 'refused-extra');
   assert.equal(e.code, 1);
   assert.match(e.stderr, /extra-messages\.jsonl:1: field "extra\.messages"/);
+});
+
+test('a message content of another shape is refused at load, naming file, line and field; tool-call and image shapes pass', async () => {
+  const bad = { role: 'tool', tool_call_id: 'a', content: { x: 1 } };
+  const tool = { role: 'tool', tool_call_id: 'c', content: 'ok' };
+  const rows = [
+    AGENT[0] as Record<string, unknown>,
+    { messages: [{ role: 'user', content: 'x' }, tool, bad] },
+  ];
+  for (const mode of ['delta', 'history']) {
+    const r = await profile(
+      sim,
+      trace(`object-content-${mode}.jsonl`, mode === 'delta' ? delta(rows) : rows),
+      `object-${mode}`,
+    );
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `object-content-${mode}\\.jsonl:2: field "messages\\[2\\]\\.content": expected a string, null`,
+      ),
+    );
+    assert.doesNotMatch(r.stderr, /TypeError|no request succeeded/);
+  }
+  const part = trace('part-without-text.jsonl', [
+    { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+  ]);
+  const p = await profile(sim, part, 'part-without-text');
+  assert.equal(p.code, 1);
+  assert.match(
+    p.stderr,
+    /part-without-text\.jsonl:1: field "messages\[0\]\.content\[0\]\.text": expected a string/,
+  );
+  // An assistant message with tool calls and no content, and an image part, are sent as stored.
+  const from = sim.capturedRequests().length;
+  const shapes = [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image_url', image_url: { url: 'data:,' } },
+      ],
+    },
+    {
+      role: 'assistant',
+      tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'c', content: 'ok' },
+  ];
+  const ok = await profile(
+    sim,
+    trace('shapes.jsonl', [{ session_id: 'shapes', messages: shapes }]),
+    'shapes',
+  );
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(bodiesOf(sim, 'shapes', from)[0]?.messages, shapes);
+});
+
+test('a request that cannot be built is one failed request, and the progress never counts it in flight', async () => {
+  const run = await runCliInProcess([
+    ...['profile', '--client-warmup-ms', '0', '--ui', 'simple', '--url', sim.url, '--model', 'sim'],
+    ...[
+      '--tokenizer',
+      'builtin',
+      '--endpoint-type',
+      'template',
+      '--request-count',
+      '2',
+      '--concurrency',
+      '1',
+    ],
+    // `text` without tojson: the rendered body is not JSON, so building each request throws.
+    ...['--extra-inputs', 'payload_template:{"text": {{ text }}}', '--isl', '5', '--osl', '2'],
+    ...['--artifact-dir', join(work, 'unbuilt'), '--no-server-metrics'],
+  ]);
+  assert.match(run.stderr, /did not render JSON/);
+  assert.match(run.stderr, /progress: finished: done 2\/2 \| ok 0 \| errors 2 \| in flight 0\b/);
 });
 
 /** `data: <chunk>\n\n` of a chat chunk whose delta is `delta`. */

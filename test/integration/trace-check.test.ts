@@ -3,7 +3,10 @@
  * CLI, and what the runs send, read from the simulator's captured bodies: `--developer-role-as-system`;
  * synthetic prompts that differ across shards and workers (no session's prompt repeated in another
  * shard, the unsharded run's prompts the union of the shards'); sweep points that inherit no
- * multi-turn history from the point before. Warm-ups off: nothing here is timed.
+ * multi-turn history from the point before. Messages read a count of one in the singular and round
+ * a short gap to two significant digits; flags that would change nothing (`--max-context-length`
+ * without `--check`, `--bailian-linear-sessions` off a Bailian file) are refused. Warm-ups off:
+ * nothing here is timed.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -117,6 +120,10 @@ test('analyze-trace --check: whole-second bursts, 0-token rows, rows over the co
   );
   assert.equal(count('zero_token_rows'), 2, 'the dropped 0-request row and the kept 0-response row');
   assert.equal(count('over_context'), 1);
+  const message = (check: string) => r.findings.find((f) => f.check === check)?.message ?? '';
+  // Counts of one read in the singular.
+  assert.match(message('over_context'), /^1 row asks for more than/);
+  assert.match(message('quiet_start'), / sends 1 request \(/);
   const bursts = r.findings[0];
   assert.match(bursts?.message ?? '', /largest burst: 3 rows at one stamp/);
   assert.equal(
@@ -174,8 +181,49 @@ test('analyze-trace --check on a streamed Bailian trace: a repeated chat_id and 
     ['duplicate_ids', 'uneven_shards'],
   );
   assert.equal(c.findings[0]?.count, 1);
+  assert.match(c.findings[0]?.message ?? '', /^1 row repeats an earlier row's chat_id \(first at line 2\)/);
   // The largest shard holds session 1's 4 requests, and row 5's too if its hash sends it there.
   assert.ok((c.findings[1]?.count ?? 0) >= 4, JSON.stringify(c.findings[1]));
+});
+
+test('a 0.15 s gap reads 0.15 s; flags that would change nothing are refused, naming why', async () => {
+  const dir = tmp();
+  // Ten Mooncake rows 10 ms apart, then one 150 ms later: the gap is most of the span.
+  const stamps = [0, 10, 20, 30, 40, 50, 60, 70, 80, 230];
+  const file = join(dir, 'gap.jsonl');
+  writeFileSync(
+    file,
+    `${stamps.map((t) => JSON.stringify({ timestamp: t, input_length: 8, output_length: 2 })).join('\n')}\n`,
+  );
+  const mooncake = ['--custom-dataset-type', 'mooncake_trace'];
+  const r = await runCliProcess(['analyze-trace', file, '--check', ...mooncake, '--json']);
+  assert.equal(r.code, EXIT_TRACE_CHECK_FIRED, r.stderr);
+  const gap = (JSON.parse(r.stdout) as CheckJson).findings.find((f) => f.check === 'long_gap');
+  assert.match(gap?.message ?? '', /^nothing is sent for 0\.15 s before line 10,/);
+  // --max-context-length without --check: the description never reads it.
+  const noCheck = await runBuiltCliInProcess([
+    'analyze-trace',
+    file,
+    ...mooncake,
+    '--max-context-length',
+    '100',
+  ]);
+  assert.equal(noCheck.code, 2, noCheck.stderr);
+  assert.match(
+    noCheck.stderr,
+    /--max-context-length is read by the trace check only \(analyze-trace --check\)/,
+  );
+  // --bailian-linear-sessions with another format, or with no file.
+  const base = ['profile', '-m', 'm', '--url', sim.url, ...NO_WARMUP, '--bailian-linear-sessions'];
+  const other = await runBuiltCliInProcess([...base, '--input-file', file, ...mooncake]);
+  assert.equal(other.code, 2, other.stderr);
+  assert.match(
+    other.stderr,
+    /--bailian-linear-sessions .* needs --input-file with --custom-dataset-type bailian_trace \(got --custom-dataset-type mooncake_trace\)/,
+  );
+  const none = await runBuiltCliInProcess(base);
+  assert.equal(none.code, 2, none.stderr);
+  assert.match(none.stderr, /--bailian-linear-sessions .*\(got no --input-file\)/);
 });
 
 test('profile on a trace warns with the check’s counts, never fails; --developer-role-as-system sends developer messages as system', async () => {
