@@ -61,7 +61,8 @@ function put(timing: ServerTiming, key: TimingKey, from: Json, name: string): vo
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) timing[key] = value;
   else if (value !== undefined && value !== null) {
     const shown = `${name}=${typeof value === 'string' ? JSON.stringify(value) : String(value)}`;
-    if (!(timing.invalid ??= []).includes(shown)) timing.invalid.push(shown);
+    timing.invalid ??= [];
+    if (!timing.invalid.includes(shown)) timing.invalid.push(shown);
   }
 }
 
