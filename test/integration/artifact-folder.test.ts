@@ -244,14 +244,11 @@ test('a re-run that fails on its input keeps the earlier run, and says so; one t
   const dir = folderOfEarlierRun(false);
   const rows = join(dir, 'rows.jsonl');
   writeFileSync(rows, '{"text":"hello"}\n{"text":"world"}\n');
-  const bailian = join(dir, 'bailian.jsonl');
-  writeFileSync(
-    bailian,
-    '{"chat_id":1,"parent_chat_id":-1,"timestamp":0,"input_length":9,"output_length":2}\n',
-  );
+  const bad = join(dir, 'bad.jsonl');
+  writeFileSync(bad, '{"text":"hello"}\n{"text": 5}\n');
   const failures: Array<[string[], RegExp]> = [
     [['--tokenizer', join(dir, 'no-such-tokenizer.json')], /no-such-tokenizer\.json/],
-    [['--input-file', bailian, '--custom-dataset-type', 'single_turn'], /bailian\.jsonl:1: /],
+    [['--input-file', bad, '--custom-dataset-type', 'single_turn'], /bad\.jsonl:2: /],
     [['--input-file', rows, '--custom-dataset-type', 'single_turn', '--fixed-schedule'], /no timestamp/],
     [['--url', 'http://127.0.0.1:9'], /127\.0\.0\.1:9/],
   ];
