@@ -66,6 +66,12 @@ export interface RecordLineMetadata {
    * own timing of the request; null when its answer carried none (tokenload's).
    */
   server_timing_source: ServerTimingSource | null;
+  /**
+   * The `session_id` of the `inputs.json` entry whose body this request is: `conversation_id` but for
+   * a branch of a Bailian tree replay (`<root chat_id>/<chat_id>`); with `turn_index` it names the
+   * request's turn uniquely (tokenload's).
+   */
+  session_id: string;
 }
 
 /** The part of {@link TimeBase} the writer needs: monotonic ns → epoch ns. */
@@ -113,6 +119,7 @@ function metadataOf(record: LineRecord, time: EpochConverter): RecordLineMetadat
     itl_per_chunk_fallback: record.itlPerChunkFallback === true,
     usage: raw.usage,
     server_timing_source: record.serverTimingSource ?? null,
+    session_id: raw.sessionId ?? raw.conversationId,
   };
 }
 
@@ -169,7 +176,8 @@ export function metadataText(record: LineRecord, time: EpochConverter): string {
     `,"input_tokens":${JSON.stringify(raw.inputTokens)},"sent_prompt_tokens":${JSON.stringify(raw.sentPromptTokens ?? null)}` +
     `,"prompt_layout":${JSON.stringify(raw.promptLayout ?? null)},"isl_source":${JSON.stringify(record.islSource ?? null)}` +
     `,"osl_source":${JSON.stringify(record.oslSource)},"itl_per_chunk_fallback":${record.itlPerChunkFallback === true}` +
-    `,"usage":${JSON.stringify(raw.usage)},"server_timing_source":${JSON.stringify(record.serverTimingSource ?? null)}}`
+    `,"usage":${JSON.stringify(raw.usage)},"server_timing_source":${JSON.stringify(record.serverTimingSource ?? null)}` +
+    `,"session_id":${JSON.stringify(raw.sessionId ?? raw.conversationId)}}`
   );
 }
 

@@ -232,6 +232,9 @@ function rawOf(
   setIfNotNull(raw, 'requestType', meta.strOrNull('request_type'));
   setIfNotNull(raw, 'sentPromptTokens', meta.intOrNull('sent_prompt_tokens'));
   setIfNotNull(raw, 'promptLayout', meta.strOrNull('prompt_layout'));
+  // Absent in files written before the field existed; the writer's `?? conversationId` reversed.
+  const session = meta.has('session_id') ? meta.str('session_id') : raw.conversationId;
+  if (session !== raw.conversationId) raw.sessionId = session;
   return raw;
 }
 

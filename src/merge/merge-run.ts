@@ -240,15 +240,16 @@ function slowStartWarnings(p: Plan, fold: Awaited<ReturnType<typeof foldRecords>
 
 /**
  * Without a merged ideal prefix cache (merge/merged-ideal.ts), each request's ideal counts only its
- * own shard's earlier requests: the warm-cache warning it would give is dropped, and a warning says
- * why the cache check is not judged.
+ * own shard's earlier requests: the over-the-ideal count is not judged (`over_reported` null, the
+ * console says so), the warm-cache warning it would give is dropped, and a warning says why.
  */
 function unjudgedCache(summary: Summary, why: string): void {
   if (summary.cacheCheck === null) return;
   const warm = new Set(cacheWarnings(summary.cacheCheck));
   summary.warnings = summary.warnings.filter((w) => !warm.has(w));
+  summary.cacheCheck.over_reported = null;
   summary.warnings.push(
-    `the cache check is not judged: the ideal prefix cache over all shards could not be computed (${why}); each request's ideal_cached_tokens counts only its own shard's earlier requests, so the over-the-ideal count may take another shard's blocks for a warm cache`,
+    `the cache check is not judged: the ideal prefix cache over all shards could not be computed (${why}); each request's ideal_cached_tokens counts only its own shard's earlier requests, so no over-the-ideal count is given (another shard's blocks would look like a warm cache)`,
   );
 }
 

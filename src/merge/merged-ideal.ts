@@ -5,14 +5,23 @@
  * system prompt every session shares). Judged per shard, the cache check would take those hits for
  * a cache left warm. Here the merge loads the run's input again (the first shard's `input_config`,
  * through the run's own loader: the same sessions, synthesis and block ids), rebuilds each
- * request's blocks from its `conversation_id` and `turn_index` (dataset/prefix-chain.ts, with the
- * tail key the sender used), admits them per server in the order the requests started
+ * request's blocks from its session and `turn_index` (dataset/prefix-chain.ts, with the tail key the
+ * sender used), admits them per server in the order the requests started
  * (`request_start_ns` on the merged time base) and settles each at its `sent` time, as a run does.
  *
  * A request is admitted as a run admits it: its turn is a synthesized prompt and it was sent whole
  * (its `prompt_layout` is one user message, no system prompt), failed requests included. When the
  * input cannot be loaded again (moved, another machine) or a record names a turn it does not
  * have, the result says why, and the merge keeps the shards' own figures without judging them.
+ *
+ * A request's session is its record's `session_id`, not its `conversation_id`: in a Bailian tree
+ * replay every request of a tree is recorded under the root's id with its depth as `turn_index`, so
+ * sibling follow-ups share that pair, while `session_id` names the branch session
+ * (`<root>/<chat_id>`, the `inputs.json` entry and the sender's tail key). The record carries it
+ * because nothing else ties a request to its row for sure: two siblings may have the same ISL, and
+ * their send times depend on their parents' answers. Records written before the field existed read
+ * it as `conversation_id`, which is right for every session but a tree's branches: with a tree
+ * replay's input, such records leave the cache check not judged.
  */
 
 import { planRun } from '../config/plan.js';
@@ -35,11 +44,22 @@ interface Sent {
   blocks: readonly CacheBlock[];
 }
 
-/** Turns of synthesized prompts by `conversation:turn` (the sender's tail key). */
+/** Why records without `session_id` cannot be matched to a tree replay's requests. */
+const NO_SESSION_ID =
+  'the records carry no session_id (written by a tokenload before it), so the sibling requests of a Bailian tree replay cannot be told apart';
+
+/**
+ * Turns of synthesized prompts by `session:turn_index` (the sender's tail key): a tree's branch by
+ * its own id, its turns from its depth on.
+ */
 function turnsByKey(dataset: Dataset): Map<string, Turn> {
   const out = new Map<string, Turn>();
   for (const c of dataset.conversations)
-    for (const t of c.turns) if (t.prompt.kind === 'synthetic') out.set(`${c.id}:${t.index}`, t);
+    for (const t of c.turns) {
+      // A branch's turns are sent (and recorded) at their depth in the tree (timing/fixed-schedule.ts).
+      const index = (c.branch?.depth ?? 0) + t.index;
+      if (t.prompt.kind === 'synthetic') out.set(`${c.id}:${index}`, t);
+    }
   return out;
 }
 
@@ -62,16 +82,19 @@ async function sentRequests(
   sources: readonly RecordSource[],
   time: EpochBase,
   turns: ReadonlyMap<string, Turn>,
+  tree: boolean,
 ): Promise<Sent[] | string> {
   const sent: Sent[] = [];
-  for await (const { record } of mergeRecordFiles(sources, time)) {
+  for await (const { record, text } of mergeRecordFiles(sources, time)) {
+    if (tree && !text.includes('"session_id":')) return NO_SESSION_ID;
     const raw = record.raw;
     if (raw.promptLayout !== 'user×1') continue;
-    const key = `${raw.conversationId}:${raw.turnIndex}`;
+    const session = raw.sessionId ?? raw.conversationId;
+    const key = `${session}:${raw.turnIndex}`;
     const turn = turns.get(key);
     if (turn === undefined) {
       if (record.metrics.ideal_cached_tokens === undefined) continue;
-      return `a record names conversation ${raw.conversationId} turn ${raw.turnIndex}, which the input loaded again has no synthesized prompt for`;
+      return `a record names session ${session} turn ${raw.turnIndex}, which the input loaded again has no synthesized prompt for`;
     }
     if (turn.prompt.kind !== 'synthetic') continue;
     const p = turn.prompt;
@@ -100,7 +123,8 @@ export async function mergedIdeal(
   if (typeof dataset === 'string') return { unavailable: dataset };
   let sent: Sent[] | string;
   try {
-    sent = await sentRequests(sources, time, turnsByKey(dataset));
+    const tree = dataset.conversations.some((c) => c.branch !== undefined);
+    sent = await sentRequests(sources, time, turnsByKey(dataset), tree);
   } catch (err) {
     return { unavailable: (err as Error).message };
   }

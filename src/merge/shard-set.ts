@@ -61,7 +61,8 @@ function checkIndices(shards: readonly IdentifiedShard[]): void {
 /**
  * Refuses shards that do not record one run identity (`shard.run_identity`, shard/run-identity.ts):
  * a shard without one, another trace (size or head-and-tail digest), or other options (the differing
- * `input_config` keys named), each against the first shard.
+ * `input_config` keys named; a default given on one shard and left out on another is no
+ * difference, shard/run-identity.ts `optionDifferences`), each against the first shard.
  */
 function checkIdentity(shards: readonly IdentifiedShard[]): void {
   const lacking = shards.filter((s) => s.shard.run_identity === undefined);
@@ -80,8 +81,10 @@ function checkIdentity(shards: readonly IdentifiedShard[]): void {
           `${s.summary.input_config.inputFile ?? 'no file'} (${b.trace_bytes ?? '-'} bytes, digest ${b.trace_sha256 ?? 'none'})`,
       );
     if (a.options_sha256 === b.options_sha256) continue;
+    // Digests of another tokenload (before defaults were resolved) differ for a default spelled out.
     const diff = optionDifferences(first.summary.input_config, s.summary.input_config);
-    const what = diff.length === 0 ? 'options_sha256' : diff.join('; ');
+    if (diff.length === 0) continue;
+    const what = diff.join('; ');
     throw new ShardSetError(
       `the shards are not of one run: ${named(s)} differs from ${named(first)} in the options that decide what is sent: ${what}`,
     );

@@ -42,8 +42,12 @@ export interface CacheCheckSummary {
   reported_hit_ratio: number | null;
   /** Σ `ideal_cached_tokens` of the reporting requests (to read beside reported_cached_tokens). */
   ideal_cached_tokens_of_reported: number;
-  /** Reporting requests with reported > ideal + slack. */
-  over_reported: number;
+  /**
+   * Reporting requests with reported > ideal + slack; null when not judged (`tokenload merge` could
+   * not compute the ideal over all shards, merge/merged-ideal.ts: a shard's own ideals would take
+   * another shard's blocks for a warm cache).
+   */
+  over_reported: number | null;
 }
 
 function ratio(part: number, whole: number): number | null {
@@ -57,7 +61,7 @@ function metric(record: LineRecord, tag: string): number | undefined {
 
 /** Sums the cache figures of successful requests as they complete. */
 export class CacheCheck {
-  private readonly s: CacheCheckSummary = {
+  private readonly s: CacheCheckSummary & { over_reported: number } = {
     requests_with_ideal: 0,
     ideal_cached_tokens: 0,
     ideal_prompt_tokens: 0,
@@ -107,7 +111,8 @@ export class CacheCheck {
 export function cacheWarnings(c: CacheCheckSummary | null): string[] {
   if (c === null) return [];
   const n = c.over_reported;
-  if (n < CACHE_WARN_MIN_REQUESTS || n < (CACHE_WARN_SHARE_PCT / 100) * c.requests_reported) return [];
+  if (n === null || n < CACHE_WARN_MIN_REQUESTS || n < (CACHE_WARN_SHARE_PCT / 100) * c.requests_reported)
+    return [];
   return [
     `${n} of ${c.requests_reported} requests report more cached prompt tokens than an ideal prefix cache ` +
       `holds from this run's earlier requests (reported ${c.reported_cached_tokens} vs ideal ` +
@@ -138,6 +143,6 @@ export function cacheCheckLine(c: CacheCheckSummary | null): string | null {
   const reported =
     c.requests_reported === 0
       ? `the server reported no cached_tokens (0 of ${n} requests: unknown, not 0)`
-      : `server reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} of ${n} requests reported cached tokens${others}); ${c.over_reported} over the ideal`;
+      : `server reported ${pct(c.reported_hit_ratio)} (${c.requests_reported} of ${n} requests reported cached tokens${others}); ${c.over_reported === null ? 'not judged against the ideal (see the warning)' : `${c.over_reported} over the ideal`}`;
   return `Prefix cache: ${ideal}, ${reported}`;
 }

@@ -32,6 +32,7 @@ export function emptyRecord(id: RequestIdentity): RawRecord {
     error: null,
     cancelled: false,
   };
+  if (id.sessionId !== undefined) raw.sessionId = id.sessionId;
   if (id.requestType !== undefined) raw.requestType = id.requestType;
   if (id.promptLayout !== undefined) raw.promptLayout = id.promptLayout;
   if (id.sentPromptTokens !== undefined) raw.sentPromptTokens = id.sentPromptTokens;

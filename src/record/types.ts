@@ -101,6 +101,13 @@ export interface ToolReply {
  */
 export interface RequestIdentity {
   conversationId: string;
+  /**
+   * The session's own id when it is not `conversationId`: a branch session of a Bailian tree replay
+   * (`<root id>/<chat_id>`, dataset/types.ts), whose requests are recorded under the tree's root id.
+   * With `turnIndex` it names the request's turn uniquely (`tokenload merge` rebuilds its prompt from
+   * it, merge/merged-ideal.ts); absent for every other session.
+   */
+  sessionId?: string;
   /** 0-based turn index within the conversation. */
   turnIndex: number;
   /** 0-based index of the conversation in dispatch order (AIPerf `session_num`). */
@@ -330,6 +337,7 @@ export type LineError = Omit<RecordError, 'failedAtNs'>;
 export type LineRawField =
   | 'sessionNum'
   | 'conversationId'
+  | 'sessionId'
   | 'turnIndex'
   | 'xRequestId'
   | 'xCorrelationId'

@@ -121,7 +121,10 @@ export function cacheSection(run: RunData): string {
     ],
   ];
   const table = htmlTable(['', 'requests', 'cached tokens', 'prompt tokens', 'hit ratio'], rows);
-  const over = `<p class="muted">${count(c.over_reported)} requests reported more cached tokens than the ideal plus the slack (chat template overhead + max(16 tokens, 5 % of the prompt)).</p>`;
+  const over =
+    c.over_reported === null
+      ? '<p class="muted">Requests reporting more cached tokens than the ideal: not judged (see the warnings).</p>'
+      : `<p class="muted">${count(c.over_reported)} requests reported more cached tokens than the ideal plus the slack (chat template overhead + max(16 tokens, 5 % of the prompt)).</p>`;
   return `<section id="prefix-cache"><h2>Prefix cache</h2>${table}${over}</section>`;
 }
 

@@ -145,6 +145,7 @@ function identityOf(
   const conversationId = treeIdOf(conversation);
   return {
     conversationId,
+    ...(conversation.id === conversationId ? {} : { sessionId: conversation.id }),
     turnIndex: turn.index,
     sessionNum,
     xRequestId: randomUUID(),
