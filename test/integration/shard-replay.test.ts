@@ -39,13 +39,17 @@ const LATE = /passed .* before this run was ready/;
 let single: RunningSimulator;
 let sharded: RunningSimulator;
 
-before(async () => {
+/** Two fresh simulators (empty prefix caches), for a first start or a second one. */
+async function freshSimulators(): Promise<void> {
+  await Promise.all([single?.close(), sharded?.close()]);
   const options = { mode: 'fixed' as const, ttftMs: 1, itlMs: 0, models: [MODEL] };
   [single, sharded] = await Promise.all([
     startSimulator(options, { captureRequests: true }),
     startSimulator(options, { captureRequests: true }),
   ]);
-});
+}
+
+before(freshSimulators);
 
 after(async () => {
   await Promise.all([single?.close(), sharded?.close()]);
@@ -105,10 +109,13 @@ async function singleRun(startAtMs: number): Promise<Run> {
 
 /**
  * The unsharded run and the four shards, started together on one `--start-at`; once more with a
- * later start when one was not ready in time. `from`: the sharded simulator's first request of it.
+ * later start (against fresh simulators) when one was not ready in time. `from`: the sharded
+ * simulator's first request of it.
  */
 async function allRuns(): Promise<{ runs: [Run, ...Run[]]; startAtMs: number; from: [number, number] }> {
   for (const aheadMs of [START_AHEAD_MS, 3 * START_AHEAD_MS]) {
+    // A second start meets servers whose caches the first warmed: each reports more than the ideal.
+    if (aheadMs > START_AHEAD_MS) await freshSimulators();
     const from: [number, number] = [single.capturedRequests().length, sharded.capturedRequests().length];
     const startAtMs = Date.now() + aheadMs;
     const runs = await Promise.all([
