@@ -4,10 +4,11 @@
  * Little's law holding in the window (the client's own in-flight count against the records'
  * throughput × latency). The server verdict is in test/serial/server-verdict.test.ts. The runs
  * turn the client warm-up off (`--client-warmup-ms 0`: they read windows, counts and verdict
- * reasons), all but the ramped rate's, whose window is read against the times of its rate series.
+ * reasons). The ramped rate's window, read against the times of its rate series, is in
+ * test/serial/steady-state-ramp.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -195,47 +196,6 @@ test('a queue behind a --concurrency cap is no steady state; a run with no succe
   } finally {
     await slow.close();
     await failing.close();
-  }
-});
-
-test('open loop: a rate ramped up for 3 s then held at 60/s has its steady window from about 3 s, at the held rate', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tokenload-steady-'));
-  const series = join(dir, 'series.json');
-  writeFileSync(series, '{"points":[{"time_s":0,"qps":4},{"time_s":3,"qps":60},{"time_s":10,"qps":60}]}');
-  const slow = await startSimulator({ mode: 'fixed', ttftMs: 50, itlMs: 12, models: [MODEL] });
-  try {
-    const flags = ['--osl', '5', '--request-rate-series', series, '--arrival-pattern', 'constant'];
-    const exit = await runCliInProcess([
-      'profile',
-      '--model',
-      MODEL,
-      '--tokenizer',
-      'builtin',
-      '--streaming',
-      ...flags,
-      '--url',
-      slow.url,
-      '--artifact-dir',
-      join(dir, 'run'),
-      '--ui',
-      'none',
-      '--no-server-metrics',
-    ]);
-    assert.equal(exit.code, 0, exit.stderr);
-    const { summary } = readRunArtifacts<Summary>(join(dir, 'run'));
-    const s = summary.steady_state;
-    assert.equal(s?.method, 'mser5', JSON.stringify(s));
-    // Not before the ramp ends; a busy machine (the parallel group) can push MSER-5 a batch or two later.
-    assert.ok(s.start_s >= 2 && s.start_s <= 5.5, `window from ${s.start_s} s; the ramp ends at 3 s`);
-    // Inside the window the rate is the held 60/s; the whole run's is diluted by the ramp.
-    const steadyRate = s.metrics?.request_throughput?.avg ?? 0;
-    assert.ok(Math.abs(steadyRate - 60) < 6, `steady ${steadyRate} req/s`);
-    assert.ok(
-      summary.request_throughput.avg < 0.95 * steadyRate,
-      `whole run ${summary.request_throughput.avg} req/s`,
-    );
-  } finally {
-    await slow.close();
   }
 });
 
