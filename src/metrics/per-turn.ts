@@ -14,6 +14,7 @@ import type { MetricUnit } from '../record/metric-types.js';
 import type { LineRecord } from '../record/types.js';
 import { type PercentileInterval, percentileConfidenceOfView } from './percentile-ci.js';
 import { metricByTag } from './registry.js';
+import type { ServerDistribution } from './servers.js';
 import { statsOfView } from './stats.js';
 import { type SpillBudget, ValueStore } from './value-store.js';
 
@@ -37,14 +38,7 @@ export type PerTurnMetric = (typeof PER_TURN_METRICS)[number];
  * count, and the 95 % interval of p50, p90 and p99 (./percentile-ci.ts) over its successful requests
  * (for `usage_cached_tokens`, over those counted in {@link TurnCache.requests_reported}).
  */
-export interface TurnDistribution {
-  unit: MetricUnit;
-  avg: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  count: number;
+export interface TurnDistribution extends ServerDistribution {
   ci95: { p50: PercentileInterval; p90: PercentileInterval; p99: PercentileInterval };
 }
 

@@ -133,36 +133,26 @@ test('one replica that templates and one that does not, read as one server, woul
   );
 });
 
+/**
+ * `profile` through the built CLI against the plain simulator and `other` (a fixture player), 6
+ * requests at concurrency 2 (3 sessions each): the run's folder and its exit.
+ */
+async function againstPlainAnd(other: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
+  const r = await runCliProcess([
+    ...['profile', '-m', 'Qwen/Qwen3-8B', '--tokenizer', 'builtin', '--endpoint-type', 'chat', '--streaming'],
+    ...['--url', plain.url, '--url', other, '--request-count', '6', '--concurrency', '2'],
+    ...['--client-warmup-ms', '0', '--ui', 'none', '--artifact-dir', dir],
+  ]);
+  return { dir, r };
+}
+
 test('a replica whose streams are cumulative is named by its own stream-integrity counts', async () => {
   const cumulative = loadFixtures().filter((f) => f.name === 'b37-cumulative-text-chunks');
   assert.equal(cumulative.length, 1);
   const player = await startFixturePlayer(cumulative);
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
-    const r = await runCliProcess([
-      'profile',
-      '-m',
-      'Qwen/Qwen3-8B',
-      '--tokenizer',
-      'builtin',
-      '--endpoint-type',
-      'chat',
-      '--streaming',
-      '--url',
-      plain.url,
-      '--url',
-      player.origin,
-      '--request-count',
-      '6',
-      '--concurrency',
-      '2',
-      '--client-warmup-ms',
-      '0',
-      '--ui',
-      'none',
-      '--artifact-dir',
-      dir,
-    ]);
+    const { dir, r } = await againstPlainAnd(player.origin);
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
     const byUrl = new Map(summary.servers.map((s) => [s.url, s.stream_integrity]));
@@ -194,31 +184,7 @@ test('a replica whose every request failed says why on its own line, and its ent
   assert.equal(refusing.length, 1);
   const player = await startFixturePlayer(refusing);
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'tokenload-server-checks-'));
-    const r = await runCliProcess([
-      'profile',
-      '-m',
-      'Qwen/Qwen3-8B',
-      '--tokenizer',
-      'builtin',
-      '--endpoint-type',
-      'chat',
-      '--streaming',
-      '--url',
-      plain.url,
-      '--url',
-      player.origin,
-      '--request-count',
-      '6',
-      '--concurrency',
-      '2',
-      '--client-warmup-ms',
-      '0',
-      '--ui',
-      'none',
-      '--artifact-dir',
-      dir,
-    ]);
+    const { dir, r } = await againstPlainAnd(player.origin);
     const summary = JSON.parse(readFileSync(join(dir, 'profile_export_aiperf.json'), 'utf8')) as Summary;
     const failing = summary.servers.find((s) => s.url === player.origin);
     assert.deepEqual(
