@@ -48,7 +48,13 @@ function runGuarded(command: string, args: string[]): Promise<ProcessExit> {
 }
 
 function tokenload(artifactDir: string): Promise<ProcessExit> {
-  return runGuarded(process.execPath, [...ENTRY.execArgv, ENTRY.path, ...PROFILE, '--artifact-dir', artifactDir]);
+  return runGuarded(process.execPath, [
+    ...ENTRY.execArgv,
+    ENTRY.path,
+    ...PROFILE,
+    '--artifact-dir',
+    artifactDir,
+  ]);
 }
 
 test('a folder under /proc: refused at once with the reason, exit 1 (it hung a core before)', async () => {
