@@ -45,15 +45,15 @@ function staleness() {
   const expected = new Set([...sources.keys()].map((f) => join('test-build', f.replace(/\.ts$/, '.js'))));
   const missing = [...expected].filter((f) => !built.has(f));
   const orphans = [...built.keys()].filter((f) => !expected.has(f));
-  if (missing.length > 0) return `${missing.length} source file(s) not compiled (${missing[0]})`;
+  if (missing.length > 0) return `${missing.length} source file(s) without a compiled file (${missing[0]})`;
   if (orphans.length > 0) return `${orphans.length} compiled file(s) without a source (${orphans[0]})`;
-  if (newest > oldest) return 'a source or tsconfig file changed since the compile';
+  if (newest > oldest) return 'a source or tsconfig file changed since the last compile';
   return undefined;
 }
 
 const why = process.argv.includes('--if-stale') ? staleness() : 'asked';
 if (why !== undefined) {
-  if (why !== 'asked') process.stderr.write(`test-build/: ${why}: compiling (npm run test:build)\n`);
+  if (why !== 'asked') process.stderr.write(`${why}: compiling test-build/ (npm run test:build)\n`);
   rmSync(OUT, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   try {
