@@ -19,7 +19,6 @@ import type { RequestTarget } from '../export/run-status.js';
 import type { RunStatus, SummaryExportContext } from '../export/summary-json.js';
 import { runSlos } from '../metrics/goodput.js';
 import { responseWarnings } from '../metrics/response-checks.js';
-import { slowFirstWaveNote } from '../metrics/start-up.js';
 import type { Summary } from '../metrics/summary.js';
 import { SpillBudget } from '../metrics/value-store.js';
 import { writeReport } from '../report/html.js';
@@ -196,11 +195,7 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
   // The values are not needed past here (the report reads the merged file): free them and their files.
   fold.summary.release();
   const config = p.first.summary.input_config;
-  const startUp = fold.startUpSection();
-  const slowStart = startUp === null ? null : slowFirstWaveNote(startUp, warmupAsked(config));
   summary.warnings.push(
-    // As a run places it: before the responses' warnings (run/finish.ts).
-    ...(slowStart === null ? [] : [slowStart]),
     ...responseWarnings(summary.responses, usageContext(config)),
     ...clockWarnings(shards),
     ...apartWarnings(p),
@@ -216,17 +211,6 @@ function summarizeFold(p: Plan, folded: Awaited<ReturnType<typeof foldRecords>>)
     extra: extraSections(p.set, fold, shards, summary),
   };
   return { ctx, shards, recordCount, spill: fold.spillUsed() };
-}
-
-/**
- * Whether the shards ran a warm-up phase against the server (`--warmup-request-count`,
- * `--warmup-duration` or `--num-warmup-sessions` in their `input_config`): a run's slow first wave is
- * noted only without one (metrics/start-up.ts).
- */
-function warmupAsked(config: Record<string, unknown>): boolean {
-  return ['warmupRequestCount', 'warmupDurationSeconds', 'numWarmupSessions'].some(
-    (key) => config[key] !== undefined && config[key] !== null,
-  );
 }
 
 /**
