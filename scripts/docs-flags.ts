@@ -17,9 +17,10 @@ import { pathToFileURL } from 'node:url';
 import type { Argument, Command, Help, Option } from 'commander';
 import { AIPERF_OPTIONS, type AiperfOption } from '../src/cli/aiperf-options.js';
 import { createProgram } from '../src/cli/main.js';
+import { packageRoot } from '../src/util/package-root.js';
 
-/** The repository root. */
-const ROOT = join(import.meta.dirname, '..');
+/** The repository root (found from the package, so the same when this file runs compiled for the tests). */
+const ROOT = packageRoot();
 
 /** The command that regenerates every file below, as a stale-file message names it. */
 export const REGENERATE = 'npm run docs:flags';

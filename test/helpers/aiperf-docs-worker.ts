@@ -6,7 +6,7 @@
  * the parent one {@link WorkerResult} per row over IPC. Running the rows in a few such processes
  * lets them overlap (each process has one working directory and one stderr to capture).
  *
- *     fork(this file, [JSON of the simulator URLs, 'page#index', ...], { execArgv: ['--import', import.meta.resolve('tsx')] })
+ *     fork(this file, [JSON of the simulator URLs, 'page#index', ...], { execArgv }) (test/helpers/child-module.ts)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,9 +5,10 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { PROJECT_ROOT } from './test-cache.js';
 
 /** Where the corpus lives. */
-export const COMMANDS_FILE = join(import.meta.dirname, '..', 'fixtures', 'aiperf-docs', 'commands.json');
+export const COMMANDS_FILE = join(PROJECT_ROOT, 'test', 'fixtures', 'aiperf-docs', 'commands.json');
 
 /** The class of one documented command run as `tokenload profile`. */
 export type ConformanceClass =
@@ -191,7 +192,7 @@ export const FRAGMENT_MODEL = 'fragment-model';
 const FILE_FLAGS = new Set(['--input-file']);
 
 /** The project's root folder (sample paths are relative to it). */
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = PROJECT_ROOT;
 
 /**
  * A sample of one trace format from the project, supplied for a file a page names (and whose

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import type { RawRecord } from '../../src/record/types.js';
 import { type SendOnceOptions, sendOnce } from './send-once.js';
+import { PROJECT_ROOT } from './test-cache.js';
 
 /** A scripted write: `data` as UTF-8 or `hex` as raw bytes, not before `atMs` after the headers. */
 export interface FixtureWrite {
@@ -94,10 +95,10 @@ export interface FixturePlayer {
 }
 
 /** Directory holding the handed fixture files (copied from the shared set, kept identical). */
-export const FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse');
+export const FIXTURE_DIR = join(PROJECT_ROOT, 'test', 'fixtures', 'sse');
 
 /** Directory holding tokenload's own fixtures, same format, named `t<NN>-…` (see its README). */
-export const OWN_FIXTURE_DIR = join(import.meta.dirname, '..', 'fixtures', 'sse-tokenload');
+export const OWN_FIXTURE_DIR = join(PROJECT_ROOT, 'test', 'fixtures', 'sse-tokenload');
 
 /** Reads every `*.json` fixture of {@link FIXTURE_DIR}, sorted by name. */
 export function loadFixtures(dir: string = FIXTURE_DIR): Fixture[] {

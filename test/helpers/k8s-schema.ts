@@ -6,11 +6,11 @@
  * fields the JSON schemas let through (what `kubectl apply --validate=strict` refuses).
  */
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { PROJECT_ROOT } from './test-cache.js';
 
 /** The repository root, where `kubernetes-models` resolves from. */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = PROJECT_ROOT;
 
 /** Any Kubernetes object: `apiVersion` `group/version` (or `v1`), `kind`, `metadata.name`. */
 export interface K8sObject {

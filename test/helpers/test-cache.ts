@@ -6,10 +6,15 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../src/util/package-root.js';
 
-/** The project root (this file is `test/helpers/test-cache.ts`). */
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The project root, the folder of tokenload's package.json: the same whether this file runs from
+ * `test/helpers/` (through tsx) or compiled in `test-build/test/helpers/` (`npm test`). Every path
+ * to a file that is not compiled (fixtures, docs, assets, examples) is made from it, never from
+ * `import.meta.url`, which points into `test-build/` in the compiled tree.
+ */
+export const PROJECT_ROOT = packageRoot();
 
 /** Absolute path of the cache folder. */
 export const TEST_CACHE = join(PROJECT_ROOT, 'node_modules', '.cache', 'tokenload-test');

@@ -14,18 +14,19 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/server.js';
 import { loadCommands, rowName, serverCount } from '../helpers/aiperf-docs.js';
 import type { WorkerResult } from '../helpers/aiperf-docs-worker.js';
+import { childModule } from '../helpers/child-module.js';
 
 const rows = loadCommands().filter((r) => r.expect?.class !== undefined);
 /** One simulator for each distinct server the most a row names (multi-url-load-balancing.md: 4). */
 const servers = Math.max(1, ...rows.map(serverCount));
 /** Child processes running the rows. */
 const JOBS = 2;
-const WORKER = join(import.meta.dirname, '..', 'helpers', 'aiperf-docs-worker.ts');
+/** The worker module, in the form this test runs in (sources or compiled: test/helpers/child-module.ts). */
+const WORKER = childModule(import.meta.url, '../helpers/aiperf-docs-worker');
 
 /** Each row's result, settled when its worker sends it (or fails). */
 const pending = new Map(
@@ -41,10 +42,10 @@ const pending = new Map(
 
 /** Starts one worker on `names`; a worker that ends early fails the rows it had left. */
 function startWorker(urls: string[], names: string[]): ChildProcess {
-  const child = fork(WORKER, [JSON.stringify(urls), ...names], {
-    // tsx by its path: a row runs with a temporary folder as the working directory, where the
-    // worker threads of the built CLI (which inherit this flag) would not find the bare name.
-    execArgv: ['--import', import.meta.resolve('tsx')],
+  const child = fork(WORKER.path, [JSON.stringify(urls), ...names], {
+    // From the sources, tsx by its path: a row runs with a temporary folder as the working directory,
+    // where the worker threads of the built CLI (which inherit this flag) would not find the bare name.
+    execArgv: WORKER.execArgv,
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';

@@ -4,7 +4,7 @@
  * thread, ignoring SIGTERM), and on a read-only file system (reported as ENOENT before). The
  * read-only one is a tmpfs mounted read-only in a user and mount namespace of its own (`unshare
  * -rm`), which works as root and as a user; the test is skipped where namespaces are not allowed.
- * Through the CLI, from source.
+ * Through the CLI, from the tree the test runs in (test/helpers/cli-entry.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,9 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { childModule } from '../helpers/child-module.js';
 import type { ProcessExit } from '../helpers/cli-process.js';
 
-const ENTRY = 'test/helpers/cli-entry.ts';
+/** The CLI's entry from the tree this test runs in (sources through tsx, or compiled). */
+const ENTRY = childModule(import.meta.url, '../helpers/cli-entry');
 /** A run that gets as far as its folder: nothing is sent, the server is never asked. */
 const PROFILE = ['profile', '-m', 'm', '--url', 'http://127.0.0.1:9', '--tokenizer', 'builtin'];
 /** Longer than any start-up: a process still running then hangs (the bug), and is killed. */
@@ -46,7 +48,13 @@ function runGuarded(command: string, args: string[]): Promise<ProcessExit> {
 }
 
 function tokenload(artifactDir: string): Promise<ProcessExit> {
-  return runGuarded(process.execPath, ['--import', 'tsx', ENTRY, ...PROFILE, '--artifact-dir', artifactDir]);
+  return runGuarded(process.execPath, [
+    ...ENTRY.execArgv,
+    ENTRY.path,
+    ...PROFILE,
+    '--artifact-dir',
+    artifactDir,
+  ]);
 }
 
 test('a folder under /proc: refused at once with the reason, exit 1 (it hung a core before)', async () => {
@@ -74,7 +82,7 @@ test('a folder on a read-only file system: "read-only", naming the folder, exit 
 }, async () => {
   const mount = mkdtempSync(join(tmpdir(), 'tokenload-ro-'));
   dirs.push(mount);
-  const cli = ['node', '--import', 'tsx', ENTRY, ...PROFILE].map((a) => `'${a}'`).join(' ');
+  const cli = ['node', ...ENTRY.execArgv, ENTRY.path, ...PROFILE].map((a) => `'${a}'`).join(' ');
   const script = [
     `mount -t tmpfs -o ro tmpfs '${mount}' || exit 99`,
     `${cli} --artifact-dir '${mount}/run'; echo "exit=$?" >&2`,

@@ -13,8 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'dcgm');
+const FIXTURES = join(PROJECT_ROOT, 'test', 'fixtures', 'dcgm');
 const SCRAPES = readdirSync(FIXTURES)
   .filter((f) => f.endsWith('.prom'))
   .sort()

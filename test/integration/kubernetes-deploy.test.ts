@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { ensureBuilt } from '../helpers/built-package.js';
 import { type K8sObject, kubernetesErrors } from '../helpers/k8s-schema.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = `${PROJECT_ROOT}/`;
 const SCRIPT = `${ROOT}deploy/kubernetes/render.mjs`;
 const SMALL_TRACE = `${ROOT}examples/traces/bailian_traceA_stratified_head24.jsonl`;
 /** 3 MB: more than a ConfigMap holds. */

@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { RealClock, type RealClockOptions } from '../../src/timing/real-clock.js';
 import { WakeThread } from '../../src/timing/wake-thread.js';
+import { childModule } from '../helpers/child-module.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
 const MS = 1e6;
 
@@ -85,7 +87,8 @@ test('the wake thread wakes only clients that are due, at or after their targets
 });
 
 test('a process whose clock has nothing left to wait for exits (no wake thread or timer of an aborted sleep holds it open)', () => {
-  const clockUrl = new URL('../../src/timing/real-clock.ts', import.meta.url).href;
+  const clock = childModule(import.meta.url, '../../src/timing/real-clock');
+  const clockUrl = pathToFileURL(clock.path).href;
   const script = `
     const { RealClock } = await import(${JSON.stringify(clockUrl)});
     const clock = new RealClock();
@@ -97,8 +100,8 @@ test('a process whose clock has nothing left to wait for exits (no wake thread o
     await far;
     console.log('done');
   `;
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+  const child = spawnSync(process.execPath, [...clock.execArgv, '--input-type=module', '-e', script], {
+    cwd: PROJECT_ROOT,
     encoding: 'utf8',
     timeout: 30_000,
   });

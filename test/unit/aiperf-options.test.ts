@@ -16,6 +16,7 @@ import { main } from '../../src/cli/main.js';
 import { parseProfileArgs } from '../../src/cli/profile-command.js';
 import type { ProfileConfig } from '../../src/config/resolve.js';
 import { ConfigError } from '../../src/errors.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
 /** Runs `main` with `args`, capturing what it writes to `stream`. */
 async function captured(stream: NodeJS.WriteStream, args: string[]): Promise<{ code: number; text: string }> {
@@ -190,7 +191,7 @@ test('-f config file: AIPerf names work as keys, and a refused one is refused na
 });
 
 test('the docs/aiperf.md table lists every AIPerf option with the status the CLI applies', () => {
-  const page = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'aiperf.md'), 'utf8');
+  const page = readFileSync(join(PROJECT_ROOT, 'docs', 'aiperf.md'), 'utf8');
   const missing = AIPERF_OPTIONS.map(aiperfRow).filter((line) => !page.includes(`${line}\n`));
   assert.deepEqual(
     missing,

@@ -17,8 +17,9 @@ import {
   markdownFiles,
   raggedTableRows,
 } from '../helpers/markdown-links.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = PROJECT_ROOT;
 
 test("GitHub's heading slugs: punctuation dropped, spaces to hyphens, repeats numbered", () => {
   assert.equal(githubSlug("AIPerf's options"), 'aiperfs-options');

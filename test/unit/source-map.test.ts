@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = PROJECT_ROOT;
 
 /** The folders the map's table rows name, in their order. */
 function mappedFolders(map: string): string[] {

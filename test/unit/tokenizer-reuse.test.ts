@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { loadTokenizer } from '../../src/index.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const BUNDLED = join(import.meta.dirname, '..', '..', 'assets', 'tokenizers', 'qwen3');
+const BUNDLED = join(PROJECT_ROOT, 'assets', 'tokenizers', 'qwen3');
 
 test('the bundled tokenizer is loaded once per process, under either name', () => {
   const first = loadTokenizer('builtin:qwen3');

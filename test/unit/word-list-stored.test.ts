@@ -13,8 +13,9 @@ import { gunzipSync } from 'node:zlib';
 import { storedWordListFiles } from '../../scripts/word-lists.js';
 import { loadTokenizer, PromptSynthesizer } from '../../src/index.js';
 import { buildWordList, pickWordList, storedWordListDir } from '../../src/prompt/word-list.js';
+import { PROJECT_ROOT } from '../helpers/test-cache.js';
 
-const BUNDLED = join(import.meta.dirname, '..', '..', 'assets', 'tokenizers', 'qwen3');
+const BUNDLED = join(PROJECT_ROOT, 'assets', 'tokenizers', 'qwen3');
 
 test('the stored word lists are what `npm run word-lists` picks from their tokenizers today', () => {
   const expected = storedWordListFiles();
