@@ -31,19 +31,19 @@ export function headersOf(
 
 /**
  * The headers that carry a session's id: `x-correlation-id` (AIPerf), `x-session-affinity` (AIPerf's
- * newest), then each `--session-header` name (lower case), all with the same value. A single-turn
- * request is a session of its own.
+ * newest), then each `--session-header` name (lower case), all with the same value, set in `into`
+ * (a request's headers, so a send allocates no second object) and returned. A single-turn request
+ * is a session of its own.
  */
 export function sessionIdHeaders(
   sessionHeaders: readonly string[] | undefined,
   sessionId: string,
+  into: Record<string, string> = {},
 ): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-correlation-id': sessionId,
-    'x-session-affinity': sessionId,
-  };
-  for (const name of sessionHeaders ?? []) headers[name.toLowerCase()] = sessionId;
-  return headers;
+  into['x-correlation-id'] = sessionId;
+  into['x-session-affinity'] = sessionId;
+  for (const name of sessionHeaders ?? []) into[name.toLowerCase()] = sessionId;
+  return into;
 }
 
 /**
@@ -58,6 +58,5 @@ export function requestHeaders(
 ): Record<string, string> {
   const headers = headersOf(config);
   headers['x-request-id'] = requestId;
-  Object.assign(headers, sessionIdHeaders(config.sessionHeaders, correlationId));
-  return headers;
+  return sessionIdHeaders(config.sessionHeaders, correlationId, headers);
 }
