@@ -61,6 +61,8 @@ class UsageError extends Error {}
 
 /** The built package of this checkout: its `parseProfileArgs` is what `tokenload profile` parses with. */
 const PACKAGE_ENTRY = new URL('../../dist/src/index.js', import.meta.url);
+/** The built package's check of a trace file against its declared `--custom-dataset-type`. */
+const FORMAT_CHECK = new URL('../../dist/src/dataset/format-check.js', import.meta.url);
 
 const USAGE = `usage: node deploy/kubernetes/render.mjs COMMAND --image IMAGE [options] > manifests.yaml
 
@@ -245,7 +247,7 @@ function traceSource(values) {
     throw new UsageError(`--trace ${file}: not UTF-8 text`);
   }
   const key = basename(file).replace(/[^-._a-zA-Z0-9]/g, '_');
-  return { inputFile: `${TRACE_DIR}/${key}`, configMap: { key, text } };
+  return { inputFile: `${TRACE_DIR}/${key}`, configMap: { key, text }, localFile: file };
 }
 
 /** PROFILE_ARGS after `--`, refused when they set what the script sets. */
@@ -529,6 +531,29 @@ async function checkProfileArgs(p) {
   } catch (err) {
     if (typeof err?.code !== 'string' || !err.code.startsWith('E_')) throw err;
     throw new UsageError(`tokenload profile would refuse the shards' flags: ${err.message}`);
+  }
+  await checkTraceFormat(p);
+}
+
+/**
+ * Checks a `--trace FILE`'s first row against `--custom-dataset-type` with the package's own check
+ * (`tokenload profile` refuses the mix-up at start, in every pod). A trace on the volume is not
+ * here to read: the pods check it.
+ * @throws {UsageError} with the check's message (the file, line, fields and the type to give).
+ */
+async function checkTraceFormat(p) {
+  if (p.trace.localFile === undefined) return;
+  let checkDeclaredFormat;
+  try {
+    ({ checkDeclaredFormat } = await import(FORMAT_CHECK.href));
+  } catch {
+    return;
+  }
+  try {
+    checkDeclaredFormat(p.trace.localFile, p.datasetType);
+  } catch (err) {
+    if (typeof err?.code !== 'string' || !err.code.startsWith('E_')) throw err;
+    throw new UsageError(`tokenload profile would refuse the trace: ${err.message}`);
   }
 }
 

@@ -9,7 +9,7 @@ import { asObject, asText, httpLikeCode } from '../endpoint/parse-common.js';
 import type { ParsedResponse, StreamScratch } from '../endpoint/types.js';
 import { failedRecord, finishRecord, type Outcome, recordError, type StopReason } from '../record/failure.js';
 import { emptyRecord } from '../record/raw-record.js';
-import { settleCumulative } from '../record/stream-integrity.js';
+import { CUMULATIVE_MIN_CHUNKS, settleCumulative } from '../record/stream-integrity.js';
 import { ToolCallAssembler } from '../record/tool-calls.js';
 import type { RawRecord, RecordError } from '../record/types.js';
 import { MAX_EVENT_BYTES, SseDecoder, type SseSink } from './sse-decoder.js';
@@ -273,7 +273,10 @@ export class RecordBuilder implements SseSink {
   /** Hands what this exchange left to the classification (`finishRecord`). */
   private finish(stop: StopReason | undefined, atNs: number): RawRecord {
     settleCumulative(this.raw);
-    if (this.tools !== null) this.raw.toolReply = this.tools.reply();
+    if (this.tools !== null) {
+      this.raw.toolReply = this.tools.reply();
+      if (this.tools.cumulative) this.raw.cumulativeText = true;
+    }
     const outcome: Outcome = {
       http: this.mode === 'error-body' ? this.httpFailure() : undefined,
       clientError: this.clientError,
@@ -408,7 +411,7 @@ export class RecordBuilder implements SseSink {
       }
     } else if (parsed.finishReason !== null) this.choiceFinish.note(0, true);
     if (parsed.toolCalls !== undefined) this.noteToolCalls(parsed);
-    else if (this.tools !== null) this.tools.content += parsed.text;
+    else if (this.tools !== null) this.tools.addContent(parsed.text);
     if (parsed.text === '' && parsed.reasoning === '' && parsed.nonTokenContent !== true) return;
     const chunk: RawRecord['chunks'][number] = { atNs, text: parsed.text, reasoning: parsed.reasoning };
     const running = parsed.usage?.completion_tokens;
@@ -423,10 +426,10 @@ export class RecordBuilder implements SseSink {
    */
   private noteToolCalls(parsed: ParsedResponse): void {
     if (this.tools === null) {
-      this.tools = new ToolCallAssembler();
-      for (const chunk of this.raw.chunks) this.tools.content += chunk.text;
+      this.tools = new ToolCallAssembler(CUMULATIVE_MIN_CHUNKS);
+      for (const chunk of this.raw.chunks) this.tools.addContent(chunk.text);
     }
-    this.tools.content += parsed.content ?? '';
+    this.tools.addContent(parsed.content ?? '');
     for (const piece of parsed.toolCalls ?? []) this.tools.add(piece);
   }
 

@@ -91,32 +91,47 @@ function inheritTools(turn: Turn, state: SessionState): void {
   else if (state.tools !== undefined) turn.extra = { tools: state.tools, ...turn.extra };
 }
 
+/** Why a `delta` row cannot be replayed with this load's options, with the flag to name; null when it can. */
+function deltaConflict(resolved: ResolvedLoadOptions, options: LoadOptions): [string, string] | null {
+  if (resolved.startOffsetMs !== undefined || resolved.endOffsetMs !== undefined)
+    return [
+      'cannot be replayed with --fixed-schedule-start-offset / --fixed-schedule-end-offset (an offset ' +
+        'window would cut the session, whose later rows hold only the messages they add); remove the ' +
+        'offsets, or give the rows in history mode',
+      '--fixed-schedule-start-offset',
+    ];
+  if (options.extraInputKeys?.includes('messages') === true)
+    return [
+      'cannot be sent with --extra-inputs messages (it would replace the history the session builds ' +
+        'from its rows and the live replies); remove messages from --extra-inputs',
+      '--extra-inputs',
+    ];
+  const mode = options.contextModeOverride;
+  if (mode !== undefined && mode !== 'deltas_without_responses')
+    return [
+      `cannot be sent with --conversation-context-mode ${mode} (its rows hold only the messages they ` +
+        'add, and the live replies are its assistant turns: it is always sent as ' +
+        'deltas_without_responses); remove the flag, or give the rows in history mode',
+      '--conversation-context-mode',
+    ];
+  return null;
+}
+
 /**
  * The row parser of a load: {@link parseMooncakeRow}, refusing a `delta` row (a configuration
  * conflict, never skipped as a bad line) when the load has an offset window (a window could cut a
- * delta session, whose later rows hold only what they add; AIPerf refuses it too) or when
- * `--extra-inputs` sets `messages` (it would replace the history the session builds).
+ * delta session, whose later rows hold only what they add; AIPerf refuses it too), when
+ * `--extra-inputs` sets `messages` (it would replace the history the session builds), or when
+ * `--conversation-context-mode` forces another mode than the one a delta session is sent in.
  */
 function rowParser(resolved: ResolvedLoadOptions, options: LoadOptions): RowParser<MooncakeRow> {
-  const windowed = resolved.startOffsetMs !== undefined || resolved.endOffsetMs !== undefined;
-  const extraMessages = options.extraInputKeys?.includes('messages') === true;
-  if (!windowed && !extraMessages) return parseMooncakeRow;
+  const conflict = deltaConflict(resolved, options);
+  if (conflict === null) return parseMooncakeRow;
+  const [why, flag] = conflict;
   return (value, at, blockSize) => {
     const row = parseMooncakeRow(value, at, blockSize);
     if (!row.delta) return row;
-    const where = `${at.file}:${at.line}: field "message_mode": a "delta" session`;
-    if (windowed)
-      throw new ConfigError(
-        `${where} cannot be replayed with --fixed-schedule-start-offset / --fixed-schedule-end-offset ` +
-          '(an offset window would cut the session, whose later rows hold only the messages they add); ' +
-          'remove the offsets, or give the rows in history mode',
-        '--fixed-schedule-start-offset',
-      );
-    throw new ConfigError(
-      `${where} cannot be sent with --extra-inputs messages (it would replace the history the session ` +
-        'builds from its rows and the live replies); remove messages from --extra-inputs',
-      '--extra-inputs',
-    );
+    throw new ConfigError(`${at.file}:${at.line}: field "message_mode": a "delta" session ${why}`, flag);
   };
 }
 

@@ -297,6 +297,12 @@ export interface LoadOptions {
    */
   extraInputKeys?: readonly string[];
   /**
+   * `--conversation-context-mode`, when given. A Mooncake `delta` row refuses any mode but
+   * `deltas_without_responses` (its rows hold only what they add, and the live replies are the
+   * session's assistant turns). Other loaders ignore it.
+   */
+  contextModeOverride?: ContextMode;
+  /**
    * Streamed loaders attach each row's JSON value as read to its {@link StreamedTurn} (`row`), for a
    * rewrite of the trace (`tokenload synthesize-trace`). Off for a replay (memory).
    */

@@ -1,6 +1,6 @@
 /**
  * The merged run's summary sections beside the metrics (`shards`, `load`, `tokenizer`, `responses`,
- * `tails_with_failures`, `start_up`, `servers`, `per_turn`) and its console report: what was merged first, then the table a single run
+ * `tails_with_failures`, `start_up`, `servers`, `per_turn`, `input_rows_skipped`, `trace_check`) and its console report: what was merged first, then the table a single run
  * prints.
  */
 import { join } from 'node:path';
@@ -27,6 +27,36 @@ function loadOf(set: ShardSet): { strategy: string; description: string } | null
   };
 }
 
+/**
+ * The sections every shard computes over the whole input file (the loader and the trace check run
+ * before sharding): `input_rows_skipped` from the shard that read the most of the file (all of it,
+ * or the latest `unread_after_line`: a streamed replay stopped early counts only what it read), and
+ * `trace_check` from the first shard that has one, its `developer_role_rewritten` the most any shard
+ * counted (a streamed replay counts the rows it read).
+ */
+function wholeFileSections(set: ShardSet): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const read = (s: IdentifiedShard) =>
+    s.summary.input_rows_skipped?.unread_after_line ?? Number.POSITIVE_INFINITY;
+  const skipped = set.shards
+    .filter((s) => s.summary.input_rows_skipped !== undefined)
+    .sort((a, b) => read(b) - read(a))[0];
+  if (skipped !== undefined) out.input_rows_skipped = skipped.summary.input_rows_skipped;
+  const checks = set.shards.flatMap((s) =>
+    s.summary.trace_check === undefined ? [] : [s.summary.trace_check],
+  );
+  const first = checks[0];
+  if (first === undefined) return out;
+  const rewritten = checks
+    .map((c) => c.developer_role_rewritten)
+    .filter((n): n is number => typeof n === 'number');
+  out.trace_check = {
+    ...first,
+    developer_role_rewritten: rewritten.length === 0 ? null : Math.max(...rewritten),
+  };
+  return out;
+}
+
 /** The summary's sections after the metrics, in a run's order, `shards` last. */
 export function extraSections(
   set: ShardSet,
@@ -45,6 +75,7 @@ export function extraSections(
   if (servers !== null) extra.servers = servers;
   const perTurn = fold.perTurnSection();
   if (perTurn !== null) extra.per_turn = perTurn;
+  Object.assign(extra, wholeFileSections(set));
   extra.responses = summary.responses;
   // Recomputed from the lines, as the metrics are (their `censored` flag included).
   if (summary.tails !== undefined && summary.tails !== null)

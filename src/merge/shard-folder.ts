@@ -82,6 +82,10 @@ const ShardSummarySchema = z.object({
     .object({ strategy: z.string(), description: z.string(), warmup: z.unknown().optional() })
     .optional(),
   tokenizer: z.unknown().optional(),
+  /** Every shard's view of the whole input file (the loader runs before sharding). */
+  input_rows_skipped: z.looseObject({ unread_after_line: z.number().nullable().optional() }).optional(),
+  /** The trace check, over the whole file in every shard. */
+  trace_check: z.looseObject({ developer_role_rewritten: z.number().nullable().optional() }).optional(),
 });
 
 /** A shard's summary as merge uses it. */

@@ -316,6 +316,7 @@ function loadOptions(config: RunPlan, input: Extract<RunInput, { kind: 'file' }>
     randomSeed: config.randomSeed,
     ...(config.stop.sessionCount === undefined ? {} : { poolDraws: config.stop.sessionCount }),
     extraInputKeys: Object.keys(config.extraInputs),
+    ...(config.contextModeOverride === undefined ? {} : { contextModeOverride: config.contextModeOverride }),
     // Bailian trees need a fixed schedule: other strategies send a session's turns one after the other.
     sessionTrees: config.load.kind === 'fixed_schedule' && !config.bailianLinearSessions,
   };

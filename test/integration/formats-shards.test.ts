@@ -220,7 +220,7 @@ test('analyze-trace prints the unit warning for ms-valued Bailian timestamps onl
   assert.equal(s.timeUnitWarning, null);
 });
 
-test('two shards of one run merge clean: no warm-cache warning, no clock warning; a shard of another model is refused', async () => {
+test('two shards of one run merge clean: no warm-cache warning, no clock warning, the whole-file sections kept; a shard of another model is refused', async () => {
   const perShard = shards.map((d) => readJson(join(d, 'profile_export_aiperf.json')));
   // Each shard alone takes the other's first sends of a shared prefix for a warm cache.
   const overAlone = perShard.reduce((n, s) => n + ((s.cache_check as Json).over_reported as number), 0);
@@ -237,6 +237,12 @@ test('two shards of one run merge clean: no warm-cache warning, no clock warning
   assert.doesNotMatch(merged.consoleText, /clock is .* off the reference/);
   assert.doesNotMatch(merged.consoleText, /cache check is not judged/);
   assert.match(merged.consoleText, /clock offset -?[\d.]+ ms ± [\d.]+ ms/);
+  // What every shard computed over the whole file is the merged run's too.
+  assert.equal((summary.trace_check as Json).rows, 16);
+  for (const section of ['trace_check', 'input_rows_skipped']) {
+    assert.notEqual(perShard[0]?.[section], undefined, section);
+    assert.deepEqual(summary[section], perShard[0]?.[section], section);
+  }
 
   // Shard 1 of a run with another model.
   const other = await runShard('other-model', 1, { models: [OTHER_MODEL] });

@@ -9,7 +9,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ensureBuilt } from '../helpers/built-package.js';
@@ -297,6 +299,19 @@ test('the validator refuses an unknown field and a wrong type (the check can fai
   );
 });
 
+/** A small Mooncake trace (two rows), which shards declared bailian_trace must refuse. */
+function mooncakeTrace(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'tokenload-k8s-')), 'mooncake-rows.jsonl');
+  const rows = [0, 500].map((timestamp) => ({
+    timestamp,
+    input_length: 64,
+    output_length: 8,
+    hash_ids: [1],
+  }));
+  writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  return file;
+}
+
 test('bad parameters exit 2 naming the flag, and print no manifest', () => {
   // The profile flags after -- are checked by the built package's parser (render.mjs imports dist/).
   ensureBuilt();
@@ -328,6 +343,10 @@ test('bad parameters exit 2 naming the flag, and print no manifest', () => {
     ],
     [twoShards('--', '--no-such-flag'), /tokenload profile would refuse .*unknown option '--no-such-flag'/],
     [twoShards('--', '--endpoint-type', 'nope'), /tokenload profile would refuse .*--endpoint-type/],
+    [
+      shardArgs(['--trace', mooncakeTrace(), '--shard-count', '2']),
+      /tokenload profile would refuse the trace: .*mooncake-rows\.jsonl:1: .*--custom-dataset-type mooncake_trace/,
+    ],
     [twoShards('--cpu', '1.5'), /--cpu 1.5: must be a whole number/],
     [twoShards('--allow-partial'), /--allow-partial: not an option of shards/],
     [['merge', '--image', IMAGE, '--shard-count', '2'], /--name is required/],

@@ -187,7 +187,7 @@ test('a failed reply adds no assistant message: the next request carries the row
   assert.deepEqual(failed.sort(), [0, 1]);
 });
 
-test('refusals name the file and line: offsets, mixed message modes, extra.messages, --extra-inputs messages', async () => {
+test('refusals name the file and line: offsets, mixed message modes, extra.messages, --extra-inputs messages, another context mode', async () => {
   const agent = trace('agent-refused.jsonl', delta(AGENT));
   for (const offset of ['--fixed-schedule-start-offset', '--fixed-schedule-end-offset']) {
     const r = await profile(sim, agent, 'refused-offset', [offset, '5']);
@@ -200,6 +200,27 @@ test('refusals name the file and line: offsets, mixed message modes, extra.messa
   const inputs = await profile(sim, agent, 'refused-inputs', ['--extra-inputs', 'messages:[]']);
   assert.equal(inputs.code, 2);
   assert.match(inputs.stderr, /agent-refused\.jsonl:1: field "message_mode": .*--extra-inputs messages/);
+  // A forced context mode other than the one a delta session is sent in, streamed or whole-file.
+  for (const mode of ['message_array_with_responses', 'deltas_with_responses']) {
+    for (const streaming of [[], ['--no-trace-streaming']]) {
+      const r = await profile(sim, agent, `refused-mode-${mode}-${streaming.length}`, [
+        ...['--conversation-context-mode', mode],
+        ...streaming,
+      ]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `agent-refused\\.jsonl:1: field "message_mode": a "delta" session cannot be sent with --conversation-context-mode ${mode}`,
+        ),
+      );
+    }
+  }
+  const same = await profile(sim, agent, 'mode-same', [
+    '--conversation-context-mode',
+    'deltas_without_responses',
+  ]);
+  assert.equal(same.code, 0, same.stderr);
   const mixed = trace('mixed-modes.jsonl', [
     ...delta(AGENT).slice(0, 1),
     { session_id: 'agent', ...AGENT[1] },
@@ -353,6 +374,31 @@ test('reassembly: text beside the calls, parallel calls by index, a piece withou
       { id: 'call_c', type: 'function', function: { name: 'note', arguments: '1' } },
     ],
   });
+});
+
+test('reassembly: a cumulative stream (each event the reply so far, text and calls) threads the reply once, and the run says it was cumulative', async () => {
+  const soFar = (args: string) => ({
+    role: 'assistant',
+    content: 'Let me check.',
+    tool_calls: [
+      { index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: args } },
+    ],
+  });
+  const reply = await threadedReply('cumulative', [
+    sse({ role: 'assistant', content: 'Let' }),
+    sse({ role: 'assistant', content: 'Let me' }),
+    sse({ role: 'assistant', content: 'Let me check.' }),
+    ...['{"ci', '{"city":', '{"city":"Paris"}'].map((args) => sse(soFar(args))),
+  ]);
+  assert.deepEqual(reply, {
+    role: 'assistant',
+    content: 'Let me check.',
+    tool_calls: [
+      { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ],
+  });
+  const summary = JSON.parse(readFileSync(join(work, 'cumulative', 'profile_export_aiperf.json'), 'utf8'));
+  assert.equal(summary.stream_integrity.cumulative, 2, 'both replies of the session came cumulative');
 });
 
 test('reassembly: a streamed legacy function_call becomes one function tool call, name and arguments joined', async () => {
