@@ -51,6 +51,39 @@ export function serverTargets(ctx: RouteInput): ServerTarget[] {
   return targets;
 }
 
+/** Whether `hostname` (as `URL` gives it) names this machine's loopback interface. */
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname === '[::1]' ||
+    hostname === '0.0.0.0' ||
+    /^127\.\d+\.\d+\.\d+$/.test(hostname)
+  );
+}
+
+/**
+ * Warnings for servers given under two loopback names (`localhost:8000` and `127.0.0.1:8000`) that
+ * post to the same port and path: most likely one server listed twice (two shares of the sessions,
+ * reported as two). Not refused: a proxy on this machine can route the two names to two backends.
+ * Names are not resolved (two DNS names of one address are commonly two virtual hosts).
+ */
+export function loopbackTwiceWarnings(servers: readonly ServerTarget[]): string[] {
+  const seen = new Map<string, string>();
+  const out: string[] = [];
+  for (const server of servers) {
+    const url = new URL(server.url);
+    if (!isLoopback(url.hostname)) continue;
+    const key = `${url.protocol}${url.port}${server.path}`;
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, server.url);
+    else
+      out.push(
+        `--url ${first} and --url ${server.url} are both this machine's port ${url.port || '80'}: unless a proxy routes the two names to two servers, one server is listed twice and gets two shares of the sessions, reported as two`,
+      );
+  }
+  return out;
+}
+
 /** The full URL a server's requests are posted to, e.g. `http://127.0.0.1:8000/v1/chat/completions`. */
 export function requestUrlOf(server: ServerTarget): string {
   return `${new URL(server.url).origin}${server.path}`;

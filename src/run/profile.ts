@@ -20,7 +20,7 @@ import { measureClientFloor } from '../health/client-floor.js';
 import type { ProbeAnswer } from '../preflight/preflight.js';
 import { urlPathWarnings } from '../preflight/url-path-check.js';
 import { waitForServer } from '../preflight/wait-for-model.js';
-import { joinedPathNote, requestUrlOf, serverTargets } from '../request/servers.js';
+import { joinedPathNote, loopbackTwiceWarnings, requestUrlOf, serverTargets } from '../request/servers.js';
 import { SERVER_METRICS_JSONL_FILE_NAME } from '../server-metrics/exports.js';
 import { GPU_TELEMETRY_JSONL_FILE_NAME } from '../server-metrics/gpu-exports.js';
 import type { ClockMeasurement } from '../shard/clock-offset.js';
@@ -196,7 +196,9 @@ async function checkServers(
 ): Promise<ProbeAnswer[]> {
   const { config, env, adapter, targets } = ctx;
   const probes = await waitForServer(config, targets, env);
-  for (const [i, server] of serverTargets({ config, adapter, targets }).entries()) {
+  const servers = serverTargets({ config, adapter, targets });
+  for (const w of loopbackTwiceWarnings(servers)) env.log.warn(w);
+  for (const [i, server] of servers.entries()) {
     const probe = probes[i];
     if (probe === undefined) continue;
     for (const w of urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe })) {
