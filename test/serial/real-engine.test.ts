@@ -3,11 +3,11 @@
  * binary, a pinned dev dependency) serves a tiny random-weight Qwen3 model written at setup from the
  * bundled tokenizer (test/engine/tiny-qwen3.ts) behind a minimal OpenAI-compatible server
  * (test/engine/engine-server.ts). The built CLI (`bin/tokenload.js`) replays the Bailian multi-turn
- * head40 trace against it streamed at concurrency 1 and 4, then its first three requests unstreamed,
+ * head40 trace against it streamed at concurrency 1 and 4 ({@link REPLAYED} requests each), then its first three requests unstreamed,
  * with every answer capped at {@link MAX_OSL} tokens (`--synthesis-max-osl`: the trace asks for 16,196
  * output tokens, which a single-threaded random 151,669-token output layer takes minutes to generate),
  * each run on a fresh engine, and the test reads what a user reads: profile_export.jsonl,
- * profile_export_aiperf.json and the console. About 1 minute on 2 cores.
+ * profile_export_aiperf.json and the console. About 25 s on 2 cores.
  * The replays run without the client warm-up (`--client-warmup-ms 0`; it sends nothing to the
  * engine and took its 5 s cap in each of the four runs): the one timed assertion compares the
  * engine's TTFT and ITL at concurrency 4 with those at 1, where four sequences share llama.cpp's two
@@ -35,7 +35,9 @@ const TRACE = 'examples/traces/bailian_traceA_multiturn_head40.jsonl';
 const BIN = builtCli();
 const MODEL_NAME = 'tiny-qwen3-random';
 /** `--synthesis-max-osl` of every replay: the rows' output_length capped at this many tokens. */
-const MAX_OSL = 64;
+const MAX_OSL = 32;
+/** Requests of each streamed replay: the trace's first sessions, 24 of its 40 rows (prefill is most of the time). */
+const REPLAYED = 24;
 /** KV cells per sequence: the trace's longest request (9,843 + 701 tokens) plus the template, rounded up. */
 const CONTEXT_TOKENS = 12_288;
 /** Sequences of the engine: requests in parallel, and its prefix cache (one prompt per sequence). */
@@ -229,8 +231,9 @@ test('head40 replayed on llama.cpp at concurrency 1 and 4, and three requests un
   const overhead = server.promptTokens([{ role: 'user', content: '' }]).length;
   await server.close();
   const started = performance.now();
-  const one = await replay('concurrency 1', turns.size, ['--streaming', '--concurrency', '1']);
-  const four = await replay('concurrency 4', turns.size, ['--streaming', '--concurrency', '4']);
+  const replayed = ['--streaming', '--request-count', String(REPLAYED)];
+  const one = await replay('concurrency 1', REPLAYED, [...replayed, '--concurrency', '1']);
+  const four = await replay('concurrency 4', REPLAYED, [...replayed, '--concurrency', '4']);
   t.diagnostic(`both replays: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const plain = await replay('non-streamed', 3, ['--concurrency', '1', '--request-count', '3']);
   const templated = await replay('templated', 6, [
