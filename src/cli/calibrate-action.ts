@@ -9,9 +9,10 @@
  * Rates and stream counts double from 50 until a step fails; when the first step fails the ceiling is
  * "below the lowest step", never 0. The simulator shares this machine, so the figures are a floor for
  * a remote server. Results go to {@link defaultCalibrationPath} (or `--output`), which `profile` reads.
- * The first step of each ramp runs the client warm-up (`--client-warmup-ms`'s default); the later
- * steps run in this process, warm by then, without it (as a search's later probes do): a stream
- * step's warm-up otherwise ran to its 5 s cap every time.
+ * The first step (of the rate ramp) runs the client warm-up (`--client-warmup-ms`'s default); the
+ * later steps, the stream ramp's included, run in this process, warm by then, without it (as a
+ * search's later probes do): a stream step's warm-up otherwise ran to its 5 s cap every time, and the
+ * stream ramp's first one cost 2–3 s for nothing.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -123,13 +124,13 @@ interface CalibrateFlags {
 
 /**
  * Ramps a level from 50 to `max` (each step `seconds` long, configured by `at(level)`) against a
- * fixed-mode simulator whose tokens are `itlMs` apart, then closes the simulator.
+ * fixed-mode simulator whose tokens are `itlMs` apart, then closes the simulator. `warmFirst`: its
+ * first step runs the client warm-up (the process is cold).
  */
 async function rampAgainst(
   itlMs: number,
   common: ProfileConfigInput,
-  max: number,
-  seconds: number,
+  ramped: { max: number; seconds: number; warmFirst: boolean },
   at: (level: number) => Partial<ProfileConfig>,
 ): Promise<CalibrationStep[]> {
   const server = await spawnSimulator({ mode: 'fixed', ttftMs: 0, itlMs });
@@ -137,8 +138,8 @@ async function rampAgainst(
     const base = profileConfig({ ...common, url: server.url, extraInputs: { ignore_eos: true } });
     // Only the first step warms the client up: the later ones run in this process, warm by then.
     const warm: Partial<ProfileConfig> = { clientWarmupMs: 0 };
-    return await ramp(50, max, (level, first) =>
-      step(first ? base : { ...base, ...warm }, at(level), level, seconds),
+    return await ramp(50, ramped.max, (level, first) =>
+      step(first && ramped.warmFirst ? base : { ...base, ...warm }, at(level), level, ramped.seconds),
     );
   } finally {
     await server.close();
@@ -155,14 +156,24 @@ async function calibrate(f: CalibrateFlags): Promise<Calibration> {
     workers: f.workers,
   };
   // Requests/s: responses due at once; concurrent streams: 10 ms between tokens.
-  const rateSteps = await rampAgainst(0, common, f.maxRate, f.seconds, (rate) => ({
-    requestRate: rate,
-    synthetic: { isl: 100, osl: 20, numDatasetEntries: 100 },
-  }));
-  const streamSteps = await rampAgainst(10, common, f.maxStreams, f.seconds, (streams) => ({
-    concurrency: streams,
-    synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 },
-  }));
+  const rateSteps = await rampAgainst(
+    0,
+    common,
+    { max: f.maxRate, seconds: f.seconds, warmFirst: true },
+    (rate) => ({
+      requestRate: rate,
+      synthetic: { isl: 100, osl: 20, numDatasetEntries: 100 },
+    }),
+  );
+  const streamSteps = await rampAgainst(
+    10,
+    common,
+    { max: f.maxStreams, seconds: f.seconds, warmFirst: false },
+    (streams) => ({
+      concurrency: streams,
+      synthetic: { isl: 100, osl: 50, numDatasetEntries: 100 },
+    }),
+  );
   const bestEvents = best(streamSteps)?.eventsPerS;
   return {
     schemaVersion: 2,
