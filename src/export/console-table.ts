@@ -97,7 +97,7 @@ function metricsTable(summary: Summary, title: string, floorMs: number): string 
     colAligns: ['left', ...COLUMNS.map(() => 'right' as const)],
     style: PLAIN_STYLE,
   });
-  const fromSchedule = fromScheduleRowsShown(summary, floorMs);
+  const fromSchedule = fromScheduleRowsShown(summary.metrics, floorMs);
   const rows = Object.entries(summary.metrics)
     .flatMap(([tag, m]) => {
       const def = shown(tag) ?? (fromSchedule.has(tag) ? metricByTag(tag) : undefined);
@@ -139,7 +139,7 @@ function footer(summary: Summary, artifacts: ArtifactPaths): string[] {
 export function renderConsole(ctx: ConsoleContext): string {
   const cap = ctx.inputConfig?.concurrency;
   const floorMs = sendLagLimitMs(ctx.extra);
-  const reason = fromScheduleLine(ctx.summary, typeof cap === 'number' ? cap : undefined, floorMs);
+  const reason = fromScheduleLine(ctx.summary.metrics, typeof cap === 'number' ? cap : undefined, floorMs);
   const table = metricsTable(ctx.summary, ctx.title ?? 'LLM Metrics', floorMs);
   const tails = tailsBlock(ctx.summary);
   const under = [...(reason === null ? [] : [reason]), ...(ctx.afterTable ?? [])];

@@ -9,7 +9,6 @@
  * (`concurrency_wait`, `prefill_wait`, `client_lag`, which sum to that gap), the one with the largest
  * mean.
  */
-import { isStatsSummary, type MetricSummary, type Summary } from '../metrics/summary.js';
 import { formatConsoleNumber } from './format.js';
 
 /** A from-schedule statistic differs materially when it exceeds the usual one by more than this %… */
@@ -30,9 +29,24 @@ const CAUSES = [
   ['client_lag', () => 'the client sent late'],
 ] as const;
 
-function stats(summary: Summary, tag: string): (MetricSummary & { p50: number; p99: number }) | null {
-  const m = (summary.metrics as Record<string, MetricSummary | undefined>)[tag];
-  return m !== undefined && isStatsSummary(m) ? m : null;
+/**
+ * A metric's figures as the rule reads them: a run's summary (metrics/summary.ts) or the summary JSON
+ * read back (the HTML report). Statistics are present only on a per-request metric.
+ */
+export interface ScheduleFigures {
+  avg: number;
+  p50?: number;
+  p99?: number;
+  count?: number;
+}
+
+/** The metrics the rule reads, by tag. */
+export type ScheduleMetrics = Readonly<Record<string, ScheduleFigures | undefined>>;
+
+function stats(metrics: ScheduleMetrics, tag: string): { avg: number; p50: number; p99: number } | null {
+  const m = metrics[tag];
+  if (m === undefined || m.count === undefined || m.p50 === undefined || m.p99 === undefined) return null;
+  return { avg: m.avg, p50: m.p50, p99: m.p99 };
 }
 
 function exceeds(fromScheduleMs: number, usualMs: number, floorMs: number): boolean {
@@ -41,14 +55,15 @@ function exceeds(fromScheduleMs: number, usualMs: number, floorMs: number): bool
 }
 
 /**
- * The from-schedule tags the console shows: those whose p50 or p99 differs materially from the usual
- * one's. `floorMs`: the client-health send-lag limit, ms (0 when the run has none).
+ * The from-schedule tags the console (and the HTML report's table) shows: those whose p50 or p99
+ * differs materially from the usual one's. `floorMs`: the client-health send-lag limit, ms (0 when
+ * the run has none).
  */
-export function fromScheduleRowsShown(summary: Summary, floorMs = 0): ReadonlySet<string> {
+export function fromScheduleRowsShown(metrics: ScheduleMetrics, floorMs = 0): ReadonlySet<string> {
   const shown = new Set<string>();
   for (const [tag, usualTag] of PAIRS) {
-    const m = stats(summary, tag);
-    const usual = stats(summary, usualTag);
+    const m = stats(metrics, tag);
+    const usual = stats(metrics, usualTag);
     if (m === null || usual === null) continue;
     if (exceeds(m.p50, usual.p50, floorMs) || exceeds(m.p99, usual.p99, floorMs)) shown.add(tag);
   }
@@ -60,11 +75,11 @@ export function fromScheduleRowsShown(summary: Summary, floorMs = 0): ReadonlySe
  * higher: the concurrency cap (1) queued requests (concurrency_wait p99 1,234.00 ms)`; null otherwise.
  * `concurrency` is the run's cap, named when given; `floorMs` as for {@link fromScheduleRowsShown}.
  */
-export function fromScheduleLine(summary: Summary, concurrency?: number, floorMs = 0): string | null {
-  if (fromScheduleRowsShown(summary, floorMs).size === 0) return null;
+export function fromScheduleLine(metrics: ScheduleMetrics, concurrency?: number, floorMs = 0): string | null {
+  if (fromScheduleRowsShown(metrics, floorMs).size === 0) return null;
   let best: { tag: string; avg: number; p99: number; text: string } | null = null;
   for (const [tag, text] of CAUSES) {
-    const m = stats(summary, tag);
+    const m = stats(metrics, tag);
     if (m === null || (best !== null && m.avg <= best.avg)) continue;
     best = { tag, avg: m.avg, p99: m.p99, text: text(concurrency === undefined ? '' : ` (${concurrency})`) };
   }

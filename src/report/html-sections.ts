@@ -4,10 +4,11 @@
  */
 
 import { metricLabel } from '../export/format.js';
+import { fromScheduleLine } from '../export/from-schedule.js';
 import { metricByTag } from '../metrics/registry.js';
 import { escapeHtml } from './html-text.js';
 import { type RepeatedRow, repeatedRows, SUMMARY_COLUMNS, summaryRows } from './summary-rows.js';
-import type { ErrorSummaryRow, RequestPoint, RunData } from './types.js';
+import type { ErrorSummaryRow, RequestPoint, RunData, RunSummary } from './types.js';
 
 /** A `<table>` with a header row; cells are escaped; the first column is text. */
 export function htmlTable(
@@ -30,6 +31,17 @@ function labelOf(tag: string): string {
   return def === undefined ? tag : metricLabel(def);
 }
 
+/** The console's line under the table when it shows the latency-from-the-schedule rows; '' otherwise. */
+function fromScheduleNote(summary: RunSummary): string {
+  const cap = summary.inputConfig?.concurrency;
+  const line = fromScheduleLine(
+    summary.metrics,
+    typeof cap === 'number' ? cap : undefined,
+    summary.sendLagLimitMs,
+  );
+  return line === null ? '' : `<p class="muted">${escapeHtml(line)}</p>`;
+}
+
 /** The note under the table naming a row left out as a repeat of another. */
 function repeatNote(r: RepeatedRow): string {
   return `<p class="muted">${escapeHtml(`${labelOf(r.tag)}: left out, the same as ${labelOf(r.sameAs)} in every column (${r.why}).`)}</p>`;
@@ -40,16 +52,22 @@ function repeatNote(r: RepeatedRow): string {
  * a note under the table); a note when the summary JSON is missing.
  */
 export function summarySection(run: RunData): string {
-  const repeats = run.summary === null ? [] : repeatedRows(run.summary.metrics);
+  const summary = run.summary;
+  const repeats = summary === null ? [] : repeatedRows(summary.metrics);
   const left = new Set(repeats.map((r) => r.tag));
-  const rows = run.summary === null ? [] : summaryRows(run.summary.metrics).filter((r) => !left.has(r.tag));
+  const rows =
+    summary === null
+      ? []
+      : summaryRows(summary.metrics, summary.sendLagLimitMs).filter((r) => !left.has(r.tag));
   const body =
-    rows.length === 0
+    rows.length === 0 || summary === null
       ? '<p class="muted">No summary (profile_export_aiperf.json) in this directory.</p>'
       : htmlTable(
           ['Metric', ...SUMMARY_COLUMNS],
           rows.map((r) => [r.label, ...r.cells]),
-        ) + repeats.map(repeatNote).join('');
+        ) +
+        fromScheduleNote(summary) +
+        repeats.map(repeatNote).join('');
   return `<section id="summary"><h2>Summary</h2>${body}</section>`;
 }
 

@@ -47,6 +47,12 @@ function healthOf(value: unknown): RunSummary['clientHealth'] {
   return { status, verdict: value.verdict, cpu_percent: value.cpu_percent };
 }
 
+function sendLagLimitOf(health: unknown): number {
+  if (!isObject(health) || !isObject(health.limits_ms)) return 0;
+  const limit = health.limits_ms.send_lag_p99;
+  return typeof limit === 'number' && Number.isFinite(limit) ? limit : 0;
+}
+
 function runStatusOf(value: unknown): RunSummary['runStatus'] {
   if (!isObject(value) || typeof value.status !== 'string') return null;
   return { status: value.status, reason: stringOrNull(value.reason) };
@@ -125,6 +131,7 @@ export function parseRunSummary(json: unknown): RunSummary {
     cacheCheck: numbersOf(root.cache_check),
     load: loadOf(root.load),
     clientHealth: healthOf(root.client_health),
+    sendLagLimitMs: sendLagLimitOf(root.client_health),
     runStatus: runStatusOf(root.run_status),
     usageCheck: usageCheckOf(root.usage_check),
     usageUntrusted: usageUntrustedOf(root.stream_integrity),

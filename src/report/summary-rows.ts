@@ -3,6 +3,7 @@
  * shows, by display order, `Header (unit)` labels, values formatted `1,234.57`, `N/A` when missing.
  */
 import { formatConsoleNumber, metricLabel } from '../export/format.js';
+import { fromScheduleRowsShown } from '../export/from-schedule.js';
 import { metricByTag } from '../metrics/registry.js';
 import type { MetricDef } from '../metrics/types.js';
 import type { SummaryMetric } from './types.js';
@@ -28,13 +29,19 @@ function cellsOf(m: SummaryMetric): string[] {
 }
 
 /**
- * Rows for the metrics in `metrics` (summary JSON entries by tag) that the console table shows.
+ * Rows for the metrics in `metrics` (summary JSON entries by tag) that the console table shows: its
+ * own rows, and the latency-from-the-schedule rows when they differ materially from the usual ones
+ * (the console's rule, export/from-schedule.ts, judged with `sendLagLimitMs` as the console does).
  * Unknown tags (e.g. from a newer version) are left out.
  */
-export function summaryRows(metrics: Readonly<Record<string, SummaryMetric>>): SummaryRow[] {
+export function summaryRows(
+  metrics: Readonly<Record<string, SummaryMetric>>,
+  sendLagLimitMs = 0,
+): SummaryRow[] {
+  const fromSchedule = fromScheduleRowsShown(metrics, sendLagLimitMs);
   return Object.entries(metrics)
     .flatMap(([tag, m]) => {
-      const def = consoleDef(tag);
+      const def = consoleDef(tag) ?? (fromSchedule.has(tag) ? metricByTag(tag) : undefined);
       return def === undefined ? [] : [{ def, m }];
     })
     .sort((a, b) => a.def.displayOrder - b.def.displayOrder)

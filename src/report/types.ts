@@ -95,6 +95,11 @@ export interface RunSummary {
   load: { strategy: string; description: string } | null;
   /** The `client_health` verdict (status, one-line verdict, CPU % of one core); null when absent. */
   clientHealth: { status: string; verdict: string; cpu_percent: number } | null;
+  /**
+   * `client_health.limits_ms.send_lag_p99`, ms (0 when absent): the lateness the console's
+   * latency-from-the-schedule rows must exceed to be shown (export/from-schedule.ts).
+   */
+  sendLagLimitMs: number;
   /** `run_status`: how the run ended (`completed`, `failed`, `interrupted`) and why; null when absent. */
   runStatus: { status: string; reason: string | null } | null;
   /** `usage_check`: the client's prompt counts against the server's `usage.prompt_tokens`; null when absent. */

@@ -16,6 +16,7 @@ import { profileConfig } from '../../src/config/schema.js';
 import type { RunOutcome } from '../../src/run/finish.js';
 import { runProfile } from '../../src/run/profile.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { consoleRows, htmlSummaryRows } from '../helpers/report-tables.js';
 
 /** One ground-truth line (epoch ns as decimal strings). */
 interface TruthLine {
@@ -38,6 +39,8 @@ interface Run {
   records: RecordLine[];
   truth: TruthLine[];
   summary: Record<string, unknown>;
+  /** The run's report.html. */
+  reportHtml: string;
 }
 
 const SILENT = { info: () => undefined, warn: () => undefined };
@@ -87,7 +90,8 @@ async function profile(over: Partial<ProfileConfig>, sim: { ttftMs: number; itlM
     string,
     unknown
   >;
-  return { outcome, records: readRecords(join(dir, 'run')), truth, summary };
+  const reportHtml = readFileSync(join(dir, 'run', 'report.html'), 'utf8');
+  return { outcome, records: readRecords(join(dir, 'run')), truth, summary, reportHtml };
 }
 
 /** Most requests the server had open at once (arrival to end, ends before arrivals on ties). */
@@ -196,6 +200,16 @@ test('--request-rate 20 --concurrency 1 against a 100 ms server: latency from th
   assert.match(
     consoleText,
     /\nLatency from the schedule is higher: the concurrency cap \(1\) queued requests \(concurrency_wait p99 [\d,.]+ ms\)\n/,
+  );
+  // The report's table shows the console's rows (those that repeat another row left out), the
+  // from-schedule ones included, and the same line under it.
+  const repeats = new Set(['Time to First Output Token (ms)', 'Output Token Count (tokens)']);
+  const rows = consoleRows(consoleText).filter((r) => !repeats.has(r[0] ?? ''));
+  assert.ok(rows.some((r) => r[0] === 'Request Latency from Schedule (ms)'));
+  assert.deepEqual(htmlSummaryRows(run.reportHtml), rows);
+  assert.match(
+    run.reportHtml,
+    /Latency from the schedule is higher: the concurrency cap \(1\) queued requests/,
   );
 });
 

@@ -16,6 +16,7 @@ import { writePlots } from '../../src/report/png.js';
 import { runProfile } from '../../src/run/profile.js';
 import { runCliProcess } from '../helpers/cli-process.js';
 import { simulatorReplayConfig } from '../helpers/replay-config.js';
+import { consoleRows, htmlSummaryRows } from '../helpers/report-tables.js';
 
 const TRACE = 'examples/traces/bailian_traceA_stratified_head24.jsonl';
 
@@ -24,31 +25,6 @@ function config(artifactDir: string): ProfileConfig {
     commandLine: 'tokenload profile (report-real-run test)',
     sliceDurationSeconds: 1,
   });
-}
-
-/** Rows of the console table as [label, ...cells]; wrapped labels are joined with a space. */
-function consoleRows(text: string): string[][] {
-  const rows: string[][] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('│')) continue;
-    const cells = line
-      .split('│')
-      .slice(1, -1)
-      .map((c) => c.trim());
-    const last = rows.at(-1);
-    if (last !== undefined && cells.slice(1).every((c) => c === '')) last[0] = `${last[0]} ${cells[0]}`;
-    else rows.push(cells);
-  }
-  return rows.filter((r) => r[0] !== 'Metric');
-}
-
-/** Rows of the report's summary table as [label, ...cells]. */
-function htmlSummaryRows(html: string): string[][] {
-  const from = html.indexOf('id="summary"');
-  const section = html.slice(from, html.indexOf('<section', from));
-  return [...section.matchAll(/<tr>(<td.*?)<\/tr>/g)].map((m) =>
-    [...(m[1] ?? '').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => c[1] ?? ''),
-  );
 }
 
 let dir = '';
