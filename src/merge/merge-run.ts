@@ -7,7 +7,7 @@
  * checks. Nothing is written unless the shards make a whole run or `--allow-partial` is given.
  */
 
-import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { aiperfInputConfigOf } from '../config/aiperf-layout.js';
 import { ENDPOINTS } from '../endpoint/registry.js';
@@ -293,7 +293,8 @@ function checkLineCounts(p: Plan, counts: readonly SourceCounts[]): void {
 
 /**
  * Writes the merged `profile_export.jsonl` and `inputs.json` (both under temporary names until
- * both are whole, so a failed merge leaves neither) and summarizes the records. The metric values
+ * both are whole, so a failed merge leaves neither, and an earlier run's artifacts in the folder are
+ * removed only then: a merge refused at a bad line keeps them) and summarizes the records. The metric values
  * are dropped when this returns: the report is built without them in memory.
  */
 async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
@@ -304,6 +305,8 @@ async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
     folded = await foldRecords(p);
     checkLineCounts(p, folded.counts);
     await concatInputs(inputs, temporaryOf(join(out, INPUTS_FILE_NAME)));
+    // Only now, with every line read and both files whole, is an earlier run's output replaced.
+    await clearRunArtifacts(out);
   } catch (err) {
     for (const file of written) await rm(temporaryOf(file), { force: true });
     throw err;
@@ -316,7 +319,8 @@ async function mergeFiles(p: Plan, inputs: readonly string[]): Promise<Merged> {
  * Merges the shards named by `input` into `input.artifactDir`: `profile_export.jsonl` (every
  * shard's lines, interleaved by `request_end_ns`), `profile_export_aiperf.json`/`.csv` (with a
  * `shards` section), `profile_export_console.txt`, `inputs.json` (the shards' entries concatenated
- * in shard order) and `report.html`. An earlier run's artifacts in that folder are removed first.
+ * in shard order) and `report.html`. An earlier run's artifacts in that folder are replaced once
+ * every shard's lines were read (a refused merge leaves them, and removes a folder it made).
  * @throws {ConfigError} for bad options or an artifact folder that is a shard's; {RunLoadError}
  *   naming file, line and field for a folder that is not a tokenload run or a malformed line;
  *   {ShardSetError} when the folders are not shards of one run, or (without `allowPartial`) a
@@ -326,9 +330,17 @@ export async function mergeShards(input: MergeOptionsInput): Promise<MergeOutcom
   const p = await plan(input);
   const inputs = await inputsFiles(p);
   const out = p.options.artifactDir;
+  const existed = await exists(out);
   await createArtifactDir(out);
-  await clearRunArtifacts(out);
-  const { ctx, shards, recordCount, spill } = await mergeFiles(p, inputs);
+  let merged: Merged;
+  try {
+    merged = await mergeFiles(p, inputs);
+  } catch (err) {
+    // A folder this merge made is not left behind empty; an earlier run's files were not touched.
+    if (!existed) await rmdir(out).catch(() => undefined);
+    throw err;
+  }
+  const { ctx, shards, recordCount, spill } = merged;
   const files = await writeSummaryFiles(out, ctx);
   const text = mergedConsole({ ...ctx, out, files, commandLine: p.options.commandLine, recordCount, shards });
   await writeFile(join(out, EXPORTERS.console.fileName), text);

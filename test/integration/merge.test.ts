@@ -289,7 +289,7 @@ test('a shard whose records file lost lines (a cut-short copy) is refused by nam
   assert.ok(outcome.status.reason?.includes(said));
 });
 
-test('a malformed line is named by file, line and field, and leaves no records file', async () => {
+test('a malformed line is named by file, line and field, and leaves no records file and an earlier merge as it was', async () => {
   const broken = join(root, 'broken-shard');
   rmSync(broken, { recursive: true, force: true });
   cpSync(shards[0] as string, broken, { recursive: true });
@@ -306,7 +306,15 @@ test('a malformed line is named by file, line and field, and leaves no records f
     ),
     r.stderr,
   );
-  assert.deepEqual(readdirSync(out), []);
+  assert.equal(existsSync(out), false, 'a folder the refused merge made is not left behind');
+  // An earlier merge in the folder is kept, file for file, when the next one is refused.
+  const kept = freshDir('kept');
+  const good = await cli([...shards, '--artifact-dir', kept]);
+  assert.equal(good.code, 0, good.stderr);
+  const before = new Map(readdirSync(kept).map((n) => [n, readFileSync(join(kept, n))]));
+  const refused = await cli([broken, shards[1] as string, shards[2] as string, '--artifact-dir', kept]);
+  assert.equal(refused.code, 1);
+  assert.deepEqual(new Map(readdirSync(kept).map((n) => [n, readFileSync(join(kept, n))])), before);
 });
 
 test('folders that are not shards of one run are refused before anything is written', async () => {
