@@ -168,7 +168,7 @@ async function startUp(
   await held.warming;
   const targets = simulator === null ? plan.url : [simulator.url];
   if (simulator !== null) env.log.info(`simulator started at ${simulator.url} (pid ${simulator.pid})`);
-  const probes = await checkServers({ ...shared, targets });
+  const probes = await checkServers({ ...shared, targets }, notes.warnings);
   if (held.starting === null) {
     held.warming = warmUpClientLogged({ ...shared, targets });
     await held.warming;
@@ -187,24 +187,26 @@ async function startUp(
 }
 
 /**
- * Waits for the servers (`--wait-for-model-*`) and warns of a `--url` path that does not fit the
- * endpoint; returns each server's `/v1/models` answer.
+ * Waits for the servers (`--wait-for-model-*`) and warns of a server likely listed twice and of a
+ * `--url` path that does not fit the endpoint (logged, and added to `warnings`, which the summary and
+ * the console report carry); returns each server's `/v1/models` answer.
  * @throws {ServerUnreachableError} as `waitForServer`.
  */
 async function checkServers(
   ctx: Pick<RunContext, 'config' | 'env' | 'adapter' | 'targets'>,
+  warnings: string[],
 ): Promise<ProbeAnswer[]> {
   const { config, env, adapter, targets } = ctx;
   const probes = await waitForServer(config, targets, env);
   const servers = serverTargets({ config, adapter, targets });
-  for (const w of loopbackTwiceWarnings(servers)) env.log.warn(w);
+  const found = loopbackTwiceWarnings(servers);
   for (const [i, server] of servers.entries()) {
     const probe = probes[i];
     if (probe === undefined) continue;
-    for (const w of urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe })) {
-      env.log.warn(w);
-    }
+    found.push(...urlPathWarnings({ target: server.url, adapter, requestPath: server.path, probe }));
   }
+  for (const w of found) env.log.warn(w);
+  warnings.push(...found);
   return probes;
 }
 

@@ -399,21 +399,28 @@ test('a server that takes the connection and never answers is named as such, not
   }
 });
 
-test('--url: one local server under two loopback names runs, warning that it is likely listed twice', async () => {
+test('--url: one local server under two loopback names runs, warning that it is likely listed twice (stderr, summary, console file)', async () => {
   const port = new URL(simA.url).port;
+  const out = tempDir();
   const r = await cliInProcess([
     ...['-m', 'm', '--tokenizer', 'builtin', '--client-warmup-ms', '0', '--ui', 'none'],
     ...['--url', `http://localhost:${port}`, '--url', `http://127.0.0.1:${port}`],
     ...['--request-count', '2', '--concurrency', '1', '--isl', '16', '--osl', '2', '--no-server-metrics'],
-    ...['--artifact-dir', tempDir()],
+    ...['--artifact-dir', out],
   ]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(
-    r.stderr,
-    new RegExp(
-      `--url http://localhost:${port} and --url http://127\\.0\\.0\\.1:${port} are both this machine's port ${port}: .*listed twice`,
-    ),
+  const said = new RegExp(
+    `--url http://localhost:${port} and --url http://127\\.0\\.0\\.1:${port} are both this machine's port ${port}: .*listed twice`,
   );
+  assert.match(r.stderr, said);
+  const summary = JSON.parse(readFileSync(join(out, 'profile_export_aiperf.json'), 'utf8')) as {
+    warnings: string[];
+  };
+  assert.ok(
+    summary.warnings.some((w) => said.test(w)),
+    JSON.stringify(summary.warnings),
+  );
+  assert.match(readFileSync(join(out, 'profile_export_console.txt'), 'utf8'), said);
 });
 
 test('--url: a server listed twice, or a bad item of a list, is a usage error naming it', async () => {
