@@ -209,7 +209,16 @@ function quietStart(a: ArrivalHistogram): Outcome {
   };
 }
 
-function longGap(a: ArrivalHistogram): Outcome {
+/** `N s`, and with a speedup ratio the replay's own time beside it: `21 s of trace time (21 ms at --synthesis-speedup-ratio 1000)`. */
+function traceSeconds(ms: number, speedupRatio: number | undefined): string {
+  const ratio = speedupRatio ?? 1;
+  if (ratio === 1) return `${seconds(ms)} s`;
+  const replayMs = ms / ratio;
+  const replay = replayMs >= 1000 ? `${seconds(replayMs)} s` : `${num(replayMs, replayMs < 10 ? 2 : 0)} ms`;
+  return `${seconds(ms)} s of trace time (${replay} at --synthesis-speedup-ratio ${ratio.toLocaleString('en-US', { maximumFractionDigits: 6 })})`;
+}
+
+function longGap(a: ArrivalHistogram, o: TraceCheckOptions): Outcome {
   const L = TRACE_CHECK_LIMITS;
   if (a.count < L.minRowsForGap)
     return { check: 'long_gap', reason: `fewer than ${L.minRowsForGap} timestamped rows` };
@@ -218,7 +227,7 @@ function longGap(a: ArrivalHistogram): Outcome {
   return {
     check: 'long_gap',
     count: 1,
-    message: `nothing is sent for ${seconds(gap.gapMs)} s before line ${gap.endLine}, ${num((100 * gap.gapMs) / a.spanMs, 1)} % of the trace's span (more than ${L.gapShare * 100} %): the server idles and its caches may empty`,
+    message: `nothing is sent for ${traceSeconds(gap.gapMs, o.speedupRatio)} before line ${gap.endLine}, ${num((100 * gap.gapMs) / a.spanMs, 1)} % of the trace's span (more than ${L.gapShare * 100} %): the server idles and its caches may empty`,
     advice:
       'cut the trace around it (--fixed-schedule-start-offset / --fixed-schedule-end-offset), or read the run as two',
   };
@@ -282,7 +291,7 @@ export function checkFinding(
     case 'quiet_start':
       return a.count === 0 ? { check: name, reason: 'no row has a timestamp' } : quietStart(a);
     case 'long_gap':
-      return longGap(a);
+      return longGap(a, o);
     case 'duplicate_ids':
       return duplicateIds(skipped);
     case 'developer_role':

@@ -200,6 +200,23 @@ test('a 0.15 s gap reads 0.15 s; flags that would change nothing are refused, na
   assert.equal(r.code, EXIT_TRACE_CHECK_FIRED, r.stderr);
   const gap = (JSON.parse(r.stdout) as CheckJson).findings.find((f) => f.check === 'long_gap');
   assert.match(gap?.message ?? '', /^nothing is sent for 0\.15 s before line 10,/);
+  // At a start of `profile` with a speedup, the gap is also said in the replay's own time (the
+  // check runs before any server is reached: this one is refused after it).
+  const sped = await runBuiltCliInProcess([
+    ...['profile', '-m', 'm', '--tokenizer', 'builtin', '--url', 'http://127.0.0.1:1', '--input-file', file],
+    ...[
+      ...mooncake,
+      '--fixed-schedule',
+      '--synthesis-speedup-ratio',
+      '10',
+      '--artifact-dir',
+      join(dir, 'sped'),
+    ],
+  ]);
+  assert.match(
+    sped.stderr,
+    /nothing is sent for 0\.15 s of trace time \(15 ms at --synthesis-speedup-ratio 10\) before line 10,/,
+  );
   // --max-context-length without --check: the description never reads it.
   const noCheck = await runBuiltCliInProcess([
     'analyze-trace',
