@@ -98,7 +98,8 @@ export class PromptLengthCheck {
   }
 
   private warningText(): string {
-    const many = this.count === 1 ? '1 prompt asks' : `${this.count} prompts ask`;
+    // Counted over the input (a dataset's entries, sent or not; a stream's rows read so far).
+    const many = this.count === 1 ? '1 prompt of the input asks' : `${this.count} prompts of the input ask`;
     return `${many} for more than ${PROMPT_TOKENS_WARN} tokens (2^20), beyond the context window of nearly every served model (first: ${this.first}); each is sent as a body of several MB: check the input`;
   }
 

@@ -430,7 +430,7 @@ test('a prompt over 2^24 tokens is refused naming file, line and field (or the f
 test('a prompt over 2^20 tokens is warned about (loaded whole: before the run; streamed: when read) and in the summary', async () => {
   const trace = join(freshDir(), 'trace.jsonl');
   writeFileSync(trace, bailianRow(1, 0, 40) + bailianRow(2, 0.2, 1_048_577) + bailianRow(3, 0.4, 40));
-  const warning = `1 prompt asks for more than 1048576 tokens (2^20), beyond the context window of nearly every served model (first: ${trace}:2: field "input_length": 1048577 tokens); each is sent as a body of several MB: check the input`;
+  const warning = `1 prompt of the input asks for more than 1048576 tokens (2^20), beyond the context window of nearly every served model (first: ${trace}:2: field "input_length": 1048577 tokens); each is sent as a body of several MB: check the input`;
   for (const mode of ['--no-trace-streaming', '--trace-streaming']) {
     const r = await quickRun(['--input-file', trace, '--custom-dataset-type', 'bailian_trace', mode]);
     assert.equal(r.code, 0, r.stderr);
@@ -453,6 +453,6 @@ test('a prompt over 2^20 tokens is warned about (loaded whole: before the run; s
   assert.equal(isl.code, 0, isl.stderr);
   assert.match(
     isl.stderr,
-    /\[tokenload\] warning: 1 prompt asks for more than 1048576 tokens .*\(first: --isl: a prompt of 1048577 tokens\)/,
+    /\[tokenload\] warning: 1 prompt of the input asks for more than 1048576 tokens .*\(first: --isl: a prompt of 1048577 tokens\)/,
   );
 });
