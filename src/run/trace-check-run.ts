@@ -27,8 +27,11 @@ export interface TraceCheckNotes {
  * `model_max_length`): `whole` when it was loaded whole (before sharding), else the file read
  * once more with `load` (a streamed replay). Findings are logged as warnings and returned; with
  * `--developer-role-as-system`, the `developer_role` finding is left out (the rewrites are counted).
- * A bad row of a streamed trace ends the check, not the run (the replay meets it when it reaches it).
- * @throws {DatasetError} for a trace loaded whole that is malformed (its load threw first anyway).
+ * A bad row of a streamed trace refuses the run before anything is sent when the replay would read
+ * the whole file; with `--request-count` or `--benchmark-duration` (which may stop it first) it ends
+ * the check, not the run, and the replay meets it if it gets there.
+ * @throws {DatasetError} naming file, line and field for a bad row of a trace the replay reads whole
+ *   (streamed without a count or a duration, or loaded whole: its load threw first anyway).
  */
 export async function runTraceCheck(
   config: RunPlan,
@@ -40,9 +43,12 @@ export async function runTraceCheck(
   const { input } = config;
   if (!config.traceCheck || input.kind !== 'file') return { report: null, warnings: [] };
   const options = { ...contextOf(config, tokenizer), shardCount: config.shardCount };
+  // A replay that reads the whole file would stop at a bad row after sending the rows before it:
+  // refused now instead. One that may stop first (a count or a duration) is told where it would end.
+  const tolerate = config.stop.requestCount !== undefined || config.stop.durationNs !== undefined;
   const checked =
     whole === null
-      ? await checkTraceFile(input.file, input.datasetType, load, options, true)
+      ? await checkTraceFile(input.file, input.datasetType, load, options, tolerate)
       : checkDataset(whole, options, load.speedupRatio);
   // Asked to send developer messages as system: nothing to warn about (the rewrites are counted).
   const report = config.developerRoleAsSystem

@@ -70,12 +70,28 @@ function profileArgs(trace: string, artifactDir: string, extra: string[] = []): 
   ];
 }
 
-test('a bad row met mid-replay: every row read before it sent and recorded, summary written, file:line named, exit 1', async () => {
+test('a bad row the trace check reads before the replay: refused, file:line named, nothing sent, exit 1', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
+  dirs.push(dir);
+  const out = join(dir, 'out');
+  const { code, stderr } = await runCliProcess(profileArgs(traceWithBadRow(dir), out));
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /error: .*trace\.jsonl:5: .*input_length/);
+  assert.equal(existsSync(join(out, 'profile_export.jsonl')), false);
+  // A replay that may stop before the bad row (a request count) is not refused at start: it sends
+  // what it reaches (here its read-ahead meets the bad row after the three it sends).
+  const counted = join(dir, 'counted');
+  const r = await runCliProcess(profileArgs(traceWithBadRow(dir), counted, ['--request-count', '3']));
+  assert.match(r.stderr, /trace check: stopped at a bad row \(.*trace\.jsonl:5/);
+  assert.equal(readFileSync(join(counted, 'profile_export.jsonl'), 'utf8').trim().split('\n').length, 3);
+});
+
+test('a bad row met mid-replay (--no-trace-check): every row read before it sent and recorded, summary written, file:line named, exit 1', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenload-stream-'));
   dirs.push(dir);
   const trace = traceWithBadRow(dir);
   const out = join(dir, 'out');
-  const { code, stderr } = await runCliProcess(profileArgs(trace, out));
+  const { code, stderr } = await runCliProcess(profileArgs(trace, out, ['--no-trace-check']));
   assert.equal(code, 1, stderr);
   assert.match(stderr, /error: .*trace\.jsonl:5: .*input_length/);
   const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
@@ -121,7 +137,7 @@ test('a bad row among those read before the first send stops the replay the same
     `${bailianLine(1, 0)}\n${bailianLine(2, 0.5)}\n{"chat_id": 3,\n${bailianLine(4, 5)}\n`,
   );
   const out = join(dir, 'early-out');
-  const stopped = await runCliProcess(profileArgs(early, out));
+  const stopped = await runCliProcess(profileArgs(early, out, ['--no-trace-check']));
   assert.equal(stopped.code, 1, stopped.stderr);
   assert.match(stopped.stderr, /error: .*early\.jsonl:3: not valid JSON/);
   const records = readFileSync(join(out, 'profile_export.jsonl'), 'utf8').trim().split('\n');
