@@ -218,7 +218,10 @@ function podSize(values) {
 function traceSource(values) {
   const file = values.trace;
   const onVolume = values['trace-on-volume'];
-  if ((file === undefined) === (onVolume === undefined)) {
+  if (file !== undefined && onVolume !== undefined) {
+    throw new UsageError('give the trace once: --trace FILE or --trace-on-volume PATH, not both');
+  }
+  if (file === undefined && onVolume === undefined) {
     throw new UsageError('give the trace: --trace FILE (at most 1 MB) or --trace-on-volume PATH');
   }
   if (onVolume !== undefined) {

@@ -336,6 +336,7 @@ test('bad parameters exit 2 naming the flag, and print no manifest', () => {
       /more than a ConfigMap holds.*--trace-on-volume/,
     ],
     [shardArgs(['--shard-count', '2']), /--trace FILE .* or --trace-on-volume PATH/],
+    [twoShards('--trace-on-volume', 'traces/t.jsonl'), /give the trace once: .*not both/],
     [twoShards('--', '--shard-index', '1'), /--shard-index after --: render.mjs sets it/],
     [
       twoShards('--', '--concurrency', 'abc'),
