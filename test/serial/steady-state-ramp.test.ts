@@ -6,7 +6,7 @@
  * warm-up stays on: the window is timed from the run's own start.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -63,5 +63,6 @@ test('open loop: a rate ramped up for 3 s then held at 60/s has its steady windo
     );
   } finally {
     await slow.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

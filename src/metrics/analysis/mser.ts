@@ -6,7 +6,10 @@
  * d is searched over the first half only: past it the few batches left make the statistic unstable
  * (a short quiet stretch at the end would win). A minimum at the half-way bound means the series
  * was still moving there (a rising series' statistic falls with every batch dropped), White's "not
- * enough data to settle": the caller gets `settled: false`.
+ * enough data to settle": the caller gets `settled: false` — unless the second half is flat (its
+ * linear trend moves it less than {@link flatBand} over its length). A tail flat to within noise
+ * gives a statistic whose minimum is decided by that noise and can land on the bound (measured: a
+ * series held at 6.00 ± 0.02 after its ramp); it has settled, where it entered the tail's band.
  */
 
 /** Batch size of MSER-5. */
@@ -46,7 +49,44 @@ export function mser5(values: readonly number[]): MserResult {
       bestD = d;
     }
   }
-  return { truncate: bestD * MSER_BATCH, settled: bestD < half };
+  if (bestD < half) return { truncate: bestD * MSER_BATCH, settled: true };
+  const entered = flatTailStart(z, half);
+  return entered === null
+    ? { truncate: bestD * MSER_BATCH, settled: false }
+    : { truncate: entered * MSER_BATCH, settled: true };
+}
+
+/**
+ * The half-width of the band a flat tail stays in: 3 standard deviations of its batch means about
+ * their trend line, or 1 % of its mean, whichever is wider.
+ */
+function flatBand(tail: readonly number[]): { mean: number; band: number; rise: number } {
+  const n = tail.length;
+  const meanX = (n - 1) / 2;
+  const mean = tail.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (i - meanX) * ((tail[i] as number) - mean);
+    sxx += (i - meanX) ** 2;
+  }
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  let residual = 0;
+  for (let i = 0; i < n; i++) residual += ((tail[i] as number) - mean - slope * (i - meanX)) ** 2;
+  const sd = Math.sqrt(residual / Math.max(1, n - 2));
+  return { mean, band: Math.max(3 * sd, 0.01 * Math.abs(mean)), rise: Math.abs(slope) * n };
+}
+
+/**
+ * When batches `half`… are flat (their trend rises less than their band over them), the first batch
+ * from which every later batch lies within the band about their mean; null when they still move.
+ */
+function flatTailStart(z: readonly number[], half: number): number | null {
+  const { mean, band, rise } = flatBand(z.slice(half));
+  if (rise > band) return null;
+  let start = z.length;
+  while (start > 0 && Math.abs((z[start - 1] as number) - mean) <= band) start--;
+  return Math.min(start, half);
 }
 
 function batchMeans(values: readonly number[], m: number): number[] {
