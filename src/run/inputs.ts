@@ -269,7 +269,7 @@ function streamedDataset(stream: TraceStream): Dataset {
 export function describeStream(stream: TraceStream, load: FixedScheduleReport): string {
   const { skipped } = stream;
   const parts = [
-    `${stream.file}: rows replayed ${load.replay.rowsRead}, sessions ${load.replay.sessions}${treesNote(load)}, requests sent ${load.issued}`,
+    `${stream.file}: rows read ${load.replay.rowsRead}, sessions ${load.replay.sessions}${treesNote(load)}, requests sent ${load.issued}`,
   ];
   const filtered = skipped.beforeStartOffset + skipped.afterEndOffset;
   if (filtered > 0) parts.push(`rows outside the offset window ${filtered}`);
