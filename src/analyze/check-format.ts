@@ -1,7 +1,7 @@
 /**
  * Text rendering of a {@link TraceCheckReport} for the terminal (`tokenload analyze-trace --check`).
  */
-import type { TraceCheckReport } from './trace-check.js';
+import type { TraceCheckReport } from './trace-check-findings.js';
 
 /** The report as terminal text, ending with a newline: one paragraph per finding, then the skipped checks. */
 export function formatCheck(file: string, r: TraceCheckReport): string {

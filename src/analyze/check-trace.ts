@@ -5,7 +5,8 @@
  */
 import { getDatasetLoader } from '../dataset/registry.js';
 import { type Dataset, DatasetError, type LoadOptions } from '../dataset/types.js';
-import { TraceChecker, type TraceCheckOptions, type TraceCheckReport } from './trace-check.js';
+import { TraceChecker } from './trace-check.js';
+import type { TraceCheckOptions, TraceCheckReport } from './trace-check-findings.js';
 
 /**
  * Checks the trace `file` of format `datasetType`, loaded with `load` (offsets, synthesis: the rows a

@@ -18,15 +18,6 @@ import {
   type TraceCheckSkip,
 } from './trace-check-findings.js';
 
-export {
-  TRACE_CHECK_LIMITS,
-  type TraceCheckFinding,
-  type TraceCheckName,
-  type TraceCheckOptions,
-  type TraceCheckReport,
-  type TraceCheckSkip,
-} from './trace-check-findings.js';
-
 /** Whole-second test tolerance, seconds (stamps are rounded to the ns by the loaders). */
 const WHOLE_SECOND_EPSILON_S = 1e-6;
 

@@ -5,7 +5,8 @@
  * is applied here too.
  */
 import { checkDataset, checkTraceFile } from '../analyze/check-trace.js';
-import { findingWarning, type TraceCheckReport } from '../analyze/trace-check.js';
+import { findingWarning } from '../analyze/trace-check.js';
+import type { TraceCheckReport } from '../analyze/trace-check-findings.js';
 import type { RunPlan } from '../config/plan.js';
 import {
   type DeveloperRewrites,
