@@ -206,10 +206,11 @@ interface BuiltRequest {
 function* buildRequest(
   deps: SenderDeps,
   context: ConversationContext,
-  { conversation, turn }: DispatchItem,
+  item: DispatchItem,
   model: string,
   identity: RequestIdentity,
 ): Steps<Pick<BuiltRequest, 'prompt' | 'facts' | 'bodyBytes'>> {
+  const { conversation, turn } = item;
   const mode = conversation.contextMode;
   const key = `${conversation.id}:${turn.index}`;
   const counter = deps.templateCounter ?? null;
@@ -223,8 +224,8 @@ function* buildRequest(
   if (counter !== null && prompt.textTokens !== null) identity.textInputTokens = prompt.textTokens;
   if (prompt.payload !== undefined) verbatimIdentity(identity, prompt.payload, deps.adapter);
   const messages =
-    prompt.payload === undefined ? context.messagesFor(conversation.id, mode, prompt.messages) : null;
-  const facts = promptFacts(turn, prompt, messages, context.historyOf(conversation.id, mode), key, counter);
+    prompt.payload === undefined ? context.messagesFor(historyKey(item), mode, prompt.messages) : null;
+  const facts = promptFacts(turn, prompt, messages, context.historyOf(historyKey(item), mode), key, counter);
   if (facts.layout !== undefined) identity.promptLayout = facts.layout;
   if (facts.sentTokens !== undefined) identity.sentPromptTokens = facts.sentTokens;
   return { prompt, facts, bodyBytes: encodeBody(deps, turn, prompt, messages, model) };
@@ -340,17 +341,27 @@ async function takePrefillSlot(gate: RampedSemaphore): Promise<PrefillSlot> {
 function rememberTurn(
   tokenizer: TextTokenizer,
   context: ConversationContext,
-  { conversation, turn }: DispatchItem,
+  item: DispatchItem,
   prompt: TurnPrompt,
   raw: RawRecord,
 ): void {
+  const { conversation, turn } = item;
   const mode = conversation.contextMode;
   const isLast = turn.index === conversation.turns.length - 1;
   const turnMessages = mode === 'message_array_with_responses' || isLast ? [] : ownMessages(prompt);
   const needsReply = mode === 'deltas_without_responses' && !isLast && raw.error === null;
   const reply = needsReply ? liveReply(tokenizer, raw) : null;
   const own = { messages: turnMessages, tokens: prompt.textTokens, messageTokens: prompt.messageTokens };
-  context.remember(conversation.id, mode, own, reply, isLast);
+  context.remember(historyKey(item), mode, own, reply, isLast);
+}
+
+/**
+ * The key of a session's history: its conversation and its `session_num`, so that a dataset
+ * conversation sent again (a file's sessions cycled to reach a request count) starts a history of
+ * its own, even while the earlier pass's last turn is still in flight or its next one is built ahead.
+ */
+function historyKey({ conversation, sessionNum }: DispatchItem): string {
+  return `${conversation.id}#${sessionNum}`;
 }
 
 /**
